@@ -1,0 +1,429 @@
+//! Generation state that survives crashes: an append-only journal plus the compact file of
+//! the seed's schema.
+//!
+//! - `.zerorepo/journal.jsonl` is the source of truth: a header naming the RPG's sha256, then
+//!   one line per state change, each `sync_data`'d before the engine moves on. A torn last line
+//!   (kill -9 during the append) is ignored; any other bad line means corruption.
+//! - `docs/generation_checkpoint.json` (`{node_id: {status, timestamp, test_results,
+//!   retry_count, failure_reason}}`) is rewritten atomically after every change, for people and
+//!   tools. It is derived, never read when the journal exists.
+//!
+//! A corrupted checkpoint is moved aside (`*.corrupt-<time>`), reported, and generation starts
+//! over. A checkpoint of a different RPG is refused: resuming it would mix two plans.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::workspace::write_atomic;
+
+pub const JOURNAL: &str = ".zerorepo/journal.jsonl";
+pub const COMPACT: &str = "docs/generation_checkpoint.json";
+const JOURNAL_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeStatus {
+    Pending,
+    InProgress,
+    Passed,
+    Failed,
+    Skipped,
+}
+
+impl NodeStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeStatus::Pending => "pending",
+            NodeStatus::InProgress => "in_progress",
+            NodeStatus::Passed => "passed",
+            NodeStatus::Failed => "failed",
+            NodeStatus::Skipped => "skipped",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TestCounts {
+    pub passed: u32,
+    pub failed: u32,
+}
+
+/// The state of one node, as in the seed's checkpoint schema (plus `duration_ms`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NodeRecord {
+    pub status: NodeStatus,
+    /// RFC 3339, UTC, seconds precision.
+    pub timestamp: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_results: Option<TestCounts>,
+    /// Fix attempts used after the first implementation.
+    #[serde(default)]
+    pub retry_count: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure_reason: Option<String>,
+    /// Wall time spent on the node in this attempt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+}
+
+impl NodeRecord {
+    pub fn now(status: NodeStatus) -> NodeRecord {
+        NodeRecord {
+            status,
+            timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            test_results: None,
+            retry_count: 0,
+            failure_reason: None,
+            duration_ms: None,
+        }
+    }
+}
+
+/// The compact checkpoint file: node id → record.
+pub type CheckpointMap = BTreeMap<String, NodeRecord>;
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+enum JournalLine {
+    Header {
+        version: u32,
+        rpg_sha256: String,
+    },
+    Node {
+        node: String,
+        #[serde(flatten)]
+        record: NodeRecord,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{dir} holds the checkpoint of a different RPG (sha256 {found}, this one is {expected}); \
+         use another --out directory, or delete {dir}/.zerorepo to start over there"
+    )]
+    DifferentRpg {
+        dir: PathBuf,
+        found: String,
+        expected: String,
+    },
+    #[error(transparent)]
+    Write(#[from] crate::workspace::WorkspaceError),
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {
+    move |source| CheckpointError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// What opening found, for the user.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenReport {
+    /// Records loaded from an earlier run.
+    pub resumed: usize,
+    /// Where a corrupted checkpoint was moved, and why it was judged corrupt.
+    pub corrupt: Option<(Vec<PathBuf>, String)>,
+    /// The journal's last line was cut short by a crash and was ignored.
+    pub torn_tail: bool,
+}
+
+/// An open checkpoint: the journal appender and the current records.
+#[derive(Debug)]
+pub struct Checkpoint {
+    root: PathBuf,
+    journal: File,
+    records: CheckpointMap,
+}
+
+impl Checkpoint {
+    /// Opens (or creates) the checkpoint of output directory `root` for the RPG with the given
+    /// hash.
+    pub fn open(
+        root: &Path,
+        rpg_sha256: &str,
+    ) -> Result<(Checkpoint, OpenReport), CheckpointError> {
+        let journal_path = root.join(JOURNAL);
+        let mut report = OpenReport::default();
+        let mut records = CheckpointMap::new();
+        let mut fresh = true;
+        match read_journal(&journal_path) {
+            Ok(None) => {}
+            Ok(Some((hash, loaded, torn))) => {
+                if hash != rpg_sha256 {
+                    return Err(CheckpointError::DifferentRpg {
+                        dir: root.to_path_buf(),
+                        found: hash,
+                        expected: rpg_sha256.to_string(),
+                    });
+                }
+                if let Some(valid_len) = torn {
+                    // Drop the half-written line so the next record starts on a line of its own.
+                    let file = OpenOptions::new()
+                        .write(true)
+                        .open(&journal_path)
+                        .map_err(io_err(&journal_path))?;
+                    file.set_len(valid_len).map_err(io_err(&journal_path))?;
+                    file.sync_all().map_err(io_err(&journal_path))?;
+                }
+                report.torn_tail = torn.is_some();
+                records = loaded;
+                fresh = false;
+            }
+            Err(why) => {
+                let moved = back_up(root, &[JOURNAL, COMPACT])?;
+                report.corrupt = Some((moved, why));
+            }
+        }
+        if report.corrupt.is_none() {
+            if let Err(why) = check_compact(&root.join(COMPACT)) {
+                let moved = back_up(root, &[JOURNAL, COMPACT])?;
+                report.corrupt = Some((moved, why));
+                records.clear();
+                fresh = true;
+            }
+        }
+        report.resumed = records.len();
+        let journal = if fresh {
+            start_journal(&journal_path, rpg_sha256)?
+        } else {
+            OpenOptions::new()
+                .append(true)
+                .open(&journal_path)
+                .map_err(io_err(&journal_path))?
+        };
+        let checkpoint = Checkpoint {
+            root: root.to_path_buf(),
+            journal,
+            records,
+        };
+        checkpoint.write_compact()?;
+        Ok((checkpoint, report))
+    }
+
+    pub fn records(&self) -> &CheckpointMap {
+        &self.records
+    }
+
+    pub fn status_of(&self, id: &str) -> NodeStatus {
+        self.records
+            .get(id)
+            .map_or(NodeStatus::Pending, |r| r.status)
+    }
+
+    /// Appends a record to the journal (fsync'd) and rewrites the compact file.
+    pub fn record(&mut self, node: &str, record: NodeRecord) -> Result<(), CheckpointError> {
+        let line = JournalLine::Node {
+            node: node.to_string(),
+            record: record.clone(),
+        };
+        let path = self.root.join(JOURNAL);
+        let mut text = serde_json::to_string(&line).map_err(|e| io_err(&path)(e.into()))?;
+        text.push('\n');
+        self.journal
+            .write_all(text.as_bytes())
+            .map_err(io_err(&path))?;
+        self.journal.sync_data().map_err(io_err(&path))?;
+        self.records.insert(node.to_string(), record);
+        self.write_compact()
+    }
+
+    fn write_compact(&self) -> Result<(), CheckpointError> {
+        let path = self.root.join(COMPACT);
+        let mut text =
+            serde_json::to_string_pretty(&self.records).map_err(|e| io_err(&path)(e.into()))?;
+        text.push('\n');
+        Ok(write_atomic(&path, text.as_bytes())?)
+    }
+}
+
+/// Reads the compact file of an output directory, for `zerorepo status`.
+pub fn load_compact(root: &Path) -> Result<Option<CheckpointMap>, String> {
+    let path = root.join(COMPACT);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+/// A journal as read: the RPG hash, the records, and where a torn last line begins (if any).
+type Journal = (String, CheckpointMap, Option<u64>);
+
+/// `Ok(None)`: no journal. `Err(reason)`: corrupt.
+fn read_journal(path: &Path) -> Result<Option<Journal>, String> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let ends_clean = text.ends_with('\n');
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut hash = None;
+    let mut records = CheckpointMap::new();
+    let mut torn = None;
+    let mut offset = 0u64;
+    for (i, line) in lines.iter().enumerate() {
+        let start = offset;
+        offset += line.len() as u64;
+        let line = line.trim_end_matches('\n');
+        match serde_json::from_str::<JournalLine>(line) {
+            Ok(JournalLine::Header {
+                version,
+                rpg_sha256,
+            }) if i == 0 => {
+                if version != JOURNAL_VERSION {
+                    return Err(format!(
+                        "journal version {version}, expected {JOURNAL_VERSION}"
+                    ));
+                }
+                hash = Some(rpg_sha256);
+            }
+            Ok(JournalLine::Node { node, record }) if i > 0 => {
+                records.insert(node, record);
+            }
+            Ok(_) => return Err(format!("line {}: header out of place", i + 1)),
+            Err(_) if i + 1 == lines.len() && !ends_clean && i > 0 => torn = Some(start),
+            Err(e) => return Err(format!("line {}: {e}", i + 1)),
+        }
+    }
+    match hash {
+        Some(hash) => Ok(Some((hash, records, torn))),
+        None => Err("journal has no header".to_string()),
+    }
+}
+
+fn check_compact(path: &Path) -> Result<(), String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str::<CheckpointMap>(&text)
+            .map(|_| ())
+            .map_err(|e| format!("{}: {e}", COMPACT)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(format!("{}: {e}", COMPACT)),
+    }
+}
+
+fn start_journal(path: &Path, rpg_sha256: &str) -> Result<File, CheckpointError> {
+    let header = JournalLine::Header {
+        version: JOURNAL_VERSION,
+        rpg_sha256: rpg_sha256.to_string(),
+    };
+    let mut text = serde_json::to_string(&header).map_err(|e| io_err(path)(e.into()))?;
+    text.push('\n');
+    write_atomic(path, text.as_bytes())?;
+    OpenOptions::new()
+        .append(true)
+        .open(path)
+        .map_err(io_err(path))
+}
+
+fn back_up(root: &Path, files: &[&str]) -> Result<Vec<PathBuf>, CheckpointError> {
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S");
+    let mut moved = Vec::new();
+    for rel in files {
+        let from = root.join(rel);
+        if from.exists() {
+            let to = root.join(format!("{rel}.corrupt-{stamp}"));
+            std::fs::rename(&from, &to).map_err(io_err(&from))?;
+            moved.push(to);
+        }
+    }
+    Ok(moved)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn passed() -> NodeRecord {
+        NodeRecord {
+            test_results: Some(TestCounts {
+                passed: 3,
+                failed: 0,
+            }),
+            ..NodeRecord::now(NodeStatus::Passed)
+        }
+    }
+
+    #[test]
+    fn records_survive_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut cp, report) = Checkpoint::open(dir.path(), "abc").unwrap();
+        assert_eq!(report, OpenReport::default());
+        cp.record("node_001", NodeRecord::now(NodeStatus::InProgress))
+            .unwrap();
+        cp.record("node_001", passed()).unwrap();
+        drop(cp);
+        let (cp, report) = Checkpoint::open(dir.path(), "abc").unwrap();
+        assert_eq!(report.resumed, 1);
+        assert_eq!(cp.status_of("node_001"), NodeStatus::Passed);
+        let compact = load_compact(dir.path()).unwrap().unwrap();
+        assert_eq!(compact["node_001"], passed_like(&compact["node_001"]));
+    }
+
+    fn passed_like(r: &NodeRecord) -> NodeRecord {
+        NodeRecord {
+            timestamp: r.timestamp.clone(),
+            ..passed()
+        }
+    }
+
+    #[test]
+    fn torn_last_line_is_ignored_and_the_journal_stays_usable() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut cp, _) = Checkpoint::open(dir.path(), "abc").unwrap();
+        cp.record("a", passed()).unwrap();
+        drop(cp);
+        let path = dir.path().join(JOURNAL);
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(br#"{"kind":"node","node":"b","sta"#).unwrap();
+        let (mut cp, report) = Checkpoint::open(dir.path(), "abc").unwrap();
+        assert!(report.torn_tail && report.corrupt.is_none());
+        cp.record("b", passed()).unwrap();
+        drop(cp);
+        let (cp, report) = Checkpoint::open(dir.path(), "abc").unwrap();
+        assert!(!report.torn_tail);
+        assert_eq!(
+            (cp.status_of("a"), cp.status_of("b")),
+            (NodeStatus::Passed, NodeStatus::Passed)
+        );
+    }
+
+    #[test]
+    fn corrupt_checkpoint_is_backed_up_and_started_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut cp, _) = Checkpoint::open(dir.path(), "abc").unwrap();
+        cp.record("a", passed()).unwrap();
+        drop(cp);
+        std::fs::write(dir.path().join(COMPACT), "{ not json").unwrap();
+        let (cp, report) = Checkpoint::open(dir.path(), "abc").unwrap();
+        let (moved, why) = report.corrupt.unwrap();
+        assert_eq!(moved.len(), 2);
+        assert!(why.contains(COMPACT), "{why}");
+        assert!(cp.records().is_empty());
+        assert_eq!(std::fs::read_to_string(&moved[1]).unwrap(), "{ not json");
+    }
+
+    #[test]
+    fn checkpoint_of_another_rpg_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Checkpoint::open(dir.path(), "abc").unwrap());
+        let err = Checkpoint::open(dir.path(), "def").unwrap_err();
+        assert!(matches!(err, CheckpointError::DifferentRpg { .. }), "{err}");
+    }
+}

@@ -1,0 +1,355 @@
+//! Top-level units of a Python module.
+//!
+//! A new unit starts at a line that begins in column 0 outside any string or bracket and not
+//! after a line continuation. Comment lines and decorators directly above a definition belong
+//! to it. Everything else (constants, `if __name__ ...`) is an `Other` unit kept verbatim.
+
+/// What a top-level unit is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnitKind {
+    /// The module docstring (first statement, a string literal).
+    Docstring,
+    /// `import x` / `from x import y` (possibly wrapped in brackets).
+    Import,
+    /// `def name`, `async def name` or `class name`, with its decorators and leading comments.
+    Def(String),
+    /// Any other statement.
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unit {
+    pub kind: UnitKind,
+    /// The unit's lines, without trailing blank lines, without a final newline.
+    pub text: String,
+}
+
+impl Unit {
+    pub fn def_name(&self) -> Option<&str> {
+        match &self.kind {
+            UnitKind::Def(name) => Some(name),
+            _ => None,
+        }
+    }
+
+    /// Names an import statement binds (`import a.b` binds `a`; `from m import x as y` binds `y`).
+    pub fn imported_names(&self) -> Vec<String> {
+        if self.kind != UnitKind::Import {
+            return Vec::new();
+        }
+        let flat: String = self.text.replace(['(', ')', '\\', '\n'], " ");
+        let flat = flat.trim();
+        let names_part = if let Some(rest) = flat.strip_prefix("from ") {
+            rest.split_once(" import ")
+                .map(|(_, names)| names)
+                .unwrap_or("")
+        } else {
+            flat.strip_prefix("import ").unwrap_or("")
+        };
+        let is_from = flat.starts_with("from ");
+        names_part
+            .split(',')
+            .filter_map(|item| {
+                let words: Vec<&str> = item.split_whitespace().collect();
+                match words.as_slice() {
+                    [_, "as", alias] => Some(alias.to_string()),
+                    [name] if is_from => Some(name.to_string()),
+                    [name] => name.split('.').next().map(str::to_string),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Lexer state carried from one line to the next.
+#[derive(Debug, Clone, Copy, Default)]
+struct LineState {
+    /// Inside a triple-quoted string opened with this quote character.
+    triple: Option<u8>,
+    depth: usize,
+    continued: bool,
+}
+
+/// Advances the lexer over one line (without its newline).
+fn scan_line(line: &str, mut st: LineState) -> LineState {
+    let b = line.as_bytes();
+    let mut i = 0;
+    st.continued = false;
+    while i < b.len() {
+        if let Some(q) = st.triple {
+            if b[i] == b'\\' {
+                i += 2;
+                continue;
+            }
+            if b[i] == q && b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q) {
+                st.triple = None;
+                i += 3;
+                continue;
+            }
+            i += 1;
+            continue;
+        }
+        match b[i] {
+            b'#' => break,
+            b'(' | b'[' | b'{' => st.depth += 1,
+            b')' | b']' | b'}' => st.depth = st.depth.saturating_sub(1),
+            b'\\' if i + 1 == b.len() => st.continued = true,
+            q @ (b'"' | b'\'') => {
+                if b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q) {
+                    st.triple = Some(q);
+                    i += 3;
+                    continue;
+                }
+                // A single-quoted string ends on this line (or the line is broken anyway).
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    st
+}
+
+/// Splits Python source into top-level units, in order. Lossless up to blank lines between
+/// units: joining the units' texts with blank lines gives back every non-blank line.
+pub fn split_units(source: &str) -> Vec<Unit> {
+    let source = source.replace("\r\n", "\n");
+    let mut starts_unit = Vec::new();
+    let mut st = LineState::default();
+    let lines: Vec<&str> = source.lines().collect();
+    for line in &lines {
+        let top = st.triple.is_none() && st.depth == 0 && !st.continued;
+        let begins = top && !line.is_empty() && !line.starts_with([' ', '\t']);
+        starts_unit.push(begins);
+        st = scan_line(line, st);
+    }
+    let mut units: Vec<Unit> = Vec::new();
+    let mut pending_prefix: Vec<&str> = Vec::new(); // comments/decorators awaiting their statement
+    let mut current: Option<(UnitKind, Vec<&str>)> = None;
+    let mut seen_statement = false;
+    for (i, line) in lines.iter().enumerate() {
+        if !starts_unit[i] {
+            match current.as_mut() {
+                Some((_, body)) => body.push(line),
+                None if line.trim().is_empty() => {}
+                None => pending_prefix.push(line),
+            }
+            continue;
+        }
+        if line.starts_with('#') || line.starts_with('@') {
+            if let Some(unit) = current.take() {
+                units.push(finish(unit));
+            }
+            pending_prefix.push(line);
+            continue;
+        }
+        if let Some(unit) = current.take() {
+            units.push(finish(unit));
+        }
+        let kind = classify(line, !seen_statement);
+        seen_statement = true;
+        let mut body: Vec<&str> = std::mem::take(&mut pending_prefix);
+        body.push(line);
+        current = Some((kind, body));
+    }
+    if let Some(unit) = current.take() {
+        units.push(finish(unit));
+    }
+    if !pending_prefix.is_empty() {
+        units.push(finish((UnitKind::Other, pending_prefix)));
+    }
+    units
+}
+
+fn finish((kind, mut lines): (UnitKind, Vec<&str>)) -> Unit {
+    while lines.last().is_some_and(|l| l.trim().is_empty()) {
+        lines.pop();
+    }
+    Unit {
+        kind,
+        text: lines.join("\n"),
+    }
+}
+
+fn classify(line: &str, first_statement: bool) -> UnitKind {
+    let trimmed = line.trim_start();
+    if first_statement
+        && (trimmed.starts_with("\"\"\"")
+            || trimmed.starts_with("'''")
+            || trimmed.starts_with("r\"\"\""))
+    {
+        return UnitKind::Docstring;
+    }
+    if trimmed.starts_with("import ")
+        || (trimmed.starts_with("from ") && trimmed.contains(" import"))
+    {
+        return UnitKind::Import;
+    }
+    let rest = trimmed.strip_prefix("async ").unwrap_or(trimmed);
+    for keyword in ["def ", "class "] {
+        if let Some(after) = rest.strip_prefix(keyword) {
+            let name: String = after
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                return UnitKind::Def(name);
+            }
+        }
+    }
+    UnitKind::Other
+}
+
+/// Identifiers used in code, ignoring strings and comments (for "which imports does this
+/// function need").
+pub fn identifiers(code: &str) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    let mut st = LineState::default();
+    for line in code.lines() {
+        let visible = code_outside_strings(line, st);
+        st = scan_line(line, st);
+        let mut word = String::new();
+        for c in visible.chars().chain(std::iter::once(' ')) {
+            if c.is_alphanumeric() || c == '_' {
+                word.push(c);
+            } else if !word.is_empty() {
+                if !word.starts_with(|c: char| c.is_ascii_digit()) {
+                    names.insert(std::mem::take(&mut word));
+                }
+                word.clear();
+            }
+        }
+    }
+    names
+}
+
+/// The parts of a line that are code (strings and comments blanked out).
+fn code_outside_strings(line: &str, st: LineState) -> String {
+    let b = line.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut triple = st.triple;
+    let mut i = 0;
+    while i < b.len() {
+        if let Some(q) = triple {
+            if b[i] == b'\\' {
+                i += 2;
+                continue;
+            }
+            if b[i] == q && b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q) {
+                triple = None;
+                i += 3;
+            } else {
+                i += 1;
+            }
+            out.push(b' ');
+            continue;
+        }
+        match b[i] {
+            b'#' => break,
+            q @ (b'"' | b'\'') => {
+                if b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q) {
+                    triple = Some(q);
+                    i += 3;
+                    out.push(b' ');
+                    continue;
+                }
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i += 1;
+                out.push(b' ');
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(src: &str) -> Vec<UnitKind> {
+        split_units(src).into_iter().map(|u| u.kind).collect()
+    }
+
+    #[test]
+    fn splits_docstring_imports_and_defs() {
+        let src = "\"\"\"Module doc.\n\nMore.\n\"\"\"\nimport math\nfrom typing import Optional\n\n\ndef a(x: int) -> int:\n    return x\n\n\n@decorator\nasync def b():\n    pass\n";
+        assert_eq!(
+            kinds(src),
+            vec![
+                UnitKind::Docstring,
+                UnitKind::Import,
+                UnitKind::Import,
+                UnitKind::Def("a".into()),
+                UnitKind::Def("b".into())
+            ]
+        );
+        assert_eq!(
+            split_units(src)[4].text,
+            "@decorator\nasync def b():\n    pass"
+        );
+    }
+
+    #[test]
+    fn strings_and_brackets_at_column_zero_stay_inside_their_function() {
+        let src = "def svg(w):\n    return f'''<svg>\n<rect/>\ndef not_a_def():\n</svg>'''\n\n\ndef wrapped(\na: int,\n) -> int:\n    return a\n";
+        let units = split_units(src);
+        assert_eq!(
+            kinds(src),
+            vec![UnitKind::Def("svg".into()), UnitKind::Def("wrapped".into())]
+        );
+        assert!(units[0].text.contains("def not_a_def"));
+        assert!(units[1].text.ends_with("return a"));
+    }
+
+    #[test]
+    fn comments_above_a_def_belong_to_it() {
+        let src = "X = 1\n\n# helper\ndef f():\n    return X\n";
+        let units = split_units(src);
+        assert_eq!(kinds(src), vec![UnitKind::Other, UnitKind::Def("f".into())]);
+        assert_eq!(units[1].text, "# helper\ndef f():\n    return X");
+    }
+
+    #[test]
+    fn import_names() {
+        let unit = |t: &str| Unit {
+            kind: UnitKind::Import,
+            text: t.into(),
+        };
+        assert_eq!(unit("import os.path").imported_names(), vec!["os"]);
+        assert_eq!(unit("import numpy as np").imported_names(), vec!["np"]);
+        assert_eq!(
+            unit("from a.b import c, d as e").imported_names(),
+            vec!["c", "e"]
+        );
+        assert_eq!(
+            unit("from a import (\n    x,\n    y,\n)").imported_names(),
+            vec!["x", "y"]
+        );
+    }
+
+    #[test]
+    fn identifiers_skip_strings_and_comments() {
+        let ids = identifiers(
+            "def f(x):\n    \"\"\"Uses Counter.\"\"\"\n    return math.sqrt(x)  # not sqrt2\n",
+        );
+        assert!(ids.contains("math") && ids.contains("sqrt") && ids.contains("x"));
+        assert!(!ids.contains("Counter") && !ids.contains("sqrt2"));
+    }
+}

@@ -1,0 +1,450 @@
+//! The generation engine: from a valid RPG to files on disk, node by node.
+//!
+//! [`generate`] owns the run: it checks the output directory, opens the checkpoint, puts back
+//! the files of any node a crash interrupted, builds the dependency queue (presetting what the
+//! checkpoint says passed), and drains it. Every state change is journalled before the next
+//! node starts, on the one task that owns the checkpoint. [`node`] is the per-node test-first
+//! loop; [`prompt`] builds what the model sees.
+
+pub mod node;
+pub mod prompt;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
+
+use crate::checkpoint::{Checkpoint, CheckpointError, NodeRecord, NodeStatus};
+use crate::llm::{LlmProvider, Usage};
+use crate::rpg::{RpgError, ValidRpg, check_output_paths};
+use crate::sandbox::TestRunner;
+use crate::schedule::drain::Event;
+use crate::schedule::{DependencyQueue, JobOutcome, drain};
+use crate::workspace::{Workspace, WorkspaceError};
+
+pub use node::NodeResult;
+
+/// Where the engine keeps its own state inside the output directory.
+pub const STATE_DIR: &str = ".zerorepo";
+const SNAPSHOT_DIR: &str = ".zerorepo/snapshots";
+const RPG_COPY: &str = ".zerorepo/rpg.json";
+const OUTPUT_GITIGNORE: &str = "__pycache__/\n*.pyc\n.pytest_cache/\n.zerorepo/\n";
+
+#[derive(Debug, Clone)]
+pub struct GenerateOptions {
+    pub out: PathBuf,
+    /// Regenerate this node and every node after it in the order; leave earlier ones as they are.
+    pub start_from: Option<String>,
+    /// Fix attempts after the first implementation (the seed's 8).
+    pub max_retries: u32,
+    /// Nodes run at once (nodes that share a file never do).
+    pub jobs: usize,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The input cannot be generated as asked; nothing was written.
+    #[error("{0}")]
+    BadInput(String),
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+}
+
+impl EngineError {
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            EngineError::BadInput(_)
+                | EngineError::Checkpoint(CheckpointError::DifferentRpg { .. })
+        )
+    }
+}
+
+/// What the user sees while the run goes on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress {
+    Notice(String),
+    Started {
+        position: usize,
+        total: usize,
+        id: String,
+        name: String,
+    },
+    Finished {
+        position: usize,
+        total: usize,
+        id: String,
+        name: String,
+        status: NodeStatus,
+        attempts: u32,
+        duration: Duration,
+        reason: Option<String>,
+    },
+    Skipped {
+        id: String,
+        because_of: String,
+    },
+}
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct Summary {
+    pub total: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    /// Nodes not finished because the run was interrupted.
+    pub not_run: usize,
+    /// Nodes that were already passed in the checkpoint and not run again.
+    pub reused: usize,
+    pub interrupted: bool,
+    pub duration_ms: u64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub out: PathBuf,
+}
+
+impl Summary {
+    pub fn all_passed(&self) -> bool {
+        !self.interrupted && self.failed == 0 && self.skipped == 0 && self.not_run == 0
+    }
+}
+
+/// Shared, read-only context of every node task.
+pub struct Context {
+    pub rpg: Arc<ValidRpg>,
+    pub llm: Arc<dyn LlmProvider>,
+    pub runner: Arc<dyn TestRunner>,
+    pub workspace: Workspace,
+    pub max_retries: u32,
+    pub cancel: CancellationToken,
+}
+
+/// The sha256 that ties a checkpoint to its RPG.
+pub fn rpg_sha256(rpg: &ValidRpg) -> String {
+    let bytes = serde_json::to_vec(&rpg.rpg).unwrap_or_default();
+    format!("{:x}", Sha256::digest(bytes))
+}
+
+/// Runs a whole generation. Errors are returned before any file is written when the input is
+/// at fault; once nodes run, failures are recorded per node and reported in the summary.
+pub async fn generate(
+    rpg: Arc<ValidRpg>,
+    llm: Arc<dyn LlmProvider>,
+    runner: Arc<dyn TestRunner>,
+    options: GenerateOptions,
+    cancel: CancellationToken,
+    mut progress: impl FnMut(Progress),
+) -> Result<Summary, EngineError> {
+    let started = Instant::now();
+    check_output_paths(&rpg.rpg, &options.out).map_err(|errors| bad_input(&errors))?;
+    let start_index = match &options.start_from {
+        Some(id) => Some(
+            rpg.order
+                .iter()
+                .position(|&p| rpg.node(p).id == *id)
+                .ok_or_else(|| {
+                    EngineError::BadInput(format!(
+                        "--start-from-node {id}: no such node in the RPG"
+                    ))
+                })?,
+        ),
+        None => None,
+    };
+    let workspace = Workspace::new(&options.out);
+    if let Some(index) = start_index {
+        check_start_node(&rpg, &options.out, index)?;
+    }
+    std::fs::create_dir_all(&options.out).map_err(|source| WorkspaceError::Io {
+        path: options.out.clone(),
+        source,
+    })?;
+    let hash = rpg_sha256(&rpg);
+    let (mut checkpoint, opened) = Checkpoint::open(&options.out, &hash)?;
+    if let Some((moved, why)) = &opened.corrupt {
+        let moved: Vec<String> = moved.iter().map(|p| p.display().to_string()).collect();
+        progress(Progress::Notice(format!(
+            "checkpoint was corrupt ({why}); backed up to {} and starting over",
+            moved.join(", ")
+        )));
+    } else if opened.resumed > 0 {
+        progress(Progress::Notice(format!(
+            "resuming: {} node record(s) in the checkpoint",
+            opened.resumed
+        )));
+    }
+    workspace.write_if_changed(".gitignore", OUTPUT_GITIGNORE)?;
+    let rpg_json = serde_json::to_string_pretty(&rpg.rpg).unwrap_or_default() + "\n";
+    workspace.write_if_changed(RPG_COPY, &rpg_json)?;
+    restore_interrupted_nodes(&workspace, &checkpoint, &mut progress)?;
+
+    let total = rpg.order.len();
+    let mut queue = build_queue(&rpg, options.jobs);
+    let mut summary = Summary {
+        total,
+        out: options.out.clone(),
+        ..Summary::default()
+    };
+    let mut first_error: Option<EngineError> = None;
+    for (job, &position) in rpg.order.iter().enumerate() {
+        let id = &rpg.node(position).id;
+        let passed = checkpoint.status_of(id) == NodeStatus::Passed;
+        match start_index {
+            Some(start) if job < start => {
+                if passed {
+                    queue.preset_passed(job);
+                    summary.reused += 1;
+                } else {
+                    for finished in queue.preset_unavailable(job) {
+                        record_skip(
+                            &rpg,
+                            &mut checkpoint,
+                            finished.job,
+                            job,
+                            &mut summary,
+                            &mut progress,
+                            &mut first_error,
+                        );
+                    }
+                }
+            }
+            None if passed => {
+                queue.preset_passed(job);
+                summary.reused += 1;
+            }
+            _ => {}
+        }
+    }
+
+    let context = Arc::new(Context {
+        rpg: rpg.clone(),
+        llm,
+        runner,
+        workspace: workspace.clone(),
+        max_retries: options.max_retries,
+        cancel: cancel.clone(),
+    });
+    let mut usage = Usage::default();
+    let mut starts: Vec<Option<Instant>> = vec![None; total];
+    drain(
+        &mut queue,
+        &cancel,
+        |job| {
+            let context = context.clone();
+            let position = rpg.order[job];
+            async move { node::run_node(&context, position).await }
+        },
+        |result: &NodeResult| {
+            if result.status == NodeStatus::Passed {
+                JobOutcome::Passed
+            } else {
+                JobOutcome::Failed
+            }
+        },
+        |event| {
+            if first_error.is_some() {
+                return;
+            }
+            match event {
+                Event::Started(job) => {
+                    let node = rpg.node(rpg.order[job]);
+                    starts[job] = Some(Instant::now());
+                    progress(Progress::Started {
+                        position: job + 1,
+                        total,
+                        id: node.id.clone(),
+                        name: node.name.clone(),
+                    });
+                    if let Err(e) =
+                        checkpoint.record(&node.id, NodeRecord::now(NodeStatus::InProgress))
+                    {
+                        first_error = Some(e.into());
+                        cancel.cancel();
+                    }
+                }
+                Event::Ended(job, result) => {
+                    let node = rpg.node(rpg.order[job]);
+                    usage.prompt_tokens += result.usage.prompt_tokens;
+                    usage.completion_tokens += result.usage.completion_tokens;
+                    let duration = starts[job].map(|s| s.elapsed()).unwrap_or_default();
+                    if result.status == NodeStatus::InProgress {
+                        summary.not_run += 1; // interrupted: stays in_progress, resumed next time
+                        return;
+                    }
+                    match result.status {
+                        NodeStatus::Passed => summary.passed += 1,
+                        _ => summary.failed += 1,
+                    }
+                    let record = NodeRecord {
+                        test_results: result.tests,
+                        retry_count: result.retries,
+                        failure_reason: result.failure_reason.clone(),
+                        duration_ms: Some(duration.as_millis() as u64),
+                        ..NodeRecord::now(result.status)
+                    };
+                    if let Err(e) = checkpoint.record(&node.id, record) {
+                        first_error = Some(e.into());
+                        cancel.cancel();
+                        return;
+                    }
+                    if let Err(e) = workspace.discard_snapshot(SNAPSHOT_DIR, &node.id) {
+                        first_error = Some(e.into());
+                        cancel.cancel();
+                        return;
+                    }
+                    progress(Progress::Finished {
+                        position: job + 1,
+                        total,
+                        id: node.id.clone(),
+                        name: node.name.clone(),
+                        status: result.status,
+                        attempts: result.retries + 1,
+                        duration,
+                        reason: result.failure_reason.clone(),
+                    });
+                }
+                Event::Skipped(_) if cancel.is_cancelled() => summary.not_run += 1,
+                Event::Skipped(finished) => {
+                    record_skip(
+                        &rpg,
+                        &mut checkpoint,
+                        finished.job,
+                        finished.because_of,
+                        &mut summary,
+                        &mut progress,
+                        &mut first_error,
+                    );
+                }
+            }
+        },
+    )
+    .await;
+    if let Some(error) = first_error {
+        return Err(error);
+    }
+    summary.not_run += queue.waiting().len();
+    summary.interrupted = cancel.is_cancelled();
+    summary.prompt_tokens = usage.prompt_tokens;
+    summary.completion_tokens = usage.completion_tokens;
+    summary.duration_ms = started.elapsed().as_millis() as u64;
+    Ok(summary)
+}
+
+fn bad_input(errors: &[RpgError]) -> EngineError {
+    EngineError::BadInput(
+        errors
+            .iter()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+/// `--start-from-node` is only safe when everything the node needs has passed.
+fn check_start_node(
+    rpg: &ValidRpg,
+    out: &std::path::Path,
+    index: usize,
+) -> Result<(), EngineError> {
+    let position = rpg.order[index];
+    let records = crate::checkpoint::load_compact(out)
+        .map_err(EngineError::BadInput)?
+        .unwrap_or_default();
+    let missing: Vec<String> = rpg
+        .graph
+        .transitive_dependencies_of(position)
+        .into_iter()
+        .map(|p| &rpg.node(p).id)
+        .filter(|id| {
+            records
+                .get(*id)
+                .is_none_or(|r| r.status != NodeStatus::Passed)
+        })
+        .map(|id| {
+            format!(
+                "{id} ({})",
+                records.get(id).map_or("pending", |r| r.status.as_str())
+            )
+        })
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(EngineError::BadInput(format!(
+        "cannot start from {}: these dependencies have not passed: {}",
+        rpg.node(position).id,
+        missing.join(", ")
+    )))
+}
+
+/// Job `j` is the node at `rpg.order[j]`, so job numbers are priorities in generation order.
+fn build_queue(rpg: &ValidRpg, jobs: usize) -> DependencyQueue {
+    let job_of: std::collections::HashMap<usize, usize> =
+        rpg.order.iter().enumerate().map(|(j, &p)| (p, j)).collect();
+    let deps = rpg
+        .order
+        .iter()
+        .map(|&p| {
+            rpg.graph
+                .dependencies_of(p)
+                .into_iter()
+                .filter_map(|d| job_of.get(&d).copied())
+                .collect()
+        })
+        .collect();
+    let mut queue = DependencyQueue::new(deps, jobs);
+    for (job, &position) in rpg.order.iter().enumerate() {
+        queue.set_resources(job, node::files_of(rpg.node(position)));
+    }
+    queue
+}
+
+#[allow(clippy::too_many_arguments)]
+fn record_skip(
+    rpg: &ValidRpg,
+    checkpoint: &mut Checkpoint,
+    job: usize,
+    because_of: usize,
+    summary: &mut Summary,
+    progress: &mut impl FnMut(Progress),
+    first_error: &mut Option<EngineError>,
+) {
+    let node = rpg.node(rpg.order[job]);
+    let cause = &rpg.node(rpg.order[because_of]).id;
+    summary.skipped += 1;
+    let record = NodeRecord {
+        failure_reason: Some(format!("skipped: dependency {cause} did not pass")),
+        ..NodeRecord::now(NodeStatus::Skipped)
+    };
+    if let Err(e) = checkpoint.record(&node.id, record) {
+        first_error.get_or_insert(e.into());
+    }
+    progress(Progress::Skipped {
+        id: node.id.clone(),
+        because_of: cause.clone(),
+    });
+}
+
+/// After a crash, a node that had started but not passed may have half its answer on disk:
+/// put its files back as they were before it started, so the re-run starts from the same
+/// state an uninterrupted run would have had.
+fn restore_interrupted_nodes(
+    workspace: &Workspace,
+    checkpoint: &Checkpoint,
+    progress: &mut impl FnMut(Progress),
+) -> Result<(), EngineError> {
+    for (id, snapshot) in workspace.pending_snapshots(SNAPSHOT_DIR)? {
+        if checkpoint.status_of(&id) != NodeStatus::Passed {
+            workspace.restore(&snapshot)?;
+            progress(Progress::Notice(format!(
+                "{id} was interrupted: its files were restored to their state before it started"
+            )));
+        }
+        workspace.discard_snapshot(SNAPSHOT_DIR, &id)?;
+    }
+    Ok(())
+}

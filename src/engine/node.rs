@@ -1,0 +1,279 @@
+//! The test-first loop of one node: tests, implementation, run, fix (up to `max_retries`),
+//! revert on final failure.
+//!
+//! Before touching anything the node's files are snapshotted to disk; the snapshot is what a
+//! failure reverts to, and what a resumed run restores after a crash in the middle of the node.
+
+use crate::checkpoint::{NodeStatus, TestCounts};
+use crate::edit::{extract_code, merge_python};
+use crate::llm::{LlmError, Role, Usage};
+use crate::rpg::Node;
+use crate::workspace::WorkspaceError;
+
+use super::prompt::{self, PromptInputs};
+use super::{Context, SNAPSHOT_DIR};
+
+/// How one node ended. `status` is `InProgress` when the run was interrupted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeResult {
+    pub status: NodeStatus,
+    pub tests: Option<TestCounts>,
+    pub retries: u32,
+    pub failure_reason: Option<String>,
+    pub usage: Usage,
+}
+
+impl NodeResult {
+    fn new(status: NodeStatus) -> NodeResult {
+        NodeResult {
+            status,
+            tests: None,
+            retries: 0,
+            failure_reason: None,
+            usage: Usage::default(),
+        }
+    }
+
+    fn failed(reason: String) -> NodeResult {
+        NodeResult {
+            failure_reason: Some(reason),
+            ..NodeResult::new(NodeStatus::Failed)
+        }
+    }
+}
+
+/// The files a node writes (its module and, for leaves, its test file): two nodes sharing one
+/// never run at the same time.
+pub fn files_of(node: &Node) -> Vec<String> {
+    let mut files: Vec<String> = node.file_path.iter().cloned().collect();
+    if node.is_leaf() {
+        files.extend(node.test_file());
+    } else if let Some(dir) = node.file_path.as_deref().filter(|p| !p.ends_with(".py")) {
+        files = vec![format!("{}/__init__.py", dir.trim_end_matches('/'))];
+    }
+    files
+}
+
+pub async fn run_node(ctx: &Context, position: usize) -> NodeResult {
+    let node = ctx.rpg.node(position);
+    let files = files_of(node);
+    let snapshot = match ctx.workspace.snapshot(&files) {
+        Ok(s) => s,
+        Err(e) => return NodeResult::failed(format!("cannot read the node's files: {e}")),
+    };
+    if let Err(e) = ctx
+        .workspace
+        .save_snapshot(SNAPSHOT_DIR, &node.id, &snapshot)
+    {
+        return NodeResult::failed(format!("cannot save the node's snapshot: {e}"));
+    }
+    let result = if node.is_leaf() {
+        run_leaf(ctx, position).await
+    } else {
+        write_composite(ctx, node)
+    };
+    let result = match result {
+        Ok(result) => result,
+        Err(e) => NodeResult::failed(format!("write failed: {e}")),
+    };
+    if result.status != NodeStatus::Passed {
+        if let Err(e) = ctx.workspace.restore(&snapshot) {
+            tracing::error!(node = %node.id, "could not revert the node's files: {e}");
+        }
+    }
+    result
+}
+
+/// A module gets its file with the module docstring; a package its `__init__.py`.
+fn write_composite(ctx: &Context, node: &Node) -> Result<NodeResult, WorkspaceError> {
+    let Some(path) = node.file_path.as_deref() else {
+        return Ok(NodeResult::new(NodeStatus::Passed));
+    };
+    let file = files_of(node)
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| path.to_string());
+    ensure_packages(ctx, &file)?;
+    let existing = ctx.workspace.read(&file)?.unwrap_or_default();
+    let doc = node.docstring.as_deref().unwrap_or("").trim();
+    let quoted = if doc.contains('\n') {
+        format!("\"\"\"{doc}\n\"\"\"")
+    } else {
+        format!("\"\"\"{doc}\"\"\"")
+    };
+    let merged = if doc.is_empty() {
+        existing
+    } else {
+        merge_python(&existing, &quoted)
+    };
+    ctx.workspace.write_if_changed(&file, &merged)?;
+    Ok(NodeResult::new(NodeStatus::Passed))
+}
+
+/// Creates a missing `__init__.py` in every package directory above `file` (below `src/`).
+/// They are never reverted: an empty package marker is harmless and other nodes may need it.
+fn ensure_packages(ctx: &Context, file: &str) -> Result<(), WorkspaceError> {
+    let parts: Vec<&str> = file.split('/').collect();
+    let skip = usize::from(parts.first() == Some(&"src"));
+    for depth in (skip + 1)..parts.len() {
+        let init = format!("{}/__init__.py", parts[..depth].join("/"));
+        if init != file && ctx.workspace.read(&init)?.is_none() {
+            ctx.workspace.write(&init, "")?;
+        }
+    }
+    Ok(())
+}
+
+enum AskError {
+    /// The answer had no usable code: worth another attempt, with the reason fed back.
+    Unusable(String),
+    /// The provider cannot answer: the node fails now.
+    Provider(String),
+}
+
+async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, WorkspaceError> {
+    let node = ctx.rpg.node(position);
+    let (Some(file), Some(test_file)) = (node.file_path.clone(), node.test_file()) else {
+        return Ok(NodeResult::failed("leaf without a file path".into()));
+    };
+    ensure_packages(ctx, &file)?;
+    let mut usage = Usage::default();
+    let mut tests_written = false;
+    let mut failure: Option<String> = None;
+    let mut last_counts = None;
+    for attempt in 0..=ctx.max_retries {
+        if ctx.cancel.is_cancelled() {
+            return Ok(NodeResult {
+                usage,
+                ..NodeResult::new(NodeStatus::InProgress)
+            });
+        }
+        let inputs = PromptInputs {
+            node: prompt::describe_node(node),
+            name: node.name.clone(),
+            file_path: file.clone(),
+            import_line: format!("from {} import {}", prompt::import_path(&file), node.name),
+            context: prompt::dependency_context(&ctx.rpg, position, &ctx.workspace),
+            current: ctx.workspace.read(&file)?.unwrap_or_default(),
+            tests: ctx.workspace.read(&test_file)?.unwrap_or_default(),
+            failure: failure.clone().unwrap_or_default(),
+            attempt,
+        };
+        if !tests_written {
+            match ask(ctx, node, Role::Test, attempt, &inputs, &mut usage).await {
+                Ok(code) => {
+                    let merged = merge_python(&inputs.tests, &code);
+                    ctx.workspace.write_if_changed(&test_file, &merged)?;
+                    tests_written = true;
+                }
+                Err(AskError::Unusable(why)) => {
+                    failure = Some(format!("the test answer was unusable: {why}"));
+                    continue;
+                }
+                Err(AskError::Provider(why)) => {
+                    return Ok(NodeResult {
+                        usage,
+                        ..NodeResult::failed(why)
+                    });
+                }
+            }
+        }
+        let role = if failure.is_some() && attempt > 0 {
+            Role::Fix
+        } else {
+            Role::Impl
+        };
+        let inputs = PromptInputs {
+            tests: ctx.workspace.read(&test_file)?.unwrap_or_default(),
+            ..inputs
+        };
+        match ask(ctx, node, role, attempt, &inputs, &mut usage).await {
+            Ok(code) => {
+                let merged = merge_python(&inputs.current, &code);
+                ctx.workspace.write_if_changed(&file, &merged)?;
+            }
+            Err(AskError::Unusable(why)) => {
+                failure = Some(format!("the implementation answer was unusable: {why}"));
+                continue;
+            }
+            Err(AskError::Provider(why)) => {
+                return Ok(NodeResult {
+                    usage,
+                    ..NodeResult::failed(why)
+                });
+            }
+        }
+        let run = match ctx
+            .runner
+            .run_tests(ctx.workspace.root(), &test_file, &ctx.cancel)
+            .await
+        {
+            Ok(run) => run,
+            Err(e) => {
+                return Ok(NodeResult {
+                    usage,
+                    ..NodeResult::failed(format!("cannot run tests: {e}"))
+                });
+            }
+        };
+        if run.cancelled {
+            return Ok(NodeResult {
+                usage,
+                ..NodeResult::new(NodeStatus::InProgress)
+            });
+        }
+        let counts = TestCounts {
+            passed: run.passed,
+            failed: run.failed + run.errors,
+        };
+        last_counts = Some(counts);
+        if run.succeeded() {
+            return Ok(NodeResult {
+                status: NodeStatus::Passed,
+                tests: Some(counts),
+                retries: attempt,
+                failure_reason: None,
+                usage,
+            });
+        }
+        tracing::debug!(node = %node.id, attempt, "tests failed: {}", run.failure_reason());
+        failure = Some(run.failure_reason() + "\n\n" + &run.output);
+    }
+    let reason = failure
+        .as_deref()
+        .and_then(|f| f.lines().next())
+        .unwrap_or("no attempt succeeded")
+        .to_string();
+    Ok(NodeResult {
+        status: NodeStatus::Failed,
+        tests: last_counts,
+        retries: ctx.max_retries,
+        failure_reason: Some(format!("{reason} (after {} attempts)", ctx.max_retries + 1)),
+        usage,
+    })
+}
+
+async fn ask(
+    ctx: &Context,
+    node: &Node,
+    role: Role,
+    attempt: u32,
+    inputs: &PromptInputs,
+    usage: &mut Usage,
+) -> Result<String, AskError> {
+    let request = prompt::request(&node.id, role, attempt, inputs)
+        .map_err(|e| AskError::Provider(e.to_string()))?;
+    let response = tokio::select! {
+        r = ctx.llm.complete(&request) => r,
+        _ = ctx.cancel.cancelled() => return Err(AskError::Unusable("interrupted".into())),
+    };
+    match response {
+        Ok(response) => {
+            usage.prompt_tokens += response.usage.prompt_tokens;
+            usage.completion_tokens += response.usage.completion_tokens;
+            extract_code(&response.text).map_err(|e| AskError::Unusable(e.to_string()))
+        }
+        Err(e @ LlmError::Transient { .. }) => Err(AskError::Unusable(e.to_string())),
+        Err(e) => Err(AskError::Provider(format!("LLM provider failed: {e}"))),
+    }
+}

@@ -1,0 +1,39 @@
+//! zerorepo turns a Repository Planning Graph (RPG) into a tested Python repository.
+//!
+//! The module list below is the architecture; each module's own `//!` doc says what it owns.
+//! Data flows top to bottom:
+//!
+//! ```text
+//! rpg.json ─ rpg (load + validate) ─ schedule (deterministic order, dependency queue)
+//!    └─ engine (test-first loop per node) ─ llm (tests, impl, fixes) ─ edit (merge answers into files)
+//!          └─ sandbox (run pytest) ─ checkpoint (journal + compact file after every node)
+//!    └─ report (status of a run, plan preview)
+//! ```
+//!
+//! Pure modules (`rpg`, `schedule::queue`, `edit`, `code`, `engine::state`) do no I/O and are
+//! unit-tested in place; the I/O edges (`checkpoint`, `workspace`, `sandbox`, `llm`) are covered
+//! by the integration tests in `tests/`.
+
+pub mod checkpoint;
+pub mod code;
+pub mod edit;
+pub mod engine;
+pub mod llm;
+pub mod prompts;
+pub mod report;
+pub mod rpg;
+pub mod sandbox;
+pub mod schedule;
+pub mod workspace;
+
+/// Exit codes shared by every command (documented in the README).
+pub mod exit {
+    /// Everything asked for was done.
+    pub const OK: u8 = 0;
+    /// Generation finished but some nodes failed or were skipped, or an operation failed.
+    pub const FAILED: u8 = 1;
+    /// The input (RPG, flags, checkpoint, output directory) was rejected before any work started.
+    pub const BAD_INPUT: u8 = 2;
+    /// Interrupted by SIGINT/SIGTERM; the checkpoint is consistent and the run can be resumed.
+    pub const INTERRUPTED: u8 = 130;
+}

@@ -1,0 +1,158 @@
+//! Deriving a scripted-provider script from a fixture's reference solution.
+//!
+//! For each leaf node: the `test` answer is the reference tests assigned to it (a test named
+//! `test_<name>` or `test_<name>_<case>` belongs to the leaf with the longest matching name),
+//! and the `impl` answer is the node's reference function; each comes with exactly the import
+//! lines it uses, so an answer never imports a module that is not generated yet.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use super::Role;
+use super::scripted::ScriptEntry;
+use crate::code::{Unit, UnitKind, identifiers, split_units};
+use crate::rpg::ValidRpg;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DeriveError {
+    #[error("cannot read reference file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("node `{node}`: no top-level `def {name}` in reference file {path}")]
+    MissingDef {
+        node: String,
+        name: String,
+        path: String,
+    },
+    #[error("node `{node}`: no reference test named test_{name}[_...] in {path}")]
+    MissingTests {
+        node: String,
+        name: String,
+        path: String,
+    },
+}
+
+/// Builds the script (one entry per leaf and role) from `reference_dir`.
+pub fn derive_script(
+    rpg: &ValidRpg,
+    reference_dir: &Path,
+) -> Result<Vec<ScriptEntry>, DeriveError> {
+    let leaf_names: Vec<&str> = rpg
+        .rpg
+        .nodes
+        .iter()
+        .filter(|n| n.is_leaf())
+        .map(|n| n.name.as_str())
+        .collect();
+    let mut script = Vec::new();
+    for node in rpg.ordered_nodes().filter(|n| n.is_leaf()) {
+        let (Some(file), Some(test_file)) = (node.file_path.as_deref(), node.test_file()) else {
+            continue;
+        };
+        let source = read(reference_dir, file)?;
+        let units = split_units(&source);
+        let def = units
+            .iter()
+            .find(|u| u.def_name() == Some(node.name.as_str()))
+            .ok_or_else(|| DeriveError::MissingDef {
+                node: node.id.clone(),
+                name: node.name.clone(),
+                path: file.to_string(),
+            })?;
+        let tests_source = read(reference_dir, &test_file)?;
+        let test_units = split_units(&tests_source);
+        let tests: Vec<&Unit> = test_units
+            .iter()
+            .filter(|u| {
+                u.def_name().and_then(|n| owner_of_test(n, &leaf_names)) == Some(node.name.as_str())
+            })
+            .collect();
+        if tests.is_empty() {
+            return Err(DeriveError::MissingTests {
+                node: node.id.clone(),
+                name: node.name.clone(),
+                path: test_file,
+            });
+        }
+        script.push(entry(
+            &node.id,
+            Role::Test,
+            &with_imports(&test_units, &tests),
+        ));
+        script.push(entry(&node.id, Role::Impl, &with_imports(&units, &[def])));
+    }
+    Ok(script)
+}
+
+fn read(dir: &Path, rel: &str) -> Result<String, DeriveError> {
+    let path = dir.join(rel);
+    std::fs::read_to_string(&path).map_err(|source| DeriveError::Read {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// The leaf a test belongs to: the longest leaf name `n` with test name `test_n` or `test_n_*`.
+pub fn owner_of_test<'a>(test_name: &str, leaf_names: &[&'a str]) -> Option<&'a str> {
+    let rest = test_name.strip_prefix("test_")?;
+    leaf_names
+        .iter()
+        .filter(|name| {
+            rest == **name
+                || rest
+                    .strip_prefix(**name)
+                    .is_some_and(|tail| tail.starts_with('_'))
+        })
+        .max_by_key(|name| name.len())
+        .copied()
+}
+
+/// The given definitions preceded by the module's import lines that they use.
+fn with_imports(module: &[Unit], defs: &[&Unit]) -> String {
+    let used: BTreeSet<String> = defs.iter().flat_map(|d| identifiers(&d.text)).collect();
+    let imports: Vec<&str> = module
+        .iter()
+        .filter(|u| {
+            u.kind == UnitKind::Import && u.imported_names().iter().any(|n| used.contains(n))
+        })
+        .map(|u| u.text.as_str())
+        .collect();
+    let mut code = imports.join("\n");
+    for def in defs {
+        if !code.is_empty() {
+            code.push_str("\n\n\n");
+        }
+        code.push_str(&def.text);
+    }
+    format!("```python\n{code}\n```\n")
+}
+
+fn entry(node: &str, role: Role, answer: &str) -> ScriptEntry {
+    ScriptEntry {
+        node: node.to_string(),
+        role,
+        attempt: 0,
+        answer: Some(answer.to_string()),
+        fault: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn longest_leaf_name_owns_the_test() {
+        let names = ["clamp", "clamp_all", "mean"];
+        assert_eq!(
+            owner_of_test("test_clamp_all_empty", &names),
+            Some("clamp_all")
+        );
+        assert_eq!(owner_of_test("test_clamp_low", &names), Some("clamp"));
+        assert_eq!(owner_of_test("test_clamp", &names), Some("clamp"));
+        assert_eq!(owner_of_test("test_meaning", &names), None);
+        assert_eq!(owner_of_test("helper", &names), None);
+    }
+}

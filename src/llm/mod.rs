@@ -1,0 +1,92 @@
+//! Language models behind one trait.
+//!
+//! [`LlmProvider`] is async and object-safe so that an HTTP client, an embedded GGUF model and
+//! the deterministic [`scripted::ScriptedProvider`] are interchangeable. Requests carry the node
+//! id, role and attempt so scripted answers, recordings and token accounting can key on them.
+
+pub mod derive;
+pub mod scripted;
+
+use serde::{Deserialize, Serialize};
+
+/// What a call is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Write the tests of a node.
+    Test,
+    /// Write the implementation of a node.
+    Impl,
+    /// Repair the implementation after failing tests.
+    Fix,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Test => "test",
+            Role::Impl => "impl",
+            Role::Fix => "fix",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Message {
+    /// `system`, `user` or `assistant`.
+    pub role: String,
+    pub content: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmRequest {
+    pub node_id: String,
+    pub role: Role,
+    /// 0 for the first call of this role on this node, counting up on retries.
+    pub attempt: u32,
+    pub messages: Vec<Message>,
+    pub temperature: f32,
+    pub max_tokens: u32,
+    /// The prompt template that produced the messages (`id@version`).
+    pub template: String,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmResponse {
+    pub text: String,
+    pub usage: Usage,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LlmError {
+    /// The provider cannot answer this request and retrying will not help.
+    #[error("{provider}: {message}")]
+    Permanent { provider: String, message: String },
+    /// A transient failure (rate limit, timeout, 5xx); the caller may try again.
+    #[error("{provider} (transient): {message}")]
+    Transient { provider: String, message: String },
+}
+
+impl LlmError {
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, LlmError::Transient { .. })
+    }
+}
+
+#[async_trait::async_trait]
+pub trait LlmProvider: Send + Sync {
+    /// A short name for logs and reports (never contains a secret).
+    fn name(&self) -> String;
+    async fn complete(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError>;
+}
+
+/// Rough token estimate for providers that do not count (4 characters per token).
+pub fn estimate_tokens(text: &str) -> u64 {
+    (text.len() as u64).div_ceil(4)
+}

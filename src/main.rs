@@ -1,0 +1,458 @@
+//! The `zerorepo` command: argument parsing, logging, signals and exit codes over the library.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+use tokio_util::sync::CancellationToken;
+
+use zerorepo::checkpoint::NodeStatus;
+use zerorepo::engine::{self, GenerateOptions, Progress};
+use zerorepo::llm::LlmProvider;
+use zerorepo::llm::scripted::ScriptedProvider;
+use zerorepo::rpg::{self, ValidRpg};
+use zerorepo::sandbox::{self, LocalRunner};
+use zerorepo::{exit, report, schedule};
+
+#[derive(Parser)]
+#[command(
+    name = "zerorepo",
+    version,
+    about = "Turn a Repository Planning Graph (RPG) into a tested Python repository"
+)]
+#[command(
+    after_help = "Exit codes: 0 ok, 1 finished with failed/skipped nodes (or an operation failed), 2 bad input (nothing written), 130 interrupted (resume by running the same command again)."
+)]
+struct Cli {
+    /// More log output (-v debug, -vv trace). RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Only warnings and errors; no progress lines.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check an RPG: schema, ids, references, paths, cycles. Exit 2 when invalid.
+    Validate {
+        rpg: PathBuf,
+        /// Also check that no file path escapes this output directory through a symlink.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the generation order as a tree per subgraph.
+    Plan {
+        rpg: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Generate the repository: tests first, then code, node by node, checkpointed.
+    ///
+    /// Running the same command again resumes: passed nodes are kept, failed and interrupted
+    /// ones are retried.
+    Generate {
+        rpg: PathBuf,
+        /// Output repository directory (created if missing).
+        #[arg(long)]
+        out: PathBuf,
+        /// Regenerate this node and every node after it in the order (its dependencies must
+        /// have passed); earlier nodes are left as they are.
+        #[arg(long, value_name = "ID")]
+        start_from_node: Option<String>,
+        /// Fix attempts after the first implementation of a node.
+        #[arg(long, default_value_t = 8)]
+        max_retries: u32,
+        /// Nodes generated at once (nodes sharing a file never run together).
+        #[arg(long, default_value_t = 1)]
+        jobs: usize,
+        /// Model provider: `scripted:PATH` (a JSONL script, see README).
+        #[arg(long, env = "ZEROREPO_LLM")]
+        llm: Option<String>,
+        /// Wall-clock limit of one test run, in seconds.
+        #[arg(long, default_value_t = sandbox::DEFAULT_TIMEOUT.as_secs())]
+        test_timeout: u64,
+        /// Print the final summary as JSON on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show what an output directory's checkpoint says: counts per subgraph, failures, ETA.
+    Status {
+        dir: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Derive a scripted-provider script from a fixture's reference solution (for tests and benchmarks).
+    DeriveScript {
+        rpg: PathBuf,
+        /// Directory holding the reference `src/...` and `tests/test_<module>.py` files.
+        #[arg(long)]
+        reference: PathBuf,
+    },
+    /// Print a JSON Schema (the committed copies live in schemas/).
+    Schema { which: SchemaKind },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SchemaKind {
+    Rpg,
+    Checkpoint,
+}
+
+/// An error that means "the input was rejected": exit code 2.
+#[derive(Debug)]
+struct BadInput(String);
+
+impl std::fmt::Display for BadInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadInput {}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose, cli.quiet);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(exit::FAILED);
+        }
+    };
+    match runtime.block_on(run(cli)) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            let code = if err.downcast_ref::<BadInput>().is_some() {
+                exit::BAD_INPUT
+            } else {
+                exit::FAILED
+            };
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn init_logging(verbose: u8, quiet: bool) {
+    let level = match (quiet, verbose) {
+        (true, _) => "warn",
+        (false, 0) => "info",
+        (false, 1) => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("zerorepo={level}")));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
+
+async fn run(cli: Cli) -> Result<u8> {
+    match cli.command {
+        Command::Validate { rpg, out, json } => validate(&rpg, out.as_deref(), json),
+        Command::Plan { rpg, json } => {
+            let valid = load_valid(&rpg)?;
+            let plan = schedule::plan::build(&valid);
+            if json {
+                println!("{}", serde_json::to_string_pretty(&plan)?);
+            } else {
+                print!("{}", schedule::plan::render_text(&plan));
+            }
+            Ok(exit::OK)
+        }
+        Command::Generate {
+            rpg,
+            out,
+            start_from_node,
+            max_retries,
+            jobs,
+            llm,
+            test_timeout,
+            json,
+        } => {
+            let options = GenerateOptions {
+                out,
+                start_from: start_from_node,
+                max_retries,
+                jobs,
+            };
+            generate(
+                &rpg,
+                options,
+                llm.as_deref(),
+                Duration::from_secs(test_timeout),
+                json,
+                cli.quiet,
+            )
+            .await
+        }
+        Command::Status { dir, json } => {
+            let status = report::status(&dir).map_err(|e| BadInput(e.to_string()))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&status)?);
+            } else {
+                print!("{}", report::render_text(&status));
+            }
+            Ok(exit::OK)
+        }
+        Command::DeriveScript { rpg, reference } => {
+            let valid = load_valid(&rpg)?;
+            let script = zerorepo::llm::derive::derive_script(&valid, &reference)
+                .map_err(|e| BadInput(e.to_string()))?;
+            for entry in script {
+                println!("{}", serde_json::to_string(&entry)?);
+            }
+            Ok(exit::OK)
+        }
+        Command::Schema { which } => {
+            let schema = match which {
+                SchemaKind::Rpg => schemars::schema_for!(zerorepo::rpg::Rpg),
+                SchemaKind::Checkpoint => {
+                    schemars::schema_for!(zerorepo::checkpoint::CheckpointMap)
+                }
+            };
+            println!("{}", serde_json::to_string_pretty(&schema)?);
+            Ok(exit::OK)
+        }
+    }
+}
+
+/// Loads and validates, printing warnings; any problem becomes a `BadInput`.
+fn load_valid(path: &Path) -> Result<ValidRpg> {
+    let rpg = rpg::load_file(path).map_err(|e| BadInput(e.to_string()))?;
+    let valid = rpg::validate(rpg).map_err(|errors| BadInput(format_errors(path, &errors)))?;
+    for warning in &valid.warnings {
+        tracing::warn!("{warning}");
+    }
+    Ok(valid)
+}
+
+fn format_errors(path: &Path, errors: &[rpg::RpgError]) -> String {
+    let mut text = format!(
+        "{} is not a valid RPG ({} problem(s)):",
+        path.display(),
+        errors.len()
+    );
+    for error in errors {
+        text.push_str(&format!("\n  - {error}"));
+        if let rpg::RpgError::Cycle { why, .. } = error {
+            for step in why {
+                text.push_str(&format!("\n      {step}"));
+            }
+        }
+    }
+    text
+}
+
+fn validate(path: &Path, out: Option<&Path>, json: bool) -> Result<u8> {
+    let result = rpg::load_file(path)
+        .map_err(|e| vec![e.to_string()])
+        .and_then(|rpg| {
+            let valid = rpg::validate(rpg)
+                .map_err(|errs| errs.iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
+            if let Some(out) = out {
+                rpg::check_output_paths(&valid.rpg, out)
+                    .map_err(|errs| errs.iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
+            }
+            Ok(valid)
+        });
+    if json {
+        let value = match &result {
+            Ok(v) => {
+                serde_json::json!({"valid": true, "nodes": v.rpg.nodes.len(), "errors": [], "warnings": v.warnings.iter().map(|w| w.0.clone()).collect::<Vec<_>>()})
+            }
+            Err(errors) => serde_json::json!({"valid": false, "errors": errors, "warnings": []}),
+        };
+        println!("{}", serde_json::to_string_pretty(&value)?);
+        return Ok(if result.is_ok() {
+            exit::OK
+        } else {
+            exit::BAD_INPUT
+        });
+    }
+    match result {
+        Ok(valid) => {
+            for warning in &valid.warnings {
+                tracing::warn!("{warning}");
+            }
+            println!(
+                "{}: valid ({} nodes, {} edges)",
+                path.display(),
+                valid.rpg.nodes.len(),
+                valid.rpg.edges.len()
+            );
+            Ok(exit::OK)
+        }
+        Err(_) => {
+            // Re-run through load_valid for the full formatted message (cycle steps included).
+            load_valid(path)?;
+            if let Some(out) = out {
+                let valid = load_valid(path)?;
+                rpg::check_output_paths(&valid.rpg, out)
+                    .map_err(|errs| BadInput(format_errors(path, &errs)))?;
+            }
+            bail!("validation failed")
+        }
+    }
+}
+
+fn provider(spec: Option<&str>) -> Result<Arc<dyn LlmProvider>> {
+    let Some(spec) = spec else {
+        return Err(BadInput(
+            "no model provider: pass --llm scripted:PATH (a JSONL script; see README). The embedded local model is not available yet.".into(),
+        )
+        .into());
+    };
+    match spec.split_once(':') {
+        Some(("scripted", path)) => {
+            let provider =
+                ScriptedProvider::load(Path::new(path)).map_err(|e| BadInput(e.to_string()))?;
+            Ok(Arc::new(provider))
+        }
+        _ => Err(BadInput(format!("unknown --llm `{spec}`: expected scripted:PATH")).into()),
+    }
+}
+
+async fn generate(
+    rpg_path: &Path,
+    options: GenerateOptions,
+    llm: Option<&str>,
+    timeout: Duration,
+    json: bool,
+    quiet: bool,
+) -> Result<u8> {
+    let valid = Arc::new(load_valid(rpg_path)?);
+    let llm = provider(llm)?;
+    let runner = LocalRunner::new(LocalRunner::default_python(), timeout);
+    runner
+        .check_ready()
+        .await
+        .map_err(|e| BadInput(e.to_string()))?;
+    tracing::warn!("tests run as plain subprocesses: nothing is sandboxed yet");
+    let cancel = CancellationToken::new();
+    spawn_signal_handler(cancel.clone());
+    let show = !quiet;
+    let summary = engine::generate(valid, llm, Arc::new(runner), options, cancel, |event| {
+        if show {
+            print_progress(&event);
+        }
+    })
+    .await
+    .map_err(|e| {
+        if e.is_bad_input() {
+            anyhow::Error::new(BadInput(e.to_string()))
+        } else {
+            anyhow::Error::new(e)
+        }
+    })
+    .context("generation stopped")?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        println!(
+            "{}: {} of {} nodes passed, {} failed, {} skipped{}{} in {:.1}s -> {}",
+            if summary.interrupted {
+                "interrupted"
+            } else {
+                "done"
+            },
+            summary.passed + summary.reused,
+            summary.total,
+            summary.failed,
+            summary.skipped,
+            if summary.not_run > 0 {
+                format!(", {} not run", summary.not_run)
+            } else {
+                String::new()
+            },
+            if summary.reused > 0 {
+                format!(" ({} kept from the checkpoint)", summary.reused)
+            } else {
+                String::new()
+            },
+            summary.duration_ms as f64 / 1000.0,
+            summary.out.display()
+        );
+    }
+    Ok(if summary.interrupted {
+        exit::INTERRUPTED
+    } else if summary.all_passed() {
+        exit::OK
+    } else {
+        exit::FAILED
+    })
+}
+
+fn print_progress(event: &Progress) {
+    match event {
+        Progress::Notice(text) => eprintln!("{text}"),
+        Progress::Started { .. } => {}
+        Progress::Finished {
+            position,
+            total,
+            id,
+            name,
+            status,
+            attempts,
+            duration,
+            reason,
+        } => {
+            let width = total.to_string().len();
+            let detail = match (status, reason) {
+                (NodeStatus::Failed, Some(r)) => format!(": {r}"),
+                _ => String::new(),
+            };
+            eprintln!(
+                "[{position:>width$}/{total}] {id} {name}: {} ({attempts} attempt(s), {:.1}s){detail}",
+                status.as_str(),
+                duration.as_secs_f64()
+            );
+        }
+        Progress::Skipped { id, because_of } => {
+            eprintln!("  skipped {id}: dependency {because_of} did not pass")
+        }
+    }
+}
+
+/// First SIGINT/SIGTERM: stop starting nodes, let the current write finish, exit 130.
+/// A second one exits at once.
+fn spawn_signal_handler(cancel: CancellationToken) {
+    tokio::spawn(async move {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!("cannot listen for SIGTERM: {e}");
+                    return;
+                }
+            };
+        for round in 0..2 {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            if round == 0 {
+                eprintln!(
+                    "interrupted: finishing the current write; press Ctrl-C again to quit at once"
+                );
+                cancel.cancel();
+            } else {
+                std::process::exit(i32::from(exit::INTERRUPTED));
+            }
+        }
+    });
+}

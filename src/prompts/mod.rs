@@ -1,0 +1,133 @@
+//! Versioned prompt templates (`src/prompts/*.md`, compiled in with `include_str!`).
+//!
+//! Each file starts with `<!-- id: NAME version: N -->`; placeholders are `{{name}}`.
+//! Rendering fails when a placeholder has no value or a value has no placeholder, so a
+//! template and the code that fills it cannot drift apart silently.
+
+use std::collections::BTreeMap;
+
+pub const SYSTEM: &str = "You are an expert Python engineer. You write small, correct, \
+standard-library-only Python 3.11 code with type hints. Answer with one ```python fenced block \
+and nothing else.";
+
+#[derive(Debug, Clone, Copy)]
+pub struct Template {
+    pub id: &'static str,
+    pub version: u32,
+    body: &'static str,
+}
+
+pub const WRITE_TESTS: Template = Template {
+    id: "write_tests",
+    version: 1,
+    body: include_str!("write_tests.md"),
+};
+pub const WRITE_IMPL: Template = Template {
+    id: "write_impl",
+    version: 1,
+    body: include_str!("write_impl.md"),
+};
+pub const FIX_IMPL: Template = Template {
+    id: "fix_impl",
+    version: 1,
+    body: include_str!("fix_impl.md"),
+};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PromptError {
+    #[error("template {template}: no value for placeholder {{{{{name}}}}}")]
+    Missing {
+        template: &'static str,
+        name: String,
+    },
+    #[error("template {template}: value `{name}` has no placeholder")]
+    Unused {
+        template: &'static str,
+        name: String,
+    },
+}
+
+impl Template {
+    /// `id@version`, recorded with every call.
+    pub fn label(&self) -> String {
+        format!("{}@{}", self.id, self.version)
+    }
+
+    /// The template text without its header line.
+    fn text(&self) -> &'static str {
+        match self.body.split_once('\n') {
+            Some((first, rest)) if first.starts_with("<!--") => rest,
+            _ => self.body,
+        }
+    }
+
+    pub fn render(&self, values: &BTreeMap<&str, String>) -> Result<String, PromptError> {
+        let text = self.text();
+        let mut out =
+            String::with_capacity(text.len() + values.values().map(String::len).sum::<usize>());
+        let mut used = std::collections::BTreeSet::new();
+        let mut rest = text;
+        while let Some(start) = rest.find("{{") {
+            out.push_str(&rest[..start]);
+            let after = &rest[start + 2..];
+            let Some(end) = after.find("}}") else {
+                out.push_str(&rest[start..]);
+                rest = "";
+                break;
+            };
+            let name = after[..end].trim();
+            let value = values.get(name).ok_or_else(|| PromptError::Missing {
+                template: self.id,
+                name: name.to_string(),
+            })?;
+            used.insert(name);
+            out.push_str(value);
+            rest = &after[end + 2..];
+        }
+        out.push_str(rest);
+        if let Some(name) = values.keys().find(|k| !used.contains(*k)) {
+            return Err(PromptError::Unused {
+                template: self.id,
+                name: name.to_string(),
+            });
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_template_has_a_matching_header() {
+        for t in [WRITE_TESTS, WRITE_IMPL, FIX_IMPL] {
+            let header = t.body.lines().next().unwrap_or_default();
+            assert_eq!(
+                header,
+                format!("<!-- id: {} version: {} -->", t.id, t.version)
+            );
+        }
+    }
+
+    #[test]
+    fn render_checks_placeholders_both_ways() {
+        let t = Template {
+            id: "t",
+            version: 1,
+            body: "<!-- id: t version: 1 -->\nHello {{who}}!",
+        };
+        let values = |pairs: &[(&'static str, &str)]| {
+            pairs.iter().map(|(k, v)| (*k, v.to_string())).collect()
+        };
+        assert_eq!(t.render(&values(&[("who", "you")])).unwrap(), "Hello you!");
+        assert!(matches!(
+            t.render(&values(&[])),
+            Err(PromptError::Missing { .. })
+        ));
+        assert!(matches!(
+            t.render(&values(&[("who", "a"), ("x", "b")])),
+            Err(PromptError::Unused { .. })
+        ));
+    }
+}

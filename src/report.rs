@@ -1,0 +1,163 @@
+//! Read-only views of an output directory: `zerorepo status`.
+//!
+//! It reads the compact checkpoint and the RPG copy the engine keeps in `.zerorepo/rpg.json`,
+//! so it works while a generation is running and after it crashed.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::checkpoint::{NodeStatus, load_compact};
+use crate::rpg::Rpg;
+
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct StatusCounts {
+    pub total: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    pub in_progress: usize,
+    pub pending: usize,
+}
+
+impl StatusCounts {
+    fn add(&mut self, status: NodeStatus) {
+        self.total += 1;
+        match status {
+            NodeStatus::Passed => self.passed += 1,
+            NodeStatus::Failed => self.failed += 1,
+            NodeStatus::Skipped => self.skipped += 1,
+            NodeStatus::InProgress => self.in_progress += 1,
+            NodeStatus::Pending => self.pending += 1,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FailedNode {
+    pub id: String,
+    pub status: NodeStatus,
+    pub reason: String,
+    pub retry_count: u32,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct StatusReport {
+    pub overall: StatusCounts,
+    pub subgraphs: BTreeMap<String, StatusCounts>,
+    pub failed: Vec<FailedNode>,
+    /// Mean time of the nodes that passed, times the nodes still to do.
+    pub eta_seconds: Option<u64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StatusError {
+    #[error("{0} has no checkpoint: run `zerorepo generate RPG --out {0}` first")]
+    NoCheckpoint(String),
+    #[error("{0}")]
+    Unreadable(String),
+}
+
+pub fn status(out: &Path) -> Result<StatusReport, StatusError> {
+    let records = load_compact(out)
+        .map_err(StatusError::Unreadable)?
+        .ok_or_else(|| StatusError::NoCheckpoint(out.display().to_string()))?;
+    let rpg: Option<Rpg> = std::fs::read_to_string(out.join(".zerorepo/rpg.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    let nodes: Vec<(String, String)> = match &rpg {
+        Some(rpg) => rpg
+            .nodes
+            .iter()
+            .map(|n| (n.id.clone(), n.subgraph().to_string()))
+            .collect(),
+        None => records
+            .keys()
+            .map(|id| (id.clone(), "default".to_string()))
+            .collect(),
+    };
+    let mut overall = StatusCounts::default();
+    let mut subgraphs: BTreeMap<String, StatusCounts> = BTreeMap::new();
+    let mut failed = Vec::new();
+    let mut durations = Vec::new();
+    for (id, subgraph) in &nodes {
+        let record = records.get(id);
+        let status = record.map_or(NodeStatus::Pending, |r| r.status);
+        overall.add(status);
+        subgraphs.entry(subgraph.clone()).or_default().add(status);
+        if let Some(r) = record {
+            if matches!(status, NodeStatus::Failed | NodeStatus::Skipped) {
+                failed.push(FailedNode {
+                    id: id.clone(),
+                    status,
+                    reason: r.failure_reason.clone().unwrap_or_default(),
+                    retry_count: r.retry_count,
+                });
+            }
+            if status == NodeStatus::Passed {
+                durations.extend(r.duration_ms);
+            }
+        }
+    }
+    let remaining = (overall.pending + overall.in_progress) as u64;
+    let eta_seconds = (!durations.is_empty() && remaining > 0)
+        .then(|| durations.iter().sum::<u64>() / durations.len() as u64 * remaining / 1000);
+    Ok(StatusReport {
+        overall,
+        subgraphs,
+        failed,
+        eta_seconds,
+    })
+}
+
+fn percent(part: usize, total: usize) -> String {
+    (part * 100)
+        .checked_div(total)
+        .map_or_else(|| "-".into(), |p| format!("{p}%"))
+}
+
+pub fn render_text(report: &StatusReport) -> String {
+    let o = &report.overall;
+    let mut out = format!(
+        "{} nodes: {} passed ({}), {} failed, {} skipped, {} in progress, {} pending\n",
+        o.total,
+        o.passed,
+        percent(o.passed, o.total),
+        o.failed,
+        o.skipped,
+        o.in_progress,
+        o.pending
+    );
+    if let Some(eta) = report.eta_seconds {
+        out.push_str(&format!(
+            "ETA for the rest: about {}m{:02}s\n",
+            eta / 60,
+            eta % 60
+        ));
+    }
+    out.push_str("\n| Subgraph | Nodes | Passed | Failed | Skipped | Pending | Pass Rate |\n|---|---|---|---|---|---|---|\n");
+    for (name, c) in &report.subgraphs {
+        out.push_str(&format!(
+            "| {name} | {} | {} | {} | {} | {} | {} |\n",
+            c.total,
+            c.passed,
+            c.failed,
+            c.skipped,
+            c.pending + c.in_progress,
+            percent(c.passed, c.total)
+        ));
+    }
+    if !report.failed.is_empty() {
+        out.push_str("\nNot passed:\n");
+        for f in &report.failed {
+            out.push_str(&format!(
+                "- {} [{}] {}\n",
+                f.id,
+                f.status.as_str(),
+                f.reason
+            ));
+        }
+    }
+    out
+}

@@ -1,0 +1,134 @@
+//! Serde model of `rpg.json` (the seed PRD's appendix A plus `signature`, `examples`, `parent`).
+//!
+//! The JSON Schema in `schemas/rpg.schema.json` is generated from these types; a test fails when
+//! the committed schema is stale. Unknown fields are kept in `extra` so validation can warn about
+//! typos such as `dependancies` instead of silently ignoring them.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A whole plan: nodes, edges and free-form metadata.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Rpg {
+    pub nodes: Vec<Node>,
+    #[serde(default)]
+    pub edges: Vec<Edge>,
+    /// Free-form facts about the plan (phase, timestamp, project_name, description, ...).
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub metadata: serde_json::Map<String, serde_json::Value>,
+    #[serde(flatten, skip_serializing)]
+    #[schemars(skip)]
+    pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+/// One unit of the plan: a function/class to write (leaf) or a module/package (composite).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Node {
+    /// Unique id, for example `node_001`. Ties in the generation order are broken by id.
+    pub id: String,
+    /// The Python name of the function/class, or the module/package name.
+    pub name: String,
+    /// What the node is: `function`, `class`, `method`, `module`, `package`, ...
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub node_type: NodeType,
+    /// Path relative to the output repository; leaves must name a `.py` file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_path: Option<String>,
+    /// The specification the code and tests are written from; required for leaves.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docstring: Option<String>,
+    /// Ids of the nodes this node needs; they are generated first.
+    #[serde(default)]
+    pub dependencies: Vec<String>,
+    /// The subgraph (functional area) the node belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subgraph_id: Option<String>,
+    /// The exact `def`/`class` line without the trailing colon.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signature: Option<String>,
+    /// Usage examples (doctest style) that tests should cover.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<String>,
+    /// The composite node (module/package) that contains this node; it is generated first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    #[serde(flatten, skip_serializing)]
+    #[schemars(skip)]
+    pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeType {
+    /// A function, class or method: gets tests and an implementation.
+    Leaf,
+    /// A module or package: its file or directory is created before its leaves.
+    Composite,
+}
+
+/// A typed relation between two nodes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Edge {
+    pub source: String,
+    pub target: String,
+    #[serde(rename = "type")]
+    pub kind: EdgeKind,
+}
+
+/// Edge types and their direction (see the README): for every kind but `data_flow` and
+/// `contains` the source depends on the target, so the target is generated first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EdgeKind {
+    /// source calls target: target first.
+    FunctionCall,
+    /// source imports target: target first.
+    Imports,
+    /// source inherits from target: target first.
+    Inherits,
+    /// source uses target: target first.
+    Uses,
+    /// data flows from source to target: source first.
+    DataFlow,
+    /// source (a composite) contains target: source first.
+    Contains,
+}
+
+impl EdgeKind {
+    /// Returns `(dependency, dependent)` for an edge of this kind.
+    pub fn dependency_pair<'a>(self, source: &'a str, target: &'a str) -> (&'a str, &'a str) {
+        match self {
+            EdgeKind::FunctionCall | EdgeKind::Imports | EdgeKind::Inherits | EdgeKind::Uses => {
+                (target, source)
+            }
+            EdgeKind::DataFlow | EdgeKind::Contains => (source, target),
+        }
+    }
+}
+
+impl Node {
+    pub fn is_leaf(&self) -> bool {
+        self.node_type == NodeType::Leaf
+    }
+
+    /// The subgraph name used for grouping; nodes without one share `default`.
+    pub fn subgraph(&self) -> &str {
+        self.subgraph_id.as_deref().unwrap_or("default")
+    }
+
+    /// The module stem of the node's file (`descriptive` for `src/stats/descriptive.py`).
+    pub fn module_stem(&self) -> Option<&str> {
+        let path = self.file_path.as_deref()?;
+        let file = path.rsplit('/').next()?;
+        file.strip_suffix(".py")
+    }
+
+    /// Where the node's tests live: `tests/test_<module>.py`.
+    pub fn test_file(&self) -> Option<String> {
+        self.module_stem()
+            .map(|stem| format!("tests/test_{stem}.py"))
+    }
+}

@@ -1,0 +1,142 @@
+//! The unsandboxed backend: pytest as a plain child process.
+//!
+//! The child gets its own process group, so a timeout or Ctrl-C kills pytest and everything it
+//! spawned (short of `setsid` escapes, which only the real sandboxes contain). Output goes to
+//! a temp file rather than a pipe: an escaped grandchild holding a pipe open would otherwise
+//! keep us waiting for EOF.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use super::{SandboxError, TestRun, TestRunner, parse_pytest_summary};
+
+/// Kept from the end of the output; pytest's summary and tracebacks are at the end.
+const OUTPUT_CAP: usize = 16 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct LocalRunner {
+    python: PathBuf,
+    timeout: Duration,
+}
+
+impl LocalRunner {
+    pub fn new(python: impl Into<PathBuf>, timeout: Duration) -> LocalRunner {
+        LocalRunner {
+            python: python.into(),
+            timeout,
+        }
+    }
+
+    /// The Python to use: `$ZEROREPO_PYTHON`, else `python3`.
+    pub fn default_python() -> PathBuf {
+        std::env::var_os("ZEROREPO_PYTHON").map_or_else(|| PathBuf::from("python3"), PathBuf::from)
+    }
+
+    /// Fails early, with a fix, when the interpreter cannot import pytest.
+    pub async fn check_ready(&self) -> Result<(), SandboxError> {
+        let status = tokio::process::Command::new(&self.python)
+            .args(["-c", "import pytest"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .await
+            .map_err(|source| SandboxError::Spawn {
+                program: self.python.display().to_string(),
+                source,
+            })?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(SandboxError::NoPytest {
+                python: self.python.display().to_string(),
+            })
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl TestRunner for LocalRunner {
+    fn name(&self) -> &str {
+        "none (unsandboxed subprocess)"
+    }
+
+    async fn run_tests(
+        &self,
+        repo: &Path,
+        test_file: &str,
+        cancel: &CancellationToken,
+    ) -> Result<TestRun, SandboxError> {
+        let capture = tempfile::NamedTempFile::new()?;
+        let started = Instant::now();
+        let mut child = tokio::process::Command::new(&self.python)
+            .args([
+                "-m",
+                "pytest",
+                "-q",
+                "--tb=short",
+                "-p",
+                "no:cacheprovider",
+                test_file,
+            ])
+            .current_dir(repo)
+            .env("PYTHONPATH", "src:.")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .env("PYTHONHASHSEED", "0")
+            .stdin(Stdio::null())
+            .stdout(capture.reopen()?)
+            .stderr(capture.reopen()?)
+            .process_group(0)
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|source| SandboxError::Spawn {
+                program: self.python.display().to_string(),
+                source,
+            })?;
+        let (mut timed_out, mut cancelled) = (false, false);
+        let exit = tokio::select! {
+            status = child.wait() => Some(status?),
+            _ = tokio::time::sleep(self.timeout) => { timed_out = true; None }
+            _ = cancel.cancelled() => { cancelled = true; None }
+        };
+        if exit.is_none() {
+            kill_group(child.id());
+            let _ = child.wait().await;
+        }
+        let duration = started.elapsed();
+        let output = read_tail(capture.path(), OUTPUT_CAP)?;
+        let (passed, failed, errors) = parse_pytest_summary(&output);
+        Ok(TestRun {
+            exit_code: exit.and_then(|s| s.code()),
+            passed,
+            failed,
+            errors,
+            timed_out,
+            cancelled,
+            output,
+            duration,
+        })
+    }
+}
+
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
+fn read_tail(path: &Path, cap: usize) -> std::io::Result<String> {
+    let bytes = std::fs::read(path)?;
+    let start = bytes.len().saturating_sub(cap);
+    let text = String::from_utf8_lossy(&bytes[start..]).into_owned();
+    Ok(if start > 0 {
+        format!("[... {start} bytes cut ...]\n{text}")
+    } else {
+        text
+    })
+}

@@ -1,0 +1,139 @@
+//! Running a repository's tests.
+//!
+//! Today there is one backend, [`local`]: pytest in a child process with a timeout, its own
+//! process group (killed whole on timeout or cancellation) and output captured to files. It
+//! isolates nothing; the bubblewrap and Docker backends of the sandbox issue will sit beside it
+//! behind the same [`TestRunner`] trait, with the policy as data.
+
+pub mod local;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+pub use local::LocalRunner;
+
+/// The result of one test run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TestRun {
+    /// `None` when the process was killed.
+    pub exit_code: Option<i32>,
+    pub passed: u32,
+    pub failed: u32,
+    pub errors: u32,
+    pub timed_out: bool,
+    pub cancelled: bool,
+    /// stdout and stderr, capped (the tail is kept: that is where pytest's summary is).
+    pub output: String,
+    pub duration: Duration,
+}
+
+impl TestRun {
+    pub fn succeeded(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out && !self.cancelled && self.passed > 0
+    }
+
+    /// One line for checkpoints and reports.
+    pub fn failure_reason(&self) -> String {
+        if self.timed_out {
+            return format!("tests timed out after {:.0?}", self.duration);
+        }
+        if self.exit_code == Some(5) || (self.exit_code == Some(0) && self.passed == 0) {
+            return "pytest collected no tests".into();
+        }
+        let first_error = self
+            .output
+            .lines()
+            .find(|l| l.starts_with("E ") || l.starts_with("FAILED ") || l.starts_with("ERROR "))
+            .map(|l| l.trim_start_matches("E ").trim().to_string());
+        let counts = format!(
+            "{} passed, {} failed, {} errors",
+            self.passed, self.failed, self.errors
+        );
+        match first_error {
+            Some(e) => format!("{e} ({counts})"),
+            None => format!("pytest exit code {:?} ({counts})", self.exit_code),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("cannot start {program}: {source}")]
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error(
+        "{python} cannot import pytest; install it (`{python} -m pip install pytest`) or set ZEROREPO_PYTHON"
+    )]
+    NoPytest { python: String },
+}
+
+#[async_trait::async_trait]
+pub trait TestRunner: Send + Sync {
+    /// A short name for logs and reports.
+    fn name(&self) -> &str;
+    /// Runs `test_file` (relative to `repo`) and reports the outcome.
+    async fn run_tests(
+        &self,
+        repo: &Path,
+        test_file: &str,
+        cancel: &CancellationToken,
+    ) -> Result<TestRun, SandboxError>;
+}
+
+/// Default wall-clock limit for one test run (the seed's 30 s).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Reads pytest's final summary (`2 failed, 3 passed, 1 error in 0.12s`) into counts.
+pub fn parse_pytest_summary(output: &str) -> (u32, u32, u32) {
+    let (mut passed, mut failed, mut errors) = (0, 0, 0);
+    let Some(line) = output.lines().rev().find(|l| {
+        let l = l.trim_matches(|c: char| c == '=' || c.is_whitespace());
+        l.contains(" in ")
+            && (l.contains("passed")
+                || l.contains("failed")
+                || l.contains("error")
+                || l.contains("no tests ran"))
+    }) else {
+        return (0, 0, 0);
+    };
+    let words: Vec<&str> = line
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|w| !w.is_empty())
+        .collect();
+    for pair in words.windows(2) {
+        if let Ok(n) = pair[0].parse::<u32>() {
+            match pair[1] {
+                "passed" => passed = n,
+                "failed" => failed = n,
+                "error" | "errors" => errors = n,
+                _ => {}
+            }
+        }
+    }
+    (passed, failed, errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_lines_are_parsed() {
+        assert_eq!(
+            parse_pytest_summary("..F\nFAILED x\n1 failed, 2 passed in 0.03s\n"),
+            (2, 1, 0)
+        );
+        assert_eq!(
+            parse_pytest_summary("== 3 passed, 1 error in 1.2s =="),
+            (3, 0, 1)
+        );
+        assert_eq!(parse_pytest_summary("no summary"), (0, 0, 0));
+    }
+}

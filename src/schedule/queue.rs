@@ -1,0 +1,305 @@
+//! A pure dependency queue over jobs `0..n`, in the spirit of cargo's job queue.
+//!
+//! Lower job numbers have priority, so with jobs numbered in topological order the hand-out
+//! order is deterministic. A job is ready when all its dependencies passed and none of its
+//! resources (file paths) is held by a running job. No I/O, no clocks: tested with integers.
+
+use std::collections::BTreeSet;
+
+/// How a job ended, as reported by whoever ran it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobOutcome {
+    Passed,
+    Failed,
+}
+
+/// A job that will not run because something it needs did not pass.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finished {
+    pub job: usize,
+    /// The dependency that did not pass (the first one found, by job number).
+    pub because_of: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Waiting,
+    Running,
+    Passed,
+    /// Failed, or left out of this run without having passed.
+    Unavailable,
+    Skipped,
+}
+
+#[derive(Debug, Clone)]
+pub struct DependencyQueue {
+    deps: Vec<Vec<usize>>,
+    dependents: Vec<Vec<usize>>,
+    resources: Vec<Vec<String>>,
+    state: Vec<State>,
+    held: BTreeSet<String>,
+    running: usize,
+    limit: usize,
+}
+
+impl DependencyQueue {
+    /// `deps[j]` lists the jobs job `j` needs. Out-of-range numbers are ignored.
+    pub fn new(deps: Vec<Vec<usize>>, limit: usize) -> DependencyQueue {
+        let n = deps.len();
+        let mut dependents = vec![Vec::new(); n];
+        let deps: Vec<Vec<usize>> = deps
+            .into_iter()
+            .map(|d| d.into_iter().filter(|&x| x < n).collect())
+            .collect();
+        for (job, needs) in deps.iter().enumerate() {
+            for &dep in needs {
+                dependents[dep].push(job);
+            }
+        }
+        DependencyQueue {
+            deps,
+            dependents,
+            resources: vec![Vec::new(); n],
+            state: vec![State::Waiting; n],
+            held: BTreeSet::new(),
+            running: 0,
+            limit: limit.max(1),
+        }
+    }
+
+    /// Jobs sharing a resource never run at the same time.
+    pub fn set_resources(&mut self, job: usize, resources: Vec<String>) {
+        if let Some(slot) = self.resources.get_mut(job) {
+            *slot = resources;
+        }
+    }
+
+    /// Marks a job as already passed (from a checkpoint); it will not be handed out.
+    pub fn preset_passed(&mut self, job: usize) {
+        if let Some(s) = self.state.get_mut(job) {
+            *s = State::Passed;
+        }
+    }
+
+    /// Marks a job as not run in this invocation without having passed; its dependents are
+    /// skipped. Returns the skipped jobs.
+    pub fn preset_unavailable(&mut self, job: usize) -> Vec<Finished> {
+        match self.state.get_mut(job) {
+            Some(s) => *s = State::Unavailable,
+            None => return Vec::new(),
+        }
+        self.skip_dependents_of(job)
+    }
+
+    /// The next job to run, or `None` if nothing is ready now (or the limit is reached).
+    pub fn next_ready(&mut self) -> Option<usize> {
+        if self.running >= self.limit {
+            return None;
+        }
+        let job = (0..self.state.len()).find(|&j| self.is_ready(j))?;
+        self.state[job] = State::Running;
+        self.running += 1;
+        self.held.extend(self.resources[job].iter().cloned());
+        Some(job)
+    }
+
+    fn is_ready(&self, job: usize) -> bool {
+        self.state[job] == State::Waiting
+            && self.deps[job]
+                .iter()
+                .all(|&d| self.state[d] == State::Passed)
+            && self.resources[job].iter().all(|r| !self.held.contains(r))
+    }
+
+    /// Records the end of a running job. On failure every transitive dependent still waiting
+    /// is skipped, and returned so the caller can record it.
+    pub fn finish(&mut self, job: usize, outcome: JobOutcome) -> Vec<Finished> {
+        if self.state.get(job) != Some(&State::Running) {
+            return Vec::new();
+        }
+        self.running -= 1;
+        for r in &self.resources[job] {
+            self.held.remove(r);
+        }
+        match outcome {
+            JobOutcome::Passed => {
+                self.state[job] = State::Passed;
+                Vec::new()
+            }
+            JobOutcome::Failed => {
+                self.state[job] = State::Unavailable;
+                self.skip_dependents_of(job)
+            }
+        }
+    }
+
+    fn skip_dependents_of(&mut self, job: usize) -> Vec<Finished> {
+        let mut skipped = Vec::new();
+        let mut stack = vec![job];
+        while let Some(at) = stack.pop() {
+            for &next in &self.dependents[at] {
+                if self.state[next] == State::Waiting {
+                    self.state[next] = State::Skipped;
+                    skipped.push(Finished {
+                        job: next,
+                        because_of: at,
+                    });
+                    stack.push(next);
+                }
+            }
+        }
+        skipped.sort_by_key(|f| f.job);
+        skipped
+    }
+
+    pub fn running(&self) -> usize {
+        self.running
+    }
+
+    /// True when nothing runs and nothing more can ever become ready.
+    pub fn is_drained(&self) -> bool {
+        self.running == 0 && !(0..self.state.len()).any(|j| self.is_ready(j))
+    }
+
+    /// Jobs still waiting, which can only happen if the caller stopped early (cancellation).
+    pub fn waiting(&self) -> Vec<usize> {
+        (0..self.state.len())
+            .filter(|&j| self.state[j] == State::Waiting)
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run_all(queue: &mut DependencyQueue, fail: &[usize]) -> (Vec<usize>, Vec<usize>) {
+        let (mut ran, mut skipped) = (Vec::new(), Vec::new());
+        while let Some(job) = queue.next_ready() {
+            ran.push(job);
+            let outcome = if fail.contains(&job) {
+                JobOutcome::Failed
+            } else {
+                JobOutcome::Passed
+            };
+            skipped.extend(queue.finish(job, outcome).into_iter().map(|f| f.job));
+        }
+        (ran, skipped)
+    }
+
+    #[test]
+    fn linear_chain_runs_in_order() {
+        let mut q = DependencyQueue::new(vec![vec![], vec![0], vec![1]], 1);
+        assert_eq!(run_all(&mut q, &[]), (vec![0, 1, 2], vec![]));
+        assert!(q.is_drained());
+    }
+
+    #[test]
+    fn diamond_hands_out_both_middles_when_limit_allows() {
+        let mut q = DependencyQueue::new(vec![vec![], vec![0], vec![0], vec![1, 2]], 4);
+        assert_eq!(q.next_ready(), Some(0));
+        assert_eq!(q.next_ready(), None, "1 and 2 wait for 0");
+        q.finish(0, JobOutcome::Passed);
+        assert_eq!(
+            (q.next_ready(), q.next_ready(), q.next_ready()),
+            (Some(1), Some(2), None)
+        );
+        q.finish(2, JobOutcome::Passed);
+        assert_eq!(q.next_ready(), None, "3 waits for 1 too");
+        q.finish(1, JobOutcome::Passed);
+        assert_eq!(q.next_ready(), Some(3));
+    }
+
+    #[test]
+    fn concurrency_limit_is_respected() {
+        let mut q = DependencyQueue::new(vec![vec![]; 5], 2);
+        assert_eq!(
+            (q.next_ready(), q.next_ready(), q.next_ready()),
+            (Some(0), Some(1), None)
+        );
+        assert_eq!(q.running(), 2);
+        q.finish(1, JobOutcome::Passed);
+        assert_eq!(q.next_ready(), Some(2));
+    }
+
+    #[test]
+    fn failure_skips_every_transitive_dependent_but_not_others() {
+        // 0 <- 1 <- 2 <- 3, and 4 independent, 5 needs 0 only.
+        let mut q =
+            DependencyQueue::new(vec![vec![], vec![0], vec![1], vec![2], vec![], vec![0]], 1);
+        let (ran, skipped) = run_all(&mut q, &[1]);
+        assert_eq!(ran, vec![0, 1, 4, 5]);
+        assert_eq!(skipped, vec![2, 3]);
+        assert!(q.is_drained());
+    }
+
+    #[test]
+    fn skip_reports_the_failed_dependency() {
+        let mut q = DependencyQueue::new(vec![vec![], vec![0], vec![1]], 1);
+        assert_eq!(q.next_ready(), Some(0));
+        let skipped = q.finish(0, JobOutcome::Failed);
+        assert_eq!(
+            skipped,
+            vec![
+                Finished {
+                    job: 1,
+                    because_of: 0
+                },
+                Finished {
+                    job: 2,
+                    because_of: 1
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn shared_resource_serialises_jobs() {
+        let mut q = DependencyQueue::new(vec![vec![]; 3], 3);
+        q.set_resources(0, vec!["a.py".into()]);
+        q.set_resources(1, vec!["a.py".into()]);
+        q.set_resources(2, vec!["b.py".into()]);
+        assert_eq!(
+            (q.next_ready(), q.next_ready(), q.next_ready()),
+            (Some(0), Some(2), None)
+        );
+        q.finish(0, JobOutcome::Passed);
+        assert_eq!(q.next_ready(), Some(1));
+    }
+
+    #[test]
+    fn presets_resume_from_a_checkpoint() {
+        // 10 jobs in a chain; the first 4 passed before the crash.
+        let deps = (0..10)
+            .map(|j| if j == 0 { vec![] } else { vec![j - 1] })
+            .collect();
+        let mut q = DependencyQueue::new(deps, 1);
+        for j in 0..4 {
+            q.preset_passed(j);
+        }
+        let (ran, skipped) = run_all(&mut q, &[]);
+        assert_eq!(ran, (4..10).collect::<Vec<_>>());
+        assert!(skipped.is_empty());
+    }
+
+    #[test]
+    fn unavailable_preset_skips_its_dependents() {
+        let mut q = DependencyQueue::new(vec![vec![], vec![0], vec![]], 1);
+        let skipped = q.preset_unavailable(0);
+        assert_eq!(
+            skipped,
+            vec![Finished {
+                job: 1,
+                because_of: 0
+            }]
+        );
+        assert_eq!(run_all(&mut q, &[]), (vec![2], vec![]));
+    }
+
+    #[test]
+    fn finishing_a_job_that_is_not_running_changes_nothing() {
+        let mut q = DependencyQueue::new(vec![vec![], vec![0]], 1);
+        assert!(q.finish(1, JobOutcome::Failed).is_empty());
+        assert_eq!(run_all(&mut q, &[]), (vec![0, 1], vec![]));
+    }
+}

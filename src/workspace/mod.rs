@@ -1,0 +1,239 @@
+//! The output directory as the engine sees it: atomic file writes, per-node snapshots so a
+//! failed node can be reverted, and the guarantee that every path stays inside the root.
+//!
+//! Writes go through temp file + `sync_data` + rename + directory fsync, so a crash at any
+//! point leaves either the old or the new content of a file, never a mix. The in-memory
+//! overlay with batched flushes (issue 6) will replace direct writes behind the same API.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum WorkspaceError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("refusing path `{0}`: it must be relative and stay inside the output directory")]
+    OutsideRoot(String),
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> WorkspaceError + '_ {
+    move |source| WorkspaceError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Writes `content` to `path` atomically: temp file in the same directory, fsync, rename,
+/// fsync of the directory. Parent directories are created.
+pub fn write_atomic(path: &Path, content: &[u8]) -> Result<(), WorkspaceError> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let unique = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!(
+        ".{name}.zerorepo-tmp-{}-{unique}",
+        std::process::id()
+    ));
+    let result = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(content)?;
+        file.sync_data()?;
+        std::fs::rename(&tmp, path)?;
+        std::fs::File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(io_err(path))
+}
+
+/// The output repository root.
+#[derive(Debug, Clone)]
+pub struct Workspace {
+    root: PathBuf,
+}
+
+/// Contents of files before a node touched them (`None`: the file did not exist). It is
+/// serialisable so the engine can persist it before touching anything: after a crash the
+/// node's files are put back exactly, whatever the node had written.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Snapshot {
+    files: BTreeMap<String, Option<Vec<u8>>>,
+}
+
+impl Workspace {
+    pub fn new(root: impl Into<PathBuf>) -> Workspace {
+        Workspace { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Resolves a repository-relative path, refusing anything that could leave the root.
+    pub fn path(&self, relative: &str) -> Result<PathBuf, WorkspaceError> {
+        let rel = Path::new(relative);
+        let clean =
+            !relative.is_empty() && rel.components().all(|c| matches!(c, Component::Normal(_)));
+        if !clean {
+            return Err(WorkspaceError::OutsideRoot(relative.to_string()));
+        }
+        Ok(self.root.join(rel))
+    }
+
+    /// Current text of a file, or `None` if it does not exist.
+    pub fn read(&self, relative: &str) -> Result<Option<String>, WorkspaceError> {
+        let path = self.path(relative)?;
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_err(&path)(e)),
+        }
+    }
+
+    pub fn write(&self, relative: &str, content: &str) -> Result<(), WorkspaceError> {
+        let path = self.path(relative)?;
+        tracing::debug!(path = relative, bytes = content.len(), "write");
+        write_atomic(&path, content.as_bytes())
+    }
+
+    /// Writes only if the content differs (keeps mtimes and avoids needless fsyncs).
+    pub fn write_if_changed(&self, relative: &str, content: &str) -> Result<(), WorkspaceError> {
+        if self.read(relative)?.as_deref() == Some(content) {
+            return Ok(());
+        }
+        self.write(relative, content)
+    }
+
+    /// Remembers the current content of `paths` so [`Workspace::restore`] can put it back.
+    pub fn snapshot(&self, paths: &[String]) -> Result<Snapshot, WorkspaceError> {
+        let mut files = BTreeMap::new();
+        for rel in paths {
+            let path = self.path(rel)?;
+            let content = match std::fs::read(&path) {
+                Ok(bytes) => Some(bytes),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                Err(e) => return Err(io_err(&path)(e)),
+            };
+            files.insert(rel.clone(), content);
+        }
+        Ok(Snapshot { files })
+    }
+
+    /// Puts every file of the snapshot back as it was (deleting files that did not exist).
+    pub fn restore(&self, snapshot: &Snapshot) -> Result<(), WorkspaceError> {
+        for (rel, content) in &snapshot.files {
+            let path = self.path(rel)?;
+            match content {
+                Some(bytes) => {
+                    if std::fs::read(&path).ok().as_deref() != Some(bytes.as_slice()) {
+                        write_atomic(&path, bytes)?;
+                    }
+                }
+                None => match std::fs::remove_file(&path) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                    Err(e) => return Err(io_err(&path)(e)),
+                },
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Workspace {
+    /// Persists a node's snapshot under `dir` (atomic), before the node touches its files.
+    pub fn save_snapshot(
+        &self,
+        dir: &str,
+        id: &str,
+        snapshot: &Snapshot,
+    ) -> Result<(), WorkspaceError> {
+        let path = self.path(&format!("{dir}/{id}.json"))?;
+        let text = serde_json::to_vec(snapshot).map_err(|e| io_err(&path)(e.into()))?;
+        write_atomic(&path, &text)
+    }
+
+    pub fn discard_snapshot(&self, dir: &str, id: &str) -> Result<(), WorkspaceError> {
+        let path = self.path(&format!("{dir}/{id}.json"))?;
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_err(&path)(e)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Snapshots left behind by nodes that did not finish, sorted by node id. An unreadable
+    /// snapshot file is an error: silently skipping it could leave a half-written node behind.
+    pub fn pending_snapshots(&self, dir: &str) -> Result<Vec<(String, Snapshot)>, WorkspaceError> {
+        let folder = self.path(dir)?;
+        let entries = match std::fs::read_dir(&folder) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io_err(&folder)(e)),
+        };
+        let mut found = Vec::new();
+        for entry in entries {
+            let path = entry.map_err(io_err(&folder))?.path();
+            let Some(id) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".json"))
+            else {
+                continue; // temp files of an interrupted atomic write
+            };
+            let bytes = std::fs::read(&path).map_err(io_err(&path))?;
+            let snapshot = serde_json::from_slice(&bytes).map_err(|e| io_err(&path)(e.into()))?;
+            found.push((id.to_string(), snapshot));
+        }
+        found.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_that_leave_the_root_are_refused() {
+        let ws = Workspace::new("/tmp/out");
+        for bad in ["../x.py", "/etc/passwd", "a/../../b", "", "./a"] {
+            assert!(ws.path(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            ws.path("src/a.py").unwrap(),
+            PathBuf::from("/tmp/out/src/a.py")
+        );
+    }
+
+    #[test]
+    fn snapshot_and_restore_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path());
+        ws.write("a.py", "old\n").unwrap();
+        let snap = ws.snapshot(&["a.py".into(), "new/b.py".into()]).unwrap();
+        ws.write("a.py", "changed\n").unwrap();
+        ws.write("new/b.py", "created\n").unwrap();
+        ws.restore(&snap).unwrap();
+        assert_eq!(ws.read("a.py").unwrap().as_deref(), Some("old\n"));
+        assert_eq!(ws.read("new/b.py").unwrap(), None);
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert!(
+            leftovers
+                .iter()
+                .all(|n| !n.to_string_lossy().contains("zerorepo-tmp"))
+        );
+    }
+}
