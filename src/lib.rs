@@ -24,6 +24,7 @@ pub mod report;
 pub mod rpg;
 pub mod sandbox;
 pub mod schedule;
+pub mod schemas;
 pub mod workspace;
 
 /// Exit codes shared by every command (documented in the README).

@@ -230,44 +230,56 @@ pub fn identifiers(code: &str) -> std::collections::BTreeSet<String> {
     names
 }
 
-/// The parts of a line that are code (strings and comments blanked out).
+/// The parts of a line that are code: strings and comments blanked out, except the
+/// `{expressions}` of f-strings, which are code. A triple-quoted f-string spanning lines is
+/// treated as plain text after its first line (rare in generated code, and only costs an import).
 fn code_outside_strings(line: &str, st: LineState) -> String {
     let b = line.as_bytes();
     let mut out = Vec::with_capacity(b.len());
-    let mut triple = st.triple;
+    // (quote, is_triple, is_f) of the string we are in, if any.
+    let mut open: Option<(u8, bool, bool)> = st.triple.map(|q| (q, true, false));
+    let mut braces = 0usize;
     let mut i = 0;
     while i < b.len() {
-        if let Some(q) = triple {
-            if b[i] == b'\\' {
+        if let Some((q, triple, is_f)) = open {
+            let c = b[i];
+            if c == b'\\' {
                 i += 2;
+                out.push(b' ');
                 continue;
             }
-            if b[i] == q && b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q) {
-                triple = None;
-                i += 3;
-            } else {
-                i += 1;
+            let closes =
+                c == q && (!triple || (b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q)));
+            if closes && braces == 0 {
+                open = None;
+                i += if triple { 3 } else { 1 };
+                out.push(b' ');
+                continue;
             }
-            out.push(b' ');
+            if is_f && c == b'{' {
+                braces += 1;
+                out.push(b' ');
+            } else if is_f && c == b'}' {
+                braces = braces.saturating_sub(1);
+                out.push(b' ');
+            } else {
+                out.push(if braces > 0 { c } else { b' ' });
+            }
+            i += 1;
             continue;
         }
         match b[i] {
             b'#' => break,
             q @ (b'"' | b'\'') => {
-                if b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q) {
-                    triple = Some(q);
-                    i += 3;
-                    out.push(b' ');
-                    continue;
-                }
-                i += 1;
-                while i < b.len() && b[i] != q {
-                    if b[i] == b'\\' {
-                        i += 1;
-                    }
-                    i += 1;
-                }
-                i += 1;
+                let prefix_start = out
+                    .iter()
+                    .rposition(|c| !c.is_ascii_alphabetic())
+                    .map_or(0, |p| p + 1);
+                let is_f = out[prefix_start..].iter().any(|c| *c == b'f' || *c == b'F');
+                let triple = b.get(i + 1) == Some(&q) && b.get(i + 2) == Some(&q);
+                open = Some((q, triple, is_f));
+                braces = 0;
+                i += if triple { 3 } else { 1 };
                 out.push(b' ');
             }
             c => {
@@ -351,5 +363,14 @@ mod tests {
         );
         assert!(ids.contains("math") && ids.contains("sqrt") && ids.contains("x"));
         assert!(!ids.contains("Counter") && !ids.contains("sqrt2"));
+    }
+
+    #[test]
+    fn f_string_expressions_are_code() {
+        let ids = identifiers(
+            "def row(label):\n    return f\"{to_snake_case(label)}: {{literal}} done\"\n",
+        );
+        assert!(ids.contains("to_snake_case") && ids.contains("label"));
+        assert!(!ids.contains("done"));
     }
 }

@@ -1,0 +1,528 @@
+//! End-to-end generation with the scripted provider: the fixtures become repositories whose
+//! own tests and hidden reference tests pass; checkpoints, resume, failure propagation, faults,
+//! timeouts, kill -9 and SIGINT behave as the README says.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::support::{fixture, require_python, run, tree, zerorepo};
+
+fn generate(name: &str, script: &Path, out: &Path, extra: &[&str]) -> (i32, String, String) {
+    run(zerorepo()
+        .arg("generate")
+        .arg(fixture(name).join("rpg.json"))
+        .arg("--out")
+        .arg(out)
+        .arg("--llm")
+        .arg(format!("scripted:{}", script.display()))
+        .args(extra))
+}
+
+fn script_of(name: &str) -> PathBuf {
+    fixture(name).join("script.jsonl")
+}
+
+fn checkpoint(out: &Path) -> serde_json::Map<String, Value> {
+    let text = std::fs::read_to_string(out.join("docs/generation_checkpoint.json"))
+        .expect("checkpoint exists");
+    serde_json::from_str(&text).expect("checkpoint is JSON")
+}
+
+fn status_of(out: &Path, id: &str) -> String {
+    checkpoint(out)[id]["status"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The generation order of a fixture, from `plan --json`.
+fn order(name: &str) -> Vec<String> {
+    let (code, stdout, stderr) = run(zerorepo()
+        .arg("plan")
+        .arg(fixture(name).join("rpg.json"))
+        .arg("--json"));
+    assert_eq!(code, 0, "{stderr}");
+    let plan: Value = serde_json::from_str(&stdout).unwrap();
+    let mut entries: Vec<(u64, String)> = plan["subgraphs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["nodes"].as_array().unwrap().iter())
+        .map(|n| {
+            (
+                n["position"].as_u64().unwrap(),
+                n["id"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    entries.sort();
+    entries.into_iter().map(|(_, id)| id).collect()
+}
+
+/// Journal node records, in the order they were written: (node, status).
+fn journal(out: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(out.join(".zerorepo/journal.jsonl")).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["kind"] == "node")
+        .map(|v| {
+            (
+                v["node"].as_str().unwrap_or_default().to_string(),
+                v["status"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn pytest(python: &str, repo: &Path, tests: &Path) -> (bool, String) {
+    let out = Command::new(python)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .arg(tests)
+        .current_dir(repo)
+        .env("PYTHONPATH", "src")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("run pytest");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// Writes a copy of a fixture's script with some lines changed.
+fn edited_script(dir: &Path, name: &str, edit: impl Fn(&mut Value)) -> PathBuf {
+    let text = std::fs::read_to_string(script_of(name)).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            edit(&mut v);
+            serde_json::to_string(&v).unwrap()
+        })
+        .collect();
+    let path = dir.join("script.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+#[test]
+fn seed_example_orders_the_callee_first() {
+    let (_dir, path) = super::support::rpg_file(
+        r#"{"nodes": [
+            {"id": "node_001", "name": "calculate_mean", "type": "function", "node_type": "leaf",
+             "file_path": "src/stats/descriptive.py", "docstring": "Mean.", "dependencies": ["node_002"], "subgraph_id": "stats"},
+            {"id": "node_002", "name": "calculate_sum", "type": "function", "node_type": "leaf",
+             "file_path": "src/stats/descriptive.py", "docstring": "Sum.", "subgraph_id": "stats"}],
+           "edges": [{"source": "node_001", "target": "node_002", "type": "function_call"}]}"#,
+    );
+    let (code, stdout, _) = run(zerorepo().arg("plan").arg(&path).arg("--json"));
+    assert_eq!(code, 0);
+    let plan: Value = serde_json::from_str(&stdout).unwrap();
+    let ids: Vec<&str> = plan["subgraphs"][0]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["node_002", "node_001"]);
+}
+
+#[test]
+fn chain_and_diamond_orders() {
+    assert_eq!(
+        order("chain"),
+        ["mod_chain_steps", "node_a", "node_b", "node_c"]
+    );
+    let diamond = order("diamond");
+    let at = |id: &str| diamond.iter().position(|x| x == id).unwrap();
+    assert!(at("node_a") < at("node_b") && at("node_a") < at("node_c"));
+    assert!(at("node_b") < at("node_d") && at("node_c") < at("node_d"));
+    let (code, stdout, _) = run(zerorepo()
+        .arg("plan")
+        .arg(fixture("diamond").join("rpg.json")));
+    assert_eq!(code, 0);
+    assert!(
+        stdout
+            .contains("node_d text_summary [function] src/diamond/text_stats.py  ← node_b, node_c"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn ml_lib_generates_and_the_hidden_reference_tests_pass() {
+    let Some(python) = require_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ml_lib");
+    let (code, stdout, stderr) = generate("ml_lib", &script_of("ml_lib"), &out, &[]);
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("71 of 71 nodes passed"), "{stdout}");
+    let cp = checkpoint(&out);
+    assert_eq!(cp.len(), 71);
+    assert!(cp.values().all(|r| r["status"] == "passed"));
+    let (ok, output) = pytest(&python, &out, &out.join("tests"));
+    assert!(
+        ok && output.contains("154 passed"),
+        "generated tests: {output}"
+    );
+    let (ok, output) = pytest(&python, &out, &fixture("ml_lib").join("reference/tests"));
+    assert!(
+        ok && output.contains("154 passed"),
+        "reference tests: {output}"
+    );
+    // Every leaf function is in its module.
+    let linear = std::fs::read_to_string(out.join("src/ml_lib/model/linear.py")).unwrap();
+    for name in [
+        "solve_linear_system",
+        "fit_linear_regression",
+        "predict_linear_regression",
+    ] {
+        assert!(linear.contains(&format!("def {name}(")), "{name} missing");
+    }
+}
+
+#[test]
+fn checkpoint_is_written_after_every_node_in_order() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    let (code, _, stderr) = generate("subgraphs20", &script_of("subgraphs20"), &out, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let expected: Vec<(String, String)> = order("subgraphs20")
+        .into_iter()
+        .flat_map(|id| {
+            [
+                (id.clone(), "in_progress".to_string()),
+                (id, "passed".to_string()),
+            ]
+        })
+        .collect();
+    assert_eq!(journal(&out), expected);
+    let cp = checkpoint(&out);
+    assert_eq!(cp.len(), 31);
+    let leaf = &cp["node_010"];
+    assert_eq!(leaf["retry_count"], 0);
+    assert!(leaf["test_results"]["passed"].as_u64().unwrap() >= 2);
+    assert!(leaf["timestamp"].as_str().unwrap().ends_with('Z'));
+}
+
+#[test]
+fn resume_from_the_tenth_node_skips_the_first_nine() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    assert_eq!(
+        generate("subgraphs20", &script_of("subgraphs20"), &out, &[]).0,
+        0
+    );
+    let first = journal(&out).len();
+    let order = order("subgraphs20");
+    let (code, stdout, stderr) = generate(
+        "subgraphs20",
+        &script_of("subgraphs20"),
+        &out,
+        &["--start-from-node", &order[9]],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("(9 kept from the checkpoint)"), "{stdout}");
+    let rerun: Vec<String> = journal(&out)[first..]
+        .iter()
+        .filter(|(_, s)| s == "passed")
+        .map(|(id, _)| id.clone())
+        .collect();
+    assert_eq!(rerun, order[9..].to_vec());
+}
+
+#[test]
+fn plain_rerun_resumes_and_keeps_passed_nodes() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    assert_eq!(generate("chain", &script_of("chain"), &out, &[]).0, 0);
+    let before = tree(&out);
+    let (code, stdout, stderr) = generate("chain", &script_of("chain"), &out, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("4 of 4 nodes passed") && stdout.contains("(4 kept from the checkpoint)"),
+        "{stdout}"
+    );
+    assert!(stderr.contains("resuming: 4 node record(s)"), "{stderr}");
+    assert_eq!(tree(&out), before);
+}
+
+#[test]
+fn failed_node_skips_its_dependents_and_is_reverted() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = edited_script(dir.path(), "subgraphs20", |v| {
+        if v["node"] == "node_002" && v["role"] == "impl" {
+            v["fault"] = "permanent".into();
+        }
+    });
+    let out = dir.path().join("o");
+    let (code, stdout, stderr) = generate("subgraphs20", &script, &out, &[]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(stdout.contains("1 failed, 2 skipped"), "{stdout}");
+    assert_eq!(status_of(&out, "node_002"), "failed");
+    assert_eq!(
+        (status_of(&out, "node_003"), status_of(&out, "node_004")),
+        ("skipped".into(), "skipped".into())
+    );
+    let cp = checkpoint(&out);
+    assert_eq!(
+        cp["node_003"]["failure_reason"],
+        "skipped: dependency node_002 did not pass"
+    );
+    assert!(
+        cp["node_002"]["failure_reason"]
+            .as_str()
+            .unwrap()
+            .contains("injected permanent failure")
+    );
+    for id in order("subgraphs20")
+        .iter()
+        .filter(|id| !["node_002", "node_003", "node_004"].contains(&id.as_str()))
+    {
+        assert_eq!(status_of(&out, id), "passed", "{id}");
+    }
+    // node_002's tests and code were reverted; node_001 (same files) kept.
+    let case = std::fs::read_to_string(out.join("src/textops/case.py")).unwrap();
+    let tests = std::fs::read_to_string(out.join("tests/test_case.py")).unwrap();
+    assert!(
+        case.contains("def to_snake_case(") && !case.contains("def capitalize_words("),
+        "{case}"
+    );
+    assert!(!tests.contains("def test_capitalize_words"), "{tests}");
+    assert!(!out.join("tests/test_titles.py").exists());
+    // status tells the same story
+    let (code, stdout, _) = run(zerorepo().arg("status").arg(&out));
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("31 nodes: 28 passed (90%), 1 failed, 2 skipped"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn wrong_first_answer_is_fixed_on_the_second_attempt() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = edited_script(dir.path(), "chain", |v| {
+        if v["node"] == "node_b" && v["role"] == "impl" {
+            v["fault"] = "wrong_first".into();
+        }
+    });
+    let out = dir.path().join("o");
+    let (code, _, stderr) = generate("chain", &script, &out, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let cp = checkpoint(&out);
+    assert_eq!(cp["node_b"]["retry_count"], 1);
+    assert_eq!(cp["node_a"]["retry_count"], 0);
+    assert!(
+        stderr.contains("node_b double_plus_one: passed (2 attempt(s)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn malformed_answers_exhaust_the_retries_and_leave_nothing_behind() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = edited_script(dir.path(), "chain", |v| {
+        if v["node"] == "node_a" && v["role"] == "impl" {
+            v["fault"] = "malformed".into();
+        }
+    });
+    let out = dir.path().join("o");
+    let (code, _, stderr) = generate("chain", &script, &out, &["--max-retries", "3"]);
+    assert_eq!(code, 1, "{stderr}");
+    let cp = checkpoint(&out);
+    assert_eq!(cp["node_a"]["status"], "failed");
+    assert_eq!(cp["node_a"]["retry_count"], 3);
+    let reason = cp["node_a"]["failure_reason"].as_str().unwrap();
+    assert!(
+        reason.contains("unusable") && reason.contains("after 4 attempts"),
+        "{reason}"
+    );
+    let steps = std::fs::read_to_string(out.join("src/chain/steps.py")).unwrap();
+    assert!(
+        !steps.contains("def "),
+        "reverted to the module docstring only: {steps}"
+    );
+    assert!(!out.join("tests/test_steps.py").exists());
+    assert_eq!(
+        (status_of(&out, "node_b"), status_of(&out, "node_c")),
+        ("skipped".into(), "skipped".into())
+    );
+}
+
+#[test]
+fn hung_tests_are_killed_at_the_timeout() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = edited_script(dir.path(), "chain", |v| {
+        if v["node"] == "node_a" && v["role"] == "impl" {
+            v["answer"] = "```python\ndef double(x):\n    while True:\n        pass\n```".into();
+        }
+    });
+    let out = dir.path().join("o");
+    let started = Instant::now();
+    let (code, _, stderr) = generate(
+        "chain",
+        &script,
+        &out,
+        &["--max-retries", "0", "--test-timeout", "2"],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(25),
+        "the hung run was not killed"
+    );
+    let reason = checkpoint(&out)["node_a"]["failure_reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(reason.starts_with("tests timed out"), "{reason}");
+}
+
+#[test]
+fn corrupt_checkpoint_is_backed_up_and_generation_starts_over() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    assert_eq!(generate("chain", &script_of("chain"), &out, &[]).0, 0);
+    std::fs::write(
+        out.join("docs/generation_checkpoint.json"),
+        "{\"node_a\": {\"status\": ",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = generate("chain", &script_of("chain"), &out, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("checkpoint was corrupt") && stderr.contains("starting over"),
+        "{stderr}"
+    );
+    assert!(!stdout.contains("kept from the checkpoint"), "{stdout}");
+    let backups: Vec<String> = std::fs::read_dir(out.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".corrupt-"))
+        .collect();
+    assert_eq!(backups.len(), 1, "{backups:?}");
+    assert_eq!(checkpoint(&out).len(), 4);
+}
+
+/// Waits until the journal holds at least `records` node records (or the process ends).
+fn wait_for_records(out: &Path, child: &mut std::process::Child, records: usize) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while journal(out).len() < records && Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn spawn_generate(name: &str, out: &Path) -> std::process::Child {
+    zerorepo()
+        .arg("-q")
+        .arg("generate")
+        .arg(fixture(name).join("rpg.json"))
+        .arg("--out")
+        .arg(out)
+        .arg("--llm")
+        .arg(format!("scripted:{}", script_of(name).display()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn kill_9_halfway_then_resume_gives_the_same_repository() {
+    let Some(python) = require_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let clean = dir.path().join("clean");
+    assert_eq!(generate("ml_lib", &script_of("ml_lib"), &clean, &[]).0, 0);
+    let expected = tree(&clean);
+    // Kill at three different depths: early, halfway (71 nodes → 142 records), late.
+    let crashed = dir.path().join("crashed");
+    for records in [17, 71, 121] {
+        let mut child = spawn_generate("ml_lib", &crashed);
+        wait_for_records(&crashed, &mut child, records);
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+    }
+    let (code, stdout, stderr) = generate("ml_lib", &script_of("ml_lib"), &crashed, &[]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("kept from the checkpoint"),
+        "the last run resumed: {stdout}"
+    );
+    let got = tree(&crashed);
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>()
+    );
+    for (path, bytes) in &expected {
+        assert!(
+            got[path] == *bytes,
+            "{path} differs after kill -9 and resume"
+        );
+    }
+    let (ok, output) = pytest(
+        &python,
+        &crashed,
+        &fixture("ml_lib").join("reference/tests"),
+    );
+    assert!(ok, "{output}");
+}
+
+#[test]
+fn sigint_exits_130_with_a_consistent_checkpoint_and_resume_completes() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    let mut child = spawn_generate("subgraphs20", &out);
+    wait_for_records(&out, &mut child, 10);
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let cp = checkpoint(&out);
+    assert!(
+        cp.values()
+            .all(|r| r["status"] == "passed" || r["status"] == "in_progress"),
+        "{cp:?}"
+    );
+    let (code, stdout, stderr) = generate("subgraphs20", &script_of("subgraphs20"), &out, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("31 of 31 nodes passed"), "{stdout}");
+}

@@ -1,0 +1,4 @@
+mod bad_input;
+mod generation;
+mod schemas;
+mod support;

@@ -1,0 +1,71 @@
+//! The committed JSON Schemas and scripted-provider scripts are generated artifacts: these
+//! tests fail when they are stale, and say how to regenerate them.
+
+use super::support::{fixture, repo_root, run, zerorepo};
+
+#[test]
+fn committed_schemas_are_up_to_date() {
+    for (file, generated) in [
+        ("rpg.schema.json", zerorepo::schemas::rpg()),
+        ("checkpoint.schema.json", zerorepo::schemas::checkpoint()),
+    ] {
+        let path = repo_root().join("schemas").join(file);
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "schemas/{file} is stale: run `cargo run -q -- schema {} > schemas/{file}`",
+            file.split('.').next().unwrap_or_default()
+        );
+    }
+}
+
+#[test]
+fn rpg_schema_documents_the_edge_kinds_and_required_fields() {
+    let schema: serde_json::Value = serde_json::from_str(&zerorepo::schemas::rpg()).unwrap();
+    let text = schema.to_string();
+    for kind in [
+        "function_call",
+        "imports",
+        "inherits",
+        "uses",
+        "data_flow",
+        "contains",
+    ] {
+        assert!(
+            text.contains(kind),
+            "edge kind {kind} missing from the schema"
+        );
+    }
+    let node_required = &schema["$defs"]["Node"]["required"];
+    assert_eq!(
+        node_required,
+        &serde_json::json!(["id", "name", "type", "node_type"])
+    );
+}
+
+#[test]
+fn committed_scripts_match_their_reference_solutions() {
+    for name in ["chain", "diamond", "subgraphs20", "ml_lib"] {
+        let dir = fixture(name);
+        let (code, stdout, stderr) = run(zerorepo()
+            .arg("derive-script")
+            .arg(dir.join("rpg.json"))
+            .arg("--reference")
+            .arg(dir.join("reference")));
+        assert_eq!(code, 0, "{name}: {stderr}");
+        let committed = std::fs::read_to_string(dir.join("script.jsonl")).unwrap_or_default();
+        assert!(
+            committed == stdout,
+            "fixtures/{name}/script.jsonl is stale: run `cargo run -q -- derive-script fixtures/{name}/rpg.json --reference fixtures/{name}/reference > fixtures/{name}/script.jsonl`"
+        );
+        let leaves = std::fs::read_to_string(dir.join("rpg.json"))
+            .unwrap()
+            .matches("\"leaf\"")
+            .count();
+        assert_eq!(
+            stdout.lines().count(),
+            2 * leaves,
+            "{name}: one test and one impl answer per leaf"
+        );
+    }
+}
