@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context as _, Result, bail};
+use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use tokio_util::sync::CancellationToken;
 
@@ -258,24 +258,39 @@ fn format_errors(path: &Path, errors: &[rpg::RpgError]) -> String {
     text
 }
 
+/// Why an RPG was rejected: unreadable/unparsable, or invalid.
+enum Invalid {
+    Load(String),
+    Rpg(Vec<rpg::RpgError>),
+}
+
+fn check_rpg(path: &Path, out: Option<&Path>) -> Result<ValidRpg, Invalid> {
+    let rpg = rpg::load_file(path).map_err(|e| Invalid::Load(e.to_string()))?;
+    let valid = rpg::validate(rpg).map_err(Invalid::Rpg)?;
+    if let Some(out) = out {
+        rpg::check_output_paths(&valid.rpg, out, engine::ENGINE_FILES).map_err(Invalid::Rpg)?;
+    }
+    Ok(valid)
+}
+
 fn validate(path: &Path, out: Option<&Path>, json: bool) -> Result<u8> {
-    let result = rpg::load_file(path)
-        .map_err(|e| vec![e.to_string()])
-        .and_then(|rpg| {
-            let valid = rpg::validate(rpg)
-                .map_err(|errs| errs.iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
-            if let Some(out) = out {
-                rpg::check_output_paths(&valid.rpg, out)
-                    .map_err(|errs| errs.iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
-            }
-            Ok(valid)
-        });
+    let result = check_rpg(path, out);
     if json {
         let value = match &result {
-            Ok(v) => {
-                serde_json::json!({"valid": true, "nodes": v.rpg.nodes.len(), "errors": [], "warnings": v.warnings.iter().map(|w| w.0.clone()).collect::<Vec<_>>()})
+            Ok(v) => serde_json::json!({
+                "valid": true,
+                "nodes": v.rpg.nodes.len(),
+                "errors": [],
+                "warnings": v.warnings.iter().map(|w| w.0.clone()).collect::<Vec<_>>(),
+            }),
+            Err(Invalid::Load(e)) => {
+                serde_json::json!({"valid": false, "errors": [e], "warnings": []})
             }
-            Err(errors) => serde_json::json!({"valid": false, "errors": errors, "warnings": []}),
+            Err(Invalid::Rpg(errors)) => serde_json::json!({
+                "valid": false,
+                "errors": errors.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
+                "warnings": [],
+            }),
         };
         println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(if result.is_ok() {
@@ -297,16 +312,8 @@ fn validate(path: &Path, out: Option<&Path>, json: bool) -> Result<u8> {
             );
             Ok(exit::OK)
         }
-        Err(_) => {
-            // Re-run through load_valid for the full formatted message (cycle steps included).
-            load_valid(path)?;
-            if let Some(out) = out {
-                let valid = load_valid(path)?;
-                rpg::check_output_paths(&valid.rpg, out)
-                    .map_err(|errs| BadInput(format_errors(path, &errs)))?;
-            }
-            bail!("validation failed")
-        }
+        Err(Invalid::Load(e)) => Err(BadInput(e).into()),
+        Err(Invalid::Rpg(errors)) => Err(BadInput(format_errors(path, &errors)).into()),
     }
 }
 
@@ -338,10 +345,6 @@ async fn generate(
     let valid = Arc::new(load_valid(rpg_path)?);
     let llm = provider(llm)?;
     let runner = LocalRunner::new(LocalRunner::default_python(), timeout);
-    runner
-        .check_ready()
-        .await
-        .map_err(|e| BadInput(e.to_string()))?;
     tracing::warn!("tests run as plain subprocesses: nothing is sandboxed yet");
     let cancel = CancellationToken::new();
     spawn_signal_handler(cancel.clone());

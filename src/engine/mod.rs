@@ -17,7 +17,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use crate::checkpoint::{Checkpoint, CheckpointError, NodeRecord, NodeStatus};
+use crate::checkpoint::{COMPACT, Checkpoint, CheckpointError, JOURNAL, NodeRecord, NodeStatus};
 use crate::llm::{LlmProvider, Usage};
 use crate::rpg::{RpgError, ValidRpg, check_output_paths};
 use crate::sandbox::TestRunner;
@@ -31,6 +31,14 @@ pub use node::NodeResult;
 pub const STATE_DIR: &str = ".zerorepo";
 const SNAPSHOT_DIR: &str = ".zerorepo/snapshots";
 const RPG_COPY: &str = ".zerorepo/rpg.json";
+/// Files the engine itself writes; like node paths, they must not lead outside the output.
+pub const ENGINE_FILES: &[&str] = &[
+    JOURNAL,
+    COMPACT,
+    RPG_COPY,
+    ".zerorepo/snapshots/x.json",
+    ".gitignore",
+];
 const OUTPUT_GITIGNORE: &str = "__pycache__/\n*.pyc\n.pytest_cache/\n.zerorepo/\n";
 
 #[derive(Debug, Clone)]
@@ -141,7 +149,8 @@ pub async fn generate(
     mut progress: impl FnMut(Progress),
 ) -> Result<Summary, EngineError> {
     let started = Instant::now();
-    check_output_paths(&rpg.rpg, &options.out).map_err(|errors| bad_input(&errors))?;
+    check_output_paths(&rpg.rpg, &options.out, ENGINE_FILES)
+        .map_err(|errors| bad_input(&errors))?;
     let start_index = match &options.start_from {
         Some(id) => Some(
             rpg.order
@@ -159,6 +168,10 @@ pub async fn generate(
     if let Some(index) = start_index {
         check_start_node(&rpg, &options.out, index)?;
     }
+    runner
+        .check_ready()
+        .await
+        .map_err(|e| EngineError::BadInput(e.to_string()))?;
     std::fs::create_dir_all(&options.out).map_err(|source| WorkspaceError::Io {
         path: options.out.clone(),
         source,

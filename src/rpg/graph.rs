@@ -26,13 +26,7 @@ impl std::fmt::Display for DepKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             DepKind::Dependency => f.write_str("dependencies"),
-            DepKind::Edge(kind) => write!(
-                f,
-                "{} edge",
-                serde_json::to_string(kind)
-                    .unwrap_or_default()
-                    .trim_matches('"')
-            ),
+            DepKind::Edge(kind) => write!(f, "{} edge", kind.as_str()),
             DepKind::Parent => f.write_str("parent"),
             DepKind::ContainsPath => f.write_str("file path"),
         }

@@ -98,6 +98,18 @@ pub enum EdgeKind {
 }
 
 impl EdgeKind {
+    /// The name used in JSON (`function_call`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EdgeKind::FunctionCall => "function_call",
+            EdgeKind::Imports => "imports",
+            EdgeKind::Inherits => "inherits",
+            EdgeKind::Uses => "uses",
+            EdgeKind::DataFlow => "data_flow",
+            EdgeKind::Contains => "contains",
+        }
+    }
+
     /// Returns `(dependency, dependent)` for an edge of this kind.
     pub fn dependency_pair<'a>(self, source: &'a str, target: &'a str) -> (&'a str, &'a str) {
         match self {

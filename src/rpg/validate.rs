@@ -41,7 +41,7 @@ pub enum RpgError {
     MissingDocstring { node: String },
     #[error("leaf node `{node}`: missing file_path")]
     MissingFilePath { node: String },
-    #[error("node `{node}`: file_path `{path}` {reason}")]
+    #[error("node `{node}`: file_path `{}` {reason}", path.escape_debug())]
     BadFilePath {
         node: String,
         path: String,
@@ -253,7 +253,11 @@ fn check_relative_path(path: &str) -> Result<(), &'static str> {
         return Err("contains a backslash (use `/`)");
     }
     let bytes = path.as_bytes();
-    if path.starts_with('/') || (bytes.len() > 1 && bytes[1] == b':') {
+    let drive = bytes.len() >= 2
+        && bytes[0].is_ascii_alphabetic()
+        && bytes[1] == b':'
+        && bytes.get(2).is_none_or(|&c| c == b'/');
+    if path.starts_with('/') || drive {
         return Err("is absolute (it must be relative to the output directory)");
     }
     if path.split('/').any(|part| part == "..") {
@@ -310,7 +314,7 @@ fn warn_disagreements(rpg: &Rpg, warnings: &mut Vec<Warning>) {
     }
     for ((dependent, dependency), kind) in &from_edges {
         if !from_deps.contains(&(dependent, dependency)) {
-            let kind = serde_json::to_string(kind).unwrap_or_default();
+            let kind = kind.as_str();
             warnings.push(Warning(format!(
                 "a {kind} edge makes `{dependent}` depend on `{dependency}`, but `{dependent}`'s dependencies do not list it"
             )));
@@ -318,10 +322,10 @@ fn warn_disagreements(rpg: &Rpg, warnings: &mut Vec<Warning>) {
     }
 }
 
-/// Checks, against the real output directory, that no node's path escapes it through a
-/// symlink (a link inside `out` pointing outside). Missing components are fine: they will be
-/// created as plain directories.
-pub fn check_output_paths(rpg: &Rpg, out: &Path) -> Result<(), Vec<RpgError>> {
+/// Checks, against the real output directory, that no node's path (nor any of `extra`, the
+/// engine's own files) escapes it through a symlink (a link inside `out` pointing outside).
+/// Missing components are fine: they will be created as plain directories.
+pub fn check_output_paths(rpg: &Rpg, out: &Path, extra: &[&str]) -> Result<(), Vec<RpgError>> {
     let Ok(root) = out.canonicalize() else {
         return Ok(()); // the directory does not exist yet: nothing can be a link
     };
@@ -336,6 +340,11 @@ pub fn check_output_paths(rpg: &Rpg, out: &Path) -> Result<(), Vec<RpgError>> {
             .iter()
             .filter_map(|n| n.test_file().map(|p| (n, p))),
     );
+    let engine = Node {
+        id: "(engine state)".into(),
+        ..rpg.nodes[0].clone()
+    };
+    paths.extend(extra.iter().map(|p| (&engine, p.to_string())));
     for (node, path) in paths {
         let mut at = root.clone();
         for part in Path::new(&path).components() {

@@ -34,9 +34,16 @@ impl LocalRunner {
     pub fn default_python() -> PathBuf {
         std::env::var_os("ZEROREPO_PYTHON").map_or_else(|| PathBuf::from("python3"), PathBuf::from)
     }
+}
+
+#[async_trait::async_trait]
+impl TestRunner for LocalRunner {
+    fn name(&self) -> &str {
+        "none (unsandboxed subprocess)"
+    }
 
     /// Fails early, with a fix, when the interpreter cannot import pytest.
-    pub async fn check_ready(&self) -> Result<(), SandboxError> {
+    async fn check_ready(&self) -> Result<(), SandboxError> {
         let status = tokio::process::Command::new(&self.python)
             .args(["-c", "import pytest"])
             .stdout(Stdio::null())
@@ -54,13 +61,6 @@ impl LocalRunner {
                 python: self.python.display().to_string(),
             })
         }
-    }
-}
-
-#[async_trait::async_trait]
-impl TestRunner for LocalRunner {
-    fn name(&self) -> &str {
-        "none (unsandboxed subprocess)"
     }
 
     async fn run_tests(

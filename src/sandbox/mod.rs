@@ -78,6 +78,8 @@ pub enum SandboxError {
 pub trait TestRunner: Send + Sync {
     /// A short name for logs and reports.
     fn name(&self) -> &str;
+    /// Fails, with a fix for the user, when the runner cannot work at all (no pytest, ...).
+    async fn check_ready(&self) -> Result<(), SandboxError>;
     /// Runs `test_file` (relative to `repo`) and reports the outcome.
     async fn run_tests(
         &self,

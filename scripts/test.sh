@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, then format check, clippy, and the whole suite
+# (unit tests and the one integration binary, which generates the fixtures for real).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/setup.sh
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --all-targets --quiet -- -D warnings
+echo "== cargo test"
+cargo test --all-targets
