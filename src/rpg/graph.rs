@@ -238,3 +238,116 @@ fn path_contains(container: &Node, node: &Node) -> bool {
     let dir = outer.trim_end_matches('/');
     inner.len() > dir.len() && inner.starts_with(dir) && inner.as_bytes()[dir.len()] == b'/'
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rpg::model::{Edge, NodeType};
+
+    fn node(id: &str, node_type: NodeType, path: &str, deps: &[&str]) -> Node {
+        Node {
+            id: id.into(),
+            name: id.into(),
+            kind: if node_type == NodeType::Leaf {
+                "function"
+            } else {
+                "module"
+            }
+            .into(),
+            node_type,
+            file_path: Some(path.into()),
+            docstring: Some("doc".into()),
+            dependencies: deps.iter().map(|d| d.to_string()).collect(),
+            subgraph_id: None,
+            signature: None,
+            examples: vec![],
+            parent: None,
+            extra: Default::default(),
+        }
+    }
+
+    fn order_of(rpg: &Rpg) -> Vec<&str> {
+        let graph = DepGraph::build(rpg);
+        graph
+            .topological_order()
+            .unwrap()
+            .into_iter()
+            .map(|p| rpg.nodes[p].id.as_str())
+            .collect()
+    }
+
+    fn rpg(nodes: Vec<Node>, edges: Vec<Edge>) -> Rpg {
+        Rpg {
+            nodes,
+            edges,
+            metadata: Default::default(),
+            extra: Default::default(),
+        }
+    }
+
+    #[test]
+    fn ties_are_broken_by_id_and_composites_come_before_their_leaves() {
+        let leaf = NodeType::Leaf;
+        let r = rpg(
+            vec![
+                node("c", leaf, "pkg/m.py", &[]),
+                node("b", leaf, "pkg/m.py", &[]),
+                node("z_module", NodeType::Composite, "pkg/m.py", &[]),
+                node("y_package", NodeType::Composite, "pkg", &[]),
+                node("a", leaf, "other.py", &[]),
+            ],
+            vec![],
+        );
+        assert_eq!(order_of(&r), ["a", "y_package", "z_module", "b", "c"]);
+    }
+
+    #[test]
+    fn edge_directions_follow_the_readme() {
+        let leaf = NodeType::Leaf;
+        let edge = |s: &str, t: &str, kind| Edge {
+            source: s.into(),
+            target: t.into(),
+            kind,
+        };
+        let calls = rpg(
+            vec![node("a", leaf, "m.py", &[]), node("b", leaf, "m.py", &[])],
+            vec![edge("a", "b", EdgeKind::FunctionCall)],
+        );
+        assert_eq!(
+            order_of(&calls),
+            ["b", "a"],
+            "the caller depends on the callee"
+        );
+        let flows = rpg(
+            vec![node("a", leaf, "m.py", &[]), node("b", leaf, "m.py", &[])],
+            vec![edge("b", "a", EdgeKind::DataFlow)],
+        );
+        assert_eq!(
+            order_of(&flows),
+            ["b", "a"],
+            "data flows from source to target"
+        );
+    }
+
+    #[test]
+    fn cycle_is_reported_from_its_smallest_id_in_depends_on_order() {
+        let leaf = NodeType::Leaf;
+        let r = rpg(
+            vec![
+                node("x", leaf, "m.py", &[]),
+                node("c", leaf, "m.py", &["a"]),
+                node("b", leaf, "m.py", &["c"]),
+                node("a", leaf, "m.py", &["b"]),
+            ],
+            vec![],
+        );
+        let graph = DepGraph::build(&r);
+        assert_eq!(graph.find_cycle().unwrap(), ["a", "b", "c", "a"]);
+        assert!(graph.topological_order().is_none());
+        let self_loop = rpg(vec![node("s", leaf, "m.py", &["s"])], vec![]);
+        assert_eq!(
+            DepGraph::build(&self_loop).find_cycle().unwrap(),
+            ["s", "s"]
+        );
+    }
+}
