@@ -16,6 +16,7 @@
 
 pub mod checkpoint;
 pub mod code;
+pub mod detect;
 pub mod edit;
 pub mod engine;
 pub mod llm;

@@ -14,7 +14,7 @@ use zerorepo::engine::{self, GenerateOptions, Progress};
 use zerorepo::llm::LlmProvider;
 use zerorepo::llm::scripted::ScriptedProvider;
 use zerorepo::rpg::{self, ValidRpg};
-use zerorepo::sandbox::{self, LocalRunner};
+use zerorepo::sandbox::{self, BwrapRunner, LocalRunner, SandboxPolicy, TestRunner};
 use zerorepo::{exit, report, schedule};
 
 #[derive(Parser)]
@@ -79,6 +79,9 @@ enum Command {
         /// Wall-clock limit of one test run, in seconds.
         #[arg(long, default_value_t = sandbox::DEFAULT_TIMEOUT.as_secs())]
         test_timeout: u64,
+        /// Where generated tests run: `auto` (bubblewrap), `bwrap`, or `none` (no isolation at all).
+        #[arg(long, value_enum, default_value = "auto", env = "ZEROREPO_SANDBOX")]
+        sandbox: sandbox::Backend,
         /// Print the final summary as JSON on stdout.
         #[arg(long)]
         json: bool,
@@ -182,6 +185,7 @@ async fn run(cli: Cli) -> Result<u8> {
             jobs,
             llm,
             test_timeout,
+            sandbox,
             json,
         } => {
             let options = GenerateOptions {
@@ -194,7 +198,7 @@ async fn run(cli: Cli) -> Result<u8> {
                 &rpg,
                 options,
                 llm.as_deref(),
-                Duration::from_secs(test_timeout),
+                test_runner(sandbox, Duration::from_secs(test_timeout))?,
                 json,
                 cli.quiet,
             )
@@ -317,6 +321,24 @@ fn validate(path: &Path, out: Option<&Path>, json: bool) -> Result<u8> {
     }
 }
 
+/// The test runner for `--sandbox`. `none` runs generated code with the user's full rights,
+/// so it is never chosen implicitly and always says so.
+fn test_runner(backend: sandbox::Backend, timeout: Duration) -> Result<Arc<dyn TestRunner>> {
+    let policy = SandboxPolicy { wall_timeout_secs: timeout.as_secs().max(1), ..SandboxPolicy::default() };
+    match backend {
+        sandbox::Backend::None => {
+            tracing::warn!("--sandbox none: generated tests run as plain subprocesses with your rights; nothing is isolated");
+            Ok(Arc::new(LocalRunner::new(LocalRunner::default_python(), timeout)))
+        }
+        sandbox::Backend::Auto | sandbox::Backend::Bwrap => {
+            let python = std::env::var_os("ZEROREPO_SANDBOX_PYTHON")
+                .map_or_else(|| PathBuf::from(sandbox::bwrap::DEFAULT_PYTHON), PathBuf::from);
+            let runner = BwrapRunner::new(policy, python).map_err(|e| BadInput(e.to_string()))?;
+            Ok(Arc::new(runner))
+        }
+    }
+}
+
 fn provider(spec: Option<&str>) -> Result<Arc<dyn LlmProvider>> {
     let Some(spec) = spec else {
         return Err(BadInput(
@@ -338,18 +360,16 @@ async fn generate(
     rpg_path: &Path,
     options: GenerateOptions,
     llm: Option<&str>,
-    timeout: Duration,
+    runner: Arc<dyn TestRunner>,
     json: bool,
     quiet: bool,
 ) -> Result<u8> {
     let valid = Arc::new(load_valid(rpg_path)?);
     let llm = provider(llm)?;
-    let runner = LocalRunner::new(LocalRunner::default_python(), timeout);
-    tracing::warn!("tests run as plain subprocesses: nothing is sandboxed yet");
     let cancel = CancellationToken::new();
     spawn_signal_handler(cancel.clone());
     let show = !quiet;
-    let summary = engine::generate(valid, llm, Arc::new(runner), options, cancel, |event| {
+    let summary = engine::generate(valid, llm, runner, options, cancel, |event| {
         if show {
             print_progress(&event);
         }

@@ -108,6 +108,7 @@ impl TestRunner for LocalRunner {
         let duration = started.elapsed();
         let output = read_tail(capture.path(), OUTPUT_CAP)?;
         let (passed, failed, errors) = parse_pytest_summary(&output);
+        let signal = exit.and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s));
         Ok(TestRun {
             exit_code: exit.and_then(|s| s.code()),
             passed,
@@ -115,8 +116,15 @@ impl TestRunner for LocalRunner {
             errors,
             timed_out,
             cancelled,
+            killed_by: if timed_out { Some("timeout".into()) } else { signal.map(|s| format!("signal {s}")) },
+            stdout: output.clone(),
+            stderr: String::new(),
             output,
             duration,
+            cpu_ms: None,
+            max_rss_kb: None,
+            tests: Vec::new(),
+            sandbox: "none".into(),
         })
     }
 }

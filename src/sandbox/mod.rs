@@ -1,11 +1,19 @@
-//! Running a repository's tests.
+//! Running a repository's tests, isolated.
 //!
-//! Today there is one backend, [`local`]: pytest in a child process with a timeout, its own
-//! process group (killed whole on timeout or cancellation) and output captured to files. It
-//! isolates nothing; the bubblewrap and Docker backends of the sandbox issue will sit beside it
-//! behind the same [`TestRunner`] trait, with the policy as data.
+//! Generated code is untrusted, so every test run goes through a [`TestRunner`]:
+//! - [`bwrap`] (the default): bubblewrap with every namespace unshared, a minimal read-only
+//!   root, the repository read-only, no network, rlimits per run and a pids/memory cgroup;
+//! - [`local`] (`--sandbox none`): a plain subprocess, isolating nothing, only on request.
+//!
+//! What a sandbox allows is data ([`policy::SandboxPolicy`]); each backend translates it in a
+//! pure function. Inside a sandbox a warm runner ([`warm`], `runner.py`) that has already
+//! imported pytest forks once per run, which is several times cheaper than a cold start.
 
+pub mod bwrap;
+pub mod cgroup;
 pub mod local;
+pub mod policy;
+pub mod warm;
 
 use std::path::Path;
 use std::time::Duration;
@@ -13,7 +21,18 @@ use std::time::Duration;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
+pub use bwrap::BwrapRunner;
 pub use local::LocalRunner;
+pub use policy::SandboxPolicy;
+
+/// The outcome of one test case, from pytest's JUnit XML.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct TestOutcome {
+    /// `file::test_name` (pytest's classname and name).
+    pub name: String,
+    /// `passed`, `failed`, `error` or `skipped`.
+    pub outcome: String,
+}
 
 /// The result of one test run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -25,12 +44,43 @@ pub struct TestRun {
     pub errors: u32,
     pub timed_out: bool,
     pub cancelled: bool,
-    /// stdout and stderr, capped (the tail is kept: that is where pytest's summary is).
+    /// `timeout`, or the signal that ended the run (`SIGKILL`, `SIGXCPU`, ...).
+    pub killed_by: Option<String>,
+    /// stdout then stderr, each capped (the tail is kept: that is where pytest's summary is).
     pub output: String,
+    pub stdout: String,
+    pub stderr: String,
     pub duration: Duration,
+    pub cpu_ms: Option<u64>,
+    pub max_rss_kb: Option<u64>,
+    /// Per-test outcomes (empty when pytest did not get to write its report).
+    pub tests: Vec<TestOutcome>,
+    /// The backend that ran it; `none` means nothing was isolated.
+    pub sandbox: String,
 }
 
 impl TestRun {
+    /// The result of a run stopped by cancellation (Ctrl-C).
+    pub fn cancelled(sandbox: &str) -> TestRun {
+        TestRun {
+            exit_code: None,
+            passed: 0,
+            failed: 0,
+            errors: 0,
+            timed_out: false,
+            cancelled: true,
+            killed_by: Some("cancelled".into()),
+            output: String::new(),
+            stdout: String::new(),
+            stderr: String::new(),
+            duration: Duration::ZERO,
+            cpu_ms: None,
+            max_rss_kb: None,
+            tests: Vec::new(),
+            sandbox: sandbox.to_string(),
+        }
+    }
+
     pub fn succeeded(&self) -> bool {
         self.exit_code == Some(0) && !self.timed_out && !self.cancelled && self.passed > 0
     }
@@ -39,6 +89,9 @@ impl TestRun {
     pub fn failure_reason(&self) -> String {
         if self.timed_out {
             return format!("tests timed out after {:.0?}", self.duration);
+        }
+        if let Some(signal) = &self.killed_by {
+            return format!("tests were killed by {signal} (a sandbox limit: CPU, memory, file size or processes)");
         }
         if self.exit_code == Some(5) || (self.exit_code == Some(0) && self.passed == 0) {
             return "pytest collected no tests".into();
@@ -72,6 +125,10 @@ pub enum SandboxError {
         "{python} cannot import pytest; install it (`{python} -m pip install pytest`) or set ZEROREPO_PYTHON"
     )]
     NoPytest { python: String },
+    #[error("sandbox unavailable: {0}")]
+    Unavailable(String),
+    #[error("sandbox failed: {0}")]
+    Failed(String),
 }
 
 #[async_trait::async_trait]
@@ -91,6 +148,17 @@ pub trait TestRunner: Send + Sync {
 
 /// Default wall-clock limit for one test run (the seed's 30 s).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Which backend runs the tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    /// bubblewrap when it is installed and works, otherwise an error that says what to install.
+    Auto,
+    Bwrap,
+    /// No isolation at all: a plain subprocess (explicit only).
+    None,
+}
 
 /// Reads pytest's final summary (`2 failed, 3 passed, 1 error in 0.12s`) into counts.
 pub fn parse_pytest_summary(output: &str) -> (u32, u32, u32) {

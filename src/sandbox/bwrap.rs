@@ -1,0 +1,280 @@
+//! The bubblewrap backend (the default).
+//!
+//! One sandbox per output repository, started on first use and kept warm: bubblewrap with
+//! every namespace unshared (no network unless the policy says so), a minimal read-only root
+//! (`/usr` and symlinks, not the host's `/`), the repository read-only at `/repo`, a fresh
+//! size-limited tmpfs at `/tmp`, a cleared environment, running as uid 65534. Inside, the warm
+//! runner forks one child per test run with rlimits. As root, a pids+memory cgroup bounds the
+//! whole sandbox (root ignores RLIMIT_NPROC); as a normal user, RLIMIT_NPROC does.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use tokio::io::BufReader;
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use super::cgroup::CgroupGuard;
+use super::policy::SandboxPolicy;
+use super::warm::{RUNNER_PY, WarmChannel};
+use super::{SandboxError, TestRun, TestRunner};
+
+pub const REPO_IN_SANDBOX: &str = "/repo";
+pub const RUNNER_IN_SANDBOX: &str = "/opt/zerorepo";
+/// The interpreter inside the sandbox; only `/usr` is mounted, so it must live there.
+pub const DEFAULT_PYTHON: &str = "/usr/bin/python3";
+
+/// Host paths a sandbox is built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BwrapLayout {
+    pub repo: PathBuf,
+    /// Host directory holding `runner.py`.
+    pub runner_dir: PathBuf,
+    pub python: PathBuf,
+    /// Running as root: map the sandbox user to uid/gid 65534 explicitly.
+    pub as_root: bool,
+}
+
+/// The whole bubblewrap command line for a policy and layout (pure; tests compare it whole).
+pub fn bwrap_args(policy: &SandboxPolicy, layout: &BwrapLayout) -> Vec<String> {
+    let mut args: Vec<String> = Vec::new();
+    let mut push = |items: &[&str]| args.extend(items.iter().map(|s| s.to_string()));
+    push(&["--unshare-all"]);
+    if policy.network {
+        push(&["--share-net"]);
+    }
+    push(&["--die-with-parent", "--new-session"]);
+    if layout.as_root {
+        push(&["--unshare-user", "--uid", "65534", "--gid", "65534"]);
+    }
+    push(&[
+        "--ro-bind", "/usr", "/usr",
+        "--symlink", "usr/bin", "/bin",
+        "--symlink", "usr/lib", "/lib",
+        "--symlink", "usr/lib64", "/lib64",
+        "--symlink", "usr/sbin", "/sbin",
+        "--dev", "/dev",
+        "--proc", "/proc",
+    ]);
+    let tmp_bytes = (policy.tmp_size_mb * 1024 * 1024).to_string();
+    push(&["--size", &tmp_bytes, "--tmpfs", "/tmp", "--dir", "/etc"]);
+    let repo = layout.repo.display().to_string();
+    let runner = layout.runner_dir.display().to_string();
+    let bind = if policy.repo_read_only { "--ro-bind" } else { "--bind" };
+    push(&[bind, &repo, REPO_IN_SANDBOX, "--ro-bind", &runner, RUNNER_IN_SANDBOX]);
+    push(&["--remount-ro", "/", "--chdir", REPO_IN_SANDBOX, "--clearenv"]);
+    for (name, value) in policy.environment(REPO_IN_SANDBOX) {
+        push(&["--setenv", &name, &value]);
+    }
+    let python = layout.python.display().to_string();
+    let script = format!("{RUNNER_IN_SANDBOX}/runner.py");
+    push(&[&python, &script, "--sweep", "--repo", REPO_IN_SANDBOX]);
+    args
+}
+
+struct Session {
+    repo: PathBuf,
+    channel: WarmChannel,
+    // Dropped after the child: kill_on_drop ends bubblewrap, then the guard sweeps the cgroup.
+    _child: tokio::process::Child,
+    _cgroup: Option<CgroupGuard>,
+}
+
+pub struct BwrapRunner {
+    policy: SandboxPolicy,
+    python: PathBuf,
+    runner_dir: tempfile::TempDir,
+    session: Mutex<Option<Session>>,
+    as_root: bool,
+}
+
+static SANDBOXES: AtomicU64 = AtomicU64::new(0);
+
+impl BwrapRunner {
+    pub fn new(policy: SandboxPolicy, python: impl Into<PathBuf>) -> Result<BwrapRunner, SandboxError> {
+        let python = python.into();
+        if !python.starts_with("/usr/") {
+            return Err(SandboxError::Unavailable(format!(
+                "the sandbox interpreter must live under /usr (only /usr is mounted), got {}",
+                python.display()
+            )));
+        }
+        let runner_dir = tempfile::Builder::new().prefix("zerorepo-runner-").tempdir()?;
+        let script = runner_dir.path().join("runner.py");
+        std::fs::write(&script, RUNNER_PY)?;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644))?;
+        std::fs::set_permissions(runner_dir.path(), std::fs::Permissions::from_mode(0o755))?;
+        Ok(BwrapRunner {
+            policy,
+            python,
+            runner_dir,
+            session: Mutex::new(None),
+            as_root: nix::unistd::geteuid().is_root(),
+        })
+    }
+
+    fn layout(&self, repo: &Path) -> BwrapLayout {
+        BwrapLayout {
+            repo: repo.to_path_buf(),
+            runner_dir: self.runner_dir.path().to_path_buf(),
+            python: self.python.clone(),
+            as_root: self.as_root,
+        }
+    }
+
+    async fn start(&self, repo: &Path) -> Result<Session, SandboxError> {
+        let repo = repo.canonicalize()?;
+        let args = bwrap_args(&self.policy, &self.layout(&repo));
+        let cgroup = if self.as_root {
+            let name = format!("zerorepo-{}-{}", std::process::id(), SANDBOXES.fetch_add(1, Ordering::Relaxed));
+            match CgroupGuard::create(&name, self.policy.max_processes, self.policy.memory_bytes()) {
+                Ok(guard) => Some(guard),
+                Err(why) => {
+                    tracing::warn!("no cgroup for the sandbox ({why}): running as root, process count is not limited");
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let mut command = match &cgroup {
+            // Join the cgroup(s) from inside the process that becomes bubblewrap: no race.
+            Some(guard) => {
+                let mut c = tokio::process::Command::new("/bin/sh");
+                c.arg("-c")
+                    .arg(r#"while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@""#)
+                    .arg("zerorepo-sandbox");
+                c.args(guard.procs_files()).arg("--").arg("bwrap");
+                c
+            }
+            None => tokio::process::Command::new("bwrap"),
+        };
+        command
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        if !self.as_root {
+            tracing::debug!("unprivileged bubblewrap; RLIMIT_NPROC bounds processes");
+        }
+        let mut child = command.spawn().map_err(|source| SandboxError::Spawn { program: "bwrap".into(), source })?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(SandboxError::Failed("bubblewrap started without pipes".into()));
+        };
+        let started = WarmChannel::start(Box::new(stdin), Box::new(BufReader::new(stdout)), Duration::from_secs(30)).await;
+        let (channel, hello) = started.map_err(|e| SandboxError::Failed(format!("the sandbox did not start: {e}")))?;
+        tracing::debug!(repo = %repo.display(), "sandbox ready: {}", hello.trim());
+        Ok(Session { repo, channel, _child: child, _cgroup: cgroup })
+    }
+
+    /// The per-run policy: as a normal user RLIMIT_NPROC counts every process of the user, so
+    /// the allowance is what the user already runs plus the policy's budget.
+    fn run_policy(&self) -> SandboxPolicy {
+        let mut policy = self.policy.clone();
+        if !self.as_root {
+            policy.max_processes += processes_of_current_user();
+        }
+        policy
+    }
+}
+
+fn processes_of_current_user() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let uid = nix::unistd::getuid().as_raw();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.uid() == uid)
+        .count() as u64
+}
+
+#[async_trait::async_trait]
+impl TestRunner for BwrapRunner {
+    fn name(&self) -> &str {
+        "bwrap"
+    }
+
+    async fn check_ready(&self) -> Result<(), SandboxError> {
+        let probe = tempfile::Builder::new().prefix("zerorepo-probe-").tempdir()?;
+        std::fs::set_permissions(probe.path(), std::fs::Permissions::from_mode(0o755))?;
+        self.start(probe.path()).await.map(drop).map_err(|e| {
+            SandboxError::Unavailable(format!(
+                "{e}; install bubblewrap and pytest for {} (Debian: apt-get install bubblewrap python3-pytest), or pass --sandbox none to run tests unisolated",
+                self.python.display()
+            ))
+        })
+    }
+
+    async fn run_tests(&self, repo: &Path, test_file: &str, cancel: &CancellationToken) -> Result<TestRun, SandboxError> {
+        let repo = repo.canonicalize()?;
+        let policy = self.run_policy();
+        let mut slot = self.session.lock().await;
+        for attempt in 0..2 {
+            if slot.as_ref().is_none_or(|s| s.repo != repo) {
+                *slot = None;
+                *slot = Some(self.start(&repo).await?);
+            }
+            let Some(session) = slot.as_mut() else { continue };
+            let outcome = tokio::select! {
+                r = session.channel.run(test_file, &policy) => r,
+                _ = cancel.cancelled() => {
+                    *slot = None;
+                    return Ok(TestRun::cancelled(self.name()));
+                }
+            };
+            match outcome {
+                Ok(response) => return Ok(response.into_test_run(self.name())),
+                Err(error) => {
+                    // Infrastructure failure: throw the sandbox away, start a fresh one, retry once.
+                    tracing::warn!("sandbox restarted after: {error}");
+                    *slot = None;
+                    if attempt == 1 {
+                        return Err(SandboxError::Failed(error.to_string()));
+                    }
+                }
+            }
+        }
+        Err(SandboxError::Failed("the sandbox failed twice".into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_policy_as_root_translates_to_this_exact_command_line() {
+        let layout = BwrapLayout {
+            repo: "/out/repo".into(),
+            runner_dir: "/tmp/zr".into(),
+            python: "/usr/bin/python3".into(),
+            as_root: true,
+        };
+        let policy = SandboxPolicy { env_allowlist: vec![], ..SandboxPolicy::default() };
+        let expected = "--unshare-all --die-with-parent --new-session \
+            --unshare-user --uid 65534 --gid 65534 \
+            --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
+            --symlink usr/sbin /sbin --dev /dev --proc /proc --size 67108864 --tmpfs /tmp --dir /etc \
+            --ro-bind /out/repo /repo --ro-bind /tmp/zr /opt/zerorepo --remount-ro / --chdir /repo --clearenv \
+            --setenv PATH /usr/local/bin:/usr/bin:/bin --setenv HOME /tmp --setenv TMPDIR /tmp \
+            --setenv PYTHONDONTWRITEBYTECODE 1 --setenv PYTHONHASHSEED 0 --setenv PYTHONPATH /repo/src:/repo \
+            /usr/bin/python3 /opt/zerorepo/runner.py --sweep --repo /repo";
+        assert_eq!(bwrap_args(&policy, &layout).join(" "), expected);
+    }
+
+    #[test]
+    fn network_and_writable_repo_are_opt_in_and_user_mapping_is_root_only() {
+        let layout = BwrapLayout { repo: "/r".into(), runner_dir: "/d".into(), python: "/usr/bin/python3".into(), as_root: false };
+        let policy = SandboxPolicy { network: true, repo_read_only: false, ..SandboxPolicy::default() };
+        let args = bwrap_args(&policy, &layout).join(" ");
+        assert!(args.starts_with("--unshare-all --share-net --die-with-parent --new-session --ro-bind /usr /usr"), "{args}");
+        assert!(args.contains("--bind /r /repo") && !args.contains("--ro-bind /r /repo"));
+        assert!(!args.contains("--uid"));
+    }
+}

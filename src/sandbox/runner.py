@@ -1,0 +1,217 @@
+"""zerorepo warm test runner: one Python that has imported pytest, forking once per run.
+
+Protocol: JSON lines. Requests on stdin, responses on stdout (nothing else is ever printed
+there). The first line out is {"ready": true, ...}. A request:
+  {"id": 1, "args": ["-q", "tests/test_x.py"], "timeout": 30, "cpu_seconds": 30,
+   "memory_bytes": 536870912, "max_processes": 64, "file_bytes": 16777216, "output_cap": 16384}
+Each run gets a fresh temp dir, its own process group, rlimits, and stdout/stderr captured to
+files (never pipes: an escaped grandchild could hold a pipe open forever). After the run every
+other process in the sandbox is killed (--sweep, only inside a PID namespace) and zombies are
+reaped, so the next run starts clean.
+"""
+import ctypes
+import json
+import os
+import resource
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+
+import pytest  # noqa: F401  (imported once here; every forked run reuses it)
+
+PR_SET_CHILD_SUBREAPER = 36
+SWEEP = "--sweep" in sys.argv
+REPO = sys.argv[sys.argv.index("--repo") + 1] if "--repo" in sys.argv else os.getcwd()
+PROTOCOL_OUT = os.fdopen(os.dup(1), "w", buffering=1)
+
+
+def become_subreaper():
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except Exception:
+        pass
+
+
+def run_child(req, tmp, out_path, err_path, junit):
+    os.setpgid(0, 0)
+    try:
+        os.close(PROTOCOL_OUT.fileno())  # the run must not be able to forge responses
+    except OSError:
+        pass
+    limits = [
+        (resource.RLIMIT_CPU, req.get("cpu_seconds")),
+        (resource.RLIMIT_AS, req.get("memory_bytes")),
+        (resource.RLIMIT_NPROC, req.get("max_processes")),
+        (resource.RLIMIT_FSIZE, req.get("file_bytes")),
+        (resource.RLIMIT_CORE, 0),
+    ]
+    for which, value in limits:
+        if value is not None:
+            try:
+                resource.setrlimit(which, (value, value))
+            except (ValueError, OSError):
+                pass
+    out = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    err = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(out, 1)
+    os.dup2(err, 2)
+    sys.stdout = os.fdopen(1, "w", buffering=1)
+    sys.stderr = os.fdopen(2, "w", buffering=1)
+    os.environ["TMPDIR"] = tmp
+    tempfile.tempdir = tmp
+    os.chdir(REPO)
+    for path in (os.path.join(REPO, "src"), REPO):
+        if path not in sys.path:
+            sys.path.insert(0, path)
+    args = list(req.get("args", [])) + ["-p", "no:cacheprovider", "--junitxml", junit]
+    try:
+        code = pytest.main(args)
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    except BaseException:
+        code = 3
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(int(code))
+
+
+def sweep():
+    """Kill every process in the sandbox but us and PID 1, then reap what is ours."""
+    me = os.getpid()
+    for _ in range(3):
+        found = False
+        for name in os.listdir("/proc"):
+            if name.isdigit() and int(name) not in (1, me):
+                try:
+                    os.kill(int(name), signal.SIGKILL)
+                    found = True
+                except OSError:
+                    pass
+        reap()
+        if not found:
+            break
+
+
+def reap():
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def tail(path, cap):
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            if size > cap:
+                f.seek(size - cap)
+            data = f.read(cap)
+    except OSError:
+        return "", 0
+    return data.decode("utf-8", "replace"), max(0, size - cap)
+
+
+def outcomes(junit):
+    tests = []
+    try:
+        root = ET.parse(junit).getroot()
+    except (OSError, ET.ParseError):
+        return tests
+    for case in root.iter("testcase"):
+        name = case.get("classname", "") + "::" + case.get("name", "")
+        outcome = "passed"
+        for child in case:
+            if child.tag in ("failure", "error", "skipped"):
+                outcome = {"failure": "failed", "error": "error", "skipped": "skipped"}[child.tag]
+        tests.append({"name": name, "outcome": outcome})
+    return tests
+
+
+def handle(req):
+    cap = int(req.get("output_cap", 16384))
+    tmp = tempfile.mkdtemp(prefix="run-")
+    out_path, err_path = os.path.join(tmp, ".stdout"), os.path.join(tmp, ".stderr")
+    junit = os.path.join(tmp, ".junit.xml")
+    work = os.path.join(tmp, "work")
+    os.mkdir(work)
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        run_child(req, work, out_path, err_path, junit)
+    deadline = started + float(req.get("timeout", 30))
+    timed_out = False
+    status, usage = 0, None
+    while True:
+        waited, status, usage = os.wait4(pid, os.WNOHANG)
+        if waited == pid:
+            break
+        if time.monotonic() >= deadline:
+            timed_out = True
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            _, status, usage = os.wait4(pid, 0)
+            break
+        time.sleep(0.002)
+    duration = time.monotonic() - started
+    if SWEEP:
+        sweep()
+    else:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        reap()
+    stdout, cut_out = tail(out_path, cap)
+    stderr, cut_err = tail(err_path, cap)
+    tests = outcomes(junit)
+    shutil.rmtree(tmp, ignore_errors=True)
+    signal_name = None
+    exit_code = None
+    if os.WIFSIGNALED(status):
+        signal_name = signal.Signals(os.WTERMSIG(status)).name
+    elif os.WIFEXITED(status):
+        exit_code = os.WEXITSTATUS(status)
+    return {
+        "id": req.get("id"),
+        "exit_code": exit_code,
+        "signal": signal_name,
+        "timed_out": timed_out,
+        "duration_ms": int(duration * 1000),
+        "cpu_ms": int((usage.ru_utime + usage.ru_stime) * 1000) if usage else None,
+        "max_rss_kb": usage.ru_maxrss if usage else None,
+        "stdout": stdout,
+        "stderr": stderr,
+        "stdout_cut": cut_out,
+        "stderr_cut": cut_err,
+        "tests": tests,
+    }
+
+
+def main():
+    become_subreaper()
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    print(json.dumps({"ready": True, "python": sys.version.split()[0], "pytest": pytest.__version__}), file=PROTOCOL_OUT)
+    for line in sys.stdin:
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            req = json.loads(line)
+            resp = handle(req)
+        except Exception as e:  # report, never die on one bad request
+            resp = {"id": None, "error": f"{type(e).__name__}: {e}"}
+        print(json.dumps(resp), file=PROTOCOL_OUT)
+
+
+if __name__ == "__main__":
+    main()

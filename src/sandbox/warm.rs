@@ -1,0 +1,172 @@
+//! The host side of the warm runner (`runner.py`): JSON lines over any byte stream, so the
+//! bubblewrap backend (child pipes) and the Docker backend (attach streams) share it.
+//!
+//! A response that does not come within the run's timeout plus a grace period, a closed
+//! stream or a malformed line is an infrastructure error: the backend throws the process away
+//! and starts a fresh one.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+
+use super::policy::SandboxPolicy;
+use super::{TestOutcome, TestRun, parse_pytest_summary};
+
+/// The runner script, written into each sandbox read-only.
+pub const RUNNER_PY: &str = include_str!("runner.py");
+
+/// Extra time the runner gets beyond the run's own timeout to kill, sweep and answer.
+const GRACE: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRequest {
+    pub id: u64,
+    pub args: Vec<String>,
+    pub timeout: f64,
+    pub cpu_seconds: u64,
+    pub memory_bytes: u64,
+    pub max_processes: u64,
+    pub file_bytes: u64,
+    pub output_cap: usize,
+}
+
+impl RunRequest {
+    pub fn new(id: u64, test_file: &str, policy: &SandboxPolicy) -> RunRequest {
+        RunRequest {
+            id,
+            args: vec!["-q".into(), "--tb=short".into(), test_file.into()],
+            timeout: policy.wall_timeout_secs as f64,
+            cpu_seconds: policy.cpu_seconds,
+            memory_bytes: policy.memory_bytes(),
+            max_processes: policy.max_processes,
+            file_bytes: policy.max_file_mb * 1024 * 1024,
+            output_cap: policy.output_cap_bytes,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct RunResponse {
+    pub id: Option<u64>,
+    #[serde(default)]
+    pub error: Option<String>,
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    #[serde(default)]
+    pub signal: Option<String>,
+    #[serde(default)]
+    pub timed_out: bool,
+    #[serde(default)]
+    pub duration_ms: u64,
+    #[serde(default)]
+    pub cpu_ms: Option<u64>,
+    #[serde(default)]
+    pub max_rss_kb: Option<u64>,
+    #[serde(default)]
+    pub stdout: String,
+    #[serde(default)]
+    pub stderr: String,
+    #[serde(default)]
+    pub tests: Vec<TestOutcome>,
+}
+
+impl RunResponse {
+    pub fn into_test_run(self, sandbox: &str) -> TestRun {
+        let output = format!("{}{}", self.stdout, self.stderr);
+        let (passed, failed, errors) = count_outcomes(&self.tests).unwrap_or_else(|| parse_pytest_summary(&output));
+        let killed_by = if self.timed_out { Some("timeout".to_string()) } else { self.signal.clone() };
+        TestRun {
+            exit_code: self.exit_code,
+            passed,
+            failed,
+            errors,
+            timed_out: self.timed_out,
+            cancelled: false,
+            killed_by,
+            output,
+            stdout: self.stdout,
+            stderr: self.stderr,
+            duration: Duration::from_millis(self.duration_ms),
+            cpu_ms: self.cpu_ms,
+            max_rss_kb: self.max_rss_kb,
+            tests: self.tests,
+            sandbox: sandbox.to_string(),
+        }
+    }
+}
+
+fn count_outcomes(tests: &[TestOutcome]) -> Option<(u32, u32, u32)> {
+    if tests.is_empty() {
+        return None;
+    }
+    let count = |o: &str| tests.iter().filter(|t| t.outcome == o).count() as u32;
+    Some((count("passed"), count("failed"), count("error")))
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WarmError {
+    #[error("the warm runner closed its output")]
+    Closed,
+    #[error("the warm runner did not answer within {0:?}")]
+    NoAnswer(Duration),
+    #[error("the warm runner sent a malformed line: {0}")]
+    Malformed(String),
+    #[error("the warm runner failed: {0}")]
+    Runner(String),
+    #[error("warm runner I/O: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// One conversation with a runner process.
+pub struct WarmChannel {
+    writer: Box<dyn AsyncWrite + Unpin + Send>,
+    reader: Box<dyn AsyncBufRead + Unpin + Send>,
+    next_id: u64,
+}
+
+impl WarmChannel {
+    /// Wraps the streams and waits for the runner's `ready` line.
+    pub async fn start(
+        writer: Box<dyn AsyncWrite + Unpin + Send>,
+        reader: Box<dyn AsyncBufRead + Unpin + Send>,
+        startup: Duration,
+    ) -> Result<(WarmChannel, String), WarmError> {
+        let mut channel = WarmChannel { writer, reader, next_id: 1 };
+        let line = channel.read_line(startup).await?;
+        let value: serde_json::Value = serde_json::from_str(&line).map_err(|_| WarmError::Malformed(line.clone()))?;
+        if value["ready"] != true {
+            return Err(WarmError::Malformed(line));
+        }
+        Ok((channel, line))
+    }
+
+    async fn read_line(&mut self, limit: Duration) -> Result<String, WarmError> {
+        let mut line = String::new();
+        match tokio::time::timeout(limit, self.reader.read_line(&mut line)).await {
+            Err(_) => Err(WarmError::NoAnswer(limit)),
+            Ok(Ok(0)) => Err(WarmError::Closed),
+            Ok(Ok(_)) => Ok(line),
+            Ok(Err(e)) => Err(e.into()),
+        }
+    }
+
+    /// Runs one test file and waits for its answer.
+    pub async fn run(&mut self, test_file: &str, policy: &SandboxPolicy) -> Result<RunResponse, WarmError> {
+        let request = RunRequest::new(self.next_id, test_file, policy);
+        self.next_id += 1;
+        let mut line = serde_json::to_string(&request).map_err(|e| WarmError::Malformed(e.to_string()))?;
+        line.push('\n');
+        self.writer.write_all(line.as_bytes()).await?;
+        self.writer.flush().await?;
+        let answer = self.read_line(policy.wall_timeout() + GRACE).await?;
+        let response: RunResponse = serde_json::from_str(&answer).map_err(|_| WarmError::Malformed(answer.chars().take(200).collect()))?;
+        if let Some(error) = response.error {
+            return Err(WarmError::Runner(error));
+        }
+        if response.id != Some(request.id) {
+            return Err(WarmError::Malformed(format!("answer for request {:?}, expected {}", response.id, request.id)));
+        }
+        Ok(response)
+    }
+}
