@@ -22,8 +22,13 @@ apt_install() {
 }
 
 command -v cargo >/dev/null 2>&1 || { say "cargo is missing: install Rust (rustup) first"; exit 1; }
-command -v python3 >/dev/null 2>&1 || apt_install python3 python3-venv
-python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || apt_install python3-venv
+
+# The sandbox: bubblewrap, and Debian's Python with pytest inside it (only /usr is mounted).
+missing=()
+command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
+/usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing+=(python3-pytest)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+[ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
 
 if [ ! -x "$VENV/bin/python" ]; then
   say "creating the Python venv for generated tests in $VENV"

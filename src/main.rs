@@ -324,15 +324,25 @@ fn validate(path: &Path, out: Option<&Path>, json: bool) -> Result<u8> {
 /// The test runner for `--sandbox`. `none` runs generated code with the user's full rights,
 /// so it is never chosen implicitly and always says so.
 fn test_runner(backend: sandbox::Backend, timeout: Duration) -> Result<Arc<dyn TestRunner>> {
-    let policy = SandboxPolicy { wall_timeout_secs: timeout.as_secs().max(1), ..SandboxPolicy::default() };
+    let policy = SandboxPolicy {
+        wall_timeout_secs: timeout.as_secs().max(1),
+        ..SandboxPolicy::default()
+    };
     match backend {
         sandbox::Backend::None => {
-            tracing::warn!("--sandbox none: generated tests run as plain subprocesses with your rights; nothing is isolated");
-            Ok(Arc::new(LocalRunner::new(LocalRunner::default_python(), timeout)))
+            tracing::warn!(
+                "--sandbox none: generated tests run as plain subprocesses with your rights; nothing is isolated"
+            );
+            Ok(Arc::new(LocalRunner::new(
+                LocalRunner::default_python(),
+                timeout,
+            )))
         }
         sandbox::Backend::Auto | sandbox::Backend::Bwrap => {
-            let python = std::env::var_os("ZEROREPO_SANDBOX_PYTHON")
-                .map_or_else(|| PathBuf::from(sandbox::bwrap::DEFAULT_PYTHON), PathBuf::from);
+            let python = std::env::var_os("ZEROREPO_SANDBOX_PYTHON").map_or_else(
+                || PathBuf::from(sandbox::bwrap::DEFAULT_PYTHON),
+                PathBuf::from,
+            );
             let runner = BwrapRunner::new(policy, python).map_err(|e| BadInput(e.to_string()))?;
             Ok(Arc::new(runner))
         }

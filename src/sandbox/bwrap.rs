@@ -51,21 +51,50 @@ pub fn bwrap_args(policy: &SandboxPolicy, layout: &BwrapLayout) -> Vec<String> {
         push(&["--unshare-user", "--uid", "65534", "--gid", "65534"]);
     }
     push(&[
-        "--ro-bind", "/usr", "/usr",
-        "--symlink", "usr/bin", "/bin",
-        "--symlink", "usr/lib", "/lib",
-        "--symlink", "usr/lib64", "/lib64",
-        "--symlink", "usr/sbin", "/sbin",
-        "--dev", "/dev",
-        "--proc", "/proc",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--symlink",
+        "usr/bin",
+        "/bin",
+        "--symlink",
+        "usr/lib",
+        "/lib",
+        "--symlink",
+        "usr/lib64",
+        "/lib64",
+        "--symlink",
+        "usr/sbin",
+        "/sbin",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
     ]);
     let tmp_bytes = (policy.tmp_size_mb * 1024 * 1024).to_string();
     push(&["--size", &tmp_bytes, "--tmpfs", "/tmp", "--dir", "/etc"]);
     let repo = layout.repo.display().to_string();
     let runner = layout.runner_dir.display().to_string();
-    let bind = if policy.repo_read_only { "--ro-bind" } else { "--bind" };
-    push(&[bind, &repo, REPO_IN_SANDBOX, "--ro-bind", &runner, RUNNER_IN_SANDBOX]);
-    push(&["--remount-ro", "/", "--chdir", REPO_IN_SANDBOX, "--clearenv"]);
+    let bind = if policy.repo_read_only {
+        "--ro-bind"
+    } else {
+        "--bind"
+    };
+    push(&[
+        bind,
+        &repo,
+        REPO_IN_SANDBOX,
+        "--ro-bind",
+        &runner,
+        RUNNER_IN_SANDBOX,
+    ]);
+    push(&[
+        "--remount-ro",
+        "/",
+        "--chdir",
+        REPO_IN_SANDBOX,
+        "--clearenv",
+    ]);
     for (name, value) in policy.environment(REPO_IN_SANDBOX) {
         push(&["--setenv", &name, &value]);
     }
@@ -94,7 +123,10 @@ pub struct BwrapRunner {
 static SANDBOXES: AtomicU64 = AtomicU64::new(0);
 
 impl BwrapRunner {
-    pub fn new(policy: SandboxPolicy, python: impl Into<PathBuf>) -> Result<BwrapRunner, SandboxError> {
+    pub fn new(
+        policy: SandboxPolicy,
+        python: impl Into<PathBuf>,
+    ) -> Result<BwrapRunner, SandboxError> {
         let python = python.into();
         if !python.starts_with("/usr/") {
             return Err(SandboxError::Unavailable(format!(
@@ -102,7 +134,9 @@ impl BwrapRunner {
                 python.display()
             )));
         }
-        let runner_dir = tempfile::Builder::new().prefix("zerorepo-runner-").tempdir()?;
+        let runner_dir = tempfile::Builder::new()
+            .prefix("zerorepo-runner-")
+            .tempdir()?;
         let script = runner_dir.path().join("runner.py");
         std::fs::write(&script, RUNNER_PY)?;
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644))?;
@@ -129,11 +163,18 @@ impl BwrapRunner {
         let repo = repo.canonicalize()?;
         let args = bwrap_args(&self.policy, &self.layout(&repo));
         let cgroup = if self.as_root {
-            let name = format!("zerorepo-{}-{}", std::process::id(), SANDBOXES.fetch_add(1, Ordering::Relaxed));
-            match CgroupGuard::create(&name, self.policy.max_processes, self.policy.memory_bytes()) {
+            let name = format!(
+                "zerorepo-{}-{}",
+                std::process::id(),
+                SANDBOXES.fetch_add(1, Ordering::Relaxed)
+            );
+            match CgroupGuard::create(&name, self.policy.max_processes, self.policy.memory_bytes())
+            {
                 Ok(guard) => Some(guard),
                 Err(why) => {
-                    tracing::warn!("no cgroup for the sandbox ({why}): running as root, process count is not limited");
+                    tracing::warn!(
+                        "no cgroup for the sandbox ({why}): running as root, process count is not limited"
+                    );
                     None
                 }
             }
@@ -161,14 +202,30 @@ impl BwrapRunner {
         if !self.as_root {
             tracing::debug!("unprivileged bubblewrap; RLIMIT_NPROC bounds processes");
         }
-        let mut child = command.spawn().map_err(|source| SandboxError::Spawn { program: "bwrap".into(), source })?;
+        let mut child = command.spawn().map_err(|source| SandboxError::Spawn {
+            program: "bwrap".into(),
+            source,
+        })?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(SandboxError::Failed("bubblewrap started without pipes".into()));
+            return Err(SandboxError::Failed(
+                "bubblewrap started without pipes".into(),
+            ));
         };
-        let started = WarmChannel::start(Box::new(stdin), Box::new(BufReader::new(stdout)), Duration::from_secs(30)).await;
-        let (channel, hello) = started.map_err(|e| SandboxError::Failed(format!("the sandbox did not start: {e}")))?;
+        let started = WarmChannel::start(
+            Box::new(stdin),
+            Box::new(BufReader::new(stdout)),
+            Duration::from_secs(30),
+        )
+        .await;
+        let (channel, hello) =
+            started.map_err(|e| SandboxError::Failed(format!("the sandbox did not start: {e}")))?;
         tracing::debug!(repo = %repo.display(), "sandbox ready: {}", hello.trim());
-        Ok(Session { repo, channel, _child: child, _cgroup: cgroup })
+        Ok(Session {
+            repo,
+            channel,
+            _child: child,
+            _cgroup: cgroup,
+        })
     }
 
     /// The per-run policy: as a normal user RLIMIT_NPROC counts every process of the user, so
@@ -185,10 +242,17 @@ impl BwrapRunner {
 fn processes_of_current_user() -> u64 {
     use std::os::unix::fs::MetadataExt;
     let uid = nix::unistd::getuid().as_raw();
-    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
     entries
         .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
         .filter_map(|e| e.metadata().ok())
         .filter(|m| m.uid() == uid)
         .count() as u64
@@ -201,7 +265,9 @@ impl TestRunner for BwrapRunner {
     }
 
     async fn check_ready(&self) -> Result<(), SandboxError> {
-        let probe = tempfile::Builder::new().prefix("zerorepo-probe-").tempdir()?;
+        let probe = tempfile::Builder::new()
+            .prefix("zerorepo-probe-")
+            .tempdir()?;
         std::fs::set_permissions(probe.path(), std::fs::Permissions::from_mode(0o755))?;
         self.start(probe.path()).await.map(drop).map_err(|e| {
             SandboxError::Unavailable(format!(
@@ -211,7 +277,12 @@ impl TestRunner for BwrapRunner {
         })
     }
 
-    async fn run_tests(&self, repo: &Path, test_file: &str, cancel: &CancellationToken) -> Result<TestRun, SandboxError> {
+    async fn run_tests(
+        &self,
+        repo: &Path,
+        test_file: &str,
+        cancel: &CancellationToken,
+    ) -> Result<TestRun, SandboxError> {
         let repo = repo.canonicalize()?;
         let policy = self.run_policy();
         let mut slot = self.session.lock().await;
@@ -220,7 +291,9 @@ impl TestRunner for BwrapRunner {
                 *slot = None;
                 *slot = Some(self.start(&repo).await?);
             }
-            let Some(session) = slot.as_mut() else { continue };
+            let Some(session) = slot.as_mut() else {
+                continue;
+            };
             let outcome = tokio::select! {
                 r = session.channel.run(test_file, &policy) => r,
                 _ = cancel.cancelled() => {
@@ -256,7 +329,10 @@ mod tests {
             python: "/usr/bin/python3".into(),
             as_root: true,
         };
-        let policy = SandboxPolicy { env_allowlist: vec![], ..SandboxPolicy::default() };
+        let policy = SandboxPolicy {
+            env_allowlist: vec![],
+            ..SandboxPolicy::default()
+        };
         let expected = "--unshare-all --die-with-parent --new-session \
             --unshare-user --uid 65534 --gid 65534 \
             --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
@@ -270,10 +346,24 @@ mod tests {
 
     #[test]
     fn network_and_writable_repo_are_opt_in_and_user_mapping_is_root_only() {
-        let layout = BwrapLayout { repo: "/r".into(), runner_dir: "/d".into(), python: "/usr/bin/python3".into(), as_root: false };
-        let policy = SandboxPolicy { network: true, repo_read_only: false, ..SandboxPolicy::default() };
+        let layout = BwrapLayout {
+            repo: "/r".into(),
+            runner_dir: "/d".into(),
+            python: "/usr/bin/python3".into(),
+            as_root: false,
+        };
+        let policy = SandboxPolicy {
+            network: true,
+            repo_read_only: false,
+            ..SandboxPolicy::default()
+        };
         let args = bwrap_args(&policy, &layout).join(" ");
-        assert!(args.starts_with("--unshare-all --share-net --die-with-parent --new-session --ro-bind /usr /usr"), "{args}");
+        assert!(
+            args.starts_with(
+                "--unshare-all --share-net --die-with-parent --new-session --ro-bind /usr /usr"
+            ),
+            "{args}"
+        );
         assert!(args.contains("--bind /r /repo") && !args.contains("--ro-bind /r /repo"));
         assert!(!args.contains("--uid"));
     }

@@ -19,7 +19,11 @@ pub struct CgroupGuard {
 impl CgroupGuard {
     /// Creates the cgroup(s) with the limits; `Err` explains why it could not (not root, no
     /// writable hierarchy, ...).
-    pub fn create(name: &str, max_processes: u64, memory_bytes: u64) -> Result<CgroupGuard, String> {
+    pub fn create(
+        name: &str,
+        max_processes: u64,
+        memory_bytes: u64,
+    ) -> Result<CgroupGuard, String> {
         let root = Path::new(ROOT);
         let mut guard = CgroupGuard { dirs: Vec::new() };
         if root.join("cgroup.controllers").exists() {
@@ -53,7 +57,9 @@ impl CgroupGuard {
 
     /// Pids currently in the cgroup.
     pub fn members(&self) -> Vec<i32> {
-        let Some(dir) = self.dirs.first() else { return Vec::new() };
+        let Some(dir) = self.dirs.first() else {
+            return Vec::new();
+        };
         std::fs::read_to_string(dir.join("cgroup.procs"))
             .unwrap_or_default()
             .lines()
@@ -71,7 +77,8 @@ fn make(dir: &Path) -> Result<(), String> {
 }
 
 fn write(path: &Path, value: u64) -> Result<(), String> {
-    std::fs::write(path, value.to_string()).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    std::fs::write(path, value.to_string())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 impl Drop for CgroupGuard {
@@ -82,7 +89,10 @@ impl Drop for CgroupGuard {
                 break;
             }
             for pid in members {
-                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
         }

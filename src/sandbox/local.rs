@@ -116,7 +116,11 @@ impl TestRunner for LocalRunner {
             errors,
             timed_out,
             cancelled,
-            killed_by: if timed_out { Some("timeout".into()) } else { signal.map(|s| format!("signal {s}")) },
+            killed_by: if timed_out {
+                Some("timeout".into())
+            } else {
+                signal.map(|s| format!("signal {s}"))
+            },
             stdout: output.clone(),
             stderr: String::new(),
             output,

@@ -91,7 +91,9 @@ impl TestRun {
             return format!("tests timed out after {:.0?}", self.duration);
         }
         if let Some(signal) = &self.killed_by {
-            return format!("tests were killed by {signal} (a sandbox limit: CPU, memory, file size or processes)");
+            return format!(
+                "tests were killed by {signal} (a sandbox limit: CPU, memory, file size or processes)"
+            );
         }
         if self.exit_code == Some(5) || (self.exit_code == Some(0) && self.passed == 0) {
             return "pytest collected no tests".into();

@@ -60,12 +60,18 @@ impl SandboxPolicy {
     /// The environment inside the sandbox: fixed variables plus the allowlisted host ones.
     pub fn environment(&self, repo_in_sandbox: &str) -> Vec<(String, String)> {
         let mut env = vec![
-            ("PATH".to_string(), "/usr/local/bin:/usr/bin:/bin".to_string()),
+            (
+                "PATH".to_string(),
+                "/usr/local/bin:/usr/bin:/bin".to_string(),
+            ),
             ("HOME".to_string(), "/tmp".to_string()),
             ("TMPDIR".to_string(), "/tmp".to_string()),
             ("PYTHONDONTWRITEBYTECODE".to_string(), "1".to_string()),
             ("PYTHONHASHSEED".to_string(), "0".to_string()),
-            ("PYTHONPATH".to_string(), format!("{repo_in_sandbox}/src:{repo_in_sandbox}")),
+            (
+                "PYTHONPATH".to_string(),
+                format!("{repo_in_sandbox}/src:{repo_in_sandbox}"),
+            ),
         ];
         for name in &self.env_allowlist {
             if let Ok(value) = std::env::var(name) {

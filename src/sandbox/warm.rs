@@ -74,8 +74,13 @@ pub struct RunResponse {
 impl RunResponse {
     pub fn into_test_run(self, sandbox: &str) -> TestRun {
         let output = format!("{}{}", self.stdout, self.stderr);
-        let (passed, failed, errors) = count_outcomes(&self.tests).unwrap_or_else(|| parse_pytest_summary(&output));
-        let killed_by = if self.timed_out { Some("timeout".to_string()) } else { self.signal.clone() };
+        let (passed, failed, errors) =
+            count_outcomes(&self.tests).unwrap_or_else(|| parse_pytest_summary(&output));
+        let killed_by = if self.timed_out {
+            Some("timeout".to_string())
+        } else {
+            self.signal.clone()
+        };
         TestRun {
             exit_code: self.exit_code,
             passed,
@@ -132,9 +137,14 @@ impl WarmChannel {
         reader: Box<dyn AsyncBufRead + Unpin + Send>,
         startup: Duration,
     ) -> Result<(WarmChannel, String), WarmError> {
-        let mut channel = WarmChannel { writer, reader, next_id: 1 };
+        let mut channel = WarmChannel {
+            writer,
+            reader,
+            next_id: 1,
+        };
         let line = channel.read_line(startup).await?;
-        let value: serde_json::Value = serde_json::from_str(&line).map_err(|_| WarmError::Malformed(line.clone()))?;
+        let value: serde_json::Value =
+            serde_json::from_str(&line).map_err(|_| WarmError::Malformed(line.clone()))?;
         if value["ready"] != true {
             return Err(WarmError::Malformed(line));
         }
@@ -152,20 +162,29 @@ impl WarmChannel {
     }
 
     /// Runs one test file and waits for its answer.
-    pub async fn run(&mut self, test_file: &str, policy: &SandboxPolicy) -> Result<RunResponse, WarmError> {
+    pub async fn run(
+        &mut self,
+        test_file: &str,
+        policy: &SandboxPolicy,
+    ) -> Result<RunResponse, WarmError> {
         let request = RunRequest::new(self.next_id, test_file, policy);
         self.next_id += 1;
-        let mut line = serde_json::to_string(&request).map_err(|e| WarmError::Malformed(e.to_string()))?;
+        let mut line =
+            serde_json::to_string(&request).map_err(|e| WarmError::Malformed(e.to_string()))?;
         line.push('\n');
         self.writer.write_all(line.as_bytes()).await?;
         self.writer.flush().await?;
         let answer = self.read_line(policy.wall_timeout() + GRACE).await?;
-        let response: RunResponse = serde_json::from_str(&answer).map_err(|_| WarmError::Malformed(answer.chars().take(200).collect()))?;
+        let response: RunResponse = serde_json::from_str(&answer)
+            .map_err(|_| WarmError::Malformed(answer.chars().take(200).collect()))?;
         if let Some(error) = response.error {
             return Err(WarmError::Runner(error));
         }
         if response.id != Some(request.id) {
-            return Err(WarmError::Malformed(format!("answer for request {:?}, expected {}", response.id, request.id)));
+            return Err(WarmError::Malformed(format!(
+                "answer for request {:?}, expected {}",
+                response.id, request.id
+            )));
         }
         Ok(response)
     }

@@ -1,4 +1,5 @@
 mod bad_input;
 mod generation;
+mod sandbox;
 mod schemas;
 mod support;

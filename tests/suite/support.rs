@@ -15,14 +15,39 @@ pub fn fixture(name: &str) -> PathBuf {
     repo_root().join("fixtures").join(name)
 }
 
-/// The `zerorepo` binary built for this test run.
+/// The `zerorepo` binary built for this test run, with the sandbox the machine supports.
 pub fn zerorepo() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_zerorepo"));
     cmd.env_remove("ZEROREPO_LLM").env_remove("RUST_LOG");
     if let Some(python) = python_with_pytest() {
         cmd.env("ZEROREPO_PYTHON", python);
     }
+    cmd.env("ZEROREPO_SANDBOX", sandbox_backend());
     cmd
+}
+
+/// Whether bubblewrap and Debian's python3 with pytest are here (the default sandbox).
+pub fn bwrap_available() -> bool {
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        let ok = |c: &mut Command| c.output().map(|o| o.status.success()).unwrap_or(false);
+        ok(Command::new("bwrap").arg("--version"))
+            && ok(Command::new("/usr/bin/python3").args(["-c", "import pytest"]))
+    })
+}
+
+/// `bwrap` where it works; elsewhere (not in CI) `none`, announced loudly.
+pub fn sandbox_backend() -> &'static str {
+    if bwrap_available() {
+        return "bwrap";
+    }
+    if std::env::var_os("CI").is_some() {
+        panic!("CI must provide bubblewrap and python3-pytest (scripts/setup.sh installs them)");
+    }
+    eprintln!(
+        "NOTE: bubblewrap or /usr/bin/python3 with pytest is missing: generation tests run with --sandbox none"
+    );
+    "none"
 }
 
 /// Runs a command and returns (exit code, stdout, stderr).
