@@ -14,7 +14,7 @@ use zerorepo::engine::{self, GenerateOptions, Progress};
 use zerorepo::llm::LlmProvider;
 use zerorepo::llm::scripted::ScriptedProvider;
 use zerorepo::rpg::{self, ValidRpg};
-use zerorepo::sandbox::{self, BwrapRunner, LocalRunner, SandboxPolicy, TestRunner};
+use zerorepo::sandbox::{self, BwrapRunner, DockerRunner, LocalRunner, SandboxPolicy, TestRunner};
 use zerorepo::{exit, report, schedule};
 
 #[derive(Parser)]
@@ -79,7 +79,7 @@ enum Command {
         /// Wall-clock limit of one test run, in seconds.
         #[arg(long, default_value_t = sandbox::DEFAULT_TIMEOUT.as_secs())]
         test_timeout: u64,
-        /// Where generated tests run: `auto` (bubblewrap), `bwrap`, or `none` (no isolation at all).
+        /// Where generated tests run: `auto` (bubblewrap), `bwrap`, `docker`, or `none` (no isolation at all).
         #[arg(long, value_enum, default_value = "auto", env = "ZEROREPO_SANDBOX")]
         sandbox: sandbox::Backend,
         /// Print the final summary as JSON on stdout.
@@ -99,8 +99,21 @@ enum Command {
         #[arg(long)]
         reference: PathBuf,
     },
+    /// Sandbox maintenance.
+    #[command(subcommand)]
+    Sandbox(SandboxCommand),
     /// Print a JSON Schema (the committed copies live in schemas/).
     Schema { which: SchemaKind },
+}
+
+#[derive(Subcommand)]
+enum SandboxCommand {
+    /// Build the Docker sandbox image offline from this machine's /usr/bin/python3 and pytest
+    /// (no registry is contacted). Needs a running Docker engine (DOCKER_HOST).
+    BuildImage {
+        #[arg(long, default_value = sandbox::docker::DEFAULT_IMAGE)]
+        tag: String,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -222,6 +235,13 @@ async fn run(cli: Cli) -> Result<u8> {
             }
             Ok(exit::OK)
         }
+        Command::Sandbox(SandboxCommand::BuildImage { tag }) => {
+            let tag = sandbox::docker::build_image(&tag)
+                .await
+                .map_err(|e| BadInput(e.to_string()))?;
+            println!("built {tag}");
+            Ok(exit::OK)
+        }
         Command::Schema { which } => {
             let schema = match which {
                 SchemaKind::Rpg => schemars::schema_for!(zerorepo::rpg::Rpg),
@@ -337,6 +357,13 @@ fn test_runner(backend: sandbox::Backend, timeout: Duration) -> Result<Arc<dyn T
                 LocalRunner::default_python(),
                 timeout,
             )))
+        }
+        sandbox::Backend::Docker => {
+            let image = std::env::var("ZEROREPO_SANDBOX_IMAGE")
+                .unwrap_or_else(|_| sandbox::docker::DEFAULT_IMAGE.into());
+            Ok(Arc::new(
+                DockerRunner::new(policy, image).map_err(|e| BadInput(e.to_string()))?,
+            ))
         }
         sandbox::Backend::Auto | sandbox::Backend::Bwrap => {
             let python = std::env::var_os("ZEROREPO_SANDBOX_PYTHON").map_or_else(

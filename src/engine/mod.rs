@@ -336,6 +336,7 @@ pub async fn generate(
         },
     )
     .await;
+    context.runner.shutdown().await;
     if let Some(error) = first_error {
         return Err(error);
     }

@@ -104,6 +104,19 @@ pub fn bwrap_args(policy: &SandboxPolicy, layout: &BwrapLayout) -> Vec<String> {
     args
 }
 
+/// A world-readable temp directory holding `runner.py`, mounted read-only into sandboxes
+/// (uid 65534 must be able to read it).
+pub fn runner_dir() -> Result<tempfile::TempDir, SandboxError> {
+    let dir = tempfile::Builder::new()
+        .prefix("zerorepo-runner-")
+        .tempdir()?;
+    let script = dir.path().join("runner.py");
+    std::fs::write(&script, RUNNER_PY)?;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644))?;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
+    Ok(dir)
+}
+
 struct Session {
     repo: PathBuf,
     channel: WarmChannel,

@@ -11,6 +11,7 @@
 
 pub mod bwrap;
 pub mod cgroup;
+pub mod docker;
 pub mod local;
 pub mod policy;
 pub mod warm;
@@ -22,6 +23,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 pub use bwrap::BwrapRunner;
+pub use docker::DockerRunner;
 pub use local::LocalRunner;
 pub use policy::SandboxPolicy;
 
@@ -139,6 +141,8 @@ pub trait TestRunner: Send + Sync {
     fn name(&self) -> &str;
     /// Fails, with a fix for the user, when the runner cannot work at all (no pytest, ...).
     async fn check_ready(&self) -> Result<(), SandboxError>;
+    /// Releases what the runner holds (containers); the engine calls it when a run ends.
+    async fn shutdown(&self) {}
     /// Runs `test_file` (relative to `repo`) and reports the outcome.
     async fn run_tests(
         &self,
@@ -158,6 +162,8 @@ pub enum Backend {
     /// bubblewrap when it is installed and works, otherwise an error that says what to install.
     Auto,
     Bwrap,
+    /// One long-lived container (needs a Docker engine and `zerorepo sandbox build-image`).
+    Docker,
     /// No isolation at all: a plain subprocess (explicit only).
     None,
 }

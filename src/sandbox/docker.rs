@@ -1,0 +1,496 @@
+//! The Docker backend, through the engine's API (bollard).
+//!
+//! One long-lived container per output repository, running the same warm runner as the
+//! bubblewrap backend: no network, read-only root filesystem, the repository read-only at
+//! `/repo`, a size-limited tmpfs `/tmp`, memory = memory+swap, a pids limit, one CPU, user
+//! 65534, every capability dropped, no-new-privileges. The container is created with
+//! `auto_remove` and `stdin_once`: if zerorepo dies, the attach connection closes, the runner
+//! sees end of input and exits, and the engine removes the container. A hung runner is killed
+//! through the API (killing a CLI process would leave the container running).
+//!
+//! The image is built offline by `zerorepo sandbox build-image` ([`build_image`]): the host's
+//! Python, the libraries it links, and pytest, imported as a root filesystem (`docker import`),
+//! since no registry can be reached.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use bollard::Docker;
+use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits};
+use bollard::query_parameters::{
+    AttachContainerOptionsBuilder, CreateContainerOptionsBuilder, KillContainerOptionsBuilder,
+    RemoveContainerOptionsBuilder,
+};
+use futures_util::StreamExt;
+use tokio::io::BufReader;
+use tokio::sync::Mutex;
+use tokio_util::sync::CancellationToken;
+
+use super::policy::SandboxPolicy;
+use super::warm::WarmChannel;
+use super::{SandboxError, TestRun, TestRunner};
+
+pub const DEFAULT_IMAGE: &str = "zerorepo-sandbox:py3";
+const REPO_IN_CONTAINER: &str = "/repo";
+const RUNNER_IN_CONTAINER: &str = "/opt/zerorepo";
+
+/// Host paths and names a container is built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DockerLayout {
+    pub image: String,
+    pub repo: PathBuf,
+    pub runner_dir: PathBuf,
+}
+
+/// The whole container configuration for a policy and layout (pure; tests compare it whole).
+pub fn container_config(policy: &SandboxPolicy, layout: &DockerLayout) -> ContainerCreateBody {
+    let memory = i64::try_from(policy.memory_bytes()).unwrap_or(i64::MAX);
+    let repo_mode = if policy.repo_read_only { "ro" } else { "rw" };
+    let host_config = HostConfig {
+        binds: Some(vec![
+            format!("{}:{REPO_IN_CONTAINER}:{repo_mode}", layout.repo.display()),
+            format!("{}:{RUNNER_IN_CONTAINER}:ro", layout.runner_dir.display()),
+        ]),
+        network_mode: Some(if policy.network { "bridge" } else { "none" }.into()),
+        memory: Some(memory),
+        memory_swap: Some(memory),
+        pids_limit: Some(i64::try_from(policy.max_processes).unwrap_or(i64::MAX)),
+        nano_cpus: Some(1_000_000_000),
+        readonly_rootfs: Some(true),
+        tmpfs: Some(HashMap::from([(
+            "/tmp".to_string(),
+            format!("rw,nosuid,nodev,size={}m,mode=1777", policy.tmp_size_mb),
+        )])),
+        cap_drop: Some(vec!["ALL".into()]),
+        security_opt: Some(vec!["no-new-privileges".into()]),
+        ulimits: Some(vec![ResourcesUlimits {
+            name: Some("core".into()),
+            soft: Some(0),
+            hard: Some(0),
+        }]),
+        auto_remove: Some(true),
+        ..HostConfig::default()
+    };
+    ContainerCreateBody {
+        image: Some(layout.image.clone()),
+        cmd: Some(
+            [
+                "/usr/bin/python3",
+                &format!("{RUNNER_IN_CONTAINER}/runner.py"),
+                "--sweep",
+                "--repo",
+                REPO_IN_CONTAINER,
+            ]
+            .map(String::from)
+            .to_vec(),
+        ),
+        env: Some(
+            policy
+                .environment(REPO_IN_CONTAINER)
+                .into_iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect(),
+        ),
+        working_dir: Some(REPO_IN_CONTAINER.into()),
+        user: Some("65534:65534".into()),
+        attach_stdin: Some(true),
+        attach_stdout: Some(true),
+        attach_stderr: Some(false),
+        open_stdin: Some(true),
+        stdin_once: Some(true),
+        tty: Some(false),
+        network_disabled: Some(!policy.network),
+        host_config: Some(host_config),
+        ..ContainerCreateBody::default()
+    }
+}
+
+struct Session {
+    repo: PathBuf,
+    id: String,
+    channel: WarmChannel,
+}
+
+pub struct DockerRunner {
+    policy: SandboxPolicy,
+    image: String,
+    runner_dir: tempfile::TempDir,
+    session: Mutex<Option<Session>>,
+}
+
+static CONTAINERS: AtomicU64 = AtomicU64::new(0);
+
+/// Connects to the engine (`DOCKER_HOST` or the default socket) at the API version it speaks.
+pub async fn connect() -> Result<Docker, SandboxError> {
+    let docker = Docker::connect_with_local_defaults()
+        .map_err(|e| SandboxError::Unavailable(format!("cannot reach a Docker engine: {e}")))?;
+    docker
+        .negotiate_version()
+        .await
+        .map_err(|e| SandboxError::Unavailable(format!("cannot reach a Docker engine: {e}")))
+}
+
+impl DockerRunner {
+    pub fn new(
+        policy: SandboxPolicy,
+        image: impl Into<String>,
+    ) -> Result<DockerRunner, SandboxError> {
+        let runner_dir = super::bwrap::runner_dir()?;
+        Ok(DockerRunner {
+            policy,
+            image: image.into(),
+            runner_dir,
+            session: Mutex::new(None),
+        })
+    }
+
+    async fn start(&self, docker: &Docker, repo: &Path) -> Result<Session, SandboxError> {
+        let layout = DockerLayout {
+            image: self.image.clone(),
+            repo: repo.to_path_buf(),
+            runner_dir: self.runner_dir.path().to_path_buf(),
+        };
+        let name = format!(
+            "zerorepo-{}-{}",
+            std::process::id(),
+            CONTAINERS.fetch_add(1, Ordering::Relaxed)
+        );
+        let created = docker
+            .create_container(Some(CreateContainerOptionsBuilder::new().name(&name).build()), container_config(&self.policy, &layout))
+            .await
+            .map_err(|e| SandboxError::Unavailable(format!("cannot create a container from {}: {e} (build it with `zerorepo sandbox build-image`)", self.image)))?;
+        let id = created.id;
+        let attach = AttachContainerOptionsBuilder::new()
+            .stream(true)
+            .stdin(true)
+            .stdout(true)
+            .stderr(false)
+            .build();
+        let attached = match docker.attach_container(&id, Some(attach)).await {
+            Ok(a) => a,
+            Err(e) => {
+                remove(docker, &id).await;
+                return Err(SandboxError::Failed(format!(
+                    "cannot attach to the container: {e}"
+                )));
+            }
+        };
+        if let Err(e) = docker.start_container(&id, None).await {
+            remove(docker, &id).await;
+            return Err(SandboxError::Failed(format!(
+                "cannot start the container: {e}"
+            )));
+        }
+        let stdout = attached.output.filter_map(|item| async move {
+            match item {
+                Ok(bollard::container::LogOutput::StdOut { message }) => Some(Ok(message)),
+                Ok(_) => None,
+                Err(e) => Some(Err(std::io::Error::other(e))),
+            }
+        });
+        let reader = BufReader::new(tokio_util::io::StreamReader::new(Box::pin(stdout)));
+        match WarmChannel::start(
+            Box::new(attached.input),
+            Box::new(reader),
+            Duration::from_secs(30),
+        )
+        .await
+        {
+            Ok((channel, hello)) => {
+                tracing::debug!(container = %name, "sandbox ready: {}", hello.trim());
+                Ok(Session {
+                    repo: repo.to_path_buf(),
+                    id,
+                    channel,
+                })
+            }
+            Err(e) => {
+                remove(docker, &id).await;
+                Err(SandboxError::Failed(format!(
+                    "the container's runner did not start: {e}"
+                )))
+            }
+        }
+    }
+}
+
+/// Kill through the API, then remove (auto_remove may already have done it).
+async fn remove(docker: &Docker, id: &str) {
+    let _ = docker
+        .kill_container(
+            id,
+            Some(KillContainerOptionsBuilder::new().signal("SIGKILL").build()),
+        )
+        .await;
+    let _ = docker
+        .remove_container(
+            id,
+            Some(RemoveContainerOptionsBuilder::new().force(true).build()),
+        )
+        .await;
+}
+
+#[async_trait::async_trait]
+impl TestRunner for DockerRunner {
+    fn name(&self) -> &str {
+        "docker"
+    }
+
+    async fn check_ready(&self) -> Result<(), SandboxError> {
+        let docker = connect().await?;
+        docker.inspect_image(&self.image).await.map_err(|e| {
+            SandboxError::Unavailable(format!(
+                "image {} is missing ({e}): run `zerorepo sandbox build-image`",
+                self.image
+            ))
+        })?;
+        Ok(())
+    }
+
+    async fn run_tests(
+        &self,
+        repo: &Path,
+        test_file: &str,
+        cancel: &CancellationToken,
+    ) -> Result<TestRun, SandboxError> {
+        let repo = repo.canonicalize()?;
+        let docker = connect().await?;
+        let mut slot = self.session.lock().await;
+        for attempt in 0..2 {
+            if slot.as_ref().is_some_and(|s| s.repo != repo) {
+                if let Some(old) = slot.take() {
+                    remove(&docker, &old.id).await;
+                }
+            }
+            if slot.is_none() {
+                *slot = Some(self.start(&docker, &repo).await?);
+            }
+            let Some(session) = slot.as_mut() else {
+                continue;
+            };
+            let outcome = tokio::select! {
+                r = session.channel.run(test_file, &self.policy) => r,
+                _ = cancel.cancelled() => {
+                    if let Some(old) = slot.take() {
+                        remove(&docker, &old.id).await;
+                    }
+                    return Ok(TestRun::cancelled(self.name()));
+                }
+            };
+            match outcome {
+                Ok(response) => return Ok(response.into_test_run(self.name())),
+                Err(error) => {
+                    tracing::warn!("container restarted after: {error}");
+                    if let Some(old) = slot.take() {
+                        remove(&docker, &old.id).await;
+                    }
+                    if attempt == 1 {
+                        return Err(SandboxError::Failed(error.to_string()));
+                    }
+                }
+            }
+        }
+        Err(SandboxError::Failed("the container failed twice".into()))
+    }
+
+    async fn shutdown(&self) {
+        if let Some(session) = self.session.lock().await.take() {
+            if let Ok(docker) = connect().await {
+                remove(&docker, &session.id).await;
+            }
+        }
+    }
+}
+
+/// Builds the sandbox image offline: the host's `/usr/bin/python3`, its standard library, the
+/// shared libraries it and its extension modules link, and pytest with its dependencies, as a
+/// root filesystem piped from `tar` into `docker import`. Returns the image tag.
+pub async fn build_image(tag: &str) -> Result<String, SandboxError> {
+    let files = image_files().await?;
+    let stage = tempfile::Builder::new()
+        .prefix("zerorepo-image-")
+        .tempdir()?;
+    for dir in ["tmp", "repo", "opt/zerorepo", "etc"] {
+        std::fs::create_dir_all(stage.path().join(dir))?;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        stage.path().join("tmp"),
+        std::fs::Permissions::from_mode(0o1777),
+    )?;
+    std::fs::write(
+        stage.path().join("etc/passwd"),
+        "root:x:0:0::/:/bin/false\nnobody:x:65534:65534::/tmp:/bin/false\n",
+    )?;
+    let list = stage.path().join("files.txt");
+    std::fs::write(&list, files.join("\n") + "\n")?;
+    let script = r#"set -eu
+stage="$1"; list="$2"; tag="$3"
+tar --create --file=- --owner=0 --group=0 -C "$stage" tmp repo opt etc -C / --files-from="$list" | docker import - "$tag" >/dev/null"#;
+    let status = tokio::process::Command::new("/bin/sh")
+        .args(["-c", script, "build-image"])
+        .arg(stage.path())
+        .arg(&list)
+        .arg(tag)
+        .status()
+        .await
+        .map_err(|source| SandboxError::Spawn {
+            program: "sh (tar | docker import)".into(),
+            source,
+        })?;
+    if !status.success() {
+        return Err(SandboxError::Failed(format!(
+            "`tar | docker import` failed ({status}); is the docker CLI installed and DOCKER_HOST set?"
+        )));
+    }
+    Ok(tag.to_string())
+}
+
+/// Paths (relative to `/`) that make a working Python with pytest.
+async fn image_files() -> Result<Vec<String>, SandboxError> {
+    // Run a tiny pytest session (with JUnit XML, as the runner does) and keep every
+    // third-party package it imported: the image then holds exactly what a run needs.
+    let probe = r#"
+import glob, io, os, sys, sysconfig, tempfile, contextlib
+import pytest
+d = tempfile.mkdtemp()
+open(os.path.join(d, "test_probe.py"), "w").write("def test_probe():\n    assert True\n")
+with contextlib.redirect_stdout(io.StringIO()):
+    pytest.main(["-q", "-p", "no:cacheprovider", "--junitxml", os.path.join(d, "j.xml"), d])
+stdlib = sysconfig.get_paths()["stdlib"]
+paths = {os.path.realpath(sys.executable), "/usr/bin/python3", stdlib}
+for mod in list(sys.modules.values()):
+    f = getattr(mod, "__file__", None) or ""
+    for site in [p for p in sys.path if p.endswith(("dist-packages", "site-packages"))]:
+        if f.startswith(site + "/"):
+            top = f[len(site) + 1:].split("/")[0]
+            paths.add(os.path.join(site, top))
+print("\n".join(sorted(paths)))
+print("\n".join(glob.glob(stdlib + "/lib-dynload/*.so")), file=sys.stderr)
+"#;
+    let out = tokio::process::Command::new("/usr/bin/python3")
+        .args(["-c", probe])
+        .output()
+        .await
+        .map_err(|source| SandboxError::Spawn {
+            program: "/usr/bin/python3".into(),
+            source,
+        })?;
+    if !out.status.success() {
+        return Err(SandboxError::Unavailable("/usr/bin/python3 with pytest is needed to build the image (apt-get install python3-pytest)".into()));
+    }
+    let mut paths: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let mut binaries: Vec<String> = vec!["/usr/bin/python3".into()];
+    binaries.extend(
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .map(str::to_string),
+    );
+    for binary in binaries {
+        let ldd = tokio::process::Command::new("ldd")
+            .arg(&binary)
+            .output()
+            .await?;
+        for line in String::from_utf8_lossy(&ldd.stdout).lines() {
+            let lib = line
+                .split("=>")
+                .nth(1)
+                .unwrap_or(line)
+                .split_whitespace()
+                .next()
+                .unwrap_or("");
+            if lib.starts_with('/') {
+                paths.extend(with_links(Path::new(lib)));
+            }
+        }
+    }
+    for link in ["/bin", "/lib", "/lib64", "/sbin"] {
+        if std::fs::symlink_metadata(link).is_ok_and(|m| m.file_type().is_symlink()) {
+            paths.push(link.into());
+        }
+    }
+    let mut relative: Vec<String> = paths
+        .iter()
+        .map(|p| p.trim_start_matches('/').to_string())
+        .filter(|p| !p.is_empty())
+        .collect();
+    relative.sort();
+    relative.dedup();
+    // A path inside a listed directory is already included.
+    let is_real_dir =
+        |p: &String| std::fs::symlink_metadata(Path::new("/").join(p)).is_ok_and(|m| m.is_dir());
+    let dirs: Vec<String> = relative
+        .iter()
+        .filter(|p| is_real_dir(p))
+        .cloned()
+        .collect();
+    relative.retain(|p| {
+        !dirs
+            .iter()
+            .any(|d| p != d && p.starts_with(&format!("{d}/")))
+    });
+    Ok(relative)
+}
+
+/// A path and every symlink met while resolving it (merged-/usr hosts reach the loader as
+/// /lib64 -> usr/lib64, whose entry links on to usr/lib/...): the image needs each link.
+fn with_links(path: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut current = PathBuf::from("/");
+    for part in path.components().skip(1) {
+        current.push(part);
+        if std::fs::symlink_metadata(&current).is_ok_and(|m| m.file_type().is_symlink()) {
+            found.push(current.display().to_string());
+            match std::fs::canonicalize(&current) {
+                Ok(real) => current = real,
+                Err(_) => return found,
+            }
+        }
+    }
+    found.push(current.display().to_string());
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_policy_translates_to_this_exact_container() {
+        let layout = DockerLayout {
+            image: "img:1".into(),
+            repo: "/out/repo".into(),
+            runner_dir: "/tmp/zr".into(),
+        };
+        let policy = SandboxPolicy {
+            env_allowlist: vec![],
+            ..SandboxPolicy::default()
+        };
+        let got = serde_json::to_value(container_config(&policy, &layout)).unwrap();
+        let expected = serde_json::json!({
+            "User": "65534:65534",
+            "AttachStdin": true, "AttachStdout": true, "AttachStderr": false,
+            "Tty": false, "OpenStdin": true, "StdinOnce": true,
+            "Env": ["PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "PYTHONDONTWRITEBYTECODE=1",
+                    "PYTHONHASHSEED=0", "PYTHONPATH=/repo/src:/repo"],
+            "Cmd": ["/usr/bin/python3", "/opt/zerorepo/runner.py", "--sweep", "--repo", "/repo"],
+            "Image": "img:1",
+            "WorkingDir": "/repo",
+            "NetworkDisabled": true,
+            "HostConfig": {
+                "Memory": 536870912, "NanoCpus": 1000000000, "MemorySwap": 536870912, "PidsLimit": 64,
+                "Ulimits": [{"Name": "core", "Soft": 0, "Hard": 0}],
+                "Binds": ["/out/repo:/repo:ro", "/tmp/zr:/opt/zerorepo:ro"],
+                "NetworkMode": "none", "AutoRemove": true, "CapDrop": ["ALL"], "ReadonlyRootfs": true,
+                "SecurityOpt": ["no-new-privileges"],
+                "Tmpfs": {"/tmp": "rw,nosuid,nodev,size=64m,mode=1777"}
+            }
+        });
+        assert_eq!(got, expected);
+    }
+}
