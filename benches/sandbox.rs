@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 use zerorepo::sandbox::bwrap::{BwrapLayout, bwrap_args};
-use zerorepo::sandbox::{BwrapRunner, LocalRunner, SandboxPolicy, TestRunner};
+use zerorepo::sandbox::docker::DEFAULT_IMAGE;
+use zerorepo::sandbox::{BwrapRunner, DockerRunner, LocalRunner, SandboxPolicy, TestRunner};
 
 const TESTS: &str = "import math\n\ndef test_a():\n    assert math.sqrt(4) == 2\n\ndef test_b():\n    assert sorted([3, 1, 2]) == [1, 2, 3]\n\ndef test_c():\n    assert 'a'.upper() == 'A'\n";
 
@@ -55,6 +56,81 @@ fn bwrap_cold(repo: &Path) -> Duration {
     start.elapsed()
 }
 
+/// One cold Docker run: `docker run --rm` of a fresh container per run, with the sandbox flags.
+fn docker_cold(repo: &Path) -> Duration {
+    let start = Instant::now();
+    let out = Command::new("docker")
+        .args([
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            "--read-only",
+            "--tmpfs",
+            "/tmp:rw,size=64m,mode=1777",
+        ])
+        .args([
+            "--user",
+            "65534:65534",
+            "--memory",
+            "512m",
+            "--memory-swap",
+            "512m",
+            "--pids-limit",
+            "64",
+            "--cap-drop",
+            "ALL",
+        ])
+        .arg("-v")
+        .arg(format!("{}:/repo:ro", repo.display()))
+        .args([
+            "-w",
+            "/repo",
+            DEFAULT_IMAGE,
+            "/usr/bin/python3",
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "tests/test_bench.py",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    start.elapsed()
+}
+
+/// Per-run times of a warm runner, and the cost of its first run (sandbox start included).
+async fn warm(runner: &dyn TestRunner, repo: &Path, runs: usize) -> (Duration, Duration) {
+    let cancel = CancellationToken::new();
+    let first = Instant::now();
+    assert!(
+        runner
+            .run_tests(repo, "tests/test_bench.py", &cancel)
+            .await
+            .unwrap()
+            .succeeded()
+    );
+    let start_cost = first.elapsed();
+    let mut times = Vec::new();
+    for _ in 0..runs {
+        let start = Instant::now();
+        let run = runner
+            .run_tests(repo, "tests/test_bench.py", &cancel)
+            .await
+            .unwrap();
+        assert!(run.succeeded(), "{run:?}");
+        times.push(start.elapsed());
+    }
+    runner.shutdown().await;
+    (start_cost, median(times))
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     let runs = if std::env::args().any(|a| a == "--bench") {
@@ -63,6 +139,11 @@ async fn main() {
         1
     };
     let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     std::fs::create_dir(dir.path().join("tests")).unwrap();
     std::fs::write(dir.path().join("tests/test_bench.py"), TESTS).unwrap();
     let repo = dir.path();
@@ -94,32 +175,38 @@ async fn main() {
             "bwrap, cold (sandbox + pytest per run)".into(),
             Some(median((0..runs).map(|_| bwrap_cold(repo)).collect())),
         ));
-        let warm = BwrapRunner::new(SandboxPolicy::default(), "/usr/bin/python3").unwrap();
-        let first = Instant::now();
-        warm.run_tests(repo, "tests/test_bench.py", &cancel)
-            .await
-            .unwrap();
-        let start_cost = first.elapsed();
-        let mut times = Vec::new();
-        for _ in 0..runs {
-            let start = Instant::now();
-            let run = warm
-                .run_tests(repo, "tests/test_bench.py", &cancel)
-                .await
-                .unwrap();
-            assert!(run.succeeded(), "{run:?}");
-            times.push(start.elapsed());
-        }
+        let runner = BwrapRunner::new(SandboxPolicy::default(), "/usr/bin/python3").unwrap();
+        let (start_cost, per_run) = warm(&runner, repo, runs).await;
         rows.push((
             "bwrap, warm start (first run, sandbox start included)".into(),
             Some(start_cost),
         ));
-        rows.push((
-            "bwrap, warm (fork-server, per run)".into(),
-            Some(median(times)),
-        ));
+        rows.push(("bwrap, warm (fork-server, per run)".into(), Some(per_run)));
     } else {
         rows.push(("bwrap (not installed)".into(), None));
+    }
+
+    let docker_ok = Command::new("docker")
+        .args(["image", "inspect", DEFAULT_IMAGE])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if docker_ok {
+        rows.push((
+            "docker, cold (`docker run` per run)".into(),
+            Some(median((0..runs).map(|_| docker_cold(repo)).collect())),
+        ));
+        let runner = DockerRunner::new(SandboxPolicy::default(), DEFAULT_IMAGE).unwrap();
+        let (start_cost, per_run) = warm(&runner, repo, runs).await;
+        rows.push((
+            "docker, warm start (first run, container start included)".into(),
+            Some(start_cost),
+        ));
+        rows.push((
+            "docker, warm (fork-server in one container, per run)".into(),
+            Some(per_run),
+        ));
+    } else {
+        rows.push(("docker (no engine or no image)".into(), None));
     }
 
     println!(

@@ -18,7 +18,7 @@ while [ $# -gt 0 ]; do
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
-. scripts/setup.sh
+ZEROREPO_NO_DOCKER=1 . scripts/setup.sh
 
 cargo build --quiet
 ZR="$CARGO_TARGET_DIR/debug/zerorepo"

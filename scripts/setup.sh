@@ -39,3 +39,43 @@ if ! "$VENV/bin/python" -c 'import pytest' >/dev/null 2>&1; then
   "$VENV/bin/python" -m pip install -q --disable-pip-version-check 'pytest>=8,<10'
 fi
 export ZEROREPO_PYTHON="$VENV/bin/python"
+
+# Docker (the second sandbox backend): the engine does not run by default here, so start one
+# by hand, keeping its data under the cache so the image survives to the next run.
+start_docker() {
+  local dir="$ZEROREPO_CACHE/docker"
+  export DOCKER_HOST="${DOCKER_HOST:-unix://$dir/docker.sock}"
+  if docker info >/dev/null 2>&1; then return 0; fi
+  if [ "$(id -u)" -ne 0 ]; then
+    say "no Docker engine reachable and not root: Docker sandbox tests will be skipped"; return 0
+  fi
+  command -v dockerd >/dev/null 2>&1 || apt_install docker.io
+  mkdir -p "$dir"
+  if [ -f "$dir/docker.pid" ] && ! kill -0 "$(cat "$dir/docker.pid")" 2>/dev/null; then
+    rm -f "$dir/docker.pid" "$dir/docker.sock"
+  fi
+  say "starting dockerd (data in $dir)"
+  nohup dockerd --data-root "$dir/data" --exec-root "$dir/exec" -H "$DOCKER_HOST" \
+    --pidfile "$dir/docker.pid" --iptables=false --ip-masq=false --bridge=none \
+    --storage-driver=overlay2 >"$dir/dockerd.log" 2>&1 </dev/null &
+  for _ in $(seq 1 60); do
+    docker info >/dev/null 2>&1 && return 0
+    sleep 0.5
+  done
+  say "dockerd did not come up; see $dir/dockerd.log"; tail -n 20 "$dir/dockerd.log" >&2 || true
+  return 1
+}
+
+# The sandbox image is built offline from this machine's /usr/bin/python3 and pytest.
+ensure_sandbox_image() {
+  docker info >/dev/null 2>&1 || return 0
+  docker image inspect zerorepo-sandbox:py3 >/dev/null 2>&1 && return 0
+  say "building the Docker sandbox image"
+  cargo build --quiet
+  "$CARGO_TARGET_DIR/debug/zerorepo" sandbox build-image
+}
+
+if [ "${ZEROREPO_NO_DOCKER:-0}" != 1 ]; then
+  start_docker
+  ensure_sandbox_image
+fi

@@ -1,14 +1,16 @@
 //! The adversarial suite: untrusted tests try to hang, fork-bomb, eat memory, write where they
 //! must not, reach the network, escape with setsid and flood stdout. Each attempt must be
-//! contained, and the next ordinary run must be healthy. Runs against bubblewrap (the default);
-//! the unsandboxed `none` backend only gets the attacks that cannot hurt the host, and its
-//! results say `sandbox: none`.
+//! contained, and the next ordinary run must be healthy. Every attack runs against every
+//! sandboxed backend present (bubblewrap and Docker; CI installs both); the unsandboxed `none`
+//! backend only gets the attack that cannot hurt the host, and its results say `sandbox: none`.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
-use zerorepo::sandbox::{BwrapRunner, LocalRunner, SandboxPolicy, TestRun, TestRunner};
+use zerorepo::sandbox::{
+    BwrapRunner, DockerRunner, LocalRunner, SandboxPolicy, TestRun, TestRunner,
+};
 
 use super::support;
 
@@ -24,6 +26,12 @@ fn policy() -> SandboxPolicy {
 /// A repository with one healthy test file and the given attack files.
 fn repo(attacks: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
+    // uid 65534 inside a container must be able to read it, as it can an output directory.
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
     std::fs::create_dir(dir.path().join("tests")).unwrap();
     std::fs::write(dir.path().join("tests/test_healthy.py"), HEALTHY).unwrap();
     for (name, code) in attacks {
@@ -32,18 +40,35 @@ fn repo(attacks: &[(&str, &str)]) -> tempfile::TempDir {
     dir
 }
 
-fn bwrap() -> Option<BwrapRunner> {
-    if !support::bwrap_available() {
+/// Every sandboxed backend present; in CI both must be.
+fn sandboxes() -> Vec<Box<dyn TestRunner>> {
+    let mut found: Vec<Box<dyn TestRunner>> = Vec::new();
+    let ci = std::env::var_os("CI").is_some();
+    if support::bwrap_available() {
+        found.push(Box::new(
+            BwrapRunner::new(policy(), "/usr/bin/python3").unwrap(),
+        ));
+    } else {
+        assert!(!ci, "CI must provide bubblewrap and python3-pytest");
+        eprintln!(
+            "SKIPPED for bwrap: bubblewrap or /usr/bin/python3 with pytest is missing (run scripts/setup.sh)"
+        );
+    }
+    if support::docker_available() {
+        found.push(Box::new(
+            DockerRunner::new(policy(), zerorepo::sandbox::docker::DEFAULT_IMAGE).unwrap(),
+        ));
+    } else {
         assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must provide bubblewrap and python3-pytest"
+            !ci,
+            "CI must provide a Docker engine with the sandbox image (scripts/setup.sh starts one)"
         );
         eprintln!(
-            "SKIPPED: bubblewrap or /usr/bin/python3 with pytest is missing (run scripts/setup.sh)"
+            "SKIPPED for docker: no Docker engine with the image {} (run scripts/setup.sh)",
+            zerorepo::sandbox::docker::DEFAULT_IMAGE
         );
-        return None;
     }
-    Some(BwrapRunner::new(policy(), "/usr/bin/python3").unwrap())
+    found
 }
 
 async fn run(runner: &dyn TestRunner, repo: &Path, file: &str) -> TestRun {
@@ -67,180 +92,192 @@ async fn assert_healthy(runner: &dyn TestRunner, repo: &Path) {
 
 #[tokio::test]
 async fn healthy_run_reports_outcomes_usage_and_the_backend() {
-    let Some(runner) = bwrap() else { return };
-    let dir = repo(&[(
-        "test_mixed.py",
-        "import pytest\n\ndef test_ok():\n    pass\n\ndef test_bad():\n    assert 1 == 2\n\n@pytest.mark.skip\ndef test_skip():\n    pass\n",
-    )]);
-    runner.check_ready().await.unwrap();
-    let result = run(&runner, dir.path(), "tests/test_mixed.py").await;
-    assert_eq!((result.passed, result.failed, result.errors), (1, 1, 0));
-    let outcomes: Vec<(&str, &str)> = result
-        .tests
-        .iter()
-        .map(|t| (t.name.as_str(), t.outcome.as_str()))
-        .collect();
-    assert_eq!(
-        outcomes,
-        [
-            ("tests.test_mixed::test_ok", "passed"),
-            ("tests.test_mixed::test_bad", "failed"),
-            ("tests.test_mixed::test_skip", "skipped")
-        ]
-    );
-    assert_eq!(result.exit_code, Some(1));
-    assert_eq!(result.sandbox, "bwrap");
-    assert!(
-        result.cpu_ms.is_some() && result.max_rss_kb.unwrap_or(0) > 1000,
-        "{result:?}"
-    );
-    assert!(
-        result.stdout.contains("1 failed, 1 passed, 1 skipped"),
-        "{}",
-        result.stdout
-    );
-    assert_healthy(&runner, dir.path()).await;
+    for runner in sandboxes() {
+        let dir = repo(&[(
+            "test_mixed.py",
+            "import pytest\n\ndef test_ok():\n    pass\n\ndef test_bad():\n    assert 1 == 2\n\n@pytest.mark.skip\ndef test_skip():\n    pass\n",
+        )]);
+        runner.check_ready().await.unwrap();
+        let result = run(runner.as_ref(), dir.path(), "tests/test_mixed.py").await;
+        assert_eq!((result.passed, result.failed, result.errors), (1, 1, 0));
+        let outcomes: Vec<(&str, &str)> = result
+            .tests
+            .iter()
+            .map(|t| (t.name.as_str(), t.outcome.as_str()))
+            .collect();
+        assert_eq!(
+            outcomes,
+            [
+                ("tests.test_mixed::test_ok", "passed"),
+                ("tests.test_mixed::test_bad", "failed"),
+                ("tests.test_mixed::test_skip", "skipped")
+            ]
+        );
+        assert_eq!(result.exit_code, Some(1));
+        assert_eq!(result.sandbox, runner.name());
+        assert!(
+            result.cpu_ms.is_some() && result.max_rss_kb.unwrap_or(0) > 1000,
+            "{}: {result:?}",
+            runner.name()
+        );
+        assert!(
+            result.stdout.contains("1 failed, 1 passed, 1 skipped"),
+            "{}",
+            result.stdout
+        );
+        assert_healthy(runner.as_ref(), dir.path()).await;
+    }
 }
 
 #[tokio::test]
 async fn infinite_loop_is_killed_at_the_wall_timeout() {
-    let Some(runner) = bwrap() else { return };
-    let dir = repo(&[(
-        "test_loop.py",
-        "def test_loop():\n    while True:\n        pass\n",
-    )]);
-    let started = Instant::now();
-    let result = run(&runner, dir.path(), "tests/test_loop.py").await;
-    assert!(
-        result.timed_out && result.killed_by.as_deref() == Some("timeout"),
-        "{result:?}"
-    );
-    assert!(started.elapsed() < Duration::from_secs(12));
-    assert_healthy(&runner, dir.path()).await;
+    for runner in sandboxes() {
+        let dir = repo(&[(
+            "test_loop.py",
+            "def test_loop():\n    while True:\n        pass\n",
+        )]);
+        let started = Instant::now();
+        let result = run(runner.as_ref(), dir.path(), "tests/test_loop.py").await;
+        assert!(
+            result.timed_out && result.killed_by.as_deref() == Some("timeout"),
+            "{}: {result:?}",
+            runner.name()
+        );
+        assert!(started.elapsed() < Duration::from_secs(12));
+        assert_healthy(runner.as_ref(), dir.path()).await;
+    }
 }
 
 #[tokio::test]
 async fn fork_bomb_is_contained() {
-    let Some(runner) = bwrap() else { return };
-    let bomb = "import os\n\ndef test_bomb():\n    while True:\n        try:\n            os.fork()\n        except OSError:\n            pass\n";
-    let dir = repo(&[("test_bomb.py", bomb)]);
-    let result = run(&runner, dir.path(), "tests/test_bomb.py").await;
-    assert!(!result.succeeded(), "{result:?}");
-    assert!(
-        result.timed_out,
-        "a bomb that keeps retrying ends at the timeout: {result:?}"
-    );
-    assert_healthy(&runner, dir.path()).await;
+    for runner in sandboxes() {
+        let bomb = "import os\n\ndef test_bomb():\n    while True:\n        try:\n            os.fork()\n        except OSError:\n            pass\n";
+        let dir = repo(&[("test_bomb.py", bomb)]);
+        let result = run(runner.as_ref(), dir.path(), "tests/test_bomb.py").await;
+        assert!(!result.succeeded(), "{}: {result:?}", runner.name());
+        assert!(
+            result.timed_out,
+            "a bomb that keeps retrying ends at the timeout: {result:?}"
+        );
+        assert_healthy(runner.as_ref(), dir.path()).await;
+    }
 }
 
 #[tokio::test]
 async fn allocation_beyond_the_memory_limit_fails_inside_the_sandbox() {
-    let Some(runner) = bwrap() else { return };
-    let hog = "def test_hog():\n    block = bytearray(2 * 1024 * 1024 * 1024)\n    assert len(block) > 0\n";
-    let dir = repo(&[("test_hog.py", hog)]);
-    let result = run(&runner, dir.path(), "tests/test_hog.py").await;
-    assert!(!result.succeeded());
-    assert!(result.output.contains("MemoryError"), "{}", result.output);
-    assert!(
-        result.max_rss_kb.unwrap_or(u64::MAX) < 512 * 1024,
-        "{result:?}"
-    );
-    assert_healthy(&runner, dir.path()).await;
+    for runner in sandboxes() {
+        let hog = "def test_hog():\n    block = bytearray(2 * 1024 * 1024 * 1024)\n    assert len(block) > 0\n";
+        let dir = repo(&[("test_hog.py", hog)]);
+        let result = run(runner.as_ref(), dir.path(), "tests/test_hog.py").await;
+        assert!(!result.succeeded());
+        assert!(result.output.contains("MemoryError"), "{}", result.output);
+        assert!(
+            result.max_rss_kb.unwrap_or(u64::MAX) < 512 * 1024,
+            "{}: {result:?}",
+            runner.name()
+        );
+        assert_healthy(runner.as_ref(), dir.path()).await;
+    }
 }
 
 #[tokio::test]
 async fn writes_to_etc_the_repository_and_the_host_fail() {
-    let Some(runner) = bwrap() else { return };
-    let host = tempfile::tempdir().unwrap();
-    let host_target = host.path().join("pwned");
-    let attack = format!(
-        "import pytest\n\n\
-         def test_write_etc():\n    with pytest.raises(OSError):\n        open('/etc/zerorepo_pwned', 'w').write('x')\n\n\
-         def test_write_repo():\n    with pytest.raises(OSError):\n        open('/repo/pwned.txt', 'w').write('x')\n\n\
-         def test_write_host():\n    with pytest.raises(OSError):\n        open({:?}, 'w').write('x')\n\n\
-         def test_write_usr():\n    with pytest.raises(OSError):\n        open('/usr/zerorepo_pwned', 'w').write('x')\n\n\
-         def test_tmp_is_writable():\n    import tempfile\n    with tempfile.NamedTemporaryFile() as f:\n        f.write(b'ok')\n",
-        host_target.display().to_string()
-    );
-    let dir = repo(&[("test_writes.py", &attack)]);
-    let result = run(&runner, dir.path(), "tests/test_writes.py").await;
-    assert!(
-        result.succeeded() && result.passed == 5,
-        "every write was refused, /tmp works: {}",
-        result.output
-    );
-    assert!(
-        !Path::new("/etc/zerorepo_pwned").exists() && !Path::new("/usr/zerorepo_pwned").exists()
-    );
-    assert!(!dir.path().join("pwned.txt").exists() && !host_target.exists());
-    assert_healthy(&runner, dir.path()).await;
+    for runner in sandboxes() {
+        let host = tempfile::tempdir().unwrap();
+        let host_target = host.path().join("pwned");
+        let attack = format!(
+            "import pytest\n\n\
+             def test_write_etc():\n    with pytest.raises(OSError):\n        open('/etc/zerorepo_pwned', 'w').write('x')\n\n\
+             def test_write_repo():\n    with pytest.raises(OSError):\n        open('/repo/pwned.txt', 'w').write('x')\n\n\
+             def test_write_host():\n    with pytest.raises(OSError):\n        open({:?}, 'w').write('x')\n\n\
+             def test_write_usr():\n    with pytest.raises(OSError):\n        open('/usr/zerorepo_pwned', 'w').write('x')\n\n\
+             def test_tmp_is_writable():\n    import tempfile\n    with tempfile.NamedTemporaryFile() as f:\n        f.write(b'ok')\n",
+            host_target.display().to_string()
+        );
+        let dir = repo(&[("test_writes.py", &attack)]);
+        let result = run(runner.as_ref(), dir.path(), "tests/test_writes.py").await;
+        assert!(
+            result.succeeded() && result.passed == 5,
+            "every write was refused, /tmp works: {}",
+            result.output
+        );
+        assert!(
+            !Path::new("/etc/zerorepo_pwned").exists()
+                && !Path::new("/usr/zerorepo_pwned").exists()
+        );
+        assert!(!dir.path().join("pwned.txt").exists() && !host_target.exists());
+        assert_healthy(runner.as_ref(), dir.path()).await;
+    }
 }
 
 #[tokio::test]
 async fn network_is_absent_inside_the_sandbox() {
-    let Some(runner) = bwrap() else { return };
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    listener.set_nonblocking(true).unwrap();
-    let port = listener.local_addr().unwrap().port();
-    // Nothing is sent anywhere but loopback: the outside world is checked by looking for
-    // interfaces and routes, not by connecting to it.
-    let attack = format!(
-        "import socket\nimport pytest\n\n\
-         def test_host_loopback_server_is_unreachable():\n    with pytest.raises(OSError):\n        socket.create_connection(('127.0.0.1', {port}), timeout=2)\n\n\
-         def test_only_loopback_interface():\n    assert [name for _, name in socket.if_nameindex()] == ['lo']\n\n\
-         def test_no_routes():\n    lines = open('/proc/net/route').read().splitlines()\n    assert lines[1:] == []\n"
-    );
-    let dir = repo(&[("test_net.py", &attack)]);
-    let result = run(&runner, dir.path(), "tests/test_net.py").await;
-    assert!(
-        result.succeeded() && result.passed == 3,
-        "{}",
-        result.output
-    );
-    assert!(
-        listener.accept().is_err(),
-        "the host's loopback server saw a connection"
-    );
-    assert_healthy(&runner, dir.path()).await;
+    for runner in sandboxes() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        // Nothing is sent anywhere but loopback: the outside world is checked by looking for
+        // interfaces and routes, not by connecting to it.
+        let attack = format!(
+            "import socket\nimport pytest\n\n\
+             def test_host_loopback_server_is_unreachable():\n    with pytest.raises(OSError):\n        socket.create_connection(('127.0.0.1', {port}), timeout=2)\n\n\
+             def test_only_loopback_interface():\n    assert [name for _, name in socket.if_nameindex()] == ['lo']\n\n\
+             def test_no_routes():\n    lines = open('/proc/net/route').read().splitlines()\n    assert lines[1:] == []\n"
+        );
+        let dir = repo(&[("test_net.py", &attack)]);
+        let result = run(runner.as_ref(), dir.path(), "tests/test_net.py").await;
+        assert!(
+            result.succeeded() && result.passed == 3,
+            "{}",
+            result.output
+        );
+        assert!(
+            listener.accept().is_err(),
+            "the host's loopback server saw a connection"
+        );
+        assert_healthy(runner.as_ref(), dir.path()).await;
+    }
 }
 
 #[tokio::test]
 async fn setsid_escape_does_not_outlive_the_run() {
-    let Some(runner) = bwrap() else { return };
-    let marker = format!("zerorepo_escape_{}", std::process::id());
-    let attack = format!(
-        "import subprocess\n\n\
-         def test_escape():\n    subprocess.Popen(['/usr/bin/python3', '-c', 'import time; time.sleep(120)  # {marker}'],\n                     start_new_session=True)\n"
-    );
-    let dir = repo(&[("test_escape.py", &attack)]);
-    let result = run(&runner, dir.path(), "tests/test_escape.py").await;
-    assert!(result.succeeded(), "{}", result.output);
-    let survivors = std::process::Command::new("pgrep")
-        .args(["-f", &marker])
-        .output()
-        .unwrap();
-    assert!(
-        survivors.stdout.is_empty(),
-        "escaped process survived: {}",
-        String::from_utf8_lossy(&survivors.stdout)
-    );
-    assert_healthy(&runner, dir.path()).await;
+    for runner in sandboxes() {
+        let marker = format!("zerorepo_escape_{}", std::process::id());
+        let attack = format!(
+            "import subprocess\n\n\
+             def test_escape():\n    subprocess.Popen(['/usr/bin/python3', '-c', 'import time; time.sleep(120)  # {marker}'],\n                     start_new_session=True)\n"
+        );
+        let dir = repo(&[("test_escape.py", &attack)]);
+        let result = run(runner.as_ref(), dir.path(), "tests/test_escape.py").await;
+        assert!(result.succeeded(), "{}", result.output);
+        let survivors = std::process::Command::new("pgrep")
+            .args(["-f", &marker])
+            .output()
+            .unwrap();
+        assert!(
+            survivors.stdout.is_empty(),
+            "escaped process survived: {}",
+            String::from_utf8_lossy(&survivors.stdout)
+        );
+        assert_healthy(runner.as_ref(), dir.path()).await;
+    }
 }
 
 #[tokio::test]
 async fn hundred_megabytes_of_stdout_are_capped() {
-    let Some(runner) = bwrap() else { return };
-    let flood = "import sys\n\ndef test_flood():\n    chunk = 'x' * (1024 * 1024)\n    for _ in range(100):\n        sys.stdout.write(chunk)\n";
-    let dir = repo(&[("test_flood.py", flood)]);
-    let started = Instant::now();
-    let result = run(&runner, dir.path(), "tests/test_flood.py").await;
-    assert!(
-        result.stdout.len() <= policy().output_cap_bytes,
-        "stdout {} bytes",
-        result.stdout.len()
-    );
-    assert!(started.elapsed() < Duration::from_secs(12));
-    assert_healthy(&runner, dir.path()).await;
+    for runner in sandboxes() {
+        let flood = "import sys\n\ndef test_flood():\n    chunk = 'x' * (1024 * 1024)\n    for _ in range(100):\n        sys.stdout.write(chunk)\n";
+        let dir = repo(&[("test_flood.py", flood)]);
+        let started = Instant::now();
+        let result = run(runner.as_ref(), dir.path(), "tests/test_flood.py").await;
+        assert!(
+            result.stdout.len() <= policy().output_cap_bytes,
+            "stdout {} bytes",
+            result.stdout.len()
+        );
+        assert!(started.elapsed() < Duration::from_secs(12));
+        assert_healthy(runner.as_ref(), dir.path()).await;
+    }
 }
 
 #[tokio::test]

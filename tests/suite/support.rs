@@ -36,6 +36,19 @@ pub fn bwrap_available() -> bool {
     })
 }
 
+/// Whether a Docker engine answers (DOCKER_HOST or the default socket) and has the sandbox
+/// image; asked once per test binary.
+pub fn docker_available() -> bool {
+    static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVAILABLE.get_or_init(|| {
+        Command::new("docker")
+            .args(["image", "inspect", zerorepo::sandbox::docker::DEFAULT_IMAGE])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    })
+}
+
 /// `bwrap` where it works; elsewhere (not in CI) `none`, announced loudly.
 pub fn sandbox_backend() -> &'static str {
     if bwrap_available() {
