@@ -17,6 +17,8 @@ use zerorepo::rpg::{self, ValidRpg};
 use zerorepo::sandbox::{self, BwrapRunner, DockerRunner, LocalRunner, SandboxPolicy, TestRunner};
 use zerorepo::{exit, report, schedule};
 
+const EXIT_CODES: &str = "Exit codes: 0 ok, 1 finished with failed/skipped nodes (or an operation failed), 2 bad input (nothing written), 130 interrupted (resume by running the same command again).";
+
 #[derive(Parser)]
 #[command(
     name = "zerorepo",
@@ -24,7 +26,7 @@ use zerorepo::{exit, report, schedule};
     about = "Turn a Repository Planning Graph (RPG) into a tested Python repository"
 )]
 #[command(
-    after_help = "Exit codes: 0 ok, 1 finished with failed/skipped nodes (or an operation failed), 2 bad input (nothing written), 130 interrupted (resume by running the same command again)."
+    after_help = EXIT_CODES
 )]
 struct Cli {
     /// More log output (-v debug, -vv trace). RUST_LOG overrides.
@@ -58,6 +60,7 @@ enum Command {
     ///
     /// Running the same command again resumes: passed nodes are kept, failed and interrupted
     /// ones are retried.
+    #[command(after_help = EXIT_CODES)]
     Generate {
         rpg: PathBuf,
         /// Output repository directory (created if missing).
@@ -98,6 +101,13 @@ enum Command {
         /// Directory holding the reference `src/...` and `tests/test_<module>.py` files.
         #[arg(long)]
         reference: PathBuf,
+    },
+    /// Detect a repository's stacks and the commands to test, build and lint it, with the
+    /// diagnostic command to run first (error-first).
+    Detect {
+        dir: PathBuf,
+        #[arg(long)]
+        json: bool,
     },
     /// Sandbox maintenance.
     #[command(subcommand)]
@@ -232,6 +242,29 @@ async fn run(cli: Cli) -> Result<u8> {
                 .map_err(|e| BadInput(e.to_string()))?;
             for entry in script {
                 println!("{}", serde_json::to_string(&entry)?);
+            }
+            Ok(exit::OK)
+        }
+        Command::Detect { dir, json } => {
+            let found = zerorepo::detect::detect(&dir).map_err(|e| BadInput(e.to_string()))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&found)?);
+            } else if found.is_empty() {
+                println!(
+                    "{}: no Python, Node, Go or Rust project found",
+                    dir.display()
+                );
+            } else {
+                for c in &found {
+                    println!("{:?}: diagnostic `{}`", c.stack, c.diagnostic_command);
+                    for (what, cmd) in [
+                        ("test", &c.primary_test),
+                        ("build", &c.build),
+                        ("lint", &c.lint),
+                    ] {
+                        println!("  {what:<5} {}", cmd.as_deref().unwrap_or("-"));
+                    }
+                }
             }
             Ok(exit::OK)
         }

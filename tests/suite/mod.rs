@@ -1,4 +1,5 @@
 mod bad_input;
+mod cli;
 mod generation;
 mod sandbox;
 mod schemas;
