@@ -295,3 +295,25 @@ async fn unsandboxed_backend_is_reported_as_such_and_still_times_out() {
     assert!(result.timed_out, "{result:?}");
     assert_healthy(&runner, dir.path()).await;
 }
+
+#[tokio::test]
+async fn a_test_that_kills_the_runner_cannot_break_the_next_run() {
+    for runner in sandboxes() {
+        let attack = "import os\nimport signal\n\ndef test_kill_runner():\n    os.kill(os.getppid(), signal.SIGKILL)\n";
+        let dir = repo(&[("test_kill.py", attack)]);
+        let outcome = runner
+            .run_tests(dir.path(), "tests/test_kill.py", &CancellationToken::new())
+            .await;
+        match runner.name() {
+            // In bubblewrap the runner can be killed: that is an infrastructure error, the
+            // sandbox is replaced (once more on the retry) and the run reports the failure.
+            "bwrap" => {
+                let error = outcome.expect_err("a dead runner is an infrastructure error");
+                assert!(error.to_string().contains("sandbox failed"), "{error}");
+            }
+            // In Docker the runner is PID 1 of the container, which ignores the signal.
+            _ => assert!(outcome.is_ok_and(|r| r.passed == 1), "{}", runner.name()),
+        }
+        assert_healthy(runner.as_ref(), dir.path()).await;
+    }
+}
