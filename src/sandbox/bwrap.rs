@@ -14,12 +14,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use tokio::io::BufReader;
-use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::cgroup::CgroupGuard;
 use super::policy::SandboxPolicy;
-use super::warm::{RUNNER_PY, WarmChannel};
+use super::warm::{RUNNER_PY, Session, SessionResources, WarmChannel, WarmPool};
 use super::{SandboxError, TestRun, TestRunner};
 
 pub const REPO_IN_SANDBOX: &str = "/repo";
@@ -117,19 +116,23 @@ pub fn runner_dir() -> Result<tempfile::TempDir, SandboxError> {
     Ok(dir)
 }
 
-struct Session {
-    repo: PathBuf,
-    channel: WarmChannel,
-    // Dropped after the child: kill_on_drop ends bubblewrap, then the guard sweeps the cgroup.
+/// What a bubblewrap session holds: dropping the child (kill_on_drop) ends bubblewrap and,
+/// through --die-with-parent, the sandbox; then the guard sweeps and removes the cgroup.
+struct BwrapResources {
     _child: tokio::process::Child,
     _cgroup: Option<CgroupGuard>,
+}
+
+#[async_trait::async_trait]
+impl SessionResources for BwrapResources {
+    async fn release(self: Box<Self>) {}
 }
 
 pub struct BwrapRunner {
     policy: SandboxPolicy,
     python: PathBuf,
     runner_dir: tempfile::TempDir,
-    session: Mutex<Option<Session>>,
+    pool: WarmPool,
     as_root: bool,
 }
 
@@ -158,7 +161,7 @@ impl BwrapRunner {
             policy,
             python,
             runner_dir,
-            session: Mutex::new(None),
+            pool: WarmPool::default(),
             as_root: nix::unistd::geteuid().is_root(),
         })
     }
@@ -233,11 +236,14 @@ impl BwrapRunner {
         let (channel, hello) =
             started.map_err(|e| SandboxError::Failed(format!("the sandbox did not start: {e}")))?;
         tracing::debug!(repo = %repo.display(), "sandbox ready: {}", hello.trim());
+        let resources = Box::new(BwrapResources {
+            _child: child,
+            _cgroup: cgroup,
+        });
         Ok(Session {
             repo,
             channel,
-            _child: child,
-            _cgroup: cgroup,
+            resources,
         })
     }
 
@@ -298,35 +304,15 @@ impl TestRunner for BwrapRunner {
     ) -> Result<TestRun, SandboxError> {
         let repo = repo.canonicalize()?;
         let policy = self.run_policy();
-        let mut slot = self.session.lock().await;
-        for attempt in 0..2 {
-            if slot.as_ref().is_none_or(|s| s.repo != repo) {
-                *slot = None;
-                *slot = Some(self.start(&repo).await?);
-            }
-            let Some(session) = slot.as_mut() else {
-                continue;
-            };
-            let outcome = tokio::select! {
-                r = session.channel.run(test_file, &policy) => r,
-                _ = cancel.cancelled() => {
-                    *slot = None;
-                    return Ok(TestRun::cancelled(self.name()));
-                }
-            };
-            match outcome {
-                Ok(response) => return Ok(response.into_test_run(self.name())),
-                Err(error) => {
-                    // Infrastructure failure: throw the sandbox away, start a fresh one, retry once.
-                    tracing::warn!("sandbox restarted after: {error}");
-                    *slot = None;
-                    if attempt == 1 {
-                        return Err(SandboxError::Failed(error.to_string()));
-                    }
-                }
-            }
-        }
-        Err(SandboxError::Failed("the sandbox failed twice".into()))
+        self.pool
+            .run(self.name(), &repo, test_file, &policy, cancel, || {
+                self.start(&repo)
+            })
+            .await
+    }
+
+    async fn shutdown(&self) {
+        self.pool.close().await;
     }
 }
 

@@ -25,11 +25,10 @@ use bollard::query_parameters::{
 };
 use futures_util::StreamExt;
 use tokio::io::BufReader;
-use tokio::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 
 use super::policy::SandboxPolicy;
-use super::warm::WarmChannel;
+use super::warm::{Session, SessionResources, WarmChannel, WarmPool};
 use super::{SandboxError, TestRun, TestRunner};
 
 pub const DEFAULT_IMAGE: &str = "zerorepo-sandbox:py3";
@@ -107,17 +106,26 @@ pub fn container_config(policy: &SandboxPolicy, layout: &DockerLayout) -> Contai
     }
 }
 
-struct Session {
-    repo: PathBuf,
+/// A container to kill and remove through the API when the session ends.
+struct Container {
+    docker: Docker,
     id: String,
-    channel: WarmChannel,
+}
+
+#[async_trait::async_trait]
+impl SessionResources for Container {
+    async fn release(self: Box<Self>) {
+        remove(&self.docker, &self.id).await;
+    }
 }
 
 pub struct DockerRunner {
     policy: SandboxPolicy,
     image: String,
     runner_dir: tempfile::TempDir,
-    session: Mutex<Option<Session>>,
+    pool: WarmPool,
+    /// Connected (and version-negotiated) once, on first use.
+    client: tokio::sync::OnceCell<Docker>,
 }
 
 static CONTAINERS: AtomicU64 = AtomicU64::new(0);
@@ -142,8 +150,13 @@ impl DockerRunner {
             policy,
             image: image.into(),
             runner_dir,
-            session: Mutex::new(None),
+            pool: WarmPool::default(),
+            client: tokio::sync::OnceCell::new(),
         })
+    }
+
+    async fn client(&self) -> Result<&Docker, SandboxError> {
+        self.client.get_or_try_init(connect).await
     }
 
     async fn start(&self, docker: &Docker, repo: &Path) -> Result<Session, SandboxError> {
@@ -200,10 +213,14 @@ impl DockerRunner {
         {
             Ok((channel, hello)) => {
                 tracing::debug!(container = %name, "sandbox ready: {}", hello.trim());
+                let resources = Box::new(Container {
+                    docker: docker.clone(),
+                    id,
+                });
                 Ok(Session {
                     repo: repo.to_path_buf(),
-                    id,
                     channel,
+                    resources,
                 })
             }
             Err(e) => {
@@ -239,7 +256,7 @@ impl TestRunner for DockerRunner {
     }
 
     async fn check_ready(&self) -> Result<(), SandboxError> {
-        let docker = connect().await?;
+        let docker = self.client().await?;
         docker.inspect_image(&self.image).await.map_err(|e| {
             SandboxError::Unavailable(format!(
                 "image {} is missing ({e}): run `zerorepo sandbox build-image`",
@@ -256,51 +273,16 @@ impl TestRunner for DockerRunner {
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError> {
         let repo = repo.canonicalize()?;
-        let docker = connect().await?;
-        let mut slot = self.session.lock().await;
-        for attempt in 0..2 {
-            if slot.as_ref().is_some_and(|s| s.repo != repo) {
-                if let Some(old) = slot.take() {
-                    remove(&docker, &old.id).await;
-                }
-            }
-            if slot.is_none() {
-                *slot = Some(self.start(&docker, &repo).await?);
-            }
-            let Some(session) = slot.as_mut() else {
-                continue;
-            };
-            let outcome = tokio::select! {
-                r = session.channel.run(test_file, &self.policy) => r,
-                _ = cancel.cancelled() => {
-                    if let Some(old) = slot.take() {
-                        remove(&docker, &old.id).await;
-                    }
-                    return Ok(TestRun::cancelled(self.name()));
-                }
-            };
-            match outcome {
-                Ok(response) => return Ok(response.into_test_run(self.name())),
-                Err(error) => {
-                    tracing::warn!("container restarted after: {error}");
-                    if let Some(old) = slot.take() {
-                        remove(&docker, &old.id).await;
-                    }
-                    if attempt == 1 {
-                        return Err(SandboxError::Failed(error.to_string()));
-                    }
-                }
-            }
-        }
-        Err(SandboxError::Failed("the container failed twice".into()))
+        let docker = self.client().await?;
+        self.pool
+            .run(self.name(), &repo, test_file, &self.policy, cancel, || {
+                self.start(docker, &repo)
+            })
+            .await
     }
 
     async fn shutdown(&self) {
-        if let Some(session) = self.session.lock().await.take() {
-            if let Ok(docker) = connect().await {
-                remove(&docker, &session.id).await;
-            }
-        }
+        self.pool.close().await;
     }
 }
 

@@ -189,3 +189,85 @@ impl WarmChannel {
         Ok(response)
     }
 }
+
+/// What a backend must release when a warm session ends (a process, a cgroup, a container).
+#[async_trait::async_trait]
+pub trait SessionResources: Send {
+    async fn release(self: Box<Self>);
+}
+
+/// A live runner for one repository.
+pub struct Session {
+    pub repo: std::path::PathBuf,
+    pub channel: WarmChannel,
+    pub resources: Box<dyn SessionResources>,
+}
+
+/// The one warm session a backend keeps, and the run loop both sandboxed backends share:
+/// (re)open the session for the repository, run, and on an infrastructure error throw the
+/// session away and try once more with a fresh one.
+#[derive(Default)]
+pub struct WarmPool {
+    slot: tokio::sync::Mutex<Option<Session>>,
+}
+
+impl WarmPool {
+    pub async fn run<F, Fut>(
+        &self,
+        backend: &str,
+        repo: &std::path::Path,
+        test_file: &str,
+        policy: &SandboxPolicy,
+        cancel: &tokio_util::sync::CancellationToken,
+        open: F,
+    ) -> Result<TestRun, super::SandboxError>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<Session, super::SandboxError>>,
+    {
+        let mut slot = self.slot.lock().await;
+        let mut last_error = None;
+        for _ in 0..2 {
+            if slot.as_ref().is_some_and(|s| s.repo != repo) {
+                release(slot.take()).await;
+            }
+            if slot.is_none() {
+                *slot = Some(open().await?);
+            }
+            let Some(session) = slot.as_mut() else {
+                continue;
+            };
+            let outcome = tokio::select! {
+                r = session.channel.run(test_file, policy) => r,
+                _ = cancel.cancelled() => {
+                    release(slot.take()).await;
+                    return Ok(TestRun::cancelled(backend));
+                }
+            };
+            match outcome {
+                Ok(response) => return Ok(response.into_test_run(backend)),
+                Err(error) => {
+                    tracing::warn!("{backend} sandbox replaced after: {error}");
+                    release(slot.take()).await;
+                    last_error = Some(error);
+                }
+            }
+        }
+        Err(super::SandboxError::Failed(last_error.map_or_else(
+            || "the sandbox failed twice".into(),
+            |e| e.to_string(),
+        )))
+    }
+
+    /// Ends the session, if any.
+    pub async fn close(&self) {
+        release(self.slot.lock().await.take()).await;
+    }
+}
+
+async fn release(session: Option<Session>) {
+    if let Some(session) = session {
+        drop(session.channel);
+        session.resources.release().await;
+    }
+}
