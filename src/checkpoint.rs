@@ -69,6 +69,9 @@ pub struct NodeRecord {
     /// Wall time spent on the node in this attempt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// Model tokens spent on the node, per role (test, impl, fix).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tokens: crate::llm::UsageByRole,
 }
 
 impl NodeRecord {
@@ -80,6 +83,7 @@ impl NodeRecord {
             retry_count: 0,
             failure_reason: None,
             duration_ms: None,
+            tokens: crate::llm::UsageByRole::new(),
         }
     }
 }

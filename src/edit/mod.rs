@@ -9,4 +9,4 @@ pub mod fence;
 pub mod merge;
 
 pub use fence::{ExtractError, extract_code};
-pub use merge::merge_python;
+pub use merge::{merge_python, shape_implementation, shape_tests};

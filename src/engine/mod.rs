@@ -6,6 +6,7 @@
 //! node starts, on the one task that owns the checkpoint. [`node`] is the per-node test-first
 //! loop; [`prompt`] builds what the model sees.
 
+pub mod examples;
 pub mod node;
 pub mod prompt;
 
@@ -281,8 +282,7 @@ pub async fn generate(
                 }
                 Event::Ended(job, result) => {
                     let node = rpg.node(rpg.order[job]);
-                    usage.prompt_tokens += result.usage.prompt_tokens;
-                    usage.completion_tokens += result.usage.completion_tokens;
+                    usage.add(crate::llm::total(&result.usage));
                     let duration = starts[job].map(|s| s.elapsed()).unwrap_or_default();
                     if result.status == NodeStatus::InProgress {
                         summary.not_run += 1; // interrupted: stays in_progress, resumed next time
@@ -297,6 +297,7 @@ pub async fn generate(
                         retry_count: result.retries,
                         failure_reason: result.failure_reason.clone(),
                         duration_ms: Some(duration.as_millis() as u64),
+                        tokens: result.usage.clone(),
                         ..NodeRecord::now(result.status)
                     };
                     if let Err(e) = checkpoint.record(&node.id, record) {

@@ -126,8 +126,11 @@ pub fn request(
                 content: user,
             },
         ],
-        temperature: 0.0,
+        // The first answer is the most likely one; retries sample, so they are not the same
+        // answer again (seeded by the attempt, so a rerun is reproducible).
+        temperature: if attempt == 0 { 0.0 } else { 0.4 },
         max_tokens: 1024,
+        seed: Some(u64::from(attempt)),
         template: template.label(),
     })
 }

@@ -4,13 +4,19 @@
 //! the deterministic [`scripted::ScriptedProvider`] are interchangeable. Requests carry the node
 //! id, role and attempt so scripted answers, recordings and token accounting can key on them.
 
+pub mod chain;
 pub mod derive;
+#[cfg(feature = "local-model")]
+pub mod local;
+pub mod model;
+pub mod openai;
+pub mod record;
 pub mod scripted;
 
 use serde::{Deserialize, Serialize};
 
 /// What a call is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Write the tests of a node.
@@ -47,14 +53,36 @@ pub struct LlmRequest {
     pub messages: Vec<Message>,
     pub temperature: f32,
     pub max_tokens: u32,
+    /// Passed through to providers that support it, for reproducible sampling.
+    #[serde(default)]
+    pub seed: Option<u64>,
     /// The prompt template that produced the messages (`id@version`).
     pub template: String,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: Usage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+    }
+}
+
+/// Tokens spent per role (tests, impl, fix, ...), for checkpoints and reports.
+pub type UsageByRole = std::collections::BTreeMap<Role, Usage>;
+
+/// The sum over roles.
+pub fn total(by_role: &UsageByRole) -> Usage {
+    let mut sum = Usage::default();
+    for usage in by_role.values() {
+        sum.add(*usage);
+    }
+    sum
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -228,6 +228,7 @@ mod tests {
             }],
             temperature: 0.0,
             max_tokens: 100,
+            seed: None,
             template: "t@1".into(),
         }
     }

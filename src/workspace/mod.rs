@@ -106,6 +106,15 @@ impl Workspace {
         write_atomic(&path, content.as_bytes())
     }
 
+    /// Deletes a file; a file that is already gone is fine.
+    pub fn remove(&self, relative: &str) -> Result<(), WorkspaceError> {
+        let path = self.path(relative)?;
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_err(&path)(e)),
+            _ => Ok(()),
+        }
+    }
+
     /// Writes only if the content differs (keeps mtimes and avoids needless fsyncs).
     pub fn write_if_changed(&self, relative: &str, content: &str) -> Result<(), WorkspaceError> {
         if self.read(relative)?.as_deref() == Some(content) {

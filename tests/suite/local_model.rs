@@ -1,0 +1,50 @@
+//! A real generation with the embedded model: no `--llm` flag, so the default provider (the
+//! local Qwen2.5-Coder GGUF) writes the tests and code of the chain fixture, in the default
+//! sandbox, and the hidden reference tests must pass. CI pulls the model (scripts/test.sh);
+//! elsewhere a missing model skips loudly.
+
+use std::process::Command;
+
+use super::support::{fixture, run, zerorepo};
+
+fn model_present() -> bool {
+    let (code, stdout, _) = run(zerorepo().args(["model", "path"]));
+    code == 0 && std::path::Path::new(stdout.trim()).is_file()
+}
+
+#[test]
+fn default_provider_is_the_local_model_and_its_code_passes_the_reference_tests() {
+    if !cfg!(feature = "local-model") {
+        eprintln!("SKIPPED: built without the local-model feature");
+        return;
+    }
+    if !model_present() {
+        assert!(std::env::var_os("CI").is_none(), "CI must pull the model (scripts/test.sh runs `zerorepo model pull`)");
+        eprintln!("SKIPPED: no local model; run `zerorepo model pull`");
+        return;
+    }
+    let Some(python) = super::support::require_python() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("chain");
+    let recording = dir.path().join("rec");
+    let (code, stdout, stderr) = run(zerorepo()
+        .arg("generate")
+        .arg(fixture("chain").join("rpg.json"))
+        .arg("--out")
+        .arg(&out)
+        .arg("--record")
+        .arg(&recording));
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    let exchanges = std::fs::read_to_string(recording.join("exchanges.jsonl")).unwrap();
+    assert!(exchanges.contains("\"provider\":\"local:qwen2.5-coder-1.5b-instruct-q4_k_m.gguf\""), "the local model answered");
+    let reference = Command::new(&python)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .arg(fixture("chain").join("reference/tests"))
+        .current_dir(&out)
+        .env("PYTHONPATH", "src")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&reference.stdout);
+    assert!(reference.status.success() && report.contains("9 passed"), "hidden reference tests: {report}");
+}
