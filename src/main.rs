@@ -130,7 +130,11 @@ struct LlmArgs {
     #[arg(long, env = "ZEROREPO_MODEL")]
     model: Option<PathBuf>,
     /// Base URL of the OpenAI-compatible endpoint.
-    #[arg(long, env = "ZEROREPO_LLM_BASE_URL", default_value = "https://api.openai.com/v1")]
+    #[arg(
+        long,
+        env = "ZEROREPO_LLM_BASE_URL",
+        default_value = "https://api.openai.com/v1"
+    )]
     llm_base_url: String,
     /// Environment variable that holds the API key (the key itself is never a flag).
     #[arg(long, default_value = "OPENAI_API_KEY")]
@@ -151,8 +155,13 @@ impl LlmArgs {
             timeout: Duration::from_secs(self.llm_timeout),
             ..chain::OpenAiOptions::default()
         };
-        chain::from_spec(self.llm.as_deref(), self.model.as_deref(), &openai, self.record.as_deref())
-            .map_err(|e| BadInput(e.to_string()).into())
+        chain::from_spec(
+            self.llm.as_deref(),
+            self.model.as_deref(),
+            &openai,
+            self.record.as_deref(),
+        )
+        .map_err(|e| BadInput(e.to_string()).into())
     }
 }
 
@@ -336,7 +345,12 @@ async fn run(cli: Cli) -> Result<u8> {
             Ok(exit::OK)
         }
         Command::Model(ModelCommand::Path) => {
-            println!("{}", model::models_dir().join(model::QWEN_1_5B.file_name).display());
+            println!(
+                "{}",
+                model::models_dir()
+                    .join(model::QWEN_1_5B.file_name)
+                    .display()
+            );
             Ok(exit::OK)
         }
         Command::Sandbox(SandboxCommand::BuildImage { tag }) => {

@@ -52,16 +52,31 @@ pub fn merge_python(existing: &str, fragment: &str) -> String {
 /// `from pkg.mod import f` would make the module import itself) and imports of names the module
 /// already defines (they would shadow or fail), drops test functions, and insists that `name`
 /// is defined.
-pub fn shape_implementation(code: &str, name: &str, module: &str, existing: &str) -> Result<String, String> {
-    let defined: Vec<String> = split_units(existing).iter().filter_map(|u| u.def_name().map(str::to_string)).collect();
+pub fn shape_implementation(
+    code: &str,
+    name: &str,
+    module: &str,
+    existing: &str,
+) -> Result<String, String> {
+    let defined: Vec<String> = split_units(existing)
+        .iter()
+        .filter_map(|u| u.def_name().map(str::to_string))
+        .collect();
     let units: Vec<Unit> = split_units(code)
         .into_iter()
         .filter(|u| !(u.kind == UnitKind::Import && imports_module(&u.text, module)))
-        .filter(|u| !(u.kind == UnitKind::Import && u.imported_names().iter().any(|n| defined.contains(n) || n == name)))
+        .filter(|u| {
+            !(u.kind == UnitKind::Import
+                && u.imported_names()
+                    .iter()
+                    .any(|n| defined.contains(n) || n == name))
+        })
         .filter(|u| !u.def_name().is_some_and(|n| n.starts_with("test_")))
         .collect();
     if !units.iter().any(|u| u.def_name() == Some(name)) {
-        return Err(format!("the answer does not define `{name}` (write the function itself, not its tests)"));
+        return Err(format!(
+            "the answer does not define `{name}` (write the function itself, not its tests)"
+        ));
     }
     Ok(render(&units))
 }
@@ -73,14 +88,21 @@ pub fn shape_tests(code: &str, specification: &str) -> Result<String, String> {
     let units: Vec<Unit> = split_units(code)
         .into_iter()
         .filter(|u| {
-            let invented = expected_exceptions(&u.text).into_iter().find(|e| !specification.contains(e.as_str()));
+            let invented = expected_exceptions(&u.text)
+                .into_iter()
+                .find(|e| !specification.contains(e.as_str()));
             if let (Some(name), Some(exception)) = (u.def_name(), &invented) {
-                tracing::debug!("dropping {name}: it expects {exception}, which the specification does not name");
+                tracing::debug!(
+                    "dropping {name}: it expects {exception}, which the specification does not name"
+                );
             }
             invented.is_none()
         })
         .collect();
-    if !units.iter().any(|u| u.def_name().is_some_and(|n| n.starts_with("test_"))) {
+    if !units
+        .iter()
+        .any(|u| u.def_name().is_some_and(|n| n.starts_with("test_")))
+    {
         return Err("the answer contains no `def test_...` function that checks only what the specification states".into());
     }
     Ok(render(&units))
@@ -90,7 +112,10 @@ pub fn shape_tests(code: &str, specification: &str) -> Result<String, String> {
 fn expected_exceptions(test: &str) -> Vec<String> {
     let mut found = Vec::new();
     for (at, _) in test.match_indices("raises(") {
-        let args: String = test[at + "raises(".len()..].chars().take_while(|c| *c != ')').collect();
+        let args: String = test[at + "raises(".len()..]
+            .chars()
+            .take_while(|c| *c != ')')
+            .collect();
         found.extend(
             args.split(|c: char| c == ',' || c == '(' || c.is_whitespace())
                 .map(|w| w.rsplit('.').next().unwrap_or(w).to_string())
@@ -169,11 +194,19 @@ mod tests {
             shape_implementation(answer, "double", "chain.steps", "").unwrap(),
             "import math\nfrom chain.other import helper\n\n\ndef double(x):\n    return 2 * x\n"
         );
-        let only_tests = "from chain.steps import double\n\ndef test_double():\n    assert double(1) == 2\n";
+        let only_tests =
+            "from chain.steps import double\n\ndef test_double():\n    assert double(1) == 2\n";
         let err = shape_implementation(only_tests, "double", "chain.steps", "").unwrap_err();
-        let sibling = "from chain import double\n\ndef double_plus_one(x):\n    return double(x) + 1\n";
+        let sibling =
+            "from chain import double\n\ndef double_plus_one(x):\n    return double(x) + 1\n";
         assert_eq!(
-            shape_implementation(sibling, "double_plus_one", "chain.steps", "def double(x):\n    return 2 * x\n").unwrap(),
+            shape_implementation(
+                sibling,
+                "double_plus_one",
+                "chain.steps",
+                "def double(x):\n    return 2 * x\n"
+            )
+            .unwrap(),
             "def double_plus_one(x):\n    return double(x) + 1\n",
             "an import of a name the module defines is dropped"
         );
@@ -185,7 +218,12 @@ mod tests {
     fn tests_expecting_exceptions_the_specification_never_names_are_dropped() {
         let tests = "import pytest\n\ndef test_ok():\n    assert f(1) == 2\n\ndef test_type():\n    with pytest.raises(TypeError):\n        f('x')\n\ndef test_empty():\n    with pytest.raises(ValueError):\n        f([])\n";
         let shaped = shape_tests(tests, "Raises:\n    ValueError: If empty").unwrap();
-        assert!(shaped.contains("def test_ok") && shaped.contains("def test_empty") && !shaped.contains("def test_type"), "{shaped}");
+        assert!(
+            shaped.contains("def test_ok")
+                && shaped.contains("def test_empty")
+                && !shaped.contains("def test_type"),
+            "{shaped}"
+        );
     }
 
     #[test]

@@ -13,37 +13,77 @@ pub fn test_name(node: &Node) -> String {
 }
 
 /// The examples test for `node` importing from `module`, or `None` when it has no usable
-/// example (an example whose output is not a plain value, such as a traceback, is skipped).
+/// example. Checks follow doctest's rule (the shown output is the value's `repr`, or the text a
+/// `print(...)` wrote); statements without output (assignments) are kept as statements. An
+/// example with a traceback or `...` continuation lines is left out whole.
 pub fn examples_test(node: &Node, module: &str) -> Option<String> {
-    let mut asserts = Vec::new();
+    let mut body = Vec::new();
     for example in &node.examples {
-        let mut call: Option<String> = None;
-        let mut expected: Vec<&str> = Vec::new();
-        for line in example.lines().chain(std::iter::once(">>> ")) {
-            if let Some(next) = line.strip_prefix(">>> ") {
-                if let Some(call) = call.take() {
-                    let value = expected.join("\n");
-                    if !value.trim().is_empty() && !value.starts_with("Traceback") && !value.contains("...") {
-                        asserts.push(format!("    assert {call} == {}", value.trim()));
-                    }
-                }
-                expected.clear();
-                let next = next.trim();
-                call = (!next.is_empty()).then(|| next.to_string());
-            } else {
-                expected.push(line);
-            }
+        if let Some(lines) = example_lines(example) {
+            body.extend(lines);
         }
     }
-    if asserts.is_empty() {
+    if !body.iter().any(|l| l.trim_start().starts_with("assert ")) {
         return None;
     }
     Some(format!(
         "from {module} import {name}\n\n\ndef {test}():\n{body}\n",
         name = node.name,
         test = test_name(node),
-        body = asserts.join("\n")
+        body = body.join("\n")
     ))
+}
+
+fn example_lines(example: &str) -> Option<Vec<String>> {
+    let mut out = Vec::new();
+    let mut steps: Vec<(String, Vec<&str>)> = Vec::new();
+    for line in example.lines() {
+        if let Some(code) = line.strip_prefix(">>> ") {
+            steps.push((code.trim().to_string(), Vec::new()));
+        } else if line.starts_with("... ") || line.trim() == "..." {
+            return None;
+        } else if let Some((_, output)) = steps.last_mut() {
+            output.push(line);
+        }
+    }
+    for (code, output) in steps {
+        let shown = output.join("\n");
+        if shown.trim().is_empty() {
+            out.push(format!("    {code}"));
+        } else if shown.starts_with("Traceback") {
+            return None;
+        } else if let Some(inner) = code
+            .strip_prefix("print(")
+            .and_then(|c| c.strip_suffix(')'))
+        {
+            out.push(format!(
+                "    assert str({inner}) == {}",
+                python_string(&shown)
+            ));
+        } else {
+            out.push(format!(
+                "    assert repr(({code})) == {}",
+                python_string(shown.trim())
+            ));
+        }
+    }
+    Some(out)
+}
+
+/// A Python string literal holding `text` exactly.
+fn python_string(text: &str) -> String {
+    let mut lit = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '\\' => lit.push_str("\\\\"),
+            '"' => lit.push_str("\\\""),
+            '\n' => lit.push_str("\\n"),
+            '\t' => lit.push_str("\\t"),
+            c => lit.push(c),
+        }
+    }
+    lit.push('"');
+    lit
 }
 
 #[cfg(test)]
@@ -60,16 +100,38 @@ mod tests {
 
     #[test]
     fn examples_become_assertions() {
-        let test = examples_test(&node(&[">>> describe_value(3)\n'value=7'", ">>> describe_value(0)\n'value=1'"]), "chain.steps").unwrap();
+        let test = examples_test(
+            &node(&[
+                ">>> describe_value(3)\n'value=7'",
+                ">>> describe_value(0)\n'value=1'",
+            ]),
+            "chain.steps",
+        )
+        .unwrap();
         assert_eq!(
             test,
-            "from chain.steps import describe_value\n\n\ndef test_describe_value_examples_from_spec():\n    assert describe_value(3) == 'value=7'\n    assert describe_value(0) == 'value=1'\n"
+            "from chain.steps import describe_value\n\n\ndef test_describe_value_examples_from_spec():\n    assert repr((describe_value(3))) == \"'value=7'\"\n    assert repr((describe_value(0))) == \"'value=1'\"\n"
+        );
+    }
+
+    #[test]
+    fn statements_and_printed_output_follow_doctest() {
+        let test = examples_test(&node(&[">>> x = describe_value(1)\n>>> print(x)\nvalue=3\nsecond \"line\"\n>>> len(x), x[:2]\n(7, 'va')"]), "m").unwrap();
+        assert_eq!(
+            test,
+            "from m import describe_value\n\n\ndef test_describe_value_examples_from_spec():\n    x = describe_value(1)\n    assert str(x) == \"value=3\\nsecond \\\"line\\\"\"\n    assert repr((len(x), x[:2])) == \"(7, 'va')\"\n"
         );
     }
 
     #[test]
     fn unusable_examples_give_no_test() {
         assert_eq!(examples_test(&node(&[]), "m"), None);
-        assert_eq!(examples_test(&node(&[">>> f([])\nTraceback (most recent call last):\nValueError"]), "m"), None);
+        assert_eq!(
+            examples_test(
+                &node(&[">>> f([])\nTraceback (most recent call last):\nValueError"]),
+                "m"
+            ),
+            None
+        );
     }
 }

@@ -142,7 +142,7 @@ async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, Workspac
     let before = ctx.workspace.snapshot(&[file.clone(), test_file.clone()])?;
     // Halfway through the budget the tests themselves may be what is wrong: start over with new
     // tests (and a fresh implementation, not a fix of code bent to fit the old tests).
-    let rewrite_tests_at = (ctx.max_retries + 1) / 2;
+    let rewrite_tests_at = ctx.max_retries.div_ceil(2);
     let mut usage = UsageByRole::new();
     let mut tests_written = false;
     // A fix that leaves the code as it was says the model thinks the code is right: then the
@@ -178,10 +178,14 @@ async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, Workspac
         if !tests_written {
             let asked = ask(ctx, node, Role::Test, attempt, &inputs, &mut usage).await;
             let specification = node.docstring.as_deref().unwrap_or("");
-            match asked.and_then(|code| shape_tests(&code, specification).map_err(AskError::Unusable)) {
+            match asked
+                .and_then(|code| shape_tests(&code, specification).map_err(AskError::Unusable))
+            {
                 Ok(code) => {
                     let mut merged = merge_python(&inputs.tests, &code);
-                    if let Some(from_spec) = examples::examples_test(node, &prompt::import_path(&file)) {
+                    if let Some(from_spec) =
+                        examples::examples_test(node, &prompt::import_path(&file))
+                    {
                         merged = merge_python(&merged, &from_spec);
                     }
                     ctx.workspace.write_if_changed(&test_file, &merged)?;
@@ -210,7 +214,10 @@ async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, Workspac
         };
         let module = prompt::import_path(&file);
         let asked = ask(ctx, node, role, attempt, &inputs, &mut usage).await;
-        match asked.and_then(|code| shape_implementation(&code, &node.name, &module, &inputs.current).map_err(AskError::Unusable)) {
+        match asked.and_then(|code| {
+            shape_implementation(&code, &node.name, &module, &inputs.current)
+                .map_err(AskError::Unusable)
+        }) {
             Ok(code) => {
                 let merged = merge_python(&inputs.current, &code);
                 fix_changed_nothing = role == Role::Fix && merged == inputs.current;
@@ -262,8 +269,17 @@ async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, Workspac
         }
         if fix_changed_nothing {
             if let Some(run) = drop_disputed_tests(ctx, node, &test_file, &run).await? {
-                let counts = TestCounts { passed: run.passed, failed: run.failed + run.errors };
-                return Ok(NodeResult { status: NodeStatus::Passed, tests: Some(counts), retries: attempt, failure_reason: None, usage });
+                let counts = TestCounts {
+                    passed: run.passed,
+                    failed: run.failed + run.errors,
+                };
+                return Ok(NodeResult {
+                    status: NodeStatus::Passed,
+                    tests: Some(counts),
+                    retries: attempt,
+                    failure_reason: None,
+                    usage,
+                });
             }
         }
         tracing::debug!(node = %node.id, attempt, "tests failed: {}", run.failure_reason());
@@ -293,7 +309,12 @@ async fn drop_disputed_tests(
     run: &crate::sandbox::TestRun,
 ) -> Result<Option<crate::sandbox::TestRun>, WorkspaceError> {
     let examples_test = examples::test_name(node);
-    let outcome_of = |name: &str| run.tests.iter().find(|t| t.name.rsplit("::").next() == Some(name)).map(|t| t.outcome.as_str());
+    let outcome_of = |name: &str| {
+        run.tests
+            .iter()
+            .find(|t| t.name.rsplit("::").next() == Some(name))
+            .map(|t| t.outcome.as_str())
+    };
     if outcome_of(&examples_test) != Some("passed") {
         return Ok(None);
     }
@@ -306,12 +327,21 @@ async fn drop_disputed_tests(
     if disputed.is_empty() {
         return Ok(None);
     }
-    let Some(current) = ctx.workspace.read(test_file)? else { return Ok(None) };
+    let Some(current) = ctx.workspace.read(test_file)? else {
+        return Ok(None);
+    };
     let kept = crate::edit::merge::render(
-        &crate::code::split_units(&current).into_iter().filter(|u| !u.def_name().is_some_and(|n| disputed.contains(&n))).collect::<Vec<_>>(),
+        &crate::code::split_units(&current)
+            .into_iter()
+            .filter(|u| !u.def_name().is_some_and(|n| disputed.contains(&n)))
+            .collect::<Vec<_>>(),
     );
     ctx.workspace.write_if_changed(test_file, &kept)?;
-    let rerun = match ctx.runner.run_tests(ctx.workspace.root(), test_file, &ctx.cancel).await {
+    let rerun = match ctx
+        .runner
+        .run_tests(ctx.workspace.root(), test_file, &ctx.cancel)
+        .await
+    {
         Ok(r) if r.succeeded() => r,
         _ => {
             ctx.workspace.write_if_changed(test_file, &current)?;

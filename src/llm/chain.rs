@@ -27,7 +27,11 @@ impl Failover {
 #[async_trait::async_trait]
 impl LlmProvider for Failover {
     fn name(&self) -> String {
-        self.providers.iter().map(|p| p.name()).collect::<Vec<_>>().join(",")
+        self.providers
+            .iter()
+            .map(|p| p.name())
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     async fn complete(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError> {
@@ -41,7 +45,10 @@ impl LlmProvider for Failover {
                 }
             }
         }
-        Err(last.unwrap_or_else(|| LlmError::Permanent { provider: "none".into(), message: "no provider configured".into() }))
+        Err(last.unwrap_or_else(|| LlmError::Permanent {
+            provider: "none".into(),
+            message: "no provider configured".into(),
+        }))
     }
 }
 
@@ -68,11 +75,15 @@ impl Default for OpenAiOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
-    #[error("unknown --llm provider `{0}`: expected local[:PATH], openai:MODEL, scripted:PATH or replay:DIR")]
+    #[error(
+        "unknown --llm provider `{0}`: expected local[:PATH], openai:MODEL, scripted:PATH or replay:DIR"
+    )]
     Unknown(String),
     #[error("{0}")]
     Provider(String),
-    #[error("this build has no embedded model (built without the `local-model` feature): use --llm openai:MODEL or scripted:PATH")]
+    #[error(
+        "this build has no embedded model (built without the `local-model` feature): use --llm openai:MODEL or scripted:PATH"
+    )]
     NoLocalModel,
 }
 
@@ -94,20 +105,30 @@ pub fn from_spec(
         _ => Arc::new(Failover::new(providers)),
     };
     match record {
-        Some(dir) => Ok(Arc::new(RecordingProvider::new(provider, dir).map_err(|e| SpecError::Provider(e.to_string()))?)),
+        Some(dir) => Ok(Arc::new(
+            RecordingProvider::new(provider, dir)
+                .map_err(|e| SpecError::Provider(e.to_string()))?,
+        )),
         None => Ok(provider),
     }
 }
 
-fn one(part: &str, model: Option<&Path>, openai: &OpenAiOptions) -> Result<Arc<dyn LlmProvider>, SpecError> {
-    let (kind, arg) = part.split_once(':').map_or((part, None), |(k, a)| (k, Some(a)));
+fn one(
+    part: &str,
+    model: Option<&Path>,
+    openai: &OpenAiOptions,
+) -> Result<Arc<dyn LlmProvider>, SpecError> {
+    let (kind, arg) = part
+        .split_once(':')
+        .map_or((part, None), |(k, a)| (k, Some(a)));
     match (kind, arg) {
-        ("scripted", Some(path)) => {
-            Ok(Arc::new(ScriptedProvider::load(Path::new(path)).map_err(|e| SpecError::Provider(e.to_string()))?))
-        }
-        ("replay", Some(dir)) => {
-            Ok(Arc::new(ReplayProvider::load(Path::new(dir)).map_err(|e| SpecError::Provider(e.to_string()))?))
-        }
+        ("scripted", Some(path)) => Ok(Arc::new(
+            ScriptedProvider::load(Path::new(path))
+                .map_err(|e| SpecError::Provider(e.to_string()))?,
+        )),
+        ("replay", Some(dir)) => Ok(Arc::new(
+            ReplayProvider::load(Path::new(dir)).map_err(|e| SpecError::Provider(e.to_string()))?,
+        )),
         ("openai", Some(name)) => {
             let config = OpenAiConfig {
                 base_url: openai.base_url.clone(),
@@ -116,7 +137,9 @@ fn one(part: &str, model: Option<&Path>, openai: &OpenAiOptions) -> Result<Arc<d
                 timeout: openai.timeout,
                 retry: openai.retry.clone(),
             };
-            Ok(Arc::new(OpenAiProvider::new(config).map_err(|e| SpecError::Provider(e.to_string()))?))
+            Ok(Arc::new(
+                OpenAiProvider::new(config).map_err(|e| SpecError::Provider(e.to_string()))?,
+            ))
         }
         ("local", path) => local(path.map(PathBuf::from).as_deref().or(model)),
         _ => Err(SpecError::Unknown(part.into())),
@@ -127,7 +150,8 @@ fn one(part: &str, model: Option<&Path>, openai: &OpenAiOptions) -> Result<Arc<d
 fn local(path: Option<&Path>) -> Result<Arc<dyn LlmProvider>, SpecError> {
     let path = super::model::resolve(path).map_err(|e| SpecError::Provider(e.to_string()))?;
     tracing::info!("loading {}", path.display());
-    let provider = super::local::LocalProvider::load(&path).map_err(|e| SpecError::Provider(e.to_string()))?;
+    let provider =
+        super::local::LocalProvider::load(&path).map_err(|e| SpecError::Provider(e.to_string()))?;
     Ok(Arc::new(provider))
 }
 

@@ -50,13 +50,22 @@ impl LocalProvider {
             Ok(Err(e)) => return Err(permanent(e)),
             Err(_) => return Err(permanent("the model thread stopped while loading".into())),
         }
-        let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        Ok(LocalProvider { jobs, name: format!("local:{file}") })
+        let file = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        Ok(LocalProvider {
+            jobs,
+            name: format!("local:{file}"),
+        })
     }
 }
 
 fn permanent(message: String) -> LlmError {
-    LlmError::Permanent { provider: "local".into(), message }
+    LlmError::Permanent {
+        provider: "local".into(),
+        message,
+    }
 }
 
 #[async_trait::async_trait]
@@ -68,9 +77,14 @@ impl LlmProvider for LocalProvider {
     async fn complete(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError> {
         let (reply, answer) = tokio::sync::oneshot::channel();
         self.jobs
-            .send(Job { request: request.clone(), reply })
+            .send(Job {
+                request: request.clone(),
+                reply,
+            })
             .map_err(|_| permanent("the model thread has stopped".into()))?;
-        answer.await.map_err(|_| permanent("the model thread dropped the request".into()))?
+        answer
+            .await
+            .map_err(|_| permanent("the model thread dropped the request".into()))?
     }
 }
 
@@ -107,7 +121,10 @@ fn worker(path: &Path, ready: &mpsc::Sender<Result<(), String>>, jobs: &mpsc::Re
     let template = match model.chat_template(None) {
         Ok(t) => t,
         Err(e) => {
-            let _ = ready.send(Err(format!("{} has no usable chat template: {e}", path.display())));
+            let _ = ready.send(Err(format!(
+                "{} has no usable chat template: {e}",
+                path.display()
+            )));
             return;
         }
     };
@@ -120,20 +137,35 @@ fn worker(path: &Path, ready: &mpsc::Sender<Result<(), String>>, jobs: &mpsc::Re
                 .request
                 .messages
                 .iter()
-                .map(|m| LlamaChatMessage::new(m.role.clone(), m.content.clone()).map_err(|e| e.to_string()))
+                .map(|m| {
+                    LlamaChatMessage::new(m.role.clone(), m.content.clone())
+                        .map_err(|e| e.to_string())
+                })
                 .collect::<Result<Vec<_>, _>>()?;
-            let prompt = model.apply_chat_template(&template, &chat, true).map_err(|e| e.to_string())?;
+            let prompt = model
+                .apply_chat_template(&template, &chat, true)
+                .map_err(|e| e.to_string())?;
             let tokens = model.vocab().tokenize(prompt.as_bytes(), true, true);
             if tokens.is_empty() {
                 return Err("empty prompt".into());
             }
             let budget = CONTEXT_TOKENS as usize - job.request.max_tokens as usize;
             if tokens.len() > budget {
-                return Err(format!("prompt of {} tokens does not fit the {} token context", tokens.len(), CONTEXT_TOKENS));
+                return Err(format!(
+                    "prompt of {} tokens does not fit the {} token context",
+                    tokens.len(),
+                    CONTEXT_TOKENS
+                ));
             }
             // Reuse the KV cache for the prefix this prompt shares with what is already there.
-            let keep = cached.iter().zip(&tokens).take_while(|(a, b)| a == b).count().min(tokens.len() - 1);
-            ctx.clear_kv_cache_seq(Some(0), Some(keep as u32), None).map_err(|e| e.to_string())?;
+            let keep = cached
+                .iter()
+                .zip(&tokens)
+                .take_while(|(a, b)| a == b)
+                .count()
+                .min(tokens.len() - 1);
+            ctx.clear_kv_cache_seq(Some(0), Some(keep as u32), None)
+                .map_err(|e| e.to_string())?;
             cached.truncate(keep);
             let mut batch = LlamaBatch::new(BATCH, 1);
             let fresh = &tokens[keep..];
@@ -142,7 +174,9 @@ fn worker(path: &Path, ready: &mpsc::Sender<Result<(), String>>, jobs: &mpsc::Re
                 let last_chunk = (chunk_index + 1) * BATCH >= fresh.len();
                 for (i, token) in chunk.iter().enumerate() {
                     let pos = (keep + chunk_index * BATCH + i) as i32;
-                    batch.add(*token, pos, &[0], last_chunk && i + 1 == chunk.len()).map_err(|e| e.to_string())?;
+                    batch
+                        .add(*token, pos, &[0], last_chunk && i + 1 == chunk.len())
+                        .map_err(|e| e.to_string())?;
                 }
                 ctx.decode(&mut batch).map_err(|e| e.to_string())?;
             }
@@ -171,7 +205,9 @@ fn worker(path: &Path, ready: &mpsc::Sender<Result<(), String>>, jobs: &mpsc::Re
                 text.extend(vocab.token_to_piece(token, false, None));
                 generated += 1;
                 batch.clear();
-                batch.add(token, cached.len() as i32, &[0], true).map_err(|e| e.to_string())?;
+                batch
+                    .add(token, cached.len() as i32, &[0], true)
+                    .map_err(|e| e.to_string())?;
                 ctx.decode(&mut batch).map_err(|e| e.to_string())?;
                 cached.push(token);
                 if closes_a_code_block(&text) {
@@ -188,7 +224,13 @@ fn worker(path: &Path, ready: &mpsc::Sender<Result<(), String>>, jobs: &mpsc::Re
                 seconds = started.elapsed().as_secs_f64(),
                 "local model call"
             );
-            Ok(LlmResponse { text, usage: Usage { prompt_tokens: tokens.len() as u64, completion_tokens: generated } })
+            Ok(LlmResponse {
+                text,
+                usage: Usage {
+                    prompt_tokens: tokens.len() as u64,
+                    completion_tokens: generated,
+                },
+            })
         })();
         if result.is_err() {
             cached.clear();

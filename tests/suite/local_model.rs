@@ -19,11 +19,16 @@ fn default_provider_is_the_local_model_and_its_code_passes_the_reference_tests()
         return;
     }
     if !model_present() {
-        assert!(std::env::var_os("CI").is_none(), "CI must pull the model (scripts/test.sh runs `zerorepo model pull`)");
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must pull the model (scripts/test.sh runs `zerorepo model pull`)"
+        );
         eprintln!("SKIPPED: no local model; run `zerorepo model pull`");
         return;
     }
-    let Some(python) = super::support::require_python() else { return };
+    let Some(python) = super::support::require_python() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("chain");
     let recording = dir.path().join("rec");
@@ -36,7 +41,10 @@ fn default_provider_is_the_local_model_and_its_code_passes_the_reference_tests()
         .arg(&recording));
     assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
     let exchanges = std::fs::read_to_string(recording.join("exchanges.jsonl")).unwrap();
-    assert!(exchanges.contains("\"provider\":\"local:qwen2.5-coder-1.5b-instruct-q4_k_m.gguf\""), "the local model answered");
+    assert!(
+        exchanges.contains("\"provider\":\"local:qwen2.5-coder-1.5b-instruct-q4_k_m.gguf\""),
+        "the local model answered"
+    );
     let reference = Command::new(&python)
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
         .arg(fixture("chain").join("reference/tests"))
@@ -46,5 +54,8 @@ fn default_provider_is_the_local_model_and_its_code_passes_the_reference_tests()
         .output()
         .unwrap();
     let report = String::from_utf8_lossy(&reference.stdout);
-    assert!(reference.status.success() && report.contains("9 passed"), "hidden reference tests: {report}");
+    assert!(
+        reference.status.success() && report.contains("9 passed"),
+        "hidden reference tests: {report}"
+    );
 }
