@@ -81,20 +81,23 @@ def run_child(req, tmp, out_path, err_path, junit):
 
 
 def sweep():
-    """Kill every process in the sandbox but us and PID 1, then reap what is ours."""
+    """Kill every process in the sandbox but us and PID 1, and wait until they are gone.
+
+    A killed process lingers for a moment while it exits; returning before /proc is clean
+    would let it be seen (and counted) after the run."""
     me = os.getpid()
-    for _ in range(3):
-        found = False
-        for name in os.listdir("/proc"):
-            if name.isdigit() and int(name) not in (1, me):
-                try:
-                    os.kill(int(name), signal.SIGKILL)
-                    found = True
-                except OSError:
-                    pass
+    deadline = time.monotonic() + 5
+    while True:
+        others = [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) not in (1, me)]
+        if not others or time.monotonic() > deadline:
+            return
+        for pid in others:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
         reap()
-        if not found:
-            break
+        time.sleep(0.002)
 
 
 def reap():
