@@ -283,7 +283,7 @@ async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, Workspac
             }
         }
         tracing::debug!(node = %node.id, attempt, "tests failed: {}", run.failure_reason());
-        failure = Some(run.failure_reason() + "\n\n" + &run.output);
+        failure = Some(run.failure_reason() + "\n\n" + &run.stable_output());
     }
     let reason = failure
         .as_deref()

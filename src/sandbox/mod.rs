@@ -87,6 +87,17 @@ impl TestRun {
         self.exit_code == Some(0) && !self.timed_out && !self.cancelled && self.passed > 0
     }
 
+    /// The output without what changes from run to run (temp paths, timings), so the same
+    /// failure gives the same prompt: reproducible, replayable, and kind to the KV cache.
+    pub fn stable_output(&self) -> String {
+        self.output
+            .lines()
+            .filter(|l| !l.contains("generated xml file:"))
+            .map(strip_timing)
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
     /// One line for checkpoints and reports.
     pub fn failure_reason(&self) -> String {
         if self.timed_out {
@@ -168,6 +179,22 @@ pub enum Backend {
     None,
 }
 
+/// `1 failed, 2 passed in 0.03s` -> `1 failed, 2 passed`.
+fn strip_timing(line: &str) -> String {
+    match line.rfind(" in ") {
+        Some(at)
+            if line[at + 4..].trim_end_matches(['=', ' ']).ends_with('s')
+                && line[at + 4..]
+                    .trim_end_matches(['=', ' ', 's'])
+                    .parse::<f64>()
+                    .is_ok() =>
+        {
+            line[..at].to_string()
+        }
+        _ => line.to_string(),
+    }
+}
+
 /// Reads pytest's final summary (`2 failed, 3 passed, 1 error in 0.12s`) into counts.
 pub fn parse_pytest_summary(output: &str) -> (u32, u32, u32) {
     let (mut passed, mut failed, mut errors) = (0, 0, 0);
@@ -201,6 +228,12 @@ pub fn parse_pytest_summary(output: &str) -> (u32, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stable_output_drops_temp_paths_and_timings() {
+        let run = TestRun { output: "F\n---- generated xml file: /tmp/run-x1/.junit.xml ----\n1 failed, 2 passed in 0.03s\n".into(), ..TestRun::cancelled("t") };
+        assert_eq!(run.stable_output(), "F\n1 failed, 2 passed");
+    }
 
     #[test]
     fn summary_lines_are_parsed() {

@@ -341,3 +341,42 @@ async fn replay_names_a_request_it_has_no_answer_for() {
         "{err}"
     );
 }
+
+/// Real output of the local model (recorded with `--record`) replays into the same passing
+/// repository. When a prompt template or the engine changes what the model is shown, replay
+/// reports the first request it has no answer for: re-record with
+/// `zerorepo generate fixtures/chain/rpg.json --out /tmp/chain --record fixtures/chain/recorded/qwen2.5-coder-1.5b`.
+#[test]
+fn recorded_local_model_run_replays_and_passes_the_reference_tests() {
+    let Some(python) = super::support::require_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("chain");
+    let recording = fixture("chain").join("recorded/qwen2.5-coder-1.5b");
+    let (code, stdout, stderr) = run(zerorepo()
+        .arg("generate")
+        .arg(fixture("chain").join("rpg.json"))
+        .arg("--out")
+        .arg(&out)
+        .arg("--llm")
+        .arg(format!("replay:{}", recording.display())));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("dropped 1 generated test(s) that contradicted passing spec examples"),
+        "{stderr}"
+    );
+    let reference = std::process::Command::new(&python)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .arg(fixture("chain").join("reference/tests"))
+        .current_dir(&out)
+        .env("PYTHONPATH", "src")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    assert!(
+        reference.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reference.stdout)
+    );
+}
