@@ -49,6 +49,8 @@ pub struct StatusReport {
     pub failed: Vec<FailedNode>,
     /// Mean time of the nodes that passed, times the nodes still to do.
     pub eta_seconds: Option<u64>,
+    /// Model tokens spent, per role, over every node's latest record.
+    pub tokens: crate::llm::UsageByRole,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -81,12 +83,16 @@ pub fn status(out: &Path) -> Result<StatusReport, StatusError> {
     let mut subgraphs: BTreeMap<String, StatusCounts> = BTreeMap::new();
     let mut failed = Vec::new();
     let mut durations = Vec::new();
+    let mut tokens = crate::llm::UsageByRole::new();
     for (id, subgraph) in &nodes {
         let record = records.get(id);
         let status = record.map_or(NodeStatus::Pending, |r| r.status);
         overall.add(status);
         subgraphs.entry(subgraph.clone()).or_default().add(status);
         if let Some(r) = record {
+            for (role, usage) in &r.tokens {
+                tokens.entry(*role).or_default().add(*usage);
+            }
             if matches!(status, NodeStatus::Failed | NodeStatus::Skipped) {
                 failed.push(FailedNode {
                     id: id.clone(),
@@ -108,6 +114,7 @@ pub fn status(out: &Path) -> Result<StatusReport, StatusError> {
         subgraphs,
         failed,
         eta_seconds,
+        tokens,
     })
 }
 
@@ -129,6 +136,21 @@ pub fn render_text(report: &StatusReport) -> String {
         o.in_progress,
         o.pending
     );
+    if !report.tokens.is_empty() {
+        let parts: Vec<String> = report
+            .tokens
+            .iter()
+            .map(|(role, u)| {
+                format!(
+                    "{} {} in / {} out",
+                    role.as_str(),
+                    u.prompt_tokens,
+                    u.completion_tokens
+                )
+            })
+            .collect();
+        out.push_str(&format!("model tokens: {}\n", parts.join(", ")));
+    }
     if let Some(eta) = report.eta_seconds {
         out.push_str(&format!(
             "ETA for the rest: about {}m{:02}s\n",

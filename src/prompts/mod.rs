@@ -45,6 +45,14 @@ pub enum PromptError {
         template: &'static str,
         name: String,
     },
+    #[error(
+        "template {template}: value `{name}` contains the secret held in ${variable}; refusing to send it to a model"
+    )]
+    Secret {
+        template: &'static str,
+        name: String,
+        variable: String,
+    },
 }
 
 impl Template {
@@ -62,6 +70,13 @@ impl Template {
     }
 
     pub fn render(&self, values: &BTreeMap<&str, String>) -> Result<String, PromptError> {
+        if let Some((name, variable)) = find_secret(values, std::env::vars()) {
+            return Err(PromptError::Secret {
+                template: self.id,
+                name,
+                variable,
+            });
+        }
         let text = self.text();
         let mut out =
             String::with_capacity(text.len() + values.values().map(String::len).sum::<usize>());
@@ -95,6 +110,30 @@ impl Template {
     }
 }
 
+/// A value that contains the content of a secret-looking environment variable (`*KEY*`,
+/// `*TOKEN*`, `*SECRET*`, `*PASSWORD*`, 8+ characters): code read from a repository could
+/// carry a key, and a prompt is sent elsewhere.
+fn find_secret(
+    values: &BTreeMap<&str, String>,
+    env: impl Iterator<Item = (String, String)>,
+) -> Option<(String, String)> {
+    let secrets: Vec<(String, String)> = env
+        .filter(|(k, v)| {
+            let k = k.to_ascii_uppercase();
+            v.len() >= 8
+                && ["KEY", "TOKEN", "SECRET", "PASSWORD"]
+                    .iter()
+                    .any(|w| k.contains(w))
+        })
+        .collect();
+    values.iter().find_map(|(name, value)| {
+        secrets
+            .iter()
+            .find(|(_, secret)| value.contains(secret.as_str()))
+            .map(|(var, _)| (name.to_string(), var.clone()))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +147,22 @@ mod tests {
                 format!("<!-- id: {} version: {} -->", t.id, t.version)
             );
         }
+    }
+
+    #[test]
+    fn values_holding_a_secret_from_the_environment_are_refused() {
+        let values: BTreeMap<&str, String> =
+            [("current", "API = 'sk-live-abcdefgh123'".to_string())].into();
+        let env = vec![
+            ("MY_API_KEY".to_string(), "sk-live-abcdefgh123".to_string()),
+            ("HOME".to_string(), "/root/sk-x".to_string()),
+        ];
+        assert_eq!(
+            find_secret(&values, env.clone().into_iter()),
+            Some(("current".into(), "MY_API_KEY".into()))
+        );
+        let clean: BTreeMap<&str, String> = [("current", "x = 1".to_string())].into();
+        assert_eq!(find_secret(&clean, env.into_iter()), None);
     }
 
     #[test]
