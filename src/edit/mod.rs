@@ -1,12 +1,15 @@
 //! Turning model answers into file contents.
 //!
-//! [`fence`] pulls the Python code out of a chat answer; [`merge`] merges that code into the
-//! current content of a file, definition by definition, so a node's answer replaces only its
-//! own function and keeps everything earlier nodes wrote. Both are pure. Search/replace blocks,
-//! unified diffs and fuzzy hunk application belong here too when they arrive.
+//! [`parse`] turns a chat answer into edits (fenced code, SEARCH/REPLACE blocks, unified
+//! diffs, file paths), [`hunk`] applies replacements with fuzzy location, [`apply`] keeps what
+//! is meant for one target file, and [`merge`] merges code into a module definition by
+//! definition, so a node's answer replaces only its own function and keeps everything earlier
+//! nodes wrote. All pure.
 
-pub mod fence;
+pub mod apply;
+pub mod hunk;
 pub mod merge;
+pub mod parse;
 
-pub use fence::{ExtractError, extract_code};
+pub use apply::code_for_target;
 pub use merge::{merge_python, shape_implementation, shape_tests};

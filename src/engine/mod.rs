@@ -177,6 +177,12 @@ pub async fn generate(
         path: options.out.clone(),
         source,
     })?;
+    let stale = workspace.remove_stale_temp_files()?;
+    if stale > 0 {
+        progress(Progress::Notice(format!(
+            "removed {stale} temp file(s) left by an interrupted write"
+        )));
+    }
     let hash = rpg_sha256(&rpg);
     let (mut checkpoint, opened) = Checkpoint::open(&options.out, &hash)?;
     if let Some((moved, why)) = &opened.corrupt {

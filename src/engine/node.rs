@@ -5,7 +5,7 @@
 //! failure reverts to, and what a resumed run restores after a crash in the middle of the node.
 
 use crate::checkpoint::{NodeStatus, TestCounts};
-use crate::edit::{extract_code, merge_python, shape_implementation, shape_tests};
+use crate::edit::{code_for_target, merge_python, shape_implementation, shape_tests};
 use crate::llm::{LlmError, Role, UsageByRole};
 use crate::rpg::Node;
 use crate::workspace::WorkspaceError;
@@ -179,6 +179,9 @@ async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, Workspac
             let asked = ask(ctx, node, Role::Test, attempt, &inputs, &mut usage).await;
             let specification = node.docstring.as_deref().unwrap_or("");
             match asked
+                .and_then(|answer| {
+                    code_for_target(&answer, &test_file, &inputs.tests).map_err(AskError::Unusable)
+                })
                 .and_then(|code| shape_tests(&code, specification).map_err(AskError::Unusable))
             {
                 Ok(code) => {
@@ -214,10 +217,14 @@ async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, Workspac
         };
         let module = prompt::import_path(&file);
         let asked = ask(ctx, node, role, attempt, &inputs, &mut usage).await;
-        match asked.and_then(|code| {
-            shape_implementation(&code, &node.name, &module, &inputs.current)
-                .map_err(AskError::Unusable)
-        }) {
+        match asked
+            .and_then(|answer| {
+                code_for_target(&answer, &file, &inputs.current).map_err(AskError::Unusable)
+            })
+            .and_then(|code| {
+                shape_implementation(&code, &node.name, &module, &inputs.current)
+                    .map_err(AskError::Unusable)
+            }) {
             Ok(code) => {
                 let merged = merge_python(&inputs.current, &code);
                 fix_changed_nothing = role == Role::Fix && merged == inputs.current;
@@ -376,7 +383,7 @@ async fn ask(
         }
         Ok(response) => {
             usage.entry(role).or_default().add(response.usage);
-            extract_code(&response.text).map_err(|e| AskError::Unusable(e.to_string()))
+            Ok(response.text)
         }
         Err(e @ LlmError::Transient { .. }) => Err(AskError::Unusable(e.to_string())),
         Err(e) => Err(AskError::Provider(format!("LLM provider failed: {e}"))),

@@ -28,6 +28,9 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> WorkspaceError + '_ {
     }
 }
 
+/// Part of every temp file name, so leftovers of a crash can be recognised and removed.
+const TEMP_MARKER: &str = ".zerorepo-tmp-";
+
 /// Writes `content` to `path` atomically: temp file in the same directory, fsync, rename,
 /// fsync of the directory. Parent directories are created.
 pub fn write_atomic(path: &Path, content: &[u8]) -> Result<(), WorkspaceError> {
@@ -104,6 +107,32 @@ impl Workspace {
         let path = self.path(relative)?;
         tracing::debug!(path = relative, bytes = content.len(), "write");
         write_atomic(&path, content.as_bytes())
+    }
+
+    /// Removes the temp files of atomic writes that a crash (kill -9) cut off: they never
+    /// replaced anything, so they are garbage. Returns how many were removed.
+    pub fn remove_stale_temp_files(&self) -> Result<usize, WorkspaceError> {
+        let mut removed = 0;
+        let mut stack = vec![self.root.clone()];
+        while let Some(dir) = stack.pop() {
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(e) => e,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io_err(&dir)(e)),
+            };
+            for entry in entries {
+                let entry = entry.map_err(io_err(&dir))?;
+                let path = entry.path();
+                let kind = entry.file_type().map_err(io_err(&path))?;
+                if kind.is_dir() {
+                    stack.push(path);
+                } else if entry.file_name().to_string_lossy().contains(TEMP_MARKER) {
+                    std::fs::remove_file(&path).map_err(io_err(&path))?;
+                    removed += 1;
+                }
+            }
+        }
+        Ok(removed)
     }
 
     /// Deletes a file; a file that is already gone is fine.

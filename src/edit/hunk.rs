@@ -1,0 +1,278 @@
+//! Hunks and their fuzzy application.
+//!
+//! A hunk replaces `old` lines with `new` lines. Models quote the old lines imperfectly, so a
+//! hunk is located in passes, the first that finds exactly one place wins: exact lines, then
+//! ignoring trailing whitespace, then ignoring leading and trailing whitespace, then with
+//! Unicode punctuation (curly quotes, dashes, non-breaking spaces) normalised, then by line
+//! similarity >= 0.9 over windows of the same length. All hunks of a file apply to a copy;
+//! the file changes only if every hunk applied (atomic per file). A hunk that does not apply
+//! reports the nearest candidate lines, for the fix prompt to quote.
+
+use sha2::{Digest, Sha256};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hunk {
+    pub id: usize,
+    pub file: String,
+    /// 1-based line where the model said the hunk starts (diffs), if it said.
+    pub start_hint: Option<usize>,
+    pub old: Vec<String>,
+    pub new: Vec<String>,
+}
+
+impl Hunk {
+    /// sha256 of the old text: what the hunk expects to find.
+    pub fn precondition(&self) -> String {
+        format!("{:x}", Sha256::digest(self.old.join("\n").as_bytes()))
+    }
+}
+
+/// How a hunk was located.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    Exact,
+    TrailingWhitespace,
+    EdgeWhitespace,
+    Punctuation,
+    Similar,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApplyError {
+    #[error(
+        "hunk {id} for {file}: its {lines} old line(s) were not found; nearest (line {nearest_line}):\n{nearest}"
+    )]
+    NotFound {
+        id: usize,
+        file: String,
+        lines: usize,
+        nearest_line: usize,
+        nearest: String,
+    },
+    #[error("hunk {id} for {file}: its old lines match {count} places; add context to choose one")]
+    Ambiguous {
+        id: usize,
+        file: String,
+        count: usize,
+    },
+}
+
+type Normalise = fn(&str) -> String;
+
+fn passes() -> [(Pass, Normalise); 4] {
+    [
+        (Pass::Exact, |s| s.to_string()),
+        (Pass::TrailingWhitespace, |s| s.trim_end().to_string()),
+        (Pass::EdgeWhitespace, |s| s.trim().to_string()),
+        (Pass::Punctuation, |s| normalise_punctuation(s.trim())),
+    ]
+}
+
+fn normalise_punctuation(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '\u{2018}' | '\u{2019}' | '\u{201B}' | '\u{2032}' => '\'',
+            '\u{201C}' | '\u{201D}' | '\u{201F}' | '\u{2033}' => '"',
+            '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
+            '\u{00A0}' | '\u{2007}' | '\u{202F}' => ' ',
+            '\u{2026}' => '.',
+            c => c,
+        })
+        .collect()
+}
+
+/// Applies all hunks to `text`, in order; returns the new text and the pass each hunk needed.
+pub fn apply_all(text: &str, hunks: &[Hunk]) -> Result<(String, Vec<Pass>), ApplyError> {
+    let trailing_newline = text.ends_with('\n') || text.is_empty();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut used = Vec::new();
+    for hunk in hunks {
+        let (at, pass) = locate(&lines, hunk)?;
+        lines.splice(at..at + hunk.old.len(), hunk.new.iter().cloned());
+        used.push(pass);
+    }
+    let mut out = lines.join("\n");
+    if trailing_newline && !out.is_empty() {
+        out.push('\n');
+    }
+    Ok((out, used))
+}
+
+fn locate(lines: &[String], hunk: &Hunk) -> Result<(usize, Pass), ApplyError> {
+    if hunk.old.is_empty() {
+        // Pure insertion: at the hinted line, else at the end.
+        let at = hunk
+            .start_hint
+            .map_or(lines.len(), |l| l.saturating_sub(1).min(lines.len()));
+        return Ok((at, Pass::Exact));
+    }
+    for (pass, normalise) in passes() {
+        let want: Vec<String> = hunk.old.iter().map(|l| normalise(l)).collect();
+        let found: Vec<usize> = windows(lines, want.len())
+            .filter(|&at| (0..want.len()).all(|i| normalise(&lines[at + i]) == want[i]))
+            .collect();
+        match found.len() {
+            0 => continue,
+            1 => return Ok((found[0], pass)),
+            n => {
+                // The model's line number, when close to one of the matches, chooses it.
+                if let Some(hint) = hunk.start_hint {
+                    if let Some(&at) = found
+                        .iter()
+                        .min_by_key(|&&at| at.abs_diff(hint.saturating_sub(1)))
+                    {
+                        return Ok((at, pass));
+                    }
+                }
+                return Err(ApplyError::Ambiguous {
+                    id: hunk.id,
+                    file: hunk.file.clone(),
+                    count: n,
+                });
+            }
+        }
+    }
+    let scored: Vec<(usize, f64)> = windows(lines, hunk.old.len())
+        .map(|at| {
+            (
+                at,
+                window_similarity(&lines[at..at + hunk.old.len()], &hunk.old),
+            )
+        })
+        .collect();
+    let best = scored
+        .iter()
+        .cloned()
+        .fold(None::<(usize, f64)>, |best, x| match best {
+            Some(b) if b.1 >= x.1 => Some(b),
+            _ => Some(x),
+        });
+    if let Some((at, score)) = best {
+        let close: Vec<&(usize, f64)> = scored
+            .iter()
+            .filter(|(_, s)| *s >= 0.9 && (score - *s).abs() < 1e-9)
+            .collect();
+        if score >= 0.9 && close.len() == 1 {
+            return Ok((at, Pass::Similar));
+        }
+    }
+    let (nearest_line, nearest) = best.map_or((1, String::new()), |(at, _)| {
+        (
+            at + 1,
+            lines[at..(at + hunk.old.len()).min(lines.len())].join("\n"),
+        )
+    });
+    Err(ApplyError::NotFound {
+        id: hunk.id,
+        file: hunk.file.clone(),
+        lines: hunk.old.len(),
+        nearest_line,
+        nearest,
+    })
+}
+
+fn windows(lines: &[String], len: usize) -> impl Iterator<Item = usize> {
+    let count = if len == 0 || len > lines.len() {
+        0
+    } else {
+        lines.len() - len + 1
+    };
+    0..count
+}
+
+/// Mean line similarity (1 - normalised edit distance) of two equally long line lists.
+fn window_similarity(a: &[String], b: &[String]) -> f64 {
+    let total: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(x, y)| similarity(x.trim(), y.trim()))
+        .sum();
+    total / b.len().max(1) as f64
+}
+
+fn similarity(a: &str, b: &str) -> f64 {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let longest = a.len().max(b.len());
+    if longest == 0 {
+        return 1.0;
+    }
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut current = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            current[j + 1] = (previous[j] + usize::from(ca != cb))
+                .min(previous[j + 1] + 1)
+                .min(current[j] + 1);
+        }
+        previous = current;
+    }
+    1.0 - previous[b.len()] as f64 / longest as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hunk(old: &[&str], new: &[&str]) -> Hunk {
+        Hunk {
+            id: 1,
+            file: "m.py".into(),
+            start_hint: None,
+            old: old.iter().map(|s| s.to_string()).collect(),
+            new: new.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    const TEXT: &str =
+        "def f(x):\n    y = x + 1  \n    return y\n\n\ndef g():\n    return 'it’s'\n";
+
+    #[test]
+    fn each_pass_finds_what_the_previous_cannot() {
+        let cases = [
+            (vec!["    return y"], Pass::Exact),
+            (vec!["    y = x + 1"], Pass::TrailingWhitespace),
+            (vec!["y = x + 1", "return y"], Pass::EdgeWhitespace),
+            (vec!["    return 'it's'"], Pass::Punctuation),
+            (vec!["    y = x + 2", "    return y"], Pass::Similar),
+        ];
+        for (old, expected) in cases {
+            let (_, passes) = apply_all(TEXT, &[hunk(&old, &["    pass"])]).unwrap();
+            assert_eq!(passes, vec![expected], "{old:?}");
+        }
+    }
+
+    #[test]
+    fn replacement_keeps_the_rest_byte_for_byte() {
+        let (out, _) = apply_all(TEXT, &[hunk(&["    return y"], &["    return y * 2"])]).unwrap();
+        assert_eq!(out, TEXT.replace("    return y\n", "    return y * 2\n"));
+    }
+
+    #[test]
+    fn a_missing_hunk_names_the_nearest_lines_and_changes_nothing() {
+        let err = apply_all(
+            TEXT,
+            &[
+                hunk(&["    return y"], &["x"]),
+                hunk(&["totally different line here"], &["x"]),
+            ],
+        )
+        .unwrap_err();
+        let ApplyError::NotFound { nearest_line, .. } = &err else {
+            panic!("{err}")
+        };
+        assert!(*nearest_line >= 1);
+        assert!(err.to_string().contains("were not found; nearest"), "{err}");
+    }
+
+    #[test]
+    fn ambiguous_hunks_are_refused_unless_a_line_hint_chooses() {
+        let text = "a\nx\nb\nx\n";
+        let err = apply_all(text, &[hunk(&["x"], &["y"])]).unwrap_err();
+        assert!(matches!(err, ApplyError::Ambiguous { count: 2, .. }));
+        let hinted = Hunk {
+            start_hint: Some(4),
+            ..hunk(&["x"], &["y"])
+        };
+        assert_eq!(apply_all(text, &[hinted]).unwrap().0, "a\nx\nb\ny\n");
+    }
+}
