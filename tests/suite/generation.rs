@@ -3,12 +3,12 @@
 //! timeouts, kill -9 and SIGINT behave as the README says.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::support::{fixture, require_python, run, tree, zerorepo};
+use super::support::{fixture, pytest, require_python, run, tree, zerorepo};
 
 fn generate(name: &str, script: &Path, out: &Path, extra: &[&str]) -> (i32, String, String) {
     run(zerorepo()
@@ -78,21 +78,6 @@ fn journal(out: &Path) -> Vec<(String, String)> {
             )
         })
         .collect()
-}
-
-fn pytest(python: &str, repo: &Path, tests: &Path) -> (bool, String) {
-    let out = Command::new(python)
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .arg(tests)
-        .current_dir(repo)
-        .env("PYTHONPATH", "src")
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .expect("run pytest");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
 }
 
 /// Writes a copy of a fixture's script with some lines changed.

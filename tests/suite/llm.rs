@@ -366,17 +366,7 @@ fn recorded_local_model_run_replays_and_passes_the_reference_tests() {
         stderr.contains("dropped 1 generated test(s) that contradicted passing spec examples"),
         "{stderr}"
     );
-    let reference = std::process::Command::new(&python)
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .arg(fixture("chain").join("reference/tests"))
-        .current_dir(&out)
-        .env("PYTHONPATH", "src")
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .unwrap();
-    assert!(
-        reference.status.success(),
-        "{}",
-        String::from_utf8_lossy(&reference.stdout)
-    );
+    let (ok, report) =
+        super::support::pytest(&python, &out, &fixture("chain").join("reference/tests"));
+    assert!(ok, "{report}");
 }

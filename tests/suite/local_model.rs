@@ -3,8 +3,6 @@
 //! sandbox, and the hidden reference tests must pass. CI pulls the model (scripts/test.sh);
 //! elsewhere a missing model skips loudly.
 
-use std::process::Command;
-
 use super::support::{fixture, run, zerorepo};
 
 fn model_present() -> bool {
@@ -45,17 +43,10 @@ fn default_provider_is_the_local_model_and_its_code_passes_the_reference_tests()
         exchanges.contains("\"provider\":\"local:qwen2.5-coder-1.5b-instruct-q4_k_m.gguf\""),
         "the local model answered"
     );
-    let reference = Command::new(&python)
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
-        .arg(fixture("chain").join("reference/tests"))
-        .current_dir(&out)
-        .env("PYTHONPATH", "src")
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&reference.stdout);
+    let (ok, report) =
+        super::support::pytest(&python, &out, &fixture("chain").join("reference/tests"));
     assert!(
-        reference.status.success() && report.contains("9 passed"),
+        ok && report.contains("9 passed"),
         "hidden reference tests: {report}"
     );
 }

@@ -154,3 +154,19 @@ pub fn is_empty_dir(dir: &Path) -> bool {
         .map(|mut d| d.next().is_none())
         .unwrap_or(true)
 }
+
+/// Runs pytest on `tests` against the repository `repo` (src layout): (passed?, stdout).
+pub fn pytest(python: &str, repo: &Path, tests: &Path) -> (bool, String) {
+    let out = Command::new(python)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .arg(tests)
+        .current_dir(repo)
+        .env("PYTHONPATH", "src")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("run pytest");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
