@@ -58,6 +58,13 @@ fn block_after(prompt: &str, label: &str) -> String {
 }
 
 fn applies(exchange: &Exchange, node: &Node) -> Result<(), String> {
+    // The engine refuses an answer that ran into the token limit, whatever it parses to.
+    if exchange.response.usage.completion_tokens >= u64::from(exchange.request.max_tokens) {
+        return Err(format!(
+            "cut off at the {} token limit",
+            exchange.request.max_tokens
+        ));
+    }
     let file = node.file_path.clone().unwrap_or_default();
     let prompt = exchange
         .request
