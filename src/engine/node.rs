@@ -226,6 +226,7 @@ async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, Workspac
                     .map_err(AskError::Unusable)
             }) {
             Ok(code) => {
+                let code = with_dependency_imports(ctx, position, &code);
                 let merged = merge_python(&inputs.current, &code);
                 fix_changed_nothing = role == Role::Fix && merged == inputs.current;
                 ctx.workspace.write_if_changed(&file, &merged)?;
@@ -304,6 +305,50 @@ async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, Workspac
         failure_reason: Some(format!("{reason} (after {} attempts)", ctx.max_retries + 1)),
         usage,
     })
+}
+
+/// Adds `from <module> import <name>` for each dependency in another module that the code
+/// uses but does not import: the model often calls a dependency it was shown and forgets the
+/// import (the seed's "missing imports: detect and add").
+fn with_dependency_imports(ctx: &Context, position: usize, code: &str) -> String {
+    let own_file = ctx.rpg.node(position).file_path.clone();
+    let units = crate::code::split_units(code);
+    let bound: Vec<String> = units
+        .iter()
+        .flat_map(|u| {
+            u.imported_names()
+                .into_iter()
+                .chain(u.def_name().map(str::to_string))
+        })
+        .collect();
+    let used = crate::code::identifiers(code);
+    let mut imports = Vec::new();
+    for dep in ctx
+        .rpg
+        .graph
+        .dependencies_of(position)
+        .into_iter()
+        .map(|p| ctx.rpg.node(p))
+    {
+        let Some(file) = dep
+            .file_path
+            .as_deref()
+            .filter(|f| dep.is_leaf() && Some(*f) != own_file.as_deref())
+        else {
+            continue;
+        };
+        if used.contains(&dep.name) && !bound.contains(&dep.name) {
+            imports.push(format!(
+                "from {} import {}",
+                prompt::import_path(file),
+                dep.name
+            ));
+        }
+    }
+    if imports.is_empty() {
+        return code.to_string();
+    }
+    merge_python(&imports.join("\n"), code)
 }
 
 /// When the model keeps the code as it is, the plan's own examples pass, and only

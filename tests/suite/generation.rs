@@ -514,3 +514,30 @@ fn sigint_exits_130_with_a_consistent_checkpoint_and_resume_completes() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("31 of 31 nodes passed"), "{stdout}");
 }
+
+#[test]
+fn a_missing_import_of_a_dependency_is_added() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // vowel_ratio calls count_vowels from textops.analysis; the answer forgets the import.
+    let script = edited_script(dir.path(), "subgraphs20", |v| {
+        if v["node"] == "node_012" && v["role"] == "impl" {
+            let answer = v["answer"]
+                .as_str()
+                .unwrap()
+                .replace("from textops.analysis import count_vowels\n", "");
+            assert!(!answer.contains("import count_vowels"));
+            v["answer"] = answer.into();
+        }
+    });
+    let out = dir.path().join("o");
+    let (code, _, stderr) = generate("subgraphs20", &script, &out, &["--max-retries", "0"]);
+    assert_eq!(code, 0, "{stderr}");
+    let module = std::fs::read_to_string(out.join("src/numops/text_metrics.py")).unwrap();
+    assert!(
+        module.contains("from textops.analysis import count_vowels"),
+        "{module}"
+    );
+}
