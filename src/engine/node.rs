@@ -35,11 +35,29 @@ impl NodeResult {
         }
     }
 
+    fn passed(run: &crate::sandbox::TestRun, retries: u32, usage: UsageByRole) -> NodeResult {
+        NodeResult {
+            status: NodeStatus::Passed,
+            tests: Some(counts_of(run)),
+            retries,
+            failure_reason: None,
+            usage,
+        }
+    }
+
     fn failed(reason: String) -> NodeResult {
         NodeResult {
             failure_reason: Some(reason),
             ..NodeResult::new(NodeStatus::Failed)
         }
+    }
+}
+
+/// The seed's `test_results`: errors count as failures.
+fn counts_of(run: &crate::sandbox::TestRun) -> TestCounts {
+    TestCounts {
+        passed: run.passed,
+        failed: run.failed + run.errors,
     }
 }
 
@@ -261,33 +279,13 @@ async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, Workspac
                 ..NodeResult::new(NodeStatus::InProgress)
             });
         }
-        let counts = TestCounts {
-            passed: run.passed,
-            failed: run.failed + run.errors,
-        };
-        last_counts = Some(counts);
+        last_counts = Some(counts_of(&run));
         if run.succeeded() {
-            return Ok(NodeResult {
-                status: NodeStatus::Passed,
-                tests: Some(counts),
-                retries: attempt,
-                failure_reason: None,
-                usage,
-            });
+            return Ok(NodeResult::passed(&run, attempt, usage));
         }
         if fix_changed_nothing {
             if let Some(run) = drop_disputed_tests(ctx, node, &test_file, &run).await? {
-                let counts = TestCounts {
-                    passed: run.passed,
-                    failed: run.failed + run.errors,
-                };
-                return Ok(NodeResult {
-                    status: NodeStatus::Passed,
-                    tests: Some(counts),
-                    retries: attempt,
-                    failure_reason: None,
-                    usage,
-                });
+                return Ok(NodeResult::passed(&run, attempt, usage));
             }
         }
         tracing::debug!(node = %node.id, attempt, "tests failed: {}", run.failure_reason());
