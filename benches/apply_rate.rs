@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use zerorepo::edit::cutoff::drop_unfinished_tail;
 use zerorepo::edit::{code_for_target, shape_implementation, shape_tests};
 use zerorepo::engine::prompt::import_path;
 use zerorepo::llm::Role;
@@ -58,12 +59,19 @@ fn block_after(prompt: &str, label: &str) -> String {
 }
 
 fn applies(exchange: &Exchange, node: &Node) -> Result<(), String> {
-    // The engine refuses an answer that ran into the token limit, whatever it parses to.
+    // The engine keeps the complete tests of an answer that ran into the token limit and
+    // refuses any other such answer, whatever it parses to.
+    let mut text = exchange.response.text.clone();
     if exchange.response.usage.completion_tokens >= u64::from(exchange.request.max_tokens) {
-        return Err(format!(
-            "cut off at the {} token limit",
-            exchange.request.max_tokens
-        ));
+        text = match (exchange.request.role, drop_unfinished_tail(&text)) {
+            (Role::Test, Some(kept)) => kept,
+            _ => {
+                return Err(format!(
+                    "cut off at the {} token limit",
+                    exchange.request.max_tokens
+                ));
+            }
+        };
     }
     let file = node.file_path.clone().unwrap_or_default();
     let prompt = exchange
@@ -75,12 +83,12 @@ fn applies(exchange: &Exchange, node: &Node) -> Result<(), String> {
     match exchange.request.role {
         Role::Test => {
             let target = node.test_file().unwrap_or_default();
-            let code = code_for_target(&exchange.response.text, &target, "")?;
+            let code = code_for_target(&text, &target, "")?;
             shape_tests(&code, node.docstring.as_deref().unwrap_or("")).map(drop)
         }
         Role::Impl | Role::Fix => {
             let current = block_after(prompt, "currently contains:");
-            let code = code_for_target(&exchange.response.text, &file, &current)?;
+            let code = code_for_target(&text, &file, &current)?;
             shape_implementation(&code, &node.name, &import_path(&file), &current).map(drop)
         }
     }

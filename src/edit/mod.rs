@@ -4,9 +4,10 @@
 //! diffs, file paths), [`hunk`] applies replacements with fuzzy location, [`apply`] keeps what
 //! is meant for one target file, and [`merge`] merges code into a module definition by
 //! definition, so a node's answer replaces only its own function and keeps everything earlier
-//! nodes wrote. All pure.
+//! nodes wrote; [`cutoff`] ends answers that run long. All pure.
 
 pub mod apply;
+pub mod cutoff;
 pub mod hunk;
 pub mod merge;
 pub mod parse;

@@ -419,6 +419,14 @@ async fn ask(
     match response {
         Ok(response) if response.usage.completion_tokens >= u64::from(request.max_tokens) => {
             usage.entry(role).or_default().add(response.usage);
+            // Tests are independent: the complete ones of a long answer are still useful.
+            // A cut-off implementation is not, whatever it parses to.
+            if role == Role::Test
+                && let Some(kept) = crate::edit::cutoff::drop_unfinished_tail(&response.text)
+            {
+                tracing::info!(node = %node.id, "kept the complete tests of an answer cut off at the token limit");
+                return Ok(kept);
+            }
             Err(AskError::Unusable(format!(
                 "the answer was cut off at the {} token limit (it probably repeated itself)",
                 request.max_tokens

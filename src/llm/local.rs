@@ -20,7 +20,8 @@ use llama_cpp_2::model::{LlamaChatMessage, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 
-use super::{LlmError, LlmProvider, LlmRequest, LlmResponse, Usage};
+use super::{LlmError, LlmProvider, LlmRequest, LlmResponse, Role, Usage};
+use crate::edit::cutoff::{MOST_TESTS, stop_after_tests};
 
 const CONTEXT_TOKENS: u32 = 8192;
 const BATCH: usize = 512;
@@ -211,6 +212,13 @@ fn worker(path: &Path, ready: &mpsc::Sender<Result<(), String>>, jobs: &mpsc::Re
                 ctx.decode(&mut batch).map_err(|e| e.to_string())?;
                 cached.push(token);
                 if closes_a_code_block(&text) {
+                    break;
+                }
+                if job.request.role == Role::Test
+                    && let Some(stopped) =
+                        stop_after_tests(&String::from_utf8_lossy(&text), MOST_TESTS)
+                {
+                    text = stopped.into_bytes();
                     break;
                 }
             }
