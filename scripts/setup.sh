@@ -44,6 +44,15 @@ if ! "$VENV/bin/python" -c 'import pytest' >/dev/null 2>&1; then
 fi
 export ZEROREPO_PYTHON="$VENV/bin/python"
 
+# setuptools as a wheel, so `pip install -e .` of a generated repository (the validation step
+# after assembly) builds offline: pip finds it here instead of an index.
+WHEELHOUSE="$ZEROREPO_CACHE/wheelhouse"
+if ! ls "$WHEELHOUSE"/setuptools-75.8.0-*.whl >/dev/null 2>&1; then
+  say "downloading the setuptools wheel into $WHEELHOUSE"
+  "$VENV/bin/python" -m pip download -q --disable-pip-version-check --no-deps \
+    --only-binary :all: -d "$WHEELHOUSE" 'setuptools==75.8.0'
+fi
+
 # Docker (the second sandbox backend): the engine does not run by default here, so start one
 # by hand, keeping its data under the cache so the image survives to the next run.
 start_docker() {

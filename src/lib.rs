@@ -7,6 +7,8 @@
 //! rpg.json ─ rpg (load + validate) ─ schedule (deterministic order, dependency queue)
 //!    └─ engine (test-first loop per node) ─ llm (tests, impl, fixes) ─ edit (merge answers into files)
 //!          └─ sandbox (run pytest) ─ checkpoint (journal + compact file after every node)
+//!    └─ workspace::git (a commit + tag per finished subgraph)
+//!    └─ assemble (package exports, pyproject, README, docs/rpg.json, report, install + test check)
 //!    └─ report (status of a run, plan preview)
 //! ```
 //!
@@ -14,6 +16,7 @@
 //! unit-tested in place; the I/O edges (`checkpoint`, `workspace`, `sandbox`, `llm`) are covered
 //! by the integration tests in `tests/`.
 
+pub mod assemble;
 pub mod checkpoint;
 pub mod code;
 pub mod detect;

@@ -94,6 +94,13 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Roll the output back to the newest subgraph that passed completely (its git tag); the
+    /// nodes after it are set back to pending, so running `generate` again redoes them.
+    Rollback {
+        dir: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
     /// Derive a scripted-provider script from a fixture's reference solution (for tests and benchmarks).
     DeriveScript {
         rpg: PathBuf,
@@ -294,6 +301,28 @@ async fn run(cli: Cli) -> Result<u8> {
                 println!("{}", serde_json::to_string_pretty(&status)?);
             } else {
                 print!("{}", report::render_text(&status));
+            }
+            Ok(exit::OK)
+        }
+        Command::Rollback { dir, json } => {
+            let done = engine::rollback(&dir).map_err(|e| {
+                if e.is_bad_input() {
+                    anyhow::Error::new(BadInput(e.to_string()))
+                } else {
+                    anyhow::Error::new(e)
+                }
+            })?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&done)?);
+            } else {
+                println!(
+                    "rolled {} back to {} (tag phase4-subgraph-{}); {} node(s) set back to pending, {} file(s) removed; run `zerorepo generate` again to redo them",
+                    dir.display(),
+                    done.commit,
+                    done.subgraph,
+                    done.reset_nodes.len(),
+                    done.removed_files.len()
+                );
             }
             Ok(exit::OK)
         }
@@ -549,13 +578,40 @@ async fn generate(
             summary.out.display()
         );
     }
+    if let (Some(assembly), false) = (&summary.assembly, json) {
+        println!("{}", assembly_line(assembly));
+    }
     Ok(if summary.interrupted {
         exit::INTERRUPTED
-    } else if summary.all_passed() {
+    } else if summary.succeeded() {
         exit::OK
     } else {
         exit::FAILED
     })
+}
+
+/// One line on the assembled repository: install, tests, syntax, report.
+fn assembly_line(assembly: &zerorepo::assemble::Assembly) -> String {
+    let v = &assembly.validation;
+    let install = if v.install.ok { "ok" } else { "FAILED" };
+    let tests = match &v.tests {
+        Some(t) => format!(
+            "{}/{} passed in the {} sandbox",
+            t.passed,
+            t.passed + t.failed + t.errors,
+            t.sandbox
+        ),
+        None => "no tests".into(),
+    };
+    let mut line = format!(
+        "repository: pip install -e . {install}; pytest tests/ {tests}; {} of {} Python files compile; report in docs/generation_report.md",
+        v.python_files - v.syntax_errors.len(),
+        v.python_files
+    );
+    if !v.install.ok {
+        line.push_str(&format!("\n  install: {}", v.install.detail));
+    }
+    line
 }
 
 fn print_progress(event: &Progress) {

@@ -1,4 +1,5 @@
-//! Read-only views of an output directory: `zerorepo status`.
+//! Read-only views of an output directory: `zerorepo status` (the generation report in
+//! `assemble::report` builds on the same counts).
 //!
 //! It reads the compact checkpoint and the RPG copy the engine keeps in `.zerorepo/rpg.json`,
 //! so it works while a generation is running and after it crashed.
@@ -8,7 +9,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::checkpoint::{NodeStatus, load_compact};
+use crate::checkpoint::{CheckpointMap, NodeStatus, load_compact};
 use crate::rpg::Rpg;
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -68,7 +69,13 @@ pub fn status(out: &Path) -> Result<StatusReport, StatusError> {
     let rpg: Option<Rpg> = std::fs::read_to_string(out.join(".zerorepo/rpg.json"))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
-    let nodes: Vec<(String, String)> = match &rpg {
+    Ok(summarize(rpg.as_ref(), &records))
+}
+
+/// Counts per status and subgraph, failures, tokens and an ETA, from the RPG (when known) and
+/// the checkpoint's records.
+pub fn summarize(rpg: Option<&Rpg>, records: &CheckpointMap) -> StatusReport {
+    let nodes: Vec<(String, String)> = match rpg {
         Some(rpg) => rpg
             .nodes
             .iter()
@@ -109,16 +116,16 @@ pub fn status(out: &Path) -> Result<StatusReport, StatusError> {
     let remaining = (overall.pending + overall.in_progress) as u64;
     let eta_seconds = (!durations.is_empty() && remaining > 0)
         .then(|| durations.iter().sum::<u64>() / durations.len() as u64 * remaining / 1000);
-    Ok(StatusReport {
+    StatusReport {
         overall,
         subgraphs,
         failed,
         eta_seconds,
         tokens,
-    })
+    }
 }
 
-fn percent(part: usize, total: usize) -> String {
+pub(crate) fn percent(part: usize, total: usize) -> String {
     (part * 100)
         .checked_div(total)
         .map_or_else(|| "-".into(), |p| format!("{p}%"))

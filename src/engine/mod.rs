@@ -24,6 +24,7 @@ use crate::rpg::{RpgError, ValidRpg, check_output_paths};
 use crate::sandbox::TestRunner;
 use crate::schedule::drain::Event;
 use crate::schedule::{DependencyQueue, JobOutcome, drain};
+use crate::workspace::git::{Git, GitError};
 use crate::workspace::{Workspace, WorkspaceError};
 
 pub use node::NodeResult;
@@ -40,7 +41,7 @@ pub const ENGINE_FILES: &[&str] = &[
     ".zerorepo/snapshots/x.json",
     ".gitignore",
 ];
-const OUTPUT_GITIGNORE: &str = "__pycache__/\n*.pyc\n.pytest_cache/\n.zerorepo/\n";
+const OUTPUT_GITIGNORE: &str = "__pycache__/\n*.pyc\n.pytest_cache/\n*.egg-info/\n.zerorepo/\ndocs/generation_checkpoint.json\n";
 
 #[derive(Debug, Clone)]
 pub struct GenerateOptions {
@@ -62,6 +63,10 @@ pub enum EngineError {
     Checkpoint(#[from] CheckpointError),
     #[error(transparent)]
     Workspace(#[from] WorkspaceError),
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    Assemble(#[from] crate::assemble::AssembleError),
 }
 
 impl EngineError {
@@ -115,11 +120,24 @@ pub struct Summary {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     pub out: PathBuf,
+    /// The assembly step (metadata, validation, report); `None` when the run was interrupted.
+    pub assembly: Option<crate::assemble::Assembly>,
 }
 
 impl Summary {
     pub fn all_passed(&self) -> bool {
         !self.interrupted && self.failed == 0 && self.skipped == 0 && self.not_run == 0
+    }
+
+    /// Every node passed and the repository installs, compiles and passes its tests.
+    pub fn succeeded(&self) -> bool {
+        self.all_passed()
+            && self.assembly.as_ref().is_some_and(|a| {
+                let v = &a.validation;
+                v.install.ok
+                    && v.syntax_errors.is_empty()
+                    && v.tests.as_ref().is_none_or(|t| t.problem.is_none())
+            })
     }
 }
 
@@ -150,6 +168,7 @@ pub async fn generate(
     mut progress: impl FnMut(Progress),
 ) -> Result<Summary, EngineError> {
     let started = Instant::now();
+    let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     check_output_paths(&rpg.rpg, &options.out, ENGINE_FILES)
         .map_err(|errors| bad_input(&errors))?;
     let start_index = match &options.start_from {
@@ -198,6 +217,8 @@ pub async fn generate(
         )));
     }
     workspace.write_if_changed(".gitignore", OUTPUT_GITIGNORE)?;
+    let git = Git::open_or_init(&options.out)?;
+    strip_exports(&rpg, &workspace)?;
     let rpg_json = serde_json::to_string_pretty(&rpg.rpg).unwrap_or_default() + "\n";
     workspace.write_if_changed(RPG_COPY, &rpg_json)?;
     restore_interrupted_nodes(&workspace, &checkpoint, &mut progress)?;
@@ -250,6 +271,7 @@ pub async fn generate(
     });
     let mut usage = Usage::default();
     let mut starts: Vec<Option<Instant>> = vec![None; total];
+    let mut subgraph_commits = SubgraphCommits::default();
     drain(
         &mut queue,
         &cancel,
@@ -316,6 +338,11 @@ pub async fn generate(
                         cancel.cancel();
                         return;
                     }
+                    if let Err(e) = subgraph_commits.node_ended(&rpg, &checkpoint, &git, node) {
+                        first_error = Some(e.into());
+                        cancel.cancel();
+                        return;
+                    }
                     progress(Progress::Finished {
                         position: job + 1,
                         total,
@@ -338,21 +365,144 @@ pub async fn generate(
                         &mut progress,
                         &mut first_error,
                     );
+                    let node = rpg.node(rpg.order[finished.job]);
+                    if let Err(e) = subgraph_commits.node_ended(&rpg, &checkpoint, &git, node) {
+                        first_error.get_or_insert(e.into());
+                    }
                 }
             }
         },
     )
     .await;
-    context.runner.shutdown().await;
     if let Some(error) = first_error {
+        context.runner.shutdown().await;
         return Err(error);
     }
     summary.not_run += queue.waiting().len();
     summary.interrupted = cancel.is_cancelled();
     summary.prompt_tokens = usage.prompt_tokens;
     summary.completion_tokens = usage.completion_tokens;
+    if !summary.interrupted {
+        // A crash between a subgraph's last node and its commit leaves it uncommitted.
+        subgraph_commits.commit_finished(&rpg, &checkpoint, &git)?;
+        progress(Progress::Notice(
+            "assembling: package exports, pyproject.toml, README, report; validating the install and tests".into(),
+        ));
+        let generation = crate::assemble::GenerationInfo {
+            engine: format!("zerorepo {}", env!("CARGO_PKG_VERSION")),
+            model: context.llm.name(),
+            sandbox: context.runner.name().to_string(),
+            prompt_templates: crate::prompts::ALL.iter().map(|t| t.label()).collect(),
+            started_at,
+            finished_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            duration_ms: started.elapsed().as_millis() as u64,
+            nodes_run: summary.passed + summary.failed,
+        };
+        let assembly = crate::assemble::assemble(
+            &rpg,
+            checkpoint.records(),
+            &workspace,
+            &git,
+            context.runner.as_ref(),
+            &generation,
+            &cancel,
+        )
+        .await;
+        summary.assembly = Some(match assembly {
+            Ok(assembly) => assembly,
+            Err(e) => {
+                context.runner.shutdown().await;
+                return Err(e.into());
+            }
+        });
+    }
+    context.runner.shutdown().await;
     summary.duration_ms = started.elapsed().as_millis() as u64;
     Ok(summary)
+}
+
+/// Commits each subgraph once all its nodes have finished (see [`crate::workspace::git`]).
+#[derive(Default)]
+struct SubgraphCommits {
+    /// Subgraphs committed (or found committed) in this run.
+    done: std::collections::BTreeSet<String>,
+    /// Subgraphs with a node that finished in this run: their tag, if any, is out of date.
+    touched: std::collections::BTreeSet<String>,
+}
+
+impl SubgraphCommits {
+    fn node_ended(
+        &mut self,
+        rpg: &ValidRpg,
+        checkpoint: &Checkpoint,
+        git: &Git,
+        node: &crate::rpg::Node,
+    ) -> Result<(), GitError> {
+        self.touched.insert(node.subgraph().to_string());
+        self.commit_finished(rpg, checkpoint, git)
+    }
+
+    fn commit_finished(
+        &mut self,
+        rpg: &ValidRpg,
+        checkpoint: &Checkpoint,
+        git: &Git,
+    ) -> Result<(), GitError> {
+        let mut subgraphs: std::collections::BTreeMap<&str, Vec<&crate::rpg::Node>> =
+            Default::default();
+        for &position in &rpg.order {
+            let node = rpg.node(position);
+            subgraphs.entry(node.subgraph()).or_default().push(node);
+        }
+        for (subgraph, nodes) in subgraphs {
+            let finished = nodes.iter().all(|n| {
+                matches!(
+                    checkpoint.status_of(&n.id),
+                    NodeStatus::Passed | NodeStatus::Failed | NodeStatus::Skipped
+                )
+            });
+            if !finished || self.done.contains(subgraph) {
+                continue;
+            }
+            if self.touched.contains(subgraph) || !git.has_subgraph_tag(subgraph) {
+                let paths: Vec<String> = nodes.iter().flat_map(|n| node::files_of(n)).collect();
+                let mut ids: Vec<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
+                ids.sort();
+                let range = format!("{}-{}", ids[0], ids[ids.len() - 1]);
+                git.commit_paths(
+                    &paths,
+                    &format!("feat: complete {subgraph} (nodes {range})"),
+                )?;
+                git.tag_subgraph(subgraph)?;
+            }
+            self.done.insert(subgraph.to_string());
+        }
+        Ok(())
+    }
+}
+
+/// Removes the export blocks that assembly added to package `__init__.py` files: while nodes
+/// are regenerated they could name functions that do not exist yet. Assembly adds them back.
+fn strip_exports(rpg: &ValidRpg, workspace: &Workspace) -> Result<(), WorkspaceError> {
+    for &position in &rpg.order {
+        for file in node::files_of(rpg.node(position)) {
+            if !file.ends_with("__init__.py") {
+                continue;
+            }
+            if let Some(text) = workspace.read(&file)?
+                && let Some((kept, _)) = text.split_once(crate::assemble::packages::EXPORTS_MARKER)
+            {
+                let kept = kept.trim_end();
+                let kept = if kept.is_empty() {
+                    String::new()
+                } else {
+                    format!("{kept}\n")
+                };
+                workspace.write(&file, &kept)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn bad_input(errors: &[RpgError]) -> EngineError {
@@ -468,4 +618,91 @@ fn restore_interrupted_nodes(
         workspace.discard_snapshot(SNAPSHOT_DIR, &id)?;
     }
     Ok(())
+}
+
+/// What `zerorepo rollback` did.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Rollback {
+    /// The subgraph whose commit the output was reset to.
+    pub subgraph: String,
+    pub commit: String,
+    /// Nodes set back to pending (they will be generated again).
+    pub reset_nodes: Vec<String>,
+    /// Files of those nodes removed because the kept commit does not have them.
+    pub removed_files: Vec<String>,
+}
+
+/// Resets the output to the newest subgraph commit whose subgraph passed completely, and sets
+/// every node of the later subgraphs back to pending, so `generate` redoes exactly them.
+pub fn rollback(out: &std::path::Path) -> Result<Rollback, EngineError> {
+    let bad = |m: String| EngineError::BadInput(m);
+    let git = Git::open(out).ok_or_else(|| {
+        bad(format!(
+            "{} is not a git repository: nothing to roll back",
+            out.display()
+        ))
+    })?;
+    let text = std::fs::read_to_string(out.join(RPG_COPY)).map_err(|e| {
+        bad(format!(
+            "{}: {e} (is this a zerorepo output directory?)",
+            out.join(RPG_COPY).display()
+        ))
+    })?;
+    let rpg = crate::rpg::parse_str(&text, &out.join(RPG_COPY))
+        .map_err(|e| bad(e.to_string()))
+        .and_then(|r| crate::rpg::validate(r).map_err(|errors| bad_input(&errors)))?;
+    let (mut checkpoint, _) = Checkpoint::open(out, &rpg_sha256(&rpg))?;
+    let passed = |subgraph: &str| {
+        rpg.rpg
+            .nodes
+            .iter()
+            .filter(|n| n.subgraph() == subgraph)
+            .all(|n| checkpoint.status_of(&n.id) == NodeStatus::Passed)
+    };
+    // Newest first: the first tagged commit whose subgraph passed is the one to keep.
+    let log = git.log()?;
+    let mut kept: std::collections::BTreeSet<String> = Default::default();
+    let mut target = None;
+    for entry in &log {
+        for tag in &entry.tags {
+            let Some(subgraph) = tag.strip_prefix(crate::workspace::git::TAG_PREFIX) else {
+                continue;
+            };
+            if target.is_none() && passed(subgraph) {
+                target = Some(subgraph.to_string());
+            }
+            if target.is_some() {
+                kept.insert(subgraph.to_string());
+            }
+        }
+    }
+    let subgraph = target.ok_or_else(|| {
+        bad("no subgraph has passed completely yet: nothing to roll back to".into())
+    })?;
+    let commit = git.reset_to_subgraph(&subgraph)?;
+    let workspace = Workspace::new(out);
+    let mut reset_nodes = Vec::new();
+    let mut removed_files = Vec::new();
+    for &position in &rpg.order {
+        let node = rpg.node(position);
+        if kept.contains(node.subgraph()) {
+            continue;
+        }
+        if checkpoint.status_of(&node.id) != NodeStatus::Pending {
+            checkpoint.record(&node.id, NodeRecord::now(NodeStatus::Pending))?;
+            reset_nodes.push(node.id.clone());
+        }
+        for file in node::files_of(node) {
+            if !git.is_tracked(&file) && workspace.read(&file)?.is_some() {
+                workspace.remove(&file)?;
+                removed_files.push(file);
+            }
+        }
+    }
+    Ok(Rollback {
+        subgraph,
+        commit,
+        reset_nodes,
+        removed_files,
+    })
 }

@@ -33,6 +33,9 @@ pub const FIX_IMPL: Template = Template {
     body: include_str!("fix_impl.md"),
 };
 
+/// Every template, for the record of what produced a repository.
+pub const ALL: [Template; 3] = [WRITE_TESTS, WRITE_IMPL, FIX_IMPL];
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PromptError {
     #[error("template {template}: no value for placeholder {{{{{name}}}}}")]

@@ -5,6 +5,8 @@
 //! point leaves either the old or the new content of a file, never a mix. The in-memory
 //! overlay with batched flushes (issue 6) will replace direct writes behind the same API.
 
+pub mod git;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};

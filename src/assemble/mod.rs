@@ -1,0 +1,176 @@
+//! From generated node files to a conventional Python project, after the last node.
+//!
+//! [`packages`] writes `__init__.py` exports and finds import cycles, [`project`] the
+//! packaging metadata, [`readme`] the README, [`report`] the generation report and JUnit
+//! results; those are pure. [`validate`] checks the result (compile, `pip install -e .`,
+//! `pytest tests/` in the sandbox), and [`assemble`] runs the whole step: every file is written
+//! atomically and only when its content changes, so assembling twice changes nothing.
+
+pub mod imports;
+pub mod packages;
+pub mod project;
+pub mod readme;
+pub mod report;
+pub mod validate;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::checkpoint::CheckpointMap;
+use crate::rpg::ValidRpg;
+use crate::sandbox::TestRunner;
+use crate::workspace::git::Git;
+use crate::workspace::{Workspace, WorkspaceError};
+
+pub use validate::Validation;
+
+pub const REPORT: &str = "docs/generation_report.md";
+pub const RPG_EXPORT: &str = "docs/rpg.json";
+pub const JUNIT: &str = "test_results.xml";
+
+/// How the repository was generated, for `docs/rpg.json` and the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct GenerationInfo {
+    pub engine: String,
+    pub model: String,
+    pub sandbox: String,
+    pub prompt_templates: Vec<String>,
+    pub started_at: String,
+    pub finished_at: String,
+    pub duration_ms: u64,
+    /// Nodes run in this invocation (not kept from the checkpoint).
+    pub nodes_run: usize,
+}
+
+/// What the assembly step did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Assembly {
+    pub files_written: Vec<String>,
+    pub validation: Validation,
+    pub import_cycles: Vec<Vec<String>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum AssembleError {
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    #[error(transparent)]
+    Git(#[from] crate::workspace::git::GitError),
+}
+
+/// The RPG with each node's final status and the generation metadata, indented.
+pub fn rpg_export(rpg: &ValidRpg, records: &CheckpointMap, info: &GenerationInfo) -> String {
+    let mut value = serde_json::to_value(&rpg.rpg).unwrap_or_default();
+    if let Some(nodes) = value.get_mut("nodes").and_then(|n| n.as_array_mut()) {
+        for node in nodes.iter_mut() {
+            let id = node.get("id").and_then(|i| i.as_str()).unwrap_or_default();
+            let status = records
+                .get(id)
+                .map_or("pending", |r| r.status.as_str())
+                .to_string();
+            if let Some(object) = node.as_object_mut() {
+                object.insert("status".into(), status.into());
+            }
+        }
+    }
+    if let Some(object) = value.as_object_mut() {
+        let metadata = object
+            .entry("metadata")
+            .or_insert_with(|| serde_json::json!({}));
+        if let Some(metadata) = metadata.as_object_mut() {
+            metadata.insert(
+                "generation".into(),
+                serde_json::to_value(info).unwrap_or_default(),
+            );
+        }
+    }
+    serde_json::to_string_pretty(&value).unwrap_or_default() + "\n"
+}
+
+/// Every Python file of the repository (relative path → text), outside hidden directories.
+fn python_sources(root: &Path) -> BTreeMap<String, String> {
+    let mut found = BTreeMap::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || name == "__pycache__" {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else if name.ends_with(".py")
+                && let (Ok(rel), Ok(text)) =
+                    (path.strip_prefix(root), std::fs::read_to_string(&path))
+            {
+                found.insert(rel.to_string_lossy().into_owned(), text);
+            }
+        }
+    }
+    found
+}
+
+/// Writes the project files, validates the result, writes the report and JUnit results, and
+/// commits them as one assembly commit.
+pub async fn assemble(
+    rpg: &ValidRpg,
+    records: &CheckpointMap,
+    workspace: &Workspace,
+    git: &Git,
+    runner: &dyn TestRunner,
+    generation: &GenerationInfo,
+    cancel: &CancellationToken,
+) -> Result<Assembly, AssembleError> {
+    let mut written = Vec::new();
+    let mut write = |path: &str, text: &str| -> Result<(), WorkspaceError> {
+        if workspace.read(path)?.as_deref() != Some(text) {
+            workspace.write(path, text)?;
+            written.push(path.to_string());
+        }
+        Ok(())
+    };
+    let sources = python_sources(workspace.root());
+    for (path, text) in packages::init_files(rpg, records, &sources) {
+        write(&path, &text)?;
+    }
+    let sources = python_sources(workspace.root());
+    let info = project::project_info(rpg, records, &sources);
+    write("pyproject.toml", &project::pyproject(&info))?;
+    write("requirements.txt", &project::requirements(&info))?;
+    write("requirements-dev.txt", &project::requirements_dev())?;
+    write("README.md", &readme::readme(rpg, records, &info))?;
+    write(RPG_EXPORT, &rpg_export(rpg, records, generation))?;
+    let import_cycles = packages::import_cycles(&sources);
+    let files: Vec<String> = sources.keys().cloned().collect();
+    let validation = validate::validate(workspace.root(), &files, runner, cancel).await;
+    if let Some(xml) = report::junit(&validation) {
+        write(JUNIT, &xml)?;
+    }
+    let status = crate::report::summarize(Some(&rpg.rpg), records);
+    let git_log = git.log()?;
+    let text = report::generation_report(&report::ReportInput {
+        rpg,
+        records,
+        status: &status,
+        info: &info,
+        generation,
+        validation: &validation,
+        cycles: &import_cycles,
+        git_log: &git_log,
+        out: &workspace.root().display().to_string(),
+    });
+    write(REPORT, &text)?;
+    git.commit_all("chore: assemble repository (metadata, docs, reports)")?;
+    Ok(Assembly {
+        files_written: written,
+        validation,
+        import_cycles,
+    })
+}

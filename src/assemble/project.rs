@@ -1,0 +1,216 @@
+//! Packaging metadata: `pyproject.toml` (PEP 621, setuptools), `requirements.txt` and
+//! `requirements-dev.txt`, derived from the RPG's metadata and the imports actually present.
+//!
+//! Missing metadata gets a placeholder and a warning in the report rather than an error: an
+//! installable project with a placeholder name is more useful than none.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::imports::{imported_modules, is_stdlib, requirement_for};
+use crate::checkpoint::{CheckpointMap, NodeStatus};
+use crate::engine::prompt::import_path;
+use crate::rpg::ValidRpg;
+
+/// What the project is called and how it is laid out.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ProjectInfo {
+    pub name: String,
+    pub description: String,
+    /// `src` when the code lives under `src/`, `flat` otherwise.
+    pub layout: &'static str,
+    /// Top-level packages (import names).
+    pub packages: Vec<String>,
+    /// Console scripts: `name = "module:function"`.
+    pub scripts: Vec<(String, String)>,
+    /// Third-party requirements found in the code.
+    pub requirements: Vec<String>,
+    /// What had to be guessed.
+    pub warnings: Vec<String>,
+}
+
+pub fn project_info(
+    rpg: &ValidRpg,
+    records: &CheckpointMap,
+    sources: &BTreeMap<String, String>,
+) -> ProjectInfo {
+    let meta = &rpg.rpg.metadata;
+    let text = |key: &str| meta.get(key).and_then(|v| v.as_str()).map(str::to_string);
+    let layout = if sources.keys().any(|p| p.starts_with("src/")) {
+        "src"
+    } else {
+        "flat"
+    };
+    let prefix = if layout == "src" { "src/" } else { "" };
+    let packages: BTreeSet<String> = sources
+        .keys()
+        .filter_map(|p| p.strip_prefix(prefix)?.strip_suffix("/__init__.py"))
+        .filter(|dir| !dir.contains('/') && *dir != "tests")
+        .map(str::to_string)
+        .collect();
+    let mut warnings = Vec::new();
+    let name = text("project_name")
+        .or_else(|| packages.iter().next().cloned())
+        .unwrap_or_else(|| {
+            warnings
+                .push("the RPG's metadata has no `project_name`; using `generated-project`".into());
+            "generated-project".into()
+        });
+    let description = text("description")
+        .map(|d| first_sentence(&d))
+        .unwrap_or_else(|| {
+            warnings.push("the RPG's metadata has no `description`; using a placeholder".into());
+            format!("{name}, generated from a Repository Planning Graph")
+        });
+    let scripts = rpg
+        .order
+        .iter()
+        .map(|&p| rpg.node(p))
+        .filter(|n| n.is_leaf() && n.name == "main")
+        .filter(|n| {
+            records
+                .get(&n.id)
+                .is_some_and(|r| r.status == NodeStatus::Passed)
+        })
+        .filter_map(|n| {
+            Some((
+                name.clone(),
+                format!("{}:main", import_path(n.file_path.as_deref()?)),
+            ))
+        })
+        .take(1)
+        .collect();
+    let local: BTreeSet<&str> = packages.iter().map(String::as_str).collect();
+    let requirements: BTreeSet<String> = sources
+        .iter()
+        .filter(|(p, _)| !p.starts_with("tests/") && p.ends_with(".py"))
+        .flat_map(|(_, text)| imported_modules(text))
+        .filter(|m| !is_stdlib(m) && !local.contains(m.as_str()))
+        .map(|m| requirement_for(&m))
+        .collect();
+    ProjectInfo {
+        name,
+        description,
+        layout,
+        packages: packages.into_iter().collect(),
+        scripts,
+        requirements: requirements.into_iter().collect(),
+        warnings,
+    }
+}
+
+fn first_sentence(text: &str) -> String {
+    let sentence = text
+        .split(". ")
+        .next()
+        .unwrap_or(text)
+        .trim()
+        .trim_end_matches('.');
+    let mut short: String = sentence.chars().take(200).collect();
+    short.push('.');
+    short
+}
+
+fn toml_string(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+pub fn pyproject(info: &ProjectInfo) -> String {
+    let dependencies: Vec<String> = info
+        .requirements
+        .iter()
+        .map(|r| format!("    {},", toml_string(r)))
+        .collect();
+    let mut text = format!(
+        "[build-system]\nrequires = [\"setuptools>=61\"]\nbuild-backend = \"setuptools.build_meta\"\n\n\
+         [project]\nname = {}\nversion = \"0.1.0\"\ndescription = {}\nreadme = \"README.md\"\n\
+         requires-python = \">=3.9\"\nclassifiers = [\n    \"Programming Language :: Python :: 3\",\n    \"Development Status :: 3 - Alpha\",\n]\n\
+         dependencies = [{}]\n\n[project.optional-dependencies]\ndev = [\"pytest>=7\"]\n",
+        toml_string(&info.name),
+        toml_string(&info.description),
+        if dependencies.is_empty() {
+            String::new()
+        } else {
+            format!("\n{}\n", dependencies.join("\n"))
+        },
+    );
+    if !info.scripts.is_empty() {
+        text.push_str("\n[project.scripts]\n");
+        for (name, target) in &info.scripts {
+            text.push_str(&format!(
+                "{} = {}\n",
+                toml_string(name),
+                toml_string(target)
+            ));
+        }
+    }
+    let (find_where, pythonpath) = if info.layout == "src" {
+        ("src", "src")
+    } else {
+        (".", ".")
+    };
+    let include: Vec<String> = info
+        .packages
+        .iter()
+        .map(|p| toml_string(&format!("{p}*")))
+        .collect();
+    text.push_str(&format!(
+        "\n[tool.setuptools.packages.find]\nwhere = [\"{find_where}\"]\ninclude = [{}]\n\n\
+         [tool.pytest.ini_options]\ntestpaths = [\"tests\"]\npythonpath = [\"{pythonpath}\"]\n",
+        include.join(", ")
+    ));
+    text
+}
+
+pub fn requirements(info: &ProjectInfo) -> String {
+    let mut text = String::from("# Third-party packages imported by the generated code.\n");
+    for r in &info.requirements {
+        text.push_str(r);
+        text.push('\n');
+    }
+    text
+}
+
+pub fn requirements_dev() -> String {
+    "-r requirements.txt\npytest>=7,<9\n".to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info() -> ProjectInfo {
+        ProjectInfo {
+            name: "ml_lib".into(),
+            description: "A \"small\" library.".into(),
+            layout: "src",
+            packages: vec!["ml_lib".into()],
+            scripts: vec![("ml_lib".into(), "ml_lib.cli:main".into())],
+            requirements: vec!["numpy>=1.24,<3".into()],
+            warnings: vec![],
+        }
+    }
+
+    #[test]
+    fn pyproject_is_pep_621_with_src_layout_and_scripts() {
+        let text = pyproject(&info());
+        for expected in [
+            "name = \"ml_lib\"",
+            "description = \"A \\\"small\\\" library.\"",
+            "dependencies = [\n    \"numpy>=1.24,<3\",\n]",
+            "[project.scripts]\n\"ml_lib\" = \"ml_lib.cli:main\"",
+            "where = [\"src\"]\ninclude = [\"ml_lib*\"]",
+            "pythonpath = [\"src\"]",
+        ] {
+            assert!(text.contains(expected), "{expected} missing in\n{text}");
+        }
+        assert_eq!(
+            requirements(&info()),
+            "# Third-party packages imported by the generated code.\nnumpy>=1.24,<3\n"
+        );
+    }
+
+    #[test]
+    fn long_descriptions_keep_their_first_sentence() {
+        assert_eq!(first_sentence("A lib. It does x."), "A lib.");
+    }
+}

@@ -1,0 +1,359 @@
+//! `docs/generation_report.md` in the layout of the seed's template (summary, subgraphs,
+//! failed nodes, tests, performance, validation, recommendations) and `test_results.xml`
+//! (JUnit) from the validation run. Pure: every number comes in through [`ReportInput`].
+//!
+//! "Root cause" is read from the last failure message by a few fixed rules and says so; it is
+//! a hint for the reader, not a diagnosis.
+
+use super::GenerationInfo;
+use super::project::ProjectInfo;
+use super::validate::Validation;
+use crate::checkpoint::{CheckpointMap, NodeStatus};
+use crate::report::{StatusReport, percent};
+use crate::rpg::ValidRpg;
+use crate::workspace::git::LogEntry;
+
+pub struct ReportInput<'a> {
+    pub rpg: &'a ValidRpg,
+    pub records: &'a CheckpointMap,
+    pub status: &'a StatusReport,
+    pub info: &'a ProjectInfo,
+    pub generation: &'a GenerationInfo,
+    pub validation: &'a Validation,
+    pub cycles: &'a [Vec<String>],
+    pub git_log: &'a [LogEntry],
+    pub out: &'a str,
+}
+
+/// (root cause, recommendation) for a failure message.
+fn diagnose(reason: &str) -> (&'static str, &'static str) {
+    let has = |needle: &str| reason.contains(needle);
+    if has("ModuleNotFoundError") || has("ImportError") {
+        (
+            "an import failed (missing package or wrong module path)",
+            "Add the package to requirements.txt or fix the import",
+        )
+    } else if has("timed out") || has("killed by") {
+        (
+            "the tests hit a sandbox limit (time, memory or processes)",
+            "Look for unbounded loops or heavy work; raise --test-timeout if it is legitimate",
+        )
+    } else if has("cut off") || has("no `def") || has("could not be used") || has("SyntaxError") {
+        (
+            "the model's answers could not be applied",
+            "Re-run with a stronger model (`--llm openai:MODEL,local`)",
+        )
+    } else if has("collected no tests") {
+        (
+            "no usable tests were written",
+            "Add examples to the node's docstring so tests can be derived",
+        )
+    } else if has("assert") || has("Error") {
+        (
+            "the implementation's results differ from what the tests expect",
+            "Manual review of the logic against the specification",
+        )
+    } else {
+        ("not classified", "Manual review")
+    }
+}
+
+fn ok_mark(ok: bool) -> &'static str {
+    if ok { "✅" } else { "❌" }
+}
+
+pub fn generation_report(input: &ReportInput) -> String {
+    let o = &input.status.overall;
+    let g = input.generation;
+    let mut text = format!(
+        "# Code Generation Report\n\n**Generated**: {}\n**Phase**: 4 (Graph-Guided Code Generation)\n\
+         **RPG Input**: docs/rpg.json\n**Repository Output**: {}\n**Engine**: {}\n**Model**: {}\n\
+         **Sandbox**: {}\n\n## Summary\n\n- **Total Nodes Planned**: {}\n- **Nodes Passed**: {} ({})\n\
+         - **Nodes Failed**: {} ({})\n- **Nodes Skipped**: {} ({})\n",
+        g.finished_at,
+        input.out,
+        g.engine,
+        g.model,
+        g.sandbox,
+        o.total,
+        o.passed,
+        percent(o.passed, o.total),
+        o.failed,
+        percent(o.failed, o.total),
+        o.skipped,
+        percent(o.skipped, o.total),
+    );
+    if o.pending + o.in_progress > 0 {
+        text.push_str(&format!(
+            "- **Nodes Not Run**: {}\n",
+            o.pending + o.in_progress
+        ));
+    }
+    text.push_str("\n## Breakdown by Subgraph\n\n| Subgraph | Nodes | Passed | Failed | Skipped | Pass Rate |\n|----------|-------|--------|--------|---------|-----------|\n");
+    for (name, c) in &input.status.subgraphs {
+        let rate = if c.skipped == c.total && c.total > 0 {
+            "N/A (skipped)".to_string()
+        } else {
+            percent(c.passed, c.total)
+        };
+        text.push_str(&format!(
+            "| {name} | {} | {} | {} | {} | {rate} |\n",
+            c.total, c.passed, c.failed, c.skipped
+        ));
+    }
+    text.push_str(&failed_nodes(input));
+    text.push_str(&test_results(input));
+    text.push_str(&performance(input));
+    text.push_str(&validation(input));
+    text.push_str(&git_history(input));
+    text.push_str(&recommendations(input));
+    text
+}
+
+fn failed_nodes(input: &ReportInput) -> String {
+    let mut text = String::from("\n## Failed Nodes (detail)\n");
+    let mut skipped = Vec::new();
+    let mut any = false;
+    for f in &input.status.failed {
+        let name = input
+            .rpg
+            .rpg
+            .nodes
+            .iter()
+            .find(|n| n.id == f.id)
+            .map_or("", |n| n.name.as_str());
+        if f.status == NodeStatus::Skipped {
+            skipped.push(format!("- {}: {name} ({})", f.id, f.reason));
+            continue;
+        }
+        any = true;
+        let (cause, advice) = diagnose(&f.reason);
+        text.push_str(&format!(
+            "\n### {}: {name}\n- **Failure Reason**: {}\n- **Debug Iterations**: {}\n\
+             - **Root Cause** (read from the last failure): {cause}\n- **Recommendation**: {advice}\n",
+            f.id, f.reason, f.retry_count
+        ));
+    }
+    if !any {
+        text.push_str("\nNo node failed.\n");
+    }
+    if !skipped.is_empty() {
+        text.push_str(&format!("\n### Skipped nodes\n\n{}\n", skipped.join("\n")));
+    }
+    text
+}
+
+fn test_results(input: &ReportInput) -> String {
+    let mut text = String::from("\n## Test Results\n\n");
+    match &input.validation.tests {
+        Some(t) => {
+            let total = t.passed + t.failed + t.errors;
+            text.push_str(&format!(
+                "- **Unit Tests** (`pytest tests/` in the {} sandbox after assembly): {total} \
+                 collected, {} passing ({})\n",
+                t.sandbox,
+                t.passed,
+                percent(t.passed as usize, total as usize)
+            ));
+            if let Some(problem) = &t.problem {
+                text.push_str(&format!("- **Problem**: {problem}\n"));
+            }
+        }
+        None => text.push_str("- **Unit Tests**: none (no `tests/` directory)\n"),
+    }
+    let (passed, failed) = input
+        .records
+        .values()
+        .filter_map(|r| r.test_results)
+        .fold((0, 0), |(p, f), c| (p + c.passed, f + c.failed));
+    text.push_str(&format!(
+        "- **Per-node runs** (last run of each node during generation): {passed} passed, {failed} failed\n\
+         - **Integration Tests**: none generated (the plan has no integration nodes)\n"
+    ));
+    text
+}
+
+fn performance(input: &ReportInput) -> String {
+    let g = input.generation;
+    let secs = g.duration_ms / 1000;
+    let average = (g.nodes_run > 0).then(|| g.duration_ms as f64 / g.nodes_run as f64 / 1000.0);
+    let mut text = format!(
+        "\n## Performance\n\n- **Generation Time** (this run): {} minutes {} seconds\n- **Nodes Run** (this run): {}\n",
+        secs / 60,
+        secs % 60,
+        g.nodes_run
+    );
+    if let Some(avg) = average {
+        text.push_str(&format!("- **Average Time per Node**: {avg:.1} seconds\n"));
+    }
+    for (role, usage) in &input.status.tokens {
+        text.push_str(&format!(
+            "- **Model Tokens, {}**: {} prompt, {} completion\n",
+            role.as_str(),
+            usage.prompt_tokens,
+            usage.completion_tokens
+        ));
+    }
+    text.push_str(&format!(
+        "- **Prompt Templates**: {}\n",
+        g.prompt_templates.join(", ")
+    ));
+    text
+}
+
+fn validation(input: &ReportInput) -> String {
+    let v = input.validation;
+    let o = &input.status.overall;
+    let mut text = format!(
+        "\n## Repository Validation\n\n- {} {}\n",
+        ok_mark(v.install.ok),
+        v.install.detail.replace('\n', " / ")
+    );
+    match &v.tests {
+        Some(t) => text.push_str(&format!(
+            "- {} `pytest tests/` runs ({}/{} tests pass)\n",
+            ok_mark(t.problem.is_none()),
+            t.passed,
+            t.passed + t.failed + t.errors
+        )),
+        None => text.push_str("- ⚠️ no tests to run\n"),
+    }
+    if v.syntax_errors.is_empty() {
+        text.push_str(&format!(
+            "- ✅ All {} Python files syntactically valid\n",
+            v.python_files
+        ));
+    } else {
+        text.push_str(&format!(
+            "- ❌ {} of {} Python files do not compile: {}\n",
+            v.syntax_errors.len(),
+            v.python_files,
+            v.syntax_errors.join("; ")
+        ));
+    }
+    for cycle in input.cycles {
+        text.push_str(&format!(
+            "- ⚠️ circular import between {}: move the shared code into a module both import\n",
+            cycle.join(", ")
+        ));
+    }
+    for warning in &input.info.warnings {
+        text.push_str(&format!("- ⚠️ {warning}\n"));
+    }
+    if o.failed > 0 {
+        text.push_str(&format!(
+            "- ⚠️ {} nodes failed (see details above)\n",
+            o.failed
+        ));
+    }
+    if o.skipped > 0 {
+        text.push_str(&format!(
+            "- ⚠️ {} nodes skipped (dependency failures)\n",
+            o.skipped
+        ));
+    }
+    text
+}
+
+fn git_history(input: &ReportInput) -> String {
+    let mut text = String::from("\n## Git History\n\n");
+    if input.git_log.is_empty() {
+        text.push_str("No commits yet.\n");
+        return text;
+    }
+    text.push_str("```\n");
+    for entry in input.git_log {
+        let tags = if entry.tags.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", entry.tags.join(", "))
+        };
+        text.push_str(&format!("{} {}{tags}\n", entry.id, entry.subject));
+    }
+    text.push_str("```\nThis report and the project metadata are committed after these, as `chore: assemble repository`.\n");
+    text
+}
+
+fn recommendations(input: &ReportInput) -> String {
+    let o = &input.status.overall;
+    let mut items = Vec::new();
+    let failed: Vec<&str> = input
+        .status
+        .failed
+        .iter()
+        .filter(|f| f.status == NodeStatus::Failed)
+        .map(|f| f.id.as_str())
+        .collect();
+    if !failed.is_empty() {
+        items.push(format!(
+            "**Manual Fix Required**: {} need human review",
+            failed.join(", ")
+        ));
+    }
+    if input
+        .status
+        .failed
+        .iter()
+        .any(|f| diagnose(&f.reason).0.starts_with("an import"))
+    {
+        items.push("**Dependency Update**: add the missing packages to requirements.txt".into());
+    }
+    if o.failed + o.skipped + o.pending + o.in_progress > 0 {
+        items.push(
+            "**Re-run Generation**: after fixes, run the same `zerorepo generate` command again (it resumes from the checkpoint)".into(),
+        );
+    }
+    let ready = input.validation.install.ok
+        && input.validation.syntax_errors.is_empty()
+        && o.passed * 5 >= o.total * 4;
+    items.push(if ready {
+        "**Proceed to Phase 5**: repository quality sufficient for validation phase".into()
+    } else {
+        "**Hold Phase 5**: fewer than 80% of nodes passed or the repository does not install".into()
+    });
+    let lines: Vec<String> = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| format!("{}. {item}", i + 1))
+        .collect();
+    format!("\n## Recommendations\n\n{}\n", lines.join("\n"))
+}
+
+fn xml_escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// JUnit XML of the validation run's outcomes.
+pub fn junit(validation: &Validation) -> Option<String> {
+    let tests = validation.tests.as_ref()?;
+    let count = |o: &str| tests.outcomes.iter().filter(|t| t.outcome == o).count();
+    let mut text = format!(
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<testsuites>\n  <testsuite name=\"pytest\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n",
+        tests.outcomes.len(),
+        count("failed"),
+        count("error"),
+        count("skipped")
+    );
+    for outcome in &tests.outcomes {
+        let (class, name) = outcome
+            .name
+            .rsplit_once("::")
+            .unwrap_or(("", outcome.name.as_str()));
+        let body = match outcome.outcome.as_str() {
+            "failed" => "<failure message=\"failed\"/>",
+            "error" => "<error message=\"error\"/>",
+            "skipped" => "<skipped/>",
+            _ => "",
+        };
+        text.push_str(&format!(
+            "    <testcase classname=\"{}\" name=\"{}\">{body}</testcase>\n",
+            xml_escape(class),
+            xml_escape(name)
+        ));
+    }
+    text.push_str("  </testsuite>\n</testsuites>\n");
+    Some(text)
+}

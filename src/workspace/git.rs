@@ -1,0 +1,274 @@
+//! The output repository's git history: one commit per finished subgraph, tagged
+//! `phase4-subgraph-<id>`, so a user can see what each part of the plan produced and roll back
+//! to the last subgraph that passed.
+//!
+//! Only the paths a subgraph owns are staged in its commit, so with nodes of several subgraphs
+//! in flight a commit never carries another subgraph's half-finished files. Files that belong
+//! to no node (metadata, reports) go into one assembly commit at the end. Commits are signed
+//! by a fixed identity so they do not depend on the user's git configuration.
+
+use std::path::{Path, PathBuf};
+
+use git2::{IndexAddOption, ObjectType, Oid, Repository, ResetType, Signature};
+
+/// Prefix of the tag of a finished subgraph.
+pub const TAG_PREFIX: &str = "phase4-subgraph-";
+
+#[derive(Debug, thiserror::Error)]
+#[error("git in {dir}: {source}")]
+pub struct GitError {
+    dir: PathBuf,
+    #[source]
+    source: git2::Error,
+}
+
+/// One line of `git log`: short id, subject, tags on the commit.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct LogEntry {
+    pub id: String,
+    pub subject: String,
+    pub tags: Vec<String>,
+}
+
+pub struct Git {
+    repo: Repository,
+    dir: PathBuf,
+}
+
+impl Git {
+    /// Opens the repository at `dir`, creating it (`git init`) on the first run.
+    pub fn open_or_init(dir: &Path) -> Result<Git, GitError> {
+        let err = |source| GitError {
+            dir: dir.to_path_buf(),
+            source,
+        };
+        let repo = match Repository::open(dir) {
+            Ok(repo) => repo,
+            Err(_) => Repository::init(dir).map_err(err)?,
+        };
+        Ok(Git {
+            repo,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Opens an existing repository (for `rollback` and reports); `None` when there is none.
+    pub fn open(dir: &Path) -> Option<Git> {
+        Repository::open(dir).ok().map(|repo| Git {
+            repo,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    fn err(&self, source: git2::Error) -> GitError {
+        GitError {
+            dir: self.dir.clone(),
+            source,
+        }
+    }
+
+    fn signature(&self) -> Result<Signature<'static>, GitError> {
+        Signature::now("zerorepo", "zerorepo@localhost").map_err(|e| self.err(e))
+    }
+
+    /// Stages exactly `paths` (repository-relative; a missing file is staged as deleted) and
+    /// commits them with `message` if anything changed. Returns the new commit, or `None` when
+    /// the staged tree equals HEAD's. `paths` that are directories are staged recursively.
+    pub fn commit_paths(&self, paths: &[String], message: &str) -> Result<Option<Oid>, GitError> {
+        let mut index = self.repo.index().map_err(|e| self.err(e))?;
+        for path in paths {
+            let full = self.dir.join(path);
+            if full.is_dir() {
+                index
+                    .add_all([path.as_str()], IndexAddOption::DEFAULT, None)
+                    .map_err(|e| self.err(e))?;
+            } else if full.is_file() {
+                index.add_path(Path::new(path)).map_err(|e| self.err(e))?;
+            } else {
+                // Not in the index is fine: there is nothing to delete.
+                let _ = index.remove_path(Path::new(path));
+            }
+        }
+        index.write().map_err(|e| self.err(e))?;
+        self.commit_index(&mut index, message)
+    }
+
+    /// Stages every file that `.gitignore` does not exclude, and commits.
+    pub fn commit_all(&self, message: &str) -> Result<Option<Oid>, GitError> {
+        let mut index = self.repo.index().map_err(|e| self.err(e))?;
+        index
+            .add_all(["*"], IndexAddOption::DEFAULT, None)
+            .map_err(|e| self.err(e))?;
+        index.update_all(["*"], None).map_err(|e| self.err(e))?;
+        index.write().map_err(|e| self.err(e))?;
+        self.commit_index(&mut index, message)
+    }
+
+    fn commit_index(
+        &self,
+        index: &mut git2::Index,
+        message: &str,
+    ) -> Result<Option<Oid>, GitError> {
+        let tree_id = index.write_tree().map_err(|e| self.err(e))?;
+        let parent = self.head_commit();
+        if parent.as_ref().is_some_and(|p| p.tree_id() == tree_id) {
+            return Ok(None);
+        }
+        let tree = self.repo.find_tree(tree_id).map_err(|e| self.err(e))?;
+        let signature = self.signature()?;
+        let parents: Vec<&git2::Commit> = parent.iter().collect();
+        let id = self
+            .repo
+            .commit(
+                Some("HEAD"),
+                &signature,
+                &signature,
+                message,
+                &tree,
+                &parents,
+            )
+            .map_err(|e| self.err(e))?;
+        Ok(Some(id))
+    }
+
+    fn head_commit(&self) -> Option<git2::Commit<'_>> {
+        self.repo.head().ok()?.peel_to_commit().ok()
+    }
+
+    /// Points tag `phase4-subgraph-<subgraph>` at HEAD (moving it if it exists).
+    pub fn tag_subgraph(&self, subgraph: &str) -> Result<(), GitError> {
+        let Some(head) = self.head_commit() else {
+            return Ok(());
+        };
+        self.repo
+            .tag_lightweight(&format!("{TAG_PREFIX}{subgraph}"), head.as_object(), true)
+            .map(drop)
+            .map_err(|e| self.err(e))
+    }
+
+    pub fn has_subgraph_tag(&self, subgraph: &str) -> bool {
+        self.repo
+            .revparse_single(&format!("refs/tags/{TAG_PREFIX}{subgraph}"))
+            .is_ok()
+    }
+
+    /// The history, newest first.
+    pub fn log(&self) -> Result<Vec<LogEntry>, GitError> {
+        let mut tags_of: std::collections::HashMap<Oid, Vec<String>> = Default::default();
+        let names = self.repo.tag_names(None).map_err(|e| self.err(e))?;
+        for name in names.iter().flatten().flatten() {
+            if let Ok(object) = self.repo.revparse_single(&format!("refs/tags/{name}"))
+                && let Ok(commit) = object.peel(ObjectType::Commit)
+            {
+                tags_of
+                    .entry(commit.id())
+                    .or_default()
+                    .push(name.to_string());
+            }
+        }
+        let mut walk = self.repo.revwalk().map_err(|e| self.err(e))?;
+        if walk.push_head().is_err() {
+            return Ok(Vec::new()); // no commit yet
+        }
+        let mut entries = Vec::new();
+        for id in walk {
+            let id = id.map_err(|e| self.err(e))?;
+            let commit = self.repo.find_commit(id).map_err(|e| self.err(e))?;
+            let mut tags = tags_of.remove(&id).unwrap_or_default();
+            tags.sort();
+            entries.push(LogEntry {
+                id: id.to_string()[..10].to_string(),
+                subject: commit
+                    .summary()
+                    .into_iter()
+                    .flatten()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string(),
+                tags,
+            });
+        }
+        Ok(entries)
+    }
+
+    /// Resets the work tree and HEAD to the commit tagged for `subgraph` (like
+    /// `git reset --hard`). Untracked files the engine did not commit are left alone.
+    pub fn reset_to_subgraph(&self, subgraph: &str) -> Result<String, GitError> {
+        let object = self
+            .repo
+            .revparse_single(&format!("refs/tags/{TAG_PREFIX}{subgraph}"))
+            .map_err(|e| self.err(e))?;
+        let commit = object.peel(ObjectType::Commit).map_err(|e| self.err(e))?;
+        self.repo
+            .reset(&commit, ResetType::Hard, None)
+            .map_err(|e| self.err(e))?;
+        Ok(commit.id().to_string()[..10].to_string())
+    }
+
+    /// Whether HEAD's tree holds `path`.
+    pub fn is_tracked(&self, path: &str) -> bool {
+        self.head_commit()
+            .and_then(|c| c.tree().ok())
+            .is_some_and(|t| t.get_path(Path::new(path)).is_ok())
+    }
+
+    /// Files committed after the commit tagged for `subgraph` (what a rollback would undo).
+    pub fn files_changed_since(&self, subgraph: &str) -> Result<Vec<String>, GitError> {
+        let base = self
+            .repo
+            .revparse_single(&format!("refs/tags/{TAG_PREFIX}{subgraph}"))
+            .and_then(|o| o.peel_to_tree())
+            .map_err(|e| self.err(e))?;
+        let Some(head) = self.head_commit() else {
+            return Ok(Vec::new());
+        };
+        let head = head.tree().map_err(|e| self.err(e))?;
+        let diff = self
+            .repo
+            .diff_tree_to_tree(Some(&base), Some(&head), None)
+            .map_err(|e| self.err(e))?;
+        Ok(diff
+            .deltas()
+            .filter_map(|d| d.new_file().path().or_else(|| d.old_file().path()))
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, rel: &str, text: &str) {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn a_subgraph_commit_holds_only_its_own_paths_and_is_tagged() {
+        let dir = tempfile::tempdir().unwrap();
+        let git = Git::open_or_init(dir.path()).unwrap();
+        write(dir.path(), "a/x.py", "x = 1\n");
+        write(dir.path(), "b/y.py", "y = 1\n");
+        let first = git
+            .commit_paths(&["a".into()], "feat: complete a (nodes 1-1)")
+            .unwrap();
+        assert!(first.is_some());
+        git.tag_subgraph("a").unwrap();
+        // Nothing changed for `a`: no empty commit.
+        assert_eq!(git.commit_paths(&["a/x.py".into()], "again").unwrap(), None);
+        git.commit_all("chore: assemble").unwrap();
+        let log = git.log().unwrap();
+        assert_eq!(
+            log.iter().map(|e| e.subject.as_str()).collect::<Vec<_>>(),
+            ["chore: assemble", "feat: complete a (nodes 1-1)"]
+        );
+        assert_eq!(log[1].tags, ["phase4-subgraph-a"]);
+        assert!(git.has_subgraph_tag("a") && !git.has_subgraph_tag("b"));
+        assert_eq!(git.files_changed_since("a").unwrap(), ["b/y.py"]);
+        git.reset_to_subgraph("a").unwrap();
+        assert!(!dir.path().join("b/y.py").exists());
+        assert!(dir.path().join("a/x.py").exists());
+    }
+}
