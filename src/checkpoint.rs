@@ -72,6 +72,10 @@ pub struct NodeRecord {
     /// Model tokens spent on the node, per role (test, impl, fix).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub tokens: crate::llm::UsageByRole,
+    /// sha256 of each file the node owns, as the node left it (`""`: no such file). Written in
+    /// the same journal line as the status, so it can tell the engine's writes from a user's.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, String>,
 }
 
 impl NodeRecord {
@@ -80,6 +84,7 @@ impl NodeRecord {
             status,
             timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             test_results: None,
+            files: BTreeMap::new(),
             retry_count: 0,
             failure_reason: None,
             duration_ms: None,
@@ -150,6 +155,8 @@ pub struct Checkpoint {
     root: PathBuf,
     journal: File,
     records: CheckpointMap,
+    /// What the engine last wrote to each file it owns (sha256), in journal order.
+    written: BTreeMap<String, String>,
 }
 
 impl Checkpoint {
@@ -162,10 +169,11 @@ impl Checkpoint {
         let journal_path = root.join(JOURNAL);
         let mut report = OpenReport::default();
         let mut records = CheckpointMap::new();
+        let mut written = BTreeMap::new();
         let mut fresh = true;
         match read_journal(&journal_path) {
             Ok(None) => {}
-            Ok(Some((hash, loaded, torn))) => {
+            Ok(Some((hash, loaded, loaded_written, torn))) => {
                 if hash != rpg_sha256 {
                     return Err(CheckpointError::DifferentRpg {
                         dir: root.to_path_buf(),
@@ -184,6 +192,7 @@ impl Checkpoint {
                 }
                 report.torn_tail = torn.is_some();
                 records = loaded;
+                written = loaded_written;
                 fresh = false;
             }
             Err(why) => {
@@ -196,6 +205,7 @@ impl Checkpoint {
                 let moved = back_up(root, &[JOURNAL, COMPACT])?;
                 report.corrupt = Some((moved, why));
                 records.clear();
+                written.clear();
                 fresh = true;
             }
         }
@@ -212,6 +222,7 @@ impl Checkpoint {
             root: root.to_path_buf(),
             journal,
             records,
+            written,
         };
         checkpoint.write_compact()?;
         Ok((checkpoint, report))
@@ -219,6 +230,11 @@ impl Checkpoint {
 
     pub fn records(&self) -> &CheckpointMap {
         &self.records
+    }
+
+    /// The sha256 of every file as the engine last left it (`""`: it removed the file).
+    pub fn written_files(&self) -> &BTreeMap<String, String> {
+        &self.written
     }
 
     pub fn status_of(&self, id: &str) -> NodeStatus {
@@ -240,6 +256,7 @@ impl Checkpoint {
             .write_all(text.as_bytes())
             .map_err(io_err(&path))?;
         self.journal.sync_data().map_err(io_err(&path))?;
+        self.written.extend(record.files.clone());
         self.records.insert(node.to_string(), record);
         self.write_compact()
     }
@@ -265,8 +282,9 @@ pub fn load_compact(root: &Path) -> Result<Option<CheckpointMap>, String> {
     }
 }
 
-/// A journal as read: the RPG hash, the records, and where a torn last line begins (if any).
-type Journal = (String, CheckpointMap, Option<u64>);
+/// A journal as read: the RPG hash, the records, the files' last written hashes, and where a
+/// torn last line begins (if any).
+type Journal = (String, CheckpointMap, BTreeMap<String, String>, Option<u64>);
 
 /// `Ok(None)`: no journal. `Err(reason)`: corrupt.
 fn read_journal(path: &Path) -> Result<Option<Journal>, String> {
@@ -280,6 +298,7 @@ fn read_journal(path: &Path) -> Result<Option<Journal>, String> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut hash = None;
     let mut records = CheckpointMap::new();
+    let mut written = BTreeMap::new();
     let mut torn = None;
     let mut offset = 0u64;
     for (i, line) in lines.iter().enumerate() {
@@ -299,6 +318,7 @@ fn read_journal(path: &Path) -> Result<Option<Journal>, String> {
                 hash = Some(rpg_sha256);
             }
             Ok(JournalLine::Node { node, record }) if i > 0 => {
+                written.extend(record.files.clone());
                 records.insert(node, record);
             }
             Ok(_) => return Err(format!("line {}: header out of place", i + 1)),
@@ -307,7 +327,7 @@ fn read_journal(path: &Path) -> Result<Option<Journal>, String> {
         }
     }
     match hash {
-        Some(hash) => Ok(Some((hash, records, torn))),
+        Some(hash) => Ok(Some((hash, records, written, torn))),
         None => Err("journal has no header".to_string()),
     }
 }

@@ -30,19 +30,41 @@ pub use validate::Validation;
 pub const REPORT: &str = "docs/generation_report.md";
 pub const RPG_EXPORT: &str = "docs/rpg.json";
 pub const JUNIT: &str = "test_results.xml";
+const ASSEMBLY_COMMIT: &str = "chore: assemble repository";
 
-/// How the repository was generated, for `docs/rpg.json` and the report.
+/// How the repository was generated, for `docs/rpg.json` and the report. Times come from
+/// the checkpoint's records, not from this invocation, so a rerun that generates nothing
+/// writes the same bytes (and makes no new commit).
 #[derive(Debug, Clone, Serialize)]
 pub struct GenerationInfo {
     pub engine: String,
     pub model: String,
     pub sandbox: String,
     pub prompt_templates: Vec<String>,
+    /// Timestamps of the first and last node records.
     pub started_at: String,
     pub finished_at: String,
-    pub duration_ms: u64,
-    /// Nodes run in this invocation (not kept from the checkpoint).
-    pub nodes_run: usize,
+    /// Time spent in nodes, summed over every run that produced the current records.
+    pub node_time_ms: u64,
+    /// Records with a duration (nodes that were run, not skipped).
+    pub nodes_timed: usize,
+}
+
+impl GenerationInfo {
+    pub fn new(model: String, sandbox: String, records: &CheckpointMap) -> GenerationInfo {
+        let stamps = records.values().map(|r| r.timestamp.clone());
+        let durations: Vec<u64> = records.values().filter_map(|r| r.duration_ms).collect();
+        GenerationInfo {
+            engine: format!("zerorepo {}", env!("CARGO_PKG_VERSION")),
+            model,
+            sandbox,
+            prompt_templates: crate::prompts::ALL.iter().map(|t| t.label()).collect(),
+            started_at: stamps.clone().min().unwrap_or_default(),
+            finished_at: stamps.max().unwrap_or_default(),
+            node_time_ms: durations.iter().sum(),
+            nodes_timed: durations.len(),
+        }
+    }
 }
 
 /// What the assembly step did.
@@ -154,7 +176,13 @@ pub async fn assemble(
         write(JUNIT, &xml)?;
     }
     let status = crate::report::summarize(Some(&rpg.rpg), records);
-    let git_log = git.log()?;
+    // Earlier assembly commits are left out: the report describes the subgraphs' history,
+    // and listing them would make every rerun change the report and commit again.
+    let git_log: Vec<_> = git
+        .log()?
+        .into_iter()
+        .filter(|e| !e.subject.starts_with(ASSEMBLY_COMMIT))
+        .collect();
     let text = report::generation_report(&report::ReportInput {
         rpg,
         records,
@@ -167,7 +195,7 @@ pub async fn assemble(
         out: &workspace.root().display().to_string(),
     });
     write(REPORT, &text)?;
-    git.commit_all("chore: assemble repository (metadata, docs, reports)")?;
+    git.commit_all(&format!("{ASSEMBLY_COMMIT} (metadata, docs, reports)"))?;
     Ok(Assembly {
         files_written: written,
         validation,

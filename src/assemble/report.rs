@@ -175,16 +175,19 @@ fn test_results(input: &ReportInput) -> String {
 
 fn performance(input: &ReportInput) -> String {
     let g = input.generation;
-    let secs = g.duration_ms / 1000;
-    let average = (g.nodes_run > 0).then(|| g.duration_ms as f64 / g.nodes_run as f64 / 1000.0);
+    let secs = g.node_time_ms / 1000;
     let mut text = format!(
-        "\n## Performance\n\n- **Generation Time** (this run): {} minutes {} seconds\n- **Nodes Run** (this run): {}\n",
+        "\n## Performance\n\n- **Generation Time** (time in nodes, over every run): {} minutes {} seconds\n- **First / Last Node Record**: {} / {}\n",
         secs / 60,
         secs % 60,
-        g.nodes_run
+        g.started_at,
+        g.finished_at
     );
-    if let Some(avg) = average {
-        text.push_str(&format!("- **Average Time per Node**: {avg:.1} seconds\n"));
+    if g.nodes_timed > 0 {
+        text.push_str(&format!(
+            "- **Average Time per Node**: {:.1} seconds\n",
+            g.node_time_ms as f64 / g.nodes_timed as f64 / 1000.0
+        ));
     }
     for (role, usage) in &input.status.tokens {
         text.push_str(&format!(

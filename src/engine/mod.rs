@@ -168,7 +168,6 @@ pub async fn generate(
     mut progress: impl FnMut(Progress),
 ) -> Result<Summary, EngineError> {
     let started = Instant::now();
-    let started_at = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     check_output_paths(&rpg.rpg, &options.out, ENGINE_FILES)
         .map_err(|errors| bad_input(&errors))?;
     let start_index = match &options.start_from {
@@ -214,6 +213,22 @@ pub async fn generate(
         progress(Progress::Notice(format!(
             "resuming: {} node record(s) in the checkpoint",
             opened.resumed
+        )));
+    }
+    let edited = edited_since_written(&workspace, &checkpoint)?;
+    if !edited.is_empty() {
+        return Err(EngineError::BadInput(format!(
+            "{} changed since zerorepo wrote {}: {}\nzerorepo would overwrite or revert {}. \
+             Save your changes elsewhere (or put the files back, e.g. `git -C {} checkout -- FILE`) and run again; nothing was written.",
+            options.out.display(),
+            if edited.len() == 1 {
+                "this file"
+            } else {
+                "these files"
+            },
+            edited.join(", "),
+            if edited.len() == 1 { "it" } else { "them" },
+            options.out.display(),
         )));
     }
     workspace.write_if_changed(".gitignore", OUTPUT_GITIGNORE)?;
@@ -326,6 +341,7 @@ pub async fn generate(
                         failure_reason: result.failure_reason.clone(),
                         duration_ms: Some(duration.as_millis() as u64),
                         tokens: result.usage.clone(),
+                        files: result.files.clone(),
                         ..NodeRecord::now(result.status)
                     };
                     if let Err(e) = checkpoint.record(&node.id, record) {
@@ -388,16 +404,11 @@ pub async fn generate(
         progress(Progress::Notice(
             "assembling: package exports, pyproject.toml, README, report; validating the install and tests".into(),
         ));
-        let generation = crate::assemble::GenerationInfo {
-            engine: format!("zerorepo {}", env!("CARGO_PKG_VERSION")),
-            model: context.llm.name(),
-            sandbox: context.runner.name().to_string(),
-            prompt_templates: crate::prompts::ALL.iter().map(|t| t.label()).collect(),
-            started_at,
-            finished_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-            duration_ms: started.elapsed().as_millis() as u64,
-            nodes_run: summary.passed + summary.failed,
-        };
+        let generation = crate::assemble::GenerationInfo::new(
+            context.llm.name(),
+            context.runner.name().to_string(),
+            checkpoint.records(),
+        );
         let assembly = crate::assemble::assemble(
             &rpg,
             checkpoint.records(),
@@ -481,6 +492,39 @@ impl SubgraphCommits {
     }
 }
 
+/// Files the engine owns whose content is not what it last wrote: a user edited them. What a
+/// crash left half-done does not count: an interrupted node's files are compared as its
+/// snapshot will restore them, and package exports (rebuilt by assembly) are ignored.
+fn edited_since_written(
+    workspace: &Workspace,
+    checkpoint: &Checkpoint,
+) -> Result<Vec<String>, EngineError> {
+    let pending: Vec<_> = workspace
+        .pending_snapshots(SNAPSHOT_DIR)?
+        .into_iter()
+        .filter(|(id, _)| checkpoint.status_of(id) != NodeStatus::Passed)
+        .collect();
+    let mut edited = Vec::new();
+    for (path, expected) in checkpoint.written_files() {
+        let restored = pending.iter().find_map(|(_, s)| s.content(path));
+        let bytes = match restored {
+            Some(content) => content.map(<[u8]>::to_vec),
+            None => std::fs::read(workspace.path(path)?).ok(),
+        };
+        let actual = bytes.map_or_else(String::new, |bytes| {
+            let text = String::from_utf8_lossy(&bytes);
+            match crate::assemble::packages::without_exports(&text) {
+                Some(kept) => crate::workspace::content_hash(kept.as_bytes()),
+                None => crate::workspace::content_hash(&bytes),
+            }
+        });
+        if actual != *expected {
+            edited.push(path.clone());
+        }
+    }
+    Ok(edited)
+}
+
 /// Removes the export blocks that assembly added to package `__init__.py` files: while nodes
 /// are regenerated they could name functions that do not exist yet. Assembly adds them back.
 fn strip_exports(rpg: &ValidRpg, workspace: &Workspace) -> Result<(), WorkspaceError> {
@@ -490,14 +534,8 @@ fn strip_exports(rpg: &ValidRpg, workspace: &Workspace) -> Result<(), WorkspaceE
                 continue;
             }
             if let Some(text) = workspace.read(&file)?
-                && let Some((kept, _)) = text.split_once(crate::assemble::packages::EXPORTS_MARKER)
+                && let Some(kept) = crate::assemble::packages::without_exports(&text)
             {
-                let kept = kept.trim_end();
-                let kept = if kept.is_empty() {
-                    String::new()
-                } else {
-                    format!("{kept}\n")
-                };
                 workspace.write(&file, &kept)?;
             }
         }

@@ -22,6 +22,8 @@ pub struct NodeResult {
     pub failure_reason: Option<String>,
     /// Tokens per role spent on this node in this run.
     pub usage: UsageByRole,
+    /// sha256 of the node's files as it left them (see `NodeRecord::files`).
+    pub files: std::collections::BTreeMap<String, String>,
 }
 
 impl NodeResult {
@@ -32,6 +34,7 @@ impl NodeResult {
             retries: 0,
             failure_reason: None,
             usage: UsageByRole::new(),
+            files: Default::default(),
         }
     }
 
@@ -42,6 +45,7 @@ impl NodeResult {
             retries,
             failure_reason: None,
             usage,
+            files: Default::default(),
         }
     }
 
@@ -99,6 +103,10 @@ pub async fn run_node(ctx: &Context, position: usize) -> NodeResult {
         if let Err(e) = ctx.workspace.restore(&snapshot) {
             tracing::error!(node = %node.id, "could not revert the node's files: {e}");
         }
+    }
+    let mut result = result;
+    if result.status != NodeStatus::InProgress {
+        result.files = ctx.workspace.hashes(&files);
     }
     result
 }
@@ -302,6 +310,7 @@ async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, Workspac
         retries: ctx.max_retries,
         failure_reason: Some(format!("{reason} (after {} attempts)", ctx.max_retries + 1)),
         usage,
+        files: Default::default(),
     })
 }
 

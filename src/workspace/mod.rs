@@ -30,6 +30,12 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> WorkspaceError + '_ {
     }
 }
 
+/// sha256 of a file's content, hex.
+pub fn content_hash(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    format!("{:x}", sha2::Sha256::digest(bytes))
+}
+
 /// Part of every temp file name, so leftovers of a crash can be recognised and removed.
 const TEMP_MARKER: &str = ".zerorepo-tmp-";
 
@@ -73,6 +79,14 @@ pub struct Workspace {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Snapshot {
     files: BTreeMap<String, Option<Vec<u8>>>,
+}
+
+impl Snapshot {
+    /// What the snapshot holds for `path`: `None` if it does not cover it, `Some(None)` if the
+    /// file did not exist.
+    pub fn content(&self, path: &str) -> Option<Option<&[u8]>> {
+        self.files.get(path).map(|c| c.as_deref())
+    }
 }
 
 impl Workspace {
@@ -152,6 +166,20 @@ impl Workspace {
             return Ok(());
         }
         self.write(relative, content)
+    }
+
+    /// sha256 of each file's bytes (`""` for a file that does not exist or cannot be read).
+    pub fn hashes(&self, paths: &[String]) -> BTreeMap<String, String> {
+        paths
+            .iter()
+            .map(|rel| {
+                let bytes = self.path(rel).ok().and_then(|p| std::fs::read(p).ok());
+                (
+                    rel.clone(),
+                    bytes.map(|b| content_hash(&b)).unwrap_or_default(),
+                )
+            })
+            .collect()
     }
 
     /// Remembers the current content of `paths` so [`Workspace::restore`] can put it back.

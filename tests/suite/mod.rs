@@ -1,3 +1,4 @@
+mod assembly;
 mod bad_input;
 mod cli;
 mod generation;

@@ -114,8 +114,8 @@ pub fn require_python() -> Option<String> {
     }
 }
 
-/// Every file under `root` (relative path → bytes), leaving out the engine's own state and
-/// the timestamped checkpoint file.
+/// Every file under `root` (relative path → bytes), leaving out the engine's own state, git's
+/// store and the files with timestamps.
 pub fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
     let mut files = BTreeMap::new();
     let mut stack = vec![root.to_path_buf()];
@@ -127,7 +127,16 @@ pub fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
                 .expect("under root")
                 .to_string_lossy()
                 .into_owned();
-            if rel == ".zerorepo" || rel == "docs/generation_checkpoint.json" {
+            // Engine state, git's store, and the files that hold timestamps and durations.
+            if [
+                ".zerorepo",
+                ".git",
+                "docs/generation_checkpoint.json",
+                "docs/generation_report.md",
+                "docs/rpg.json",
+            ]
+            .contains(&rel.as_str())
+            {
                 continue;
             }
             if path.is_dir() {

@@ -1,0 +1,352 @@
+//! The assembled repository (issue 6): it installs, its tests run, its report reads like the
+//! seed's template with the run's numbers, its history has one commit per subgraph, rollback
+//! works, and kill -9 at 20 random points never leaves a half-written file.
+
+use std::path::Path;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use super::generation::{
+    GENERATED_ML_LIB_TESTS, checkpoint, edited_script, generate, journal, script_of,
+    spawn_generate, status_of,
+};
+use super::support::{fixture, pytest, require_python, run, tree, zerorepo};
+
+const SUBGRAPHS: [&str; 5] = [
+    "data_loading",
+    "preprocessing",
+    "model",
+    "evaluation",
+    "visualization",
+];
+
+fn git(out: &Path, args: &[&str]) -> String {
+    let (code, stdout, stderr) = run(std::process::Command::new("git")
+        .arg("-C")
+        .arg(out)
+        .args(args));
+    assert_eq!(code, 0, "git {args:?}: {stderr}");
+    stdout
+}
+
+fn read(out: &Path, rel: &str) -> String {
+    std::fs::read_to_string(out.join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+#[test]
+fn ml_lib_is_assembled_installable_reported_and_committed_per_subgraph() {
+    let Some(python) = require_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ml_lib");
+    let (code, stdout, stderr) = generate("ml_lib", &script_of("ml_lib"), &out, &[]);
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(
+        stdout.contains("pip install -e . ok; pytest tests/ 204/204 passed"),
+        "{stdout}"
+    );
+    // Packages export what passed; the package imports and its tests pass.
+    let data_init = read(&out, "src/ml_lib/data/__init__.py");
+    assert!(
+        data_init.contains("from .csv_reader import parse_csv_text,")
+            && data_init.contains("\"train_test_split\","),
+        "{data_init}"
+    );
+    let (ok, output) = pytest(&python, &out, &out.join("tests"));
+    assert!(ok && output.contains(GENERATED_ML_LIB_TESTS), "{output}");
+    // Metadata from the RPG.
+    let pyproject = read(&out, "pyproject.toml");
+    assert!(pyproject.contains("name = \"ml_lib\"") && pyproject.contains("where = [\"src\"]"));
+    assert_eq!(
+        read(&out, "requirements.txt"),
+        "# Third-party packages imported by the generated code.\n",
+        "ml_lib uses the standard library only"
+    );
+    let readme = read(&out, "README.md");
+    for expected in [
+        "# ml_lib",
+        "pip install -e .",
+        ">>> from ml_lib.",
+        "### evaluation",
+        "pytest tests/",
+    ] {
+        assert!(readme.contains(expected), "README lacks {expected}");
+    }
+    let exported: serde_json::Value = serde_json::from_str(&read(&out, "docs/rpg.json")).unwrap();
+    assert!(
+        exported["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|n| n["status"] == "passed")
+    );
+    assert_eq!(exported["metadata"]["generation"]["model"], "scripted");
+    // The report follows the seed's template with this run's numbers.
+    let report = read(&out, "docs/generation_report.md");
+    for expected in [
+        "# Code Generation Report",
+        "- **Total Nodes Planned**: 71",
+        "- **Nodes Passed**: 71 (100%)",
+        "| data_loading | 15 | 15 | 0 | 0 | 100% |",
+        "204 collected, 204 passing (100%)",
+        "- ✅ `pip install -e .` succeeded in a fresh virtual environment",
+        "- ✅ All 36 Python files syntactically valid",
+        "feat: complete model (nodes node_029-node_042) (phase4-subgraph-model)",
+        "**Proceed to Phase 5**",
+    ] {
+        assert!(
+            report.contains(expected),
+            "report lacks `{expected}`:\n{report}"
+        );
+    }
+    let junit = read(&out, "test_results.xml");
+    assert_eq!(junit.matches("<testcase ").count(), 204);
+    // One commit per subgraph, tagged, then the assembly commit; nothing left uncommitted.
+    let log = git(&out, &["log", "--format=%s", "--reverse"]);
+    let subjects: Vec<&str> = log.lines().collect();
+    assert_eq!(subjects.len(), 6, "{log}");
+    assert!(
+        subjects[..5]
+            .iter()
+            .all(|s| s.starts_with("feat: complete "))
+    );
+    assert_eq!(
+        subjects[5],
+        "chore: assemble repository (metadata, docs, reports)"
+    );
+    let tags = git(&out, &["tag"]);
+    for subgraph in SUBGRAPHS {
+        assert!(
+            tags.contains(&format!("phase4-subgraph-{subgraph}")),
+            "{tags}"
+        );
+    }
+    assert_eq!(git(&out, &["status", "--porcelain"]), "");
+    // The model subgraph's commit holds only the model's files.
+    let files = git(
+        &out,
+        &["show", "--name-only", "--format=", "phase4-subgraph-model"],
+    );
+    assert!(files.lines().all(|f| f.contains("model")), "{files}");
+    // Assembling again (a rerun with everything passed) changes nothing.
+    let before = tree(&out);
+    let (code, _, stderr) = generate("ml_lib", &script_of("ml_lib"), &out, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(tree(&out) == before, "a second run changed the repository");
+    assert_eq!(git(&out, &["log", "--format=%s"]).lines().count(), 6);
+}
+
+#[test]
+fn failures_are_reported_and_rollback_returns_to_the_last_passing_subgraph() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let broken = edited_script(dir.path(), "ml_lib", |v| {
+        if v["node"] == "node_046" && v["role"] == "impl" {
+            v["fault"] = "permanent".into();
+        }
+    });
+    let out = dir.path().join("o");
+    let (code, stdout, stderr) = generate("ml_lib", &broken, &out, &[]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let report = read(&out, "docs/generation_report.md");
+    for expected in [
+        "- **Nodes Failed**: 1 (1%)",
+        "### node_046: confusion_matrix",
+        "- **Debug Iterations**: ",
+        "node_068: confusion_report (skipped: dependency node_046 did not pass)",
+        "**Manual Fix Required**: node_046 need human review",
+        "**Re-run Generation**",
+    ] {
+        assert!(
+            report.contains(expected),
+            "report lacks `{expected}`:\n{report}"
+        );
+    }
+    // visualization has a skipped node, so the newest subgraph that passed whole is `model`.
+    let (code, stdout, stderr) = run(zerorepo().arg("rollback").arg(&out).arg("--json"));
+    assert_eq!(code, 0, "{stderr}");
+    let done: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(done["subgraph"], "model");
+    let reset: Vec<&str> = done["reset_nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        reset.contains(&"node_045") && reset.contains(&"node_070"),
+        "{reset:?}"
+    );
+    assert_eq!(status_of(&out, "node_046"), "pending");
+    assert_eq!(status_of(&out, "node_042"), "passed");
+    assert!(
+        !out.join("src/ml_lib/evaluation/classification_metrics.py")
+            .exists()
+    );
+    assert_eq!(
+        git(&out, &["log", "-1", "--format=%s"]).trim(),
+        "feat: complete model (nodes node_029-node_042)"
+    );
+    // With a working model the rolled-back nodes are generated again and everything passes.
+    let (code, stdout, stderr) = generate("ml_lib", &script_of("ml_lib"), &out, &[]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stdout.contains("71 of 71 nodes passed"), "{stdout}");
+    // A directory without history is refused clearly.
+    let (code, _, stderr) = run(zerorepo().arg("rollback").arg(dir.path()));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("not a git repository"), "{stderr}");
+}
+
+#[test]
+fn a_file_edited_by_hand_stops_the_next_run_and_nothing_is_written() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    assert_eq!(
+        generate("subgraphs20", &script_of("subgraphs20"), &out, &[]).0,
+        0
+    );
+    let edited = out.join("src/textops/case.py");
+    let mut text = read(&out, "src/textops/case.py");
+    text.push_str("# my change\n");
+    std::fs::write(&edited, &text).unwrap();
+    let before = tree(&out);
+    let (code, stdout, stderr) = generate(
+        "subgraphs20",
+        &script_of("subgraphs20"),
+        &out,
+        &["--start-from-node", "node_001"],
+    );
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("src/textops/case.py") && stderr.contains("nothing was written"),
+        "{stderr}"
+    );
+    assert!(tree(&out) == before, "the refused run changed files");
+    // Put back, the run goes on.
+    git(&out, &["checkout", "--", "src/textops/case.py"]);
+    assert_eq!(
+        generate("subgraphs20", &script_of("subgraphs20"), &out, &[]).0,
+        0
+    );
+}
+
+/// A small deterministic generator, seeded from the clock and printed, so a failing sequence
+/// of kill points can be replayed with `ZEROREPO_KILL_SEED`.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+/// Every Python file compiles and every JSON file parses: a torn write would break one.
+fn assert_no_half_written_file(out: &Path, python: &str) {
+    let files = tree(out);
+    let py: Vec<&String> = files.keys().filter(|p| p.ends_with(".py")).collect();
+    let (code, stdout, stderr) = run(std::process::Command::new(python)
+        .arg("-c")
+        .arg("import sys\nfor p in sys.argv[1:]:\n    compile(open(p).read(), p, 'exec')")
+        .args(&py)
+        .current_dir(out));
+    assert_eq!(
+        code, 0,
+        "a Python file is broken after kill -9: {stdout}{stderr}"
+    );
+    for (path, bytes) in files.iter().filter(|(p, _)| p.ends_with(".json")) {
+        assert!(
+            serde_json::from_slice::<serde_json::Value>(bytes).is_ok(),
+            "{path} is not valid JSON after kill -9"
+        );
+    }
+    let compact = out.join("docs/generation_checkpoint.json");
+    if compact.exists() {
+        checkpoint(out);
+    }
+}
+
+#[test]
+fn kill_9_at_20_random_points_then_resume_gives_the_same_repository() {
+    let Some(python) = require_python() else {
+        return;
+    };
+    let seed = std::env::var("ZEROREPO_KILL_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        });
+    eprintln!("kill points from ZEROREPO_KILL_SEED={seed}");
+    let mut random = Lcg(seed);
+    let dir = tempfile::tempdir().unwrap();
+    let clean = dir.path().join("clean");
+    assert_eq!(generate("ml_lib", &script_of("ml_lib"), &clean, &[]).0, 0);
+    let expected = tree(&clean);
+    let crashed = dir.path().join("crashed");
+    let mut finished_early = 0;
+    for kill in 0..20 {
+        // Up to 14 more journal records (71 nodes write 142), then up to 40 ms more, so kills
+        // land between records, inside node work, and during assembly.
+        let target = journal(&crashed).len() + 1 + random.below(14) as usize;
+        let delay = Duration::from_millis(random.below(40));
+        let mut child = spawn_generate("ml_lib", &crashed);
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while journal(&crashed).len() < target
+            && Instant::now() < deadline
+            && child.try_wait().unwrap().is_none()
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(delay);
+        if child.try_wait().unwrap().is_some() {
+            finished_early += 1;
+        } else {
+            child.kill().unwrap(); // SIGKILL
+        }
+        child.wait().unwrap();
+        assert_no_half_written_file(&crashed, &python);
+        eprintln!("kill {kill}: {} journal records", journal(&crashed).len());
+    }
+    assert!(
+        finished_early < 20,
+        "no run was killed: every run finished first"
+    );
+    let (code, stdout, stderr) = generate("ml_lib", &script_of("ml_lib"), &crashed, &[]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let got = tree(&crashed);
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>()
+    );
+    for (path, bytes) in &expected {
+        assert!(
+            got[path] == *bytes,
+            "{path} differs after kill -9 and resume (seed {seed})"
+        );
+    }
+    let tags = git(&crashed, &["tag"]);
+    for subgraph in SUBGRAPHS {
+        assert!(
+            tags.contains(&format!("phase4-subgraph-{subgraph}")),
+            "{tags}"
+        );
+    }
+    let (ok, output) = pytest(
+        &python,
+        &crashed,
+        &fixture("ml_lib").join("reference/tests"),
+    );
+    assert!(ok, "{output}");
+}
