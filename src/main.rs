@@ -9,8 +9,7 @@ use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use tokio_util::sync::CancellationToken;
 
-use zerorepo::checkpoint::NodeStatus;
-use zerorepo::engine::{self, GenerateOptions, Progress};
+use zerorepo::engine::{self, GenerateOptions};
 use zerorepo::llm::LlmProvider;
 use zerorepo::llm::{chain, model};
 use zerorepo::rpg::{self, ValidRpg};
@@ -284,6 +283,7 @@ async fn run(cli: Cli) -> Result<u8> {
                 start_from: start_from_node,
                 max_retries,
                 jobs,
+                phases: Default::default(),
             };
             generate(
                 &rpg,
@@ -535,21 +535,27 @@ async fn generate(
     let llm = llm.provider()?;
     let cancel = CancellationToken::new();
     spawn_signal_handler(cancel.clone());
-    let show = !quiet;
+    use std::io::IsTerminal;
+    let bars = !json && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
+    let mut view = zerorepo::progress::ProgressView::new(bars, quiet);
+    let options = GenerateOptions {
+        phases: view.phases(),
+        ..options
+    };
     let summary = engine::generate(valid, llm, runner, options, cancel, |event| {
-        if show {
-            print_progress(&event);
-        }
+        view.show(&event)
     })
-    .await
-    .map_err(|e| {
-        if e.is_bad_input() {
-            anyhow::Error::new(BadInput(e.to_string()))
-        } else {
-            anyhow::Error::new(e)
-        }
-    })
-    .context("generation stopped")?;
+    .await;
+    view.finish();
+    let summary = summary
+        .map_err(|e| {
+            if e.is_bad_input() {
+                anyhow::Error::new(BadInput(e.to_string()))
+            } else {
+                anyhow::Error::new(e)
+            }
+        })
+        .context("generation stopped")?;
     if json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
@@ -612,37 +618,6 @@ fn assembly_line(assembly: &zerorepo::assemble::Assembly) -> String {
         line.push_str(&format!("\n  install: {}", v.install.detail));
     }
     line
-}
-
-fn print_progress(event: &Progress) {
-    match event {
-        Progress::Notice(text) => eprintln!("{text}"),
-        Progress::Started { .. } => {}
-        Progress::Finished {
-            position,
-            total,
-            id,
-            name,
-            status,
-            attempts,
-            duration,
-            reason,
-        } => {
-            let width = total.to_string().len();
-            let detail = match (status, reason) {
-                (NodeStatus::Failed, Some(r)) => format!(": {r}"),
-                _ => String::new(),
-            };
-            eprintln!(
-                "[{position:>width$}/{total}] {id} {name}: {} ({attempts} attempt(s), {:.1}s){detail}",
-                status.as_str(),
-                duration.as_secs_f64()
-            );
-        }
-        Progress::Skipped { id, because_of } => {
-            eprintln!("  skipped {id}: dependency {because_of} did not pass")
-        }
-    }
 }
 
 /// First SIGINT/SIGTERM: stop starting nodes, let the current write finish, exit 130.

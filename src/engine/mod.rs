@@ -52,6 +52,34 @@ pub struct GenerateOptions {
     pub max_retries: u32,
     /// Nodes run at once (nodes that share a file never do).
     pub jobs: usize,
+    /// Told what each node in flight is doing, for progress display.
+    pub phases: PhaseSink,
+}
+
+/// Receives `(node id, phase)` while a node works: "writing tests", "running tests", ...
+#[derive(Clone, Default)]
+pub struct PhaseSink(Option<Arc<dyn Fn(&str, &str) + Send + Sync>>);
+
+impl PhaseSink {
+    pub fn new(report: impl Fn(&str, &str) + Send + Sync + 'static) -> PhaseSink {
+        PhaseSink(Some(Arc::new(report)))
+    }
+
+    pub fn report(&self, id: &str, phase: &str) {
+        if let Some(report) = &self.0 {
+            report(id, phase);
+        }
+    }
+}
+
+impl std::fmt::Debug for PhaseSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "PhaseSink(set)"
+        } else {
+            "PhaseSink(none)"
+        })
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -149,6 +177,7 @@ pub struct Context {
     pub workspace: Workspace,
     pub max_retries: u32,
     pub cancel: CancellationToken,
+    pub phases: PhaseSink,
 }
 
 /// The sha256 that ties a checkpoint to its RPG.
@@ -283,6 +312,7 @@ pub async fn generate(
         workspace: workspace.clone(),
         max_retries: options.max_retries,
         cancel: cancel.clone(),
+        phases: options.phases.clone(),
     });
     let mut usage = Usage::default();
     let mut starts: Vec<Option<Instant>> = vec![None; total];

@@ -268,6 +268,7 @@ async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, Workspac
                 });
             }
         }
+        ctx.phases.report(&node.id, "running tests");
         let run = match ctx
             .runner
             .run_tests(ctx.workspace.root(), &test_file, &ctx.cancel)
@@ -419,6 +420,12 @@ async fn ask(
     inputs: &PromptInputs,
     usage: &mut UsageByRole,
 ) -> Result<String, AskError> {
+    let phase = match role {
+        Role::Test => "writing tests".to_string(),
+        Role::Impl => "writing code".to_string(),
+        Role::Fix => format!("fixing (attempt {})", attempt + 1),
+    };
+    ctx.phases.report(&node.id, &phase);
     let request = prompt::request(&node.id, role, attempt, inputs)
         .map_err(|e| AskError::Provider(e.to_string()))?;
     let response = tokio::select! {
