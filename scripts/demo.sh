@@ -48,5 +48,7 @@ set -e
 
 echo "== status"
 "$ZR" status "$OUT"
+echo "== git history (one commit per subgraph; the report is $OUT/docs/generation_report.md)"
+git -C "$OUT" log --oneline --decorate | cat
 echo "== hidden reference tests against the generated repository"
 (cd "$OUT" && PYTHONPATH=src PYTHONDONTWRITEBYTECODE=1 "$ZEROREPO_PYTHON" -m pytest -q -p no:cacheprovider "$OLDPWD/fixtures/$FIXTURE/reference/tests")
