@@ -20,6 +20,7 @@ pub mod detect;
 pub mod edit;
 pub mod engine;
 pub mod llm;
+pub mod localize;
 pub mod prompts;
 pub mod report;
 pub mod rpg;
