@@ -2,6 +2,7 @@ mod bad_input;
 mod cli;
 mod generation;
 mod llm;
+mod localize;
 mod local_model;
 mod sandbox;
 mod schemas;
