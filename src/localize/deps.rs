@@ -177,13 +177,14 @@ pub fn render_text(view: &DepsView) -> String {
     if let Some(parent) = &view.parent {
         out.push_str(&format!("  in {}\n", describe(parent)));
     }
-    let sections = [
-        ("depends on", &view.depends_on),
-        ("used by", &view.used_by),
-    ];
+    let sections = [("depends on", &view.depends_on), ("used by", &view.used_by)];
     for (i, (title, trees)) in sections.iter().enumerate() {
         let last = i + 1 == sections.len();
-        let (branch, indent) = if last { ("`-- ", "    ") } else { ("|-- ", "|   ") };
+        let (branch, indent) = if last {
+            ("`-- ", "    ")
+        } else {
+            ("|-- ", "|   ")
+        };
         let count = if trees.is_empty() { " (none)" } else { "" };
         out.push_str(&format!("{branch}{title}{count}\n"));
         render_trees(trees, indent, &mut out);
@@ -194,7 +195,11 @@ pub fn render_text(view: &DepsView) -> String {
 fn render_trees(trees: &[DepTree], prefix: &str, out: &mut String) {
     for (i, tree) in trees.iter().enumerate() {
         let last = i + 1 == trees.len();
-        let (branch, indent) = if last { ("`-- ", "    ") } else { ("|-- ", "|   ") };
+        let (branch, indent) = if last {
+            ("`-- ", "    ")
+        } else {
+            ("|-- ", "|   ")
+        };
         out.push_str(&format!(
             "{prefix}{branch}{}  ({})\n",
             describe(&tree.node),
@@ -274,7 +279,11 @@ mod tests {
         assert_eq!(ids(&links.trees(1, 2, true, &node_ref)), ["a(d)"]);
         assert_eq!(ids(&links.trees(1, 2, false, &node_ref)), ["c(d)", "e"]);
         let callers = links.trees(1, 1, false, &node_ref);
-        assert_eq!(callers[1].via, ["function_call"], "contains is not followed");
+        assert_eq!(
+            callers[1].via,
+            ["function_call"],
+            "contains is not followed"
+        );
         assert_eq!(ids(&links.trees(1, 9, true, &node_ref)), ["a(d(c))"]);
     }
 

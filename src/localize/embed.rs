@@ -227,11 +227,17 @@ mod tests {
         assert!(cache.is_empty());
         let v: Vec<f32> = (0..DIM).map(|i| i as f32).collect();
         cache
-            .insert_all(vec![("mean".into(), v.clone()), ("median".into(), vec![1.0; DIM])])
+            .insert_all(vec![
+                ("mean".into(), v.clone()),
+                ("median".into(), vec![1.0; DIM]),
+            ])
             .unwrap();
         let path = dir.path().join(format!("{}.bin", model::EMBEDDER.name));
         // A crash while appending leaves half a record.
-        let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
         file.write_all(&[7u8; 100]).unwrap();
         drop(file);
         let mut reopened = EmbeddingCache::open(dir.path());

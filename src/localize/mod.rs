@@ -224,11 +224,18 @@ impl Index {
         let subgraph_of = rpg
             .nodes
             .iter()
-            .map(|n| subgraphs.binary_search(&n.subgraph().to_string()).unwrap_or(0) as u32)
+            .map(|n| {
+                subgraphs
+                    .binary_search(&n.subgraph().to_string())
+                    .unwrap_or(0) as u32
+            })
             .collect();
         let documents: Vec<Vec<String>> = rpg.nodes.iter().map(node_terms).collect();
         Index {
-            terms: documents.iter().map(|d| d.iter().cloned().collect()).collect(),
+            terms: documents
+                .iter()
+                .map(|d| d.iter().cloned().collect())
+                .collect(),
             subgraph_of,
             subgraphs,
             lexical: bm25::Bm25::build(&documents),
@@ -478,7 +485,9 @@ impl Localizer {
                 used_by: self.links.trees(position, hops, false, &node_ref),
             }
         });
-        let found = result.as_ref().map_or_else(|_| Vec::new(), DepsView::node_ids);
+        let found = result
+            .as_ref()
+            .map_or_else(|_| Vec::new(), DepsView::node_ids);
         let error = result.as_ref().err().map(|e| e.to_string());
         let record = Query::Deps {
             node: node.to_string(),
@@ -661,7 +670,11 @@ mod tests {
             },
         );
         assert_eq!(loc.method(), SearchMethod::Lexical);
-        assert_eq!(loc.notice(), None, "turning the embedder off is not a fallback");
+        assert_eq!(
+            loc.notice(),
+            None,
+            "turning the embedder off is not a fallback"
+        );
         let all = loc.search("the mean", 5, None).unwrap();
         let ids: Vec<&str> = all.hits.iter().map(|h| h.node.id.as_str()).collect();
         assert_eq!(ids, ["n1", "n3"]);
@@ -676,7 +689,10 @@ mod tests {
         let err = loc.search("mean", 5, Some("nope")).unwrap_err();
         assert!(err.to_string().contains("known: io, stats"), "{err}");
         assert_eq!(loc.remaining(), 2);
-        assert_eq!(loc.history()[2].error.as_deref(), Some(err.to_string().as_str()));
+        assert_eq!(
+            loc.history()[2].error.as_deref(),
+            Some(err.to_string().as_str())
+        );
     }
 
     #[test]

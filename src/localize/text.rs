@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 
 /// Words too common in docstrings and questions to say anything about where code lives.
 const STOP_WORDS: &[&str] = &[
-    "a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "how", "i",
-    "if", "in", "into", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "was",
-    "what", "when", "where", "which", "who", "why", "with",
+    "a", "an", "and", "are", "as", "at", "be", "by", "do", "does", "for", "from", "how", "i", "if",
+    "in", "into", "is", "it", "its", "of", "on", "or", "that", "the", "this", "to", "was", "what",
+    "when", "where", "which", "who", "why", "with",
 ];
 
 /// Splits text into lower-case words: `parseHTTPResponse2_fast` gives `parse`, `http`,
@@ -123,7 +123,15 @@ mod tests {
     fn identifiers_split_on_case_digits_and_underscores() {
         assert_eq!(
             split_words("parseHTTPResponse2_fast calculate_mean"),
-            ["parse", "http", "response", "2", "fast", "calculate", "mean"]
+            [
+                "parse",
+                "http",
+                "response",
+                "2",
+                "fast",
+                "calculate",
+                "mean"
+            ]
         );
         assert_eq!(split_words("XMLParser.v2"), ["xml", "parser", "v", "2"]);
         assert_eq!(split_words("  "), Vec::<String>::new());

@@ -46,13 +46,23 @@ impl VectorIndex {
     /// shifting every later row.
     pub fn push(&mut self, vector: &[f32]) {
         let start = self.data.len();
-        self.data
-            .extend(vector.iter().copied().chain(std::iter::repeat(0.0)).take(self.dim));
+        self.data.extend(
+            vector
+                .iter()
+                .copied()
+                .chain(std::iter::repeat(0.0))
+                .take(self.dim),
+        );
         normalize(&mut self.data[start..]);
     }
 
     /// The `k` rows most similar to `query` among those `keep` accepts, best first.
-    pub fn top_k(&self, query: &[f32], k: usize, keep: impl Fn(usize) -> bool) -> Vec<(usize, f32)> {
+    pub fn top_k(
+        &self,
+        query: &[f32],
+        k: usize,
+        keep: impl Fn(usize) -> bool,
+    ) -> Vec<(usize, f32)> {
         let mut q = query.to_vec();
         q.resize(self.dim, 0.0);
         normalize(&mut q);
@@ -75,7 +85,11 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
             acc[i] += x[i] * y[i];
         }
     }
-    let tail: f32 = a[chunks..].iter().zip(&b[chunks..]).map(|(x, y)| x * y).sum();
+    let tail: f32 = a[chunks..]
+        .iter()
+        .zip(&b[chunks..])
+        .map(|(x, y)| x * y)
+        .sum();
     acc.iter().sum::<f32>() + tail
 }
 

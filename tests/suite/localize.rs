@@ -113,7 +113,13 @@ fn average_finds_calculate_mean_semantically_with_the_embedder() {
     );
     // Lexical search cannot make that connection.
     let mut words_only = Localizer::new(plan(), Statuses::new(), lexical());
-    assert!(words_only.search("average", 3, None).unwrap().hits.is_empty());
+    assert!(
+        words_only
+            .search("average", 3, None)
+            .unwrap()
+            .hits
+            .is_empty()
+    );
     // The vectors were cached; a second index is built from the cache with the same ranking.
     let cached = std::fs::read_dir(cache.path()).unwrap().count();
     assert_eq!(cached, 1, "one cache file per model");
@@ -186,7 +192,10 @@ fn search_is_limited_to_one_subgraph_unless_scope_is_all() {
         .iter()
         .map(|h| h.node.subgraph.as_str())
         .collect();
-    assert_eq!(subgraphs.into_iter().collect::<Vec<_>>(), ["io", "stats", "text"]);
+    assert_eq!(
+        subgraphs.into_iter().collect::<Vec<_>>(),
+        ["io", "stats", "text"]
+    );
     let text = localizer.search("mean", 10, Some("text")).unwrap();
     assert_eq!(ids(&text), ["text_003"]);
     assert_eq!(text.scope.as_deref(), Some("text"));
@@ -297,9 +306,10 @@ fn a_directory_without_an_rpg_is_bad_input() {
 #[test]
 fn statuses_come_from_the_rpg_when_there_is_no_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
-    let mut value: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture("localize").join("rpg.json")).unwrap())
-            .unwrap();
+    let mut value: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture("localize").join("rpg.json")).unwrap(),
+    )
+    .unwrap();
     value["nodes"][1]["status"] = "failed".into();
     let zr = dir.path().join(".zerorepo");
     std::fs::create_dir_all(&zr).unwrap();
