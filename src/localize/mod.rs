@@ -213,14 +213,14 @@ pub struct Index {
 
 impl Index {
     pub fn build(rpg: &Rpg) -> Index {
-        let mut subgraphs: Vec<String> = rpg
+        // A BTreeSet gives them sorted, so scope numbers are stable for one RPG.
+        let subgraphs: Vec<String> = rpg
             .nodes
             .iter()
             .map(|n| n.subgraph().to_string())
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();
-        subgraphs.sort();
         let subgraph_of = rpg
             .nodes
             .iter()
@@ -693,6 +693,13 @@ mod tests {
             loc.history()[2].error.as_deref(),
             Some(err.to_string().as_str())
         );
+    }
+
+    #[test]
+    fn a_localizer_can_move_to_another_thread() {
+        // The debug loop runs on tokio and hands the localizer to blocking tasks.
+        fn assert_send<T: Send>() {}
+        assert_send::<Localizer>();
     }
 
     #[test]

@@ -81,8 +81,8 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     let mut acc = [0.0f32; 8];
     let chunks = a.len() / 8 * 8;
     for (x, y) in a[..chunks].chunks_exact(8).zip(b[..chunks].chunks_exact(8)) {
-        for i in 0..8 {
-            acc[i] += x[i] * y[i];
+        for ((sum, x), y) in acc.iter_mut().zip(x).zip(y) {
+            *sum += x * y;
         }
     }
     let tail: f32 = a[chunks..]
