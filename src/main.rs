@@ -118,6 +118,7 @@ enum Command {
     Search {
         /// An output directory of `zerorepo generate` (its RPG: docs/rpg.json or .zerorepo/rpg.json).
         dir: PathBuf,
+        /// What to look for: words, an identifier or a question ("where is the mean computed").
         query: String,
         /// Search every subgraph (the default unless --subgraph is given).
         #[arg(long, conflicts_with = "subgraph")]
