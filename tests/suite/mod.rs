@@ -4,6 +4,7 @@ mod cli;
 mod generation;
 mod llm;
 mod local_model;
+mod localize;
 mod sandbox;
 mod schemas;
 mod support;
