@@ -1,10 +1,16 @@
-//! Python source structure, as much as the engine needs without a parser.
+//! Python source structure: what the engine and the debug loop read and edit by symbol.
 //!
-//! [`units`] splits a module into top-level units (docstring, imports, definitions, other
-//! statements) with a small lexer that understands strings, comments and brackets, so a
-//! multi-line SVG template or a wrapped signature never splits a function. The tree-sitter
-//! based tools (outline, symbol edits, references) will live beside it.
+//! - [`units`] splits a module into top-level units with a small line lexer (used by the
+//!   answer merger; it needs no parser and never fails).
+//! - [`outline`] (tree-sitter) lists definitions with qualified names, ranges and signatures.
+//! - [`edit`] replaces a body or inserts beside a definition, checked and written atomically.
+//! - [`check`] is the syntax check every write goes through (tree-sitter, then ruff/CPython).
+//! - [`programs`] finds ruff and the language servers (on `PATH` or in the set-up venv).
 
+pub mod check;
+pub mod edit;
+pub mod outline;
+pub mod programs;
 pub mod units;
 
 pub use units::{Unit, UnitKind, identifiers, split_units};

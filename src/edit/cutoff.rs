@@ -98,7 +98,10 @@ mod tests {
     fn a_tests_answer_stops_when_one_test_too_many_begins() {
         assert_eq!(stop_after_tests(LONG, 3), None);
         // The third test's line is complete only once a newline follows it.
-        assert_eq!(stop_after_tests("def test_a():\n    pass\ndef test_b(", 1), None);
+        assert_eq!(
+            stop_after_tests("def test_a():\n    pass\ndef test_b(", 1),
+            None
+        );
         let stopped = stop_after_tests(LONG, 2).unwrap();
         assert!(stopped.contains("def test_f_b") && !stopped.contains("test_f_c"));
         assert!(stopped.ends_with("```\n"));
