@@ -79,6 +79,8 @@ pub struct Symbol {
 #[derive(Debug, Clone)]
 pub(crate) struct Located {
     pub symbol: Symbol,
+    /// Byte range of the name identifier (where a language server is asked about it).
+    pub name_range: (usize, usize),
     /// Byte just after the header's `:`.
     pub colon_end: usize,
     /// The body block (first to last statement).
@@ -228,7 +230,8 @@ fn text<'a>(node: Node, source: &'a str) -> &'a str {
 }
 
 fn locate(outer: Node, def: Node, source: &str, prefix: &str, scope: Scope) -> Option<Located> {
-    let name = text(def.child_by_field_name("name")?, source).to_string();
+    let name_node = def.child_by_field_name("name")?;
+    let name = text(name_node, source).to_string();
     let body = def.child_by_field_name("body")?;
     // The header's colon is the last `:` token before the body (a comment may sit between).
     let mut colon_end = None;
@@ -289,6 +292,7 @@ fn locate(outer: Node, def: Node, source: &str, prefix: &str, scope: Scope) -> O
             end_byte: outer.end_byte(),
             signature,
         },
+        name_range: (name_node.start_byte(), name_node.end_byte()),
         colon_end,
         block_start: body.start_byte(),
         block_end: body.end_byte(),
