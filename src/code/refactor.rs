@@ -152,11 +152,12 @@ fn canonical(root: &Path) -> Result<PathBuf, RefactorError> {
 pub async fn references(
     root: &Path,
     index: &SymbolIndex,
+    server: Option<&ServerSpec>,
     query: &str,
 ) -> Result<References, RefactorError> {
     let target = resolve(root, index, query)?;
-    let note = match ServerSpec::detect() {
-        Some(spec) => match lsp_references(root, &spec, &target).await {
+    let note = match server {
+        Some(spec) => match lsp_references(root, spec, &target).await {
             Ok(found) => return Ok(found),
             Err(e) => format!("{} failed ({e}); name-based references instead", spec.name),
         },
@@ -399,6 +400,7 @@ type Spans = BTreeMap<PathBuf, Vec<(usize, usize)>>;
 pub async fn rename(
     root: &Path,
     index: &SymbolIndex,
+    server: Option<&ServerSpec>,
     query: &str,
     new_name: &str,
 ) -> Result<RenameResult, RefactorError> {
@@ -413,9 +415,9 @@ pub async fn rename(
     }
     collision_in_scope(&target, new_name)?;
     let mut texts: BTreeMap<PathBuf, String> = BTreeMap::new();
-    let (spans, backend, approximate, note) = match ServerSpec::detect() {
+    let (spans, backend, approximate, note) = match server {
         Some(spec) => {
-            let spans = lsp_rename_spans(root, &spec, &target, new_name, &mut texts).await?;
+            let spans = lsp_rename_spans(root, spec, &target, new_name, &mut texts).await?;
             (spans, spec.name.to_string(), false, None)
         }
         None => (

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use super::check::{CheckError, CheckReport, check_source};
 use super::edit::{self, EditError, EditResult};
+use super::lsp::ServerSpec;
 use super::outline::{FileOutline, OutlineError, outline_file, read_source};
 use super::refactor::{self, RefactorError, RenameResult};
 use super::repo::{References, RepoError, SymbolIndex, SymbolMatch};
@@ -80,11 +81,13 @@ pub enum View {
     },
 }
 
-/// Symbol-level reading and editing of one repository.
+/// Symbol-level reading and editing of one repository. The language server is chosen once,
+/// when the tools are made.
 pub struct CodeTools {
     root: PathBuf,
     workspace: Workspace,
     index: SymbolIndex,
+    server: Option<ServerSpec>,
 }
 
 impl CodeTools {
@@ -97,7 +100,20 @@ impl CodeTools {
             workspace: Workspace::new(root.clone()),
             root,
             index: SymbolIndex::default(),
+            server: ServerSpec::detect(),
         })
+    }
+
+    /// Uses this language server (or none: name-based references and rename) instead of
+    /// the one [`ServerSpec::detect`] found.
+    pub fn with_server(mut self, server: Option<ServerSpec>) -> CodeTools {
+        self.server = server;
+        self
+    }
+
+    /// The language server references and rename will use, if any.
+    pub fn server(&self) -> Option<&ServerSpec> {
+        self.server.as_ref()
     }
 
     pub fn root(&self) -> &Path {
@@ -196,12 +212,19 @@ impl CodeTools {
 
     /// References of a symbol: language server when installed, else name-based.
     pub async fn references(&self, query: &str) -> Result<References, ToolsError> {
-        Ok(refactor::references(&self.root, &self.index, query).await?)
+        Ok(refactor::references(&self.root, &self.index, self.server.as_ref(), query).await?)
     }
 
     /// Renames a symbol everywhere (all files or none; syntax-checked; collisions refused).
     pub async fn rename(&self, query: &str, new_name: &str) -> Result<RenameResult, ToolsError> {
-        Ok(refactor::rename(&self.root, &self.index, query, new_name).await?)
+        Ok(refactor::rename(
+            &self.root,
+            &self.index,
+            self.server.as_ref(),
+            query,
+            new_name,
+        )
+        .await?)
     }
 
     /// Syntax check of a file on disk.

@@ -1,5 +1,6 @@
 mod bad_input;
 mod cli;
+mod code;
 mod generation;
 mod llm;
 mod local_model;
