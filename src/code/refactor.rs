@@ -193,22 +193,22 @@ async fn lsp_references(
     .await;
     let encoding = client.encoding();
     client.shutdown().await;
-    let mut texts: HashMap<PathBuf, String> = HashMap::new();
+    // Each file is read and parsed once, however many references it holds.
+    let mut files: HashMap<PathBuf, (String, HashMap<usize, &'static str>)> = HashMap::new();
     let mut references = Vec::new();
     for location in answer? {
         let path = edits::uri_to_path(&location.uri)?;
         let rel = path.strip_prefix(&root).unwrap_or(&path).to_path_buf();
-        if !texts.contains_key(&path) {
-            texts.insert(path.clone(), read(&path)?);
+        if !files.contains_key(&path) {
+            let text = read(&path)?;
+            let roles = identifiers_named(&text, &target.located.symbol.name)?
+                .into_iter()
+                .map(|r| (r.start_byte, r.role))
+                .collect();
+            files.insert(path.clone(), (text, roles));
         }
-        let text = &texts[&path];
-        references.push(lsp_reference(
-            rel,
-            text,
-            location.range,
-            encoding,
-            &target.located,
-        ));
+        let (text, roles) = &files[&path];
+        references.push(lsp_reference(rel, text, location.range, encoding, roles));
     }
     Ok(References {
         name: target.located.symbol.qualified_name.clone(),
@@ -224,16 +224,13 @@ fn lsp_reference(
     text: &str,
     range: edits::Range,
     encoding: Encoding,
-    target: &Located,
+    roles: &HashMap<usize, &'static str>,
 ) -> Reference {
     let start = edits::byte_offset(text, range.start, encoding).unwrap_or(0);
     let end = edits::byte_offset(text, range.end, encoding).unwrap_or(start);
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
     let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
-    let role = identifiers_named(text, &target.symbol.name)
-        .ok()
-        .and_then(|refs| refs.into_iter().find(|r| r.start_byte == start))
-        .map_or("reference", |r| r.role);
+    let role = roles.get(&start).copied().unwrap_or("reference");
     Reference {
         file,
         line: range.start.line as usize + 1,

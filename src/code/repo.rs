@@ -146,6 +146,46 @@ fn needle(query: &str) -> &str {
     query.rsplit('.').next().unwrap_or(query)
 }
 
+/// Whether `name` occurs right after the keyword `def` or `class` (and whitespace).
+fn defines(source: &str, name: &str) -> bool {
+    source.match_indices(name).any(|(at, _)| {
+        let after = source[at + name.len()..].chars().next();
+        if after.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            return false;
+        }
+        let head = source[..at].trim_end_matches([' ', '\t', '\\', '\n', '\r']);
+        if head.len() == at {
+            return false;
+        }
+        ["def", "class"].iter().any(|kw| {
+            head.strip_suffix(kw).is_some_and(|before| {
+                !before
+                    .chars()
+                    .next_back()
+                    .is_some_and(|c| c.is_alphanumeric() || c == '_')
+            })
+        })
+    })
+}
+
+/// A cheap text test that never rejects a file defining `query` (so only files that pass
+/// are parsed): the last component must follow `def`/`class`, and for a dotted query the
+/// component before it must be in the text (a class or function) or be the file's own
+/// module name (`stats.mean` in `pkg/stats.py`).
+fn could_define(source: &str, query: &str, module: &str) -> bool {
+    let mut parts = query.rsplit('.');
+    let Some(last) = parts.next() else {
+        return false;
+    };
+    if !defines(source, last) {
+        return false;
+    }
+    match parts.next() {
+        None | Some("<locals>") => true,
+        Some(outer) => source.contains(outer) || module.rsplit('.').next() == Some(outer),
+    }
+}
+
 #[derive(Clone, PartialEq, Eq)]
 struct Stamp {
     len: u64,
@@ -174,7 +214,6 @@ pub struct SymbolIndex {
 impl SymbolIndex {
     /// Every definition `query` names, in file order then source order.
     pub fn find(&self, root: &Path, query: &str) -> Result<Vec<SymbolMatch>, RepoError> {
-        let needle = needle(query);
         let mut out = Vec::new();
         for rel in python_files(root)? {
             let path = root.join(&rel);
@@ -192,7 +231,7 @@ impl SymbolIndex {
                     let Ok(source) = String::from_utf8(bytes) else {
                         continue;
                     };
-                    if !source.contains(needle) {
+                    if !could_define(&source, query, &module_name(&rel)) {
                         continue;
                     }
                     let symbols: Arc<Vec<Symbol>> =
@@ -346,6 +385,23 @@ mod tests {
         for no in ["Summ", "ary.mean", "other.Summary.mean", "Summary"] {
             assert!(!matches(no, "pkg.stats", &s), "{no}");
         }
+    }
+
+    #[test]
+    fn the_text_prefilter_keeps_every_file_that_can_define_the_name() {
+        let src =
+            "class Model:\n    async def  fit(self): pass\ndef\\\n  go(): pass\nx = fit_all\n";
+        assert!(could_define(src, "fit", "m"));
+        assert!(could_define(src, "Model.fit", "m"));
+        assert!(could_define(src, "pkg.m.fit", "pkg.m"));
+        assert!(
+            could_define(src, "go", "m"),
+            "a line continuation after def"
+        );
+        assert!(!could_define(src, "fit_all", "m"), "used, not defined");
+        assert!(!could_define(src, "Other.fit", "m"));
+        assert!(could_define(src, "Model", "m"));
+        assert!(!could_define("undef fit(): pass", "fit", "m"));
     }
 
     #[test]
