@@ -53,6 +53,17 @@ if ! ls "$WHEELHOUSE"/setuptools-75.8.0-*.whl >/dev/null 2>&1; then
     --only-binary :all: -d "$WHEELHOUSE" 'setuptools==75.8.0'
 fi
 
+# The code tools (src/code): ruff is the syntax authority before every write, ty the language
+# server for references and rename. Both pinned; found in the venv without activating it.
+TY_VERSION=0.0.104
+RUFF_VERSION=0.17.5
+if [ "$("$VENV/bin/ty" --version 2>/dev/null)" != "ty $TY_VERSION" ] \
+  || [ "$("$VENV/bin/ruff" --version 2>/dev/null)" != "ruff $RUFF_VERSION" ]; then
+  say "installing ty $TY_VERSION and ruff $RUFF_VERSION into $VENV"
+  "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+    "ty==$TY_VERSION" "ruff==$RUFF_VERSION"
+fi
+
 # Docker (the second sandbox backend): the engine does not run by default here, so start one
 # by hand, keeping its data under the cache so the image survives to the next run.
 start_docker() {

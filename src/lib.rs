@@ -12,9 +12,10 @@
 //!    └─ report (status of a run, plan preview)
 //! ```
 //!
-//! Pure modules (`rpg`, `schedule::queue`, `edit`, `code`, `engine::state`) do no I/O and are
-//! unit-tested in place; the I/O edges (`checkpoint`, `workspace`, `sandbox`, `llm`) are covered
-//! by the integration tests in `tests/`.
+//! Pure modules (`rpg`, `schedule::queue`, `edit`, `code::{units, outline, edit}`,
+//! `engine::state`) do no I/O and are unit-tested in place; the I/O edges (`checkpoint`,
+//! `workspace`, `sandbox`, `llm`, and `code::tools` with its checker and language-server
+//! client) are covered by the integration tests in `tests/`.
 
 pub mod assemble;
 pub mod checkpoint;

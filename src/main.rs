@@ -9,6 +9,7 @@ use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use tokio_util::sync::CancellationToken;
 
+use zerorepo::code::CodeTools;
 use zerorepo::engine::{self, GenerateOptions};
 use zerorepo::llm::LlmProvider;
 use zerorepo::llm::{chain, model};
@@ -114,6 +115,16 @@ enum Command {
     /// diagnostic command to run first (error-first).
     Detect {
         dir: PathBuf,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show a Python file's outline, or the source of a symbol with file:line (every match
+    /// when the name is ambiguous). Exit 2 when DIR, the file or the symbol is not there.
+    View {
+        dir: PathBuf,
+        /// A path relative to DIR (its outline), or a plain or qualified symbol name
+        /// (`mean`, `Stats.mean`, `pkg.stats.Stats.mean`).
+        target: String,
         #[arg(long)]
         json: bool,
     },
@@ -416,6 +427,23 @@ async fn run(cli: Cli) -> Result<u8> {
                         println!("  {what:<5} {}", cmd.as_deref().unwrap_or("-"));
                     }
                 }
+            }
+            Ok(exit::OK)
+        }
+        Command::View { dir, target, json } => {
+            let view = CodeTools::new(&dir)
+                .and_then(|tools| tools.view(&target))
+                .map_err(|e| {
+                    if e.is_bad_input() {
+                        anyhow::Error::new(BadInput(e.to_string()))
+                    } else {
+                        anyhow::Error::new(e)
+                    }
+                })?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&view)?);
+            } else {
+                print!("{}", zerorepo::code::tools::render_text(&view));
             }
             Ok(exit::OK)
         }

@@ -1,10 +1,25 @@
-//! Python source structure, as much as the engine needs without a parser.
+//! Python source structure: what the engine and the debug loop read and edit by symbol.
 //!
-//! [`units`] splits a module into top-level units (docstring, imports, definitions, other
-//! statements) with a small lexer that understands strings, comments and brackets, so a
-//! multi-line SVG template or a wrapped signature never splits a function. The tree-sitter
-//! based tools (outline, symbol edits, references) will live beside it.
+//! - [`units`] splits a module into top-level units with a small line lexer (used by the
+//!   answer merger; it needs no parser and never fails).
+//! - [`outline`] (tree-sitter) lists definitions with qualified names, ranges and signatures.
+//! - [`repo`] finds symbols across a repository (cached outlines) and name-based references.
+//! - [`edit`] replaces a body or inserts beside a definition, checked and written atomically.
+//! - [`check`] is the syntax check every write goes through (tree-sitter, then ruff/CPython).
+//! - [`lsp`] is a small stdio client for ty or pyright; [`refactor`] uses it for references
+//!   and rename, with a tree-sitter fallback that says it is approximate.
+//! - [`tools`] is the one interface over all of it: [`CodeTools`].
+//! - [`programs`] finds ruff and the language servers (on `PATH` or in the set-up venv).
 
+pub mod check;
+pub mod edit;
+pub mod lsp;
+pub mod outline;
+pub mod programs;
+pub mod refactor;
+pub mod repo;
+pub mod tools;
 pub mod units;
 
+pub use tools::{CodeTools, ToolsError, View};
 pub use units::{Unit, UnitKind, identifiers, split_units};

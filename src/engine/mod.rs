@@ -755,19 +755,39 @@ pub fn rollback(out: &std::path::Path) -> Result<Rollback, EngineError> {
     let mut removed_files = Vec::new();
     for &position in &rpg.order {
         let node = rpg.node(position);
-        if kept.contains(node.subgraph()) {
-            continue;
-        }
-        if checkpoint.status_of(&node.id) != NodeStatus::Pending {
-            checkpoint.record(&node.id, NodeRecord::now(NodeStatus::Pending))?;
-            reset_nodes.push(node.id.clone());
-        }
-        for file in node::files_of(node) {
-            if !git.is_tracked(&file) && workspace.read(&file)?.is_some() {
-                workspace.remove(&file)?;
-                removed_files.push(file);
+        let files = node::files_of(node);
+        if !kept.contains(node.subgraph()) {
+            for file in &files {
+                if !git.is_tracked(file) && workspace.read(file)?.is_some() {
+                    workspace.remove(file)?;
+                    removed_files.push(file.clone());
+                }
             }
         }
+        // The reset rewrote files the engine owns: record what is there now, so the next run
+        // does not take the rollback for a user's edit.
+        let hashes = workspace.hashes(&files);
+        let stale = hashes.iter().any(|(path, hash)| {
+            checkpoint
+                .written_files()
+                .get(path)
+                .is_some_and(|h| h != hash)
+        });
+        let record = match checkpoint.records().get(&node.id) {
+            Some(_) if !kept.contains(node.subgraph()) => {
+                reset_nodes.push(node.id.clone());
+                NodeRecord::now(NodeStatus::Pending)
+            }
+            Some(record) if stale => record.clone(),
+            _ => continue,
+        };
+        checkpoint.record(
+            &node.id,
+            NodeRecord {
+                files: hashes,
+                ..record
+            },
+        )?;
     }
     Ok(Rollback {
         subgraph,

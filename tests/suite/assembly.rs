@@ -127,7 +127,18 @@ fn ml_lib_is_assembled_installable_reported_and_committed_per_subgraph() {
         &out,
         &["show", "--name-only", "--format=", "phase4-subgraph-model"],
     );
-    assert!(files.lines().all(|f| f.contains("model")), "{files}");
+    let model_tests = [
+        "tests/test_linear.py",
+        "tests/test_naive_bayes.py",
+        "tests/test_neighbors.py",
+    ];
+    assert!(
+        files
+            .lines()
+            .all(|f| f.starts_with("src/ml_lib/model/") || model_tests.contains(&f)),
+        "{files}"
+    );
+    assert_eq!(files.lines().count(), 7, "{files}");
     // Assembling again (a rerun with everything passed) changes nothing.
     let before = tree(&out);
     let (code, _, stderr) = generate("ml_lib", &script_of("ml_lib"), &out, &[]);

@@ -1,6 +1,7 @@
 mod assembly;
 mod bad_input;
 mod cli;
+mod code;
 mod generation;
 mod llm;
 mod local_model;

@@ -1,0 +1,320 @@
+//! Syntax check of Python source before it is written, and of files on disk.
+//!
+//! tree-sitter runs first because it is in-process and gives line/column of ERROR and MISSING
+//! nodes at once. It is not the authority: its grammar lags the language and recovers where
+//! CPython would not. The verdict comes from `ruff check --select E9,F` when ruff is found
+//! (on `PATH` or in the set-up venv), else from CPython's own `compile()`, else — with neither
+//! installed — from tree-sitter. The report names the checker that decided.
+//!
+//! Only syntax errors block a write. Pyflakes findings (`F401` unused import, `F821` undefined
+//! name) are reported as findings: a half-finished edit that leaves an unused import is still a
+//! file the next edit can work on, and refusing it would trap the debug loop.
+//! CPython is fed on stdin rather than through `py_compile`, which would leave `__pycache__`
+//! files in the repository being edited.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde::Serialize;
+use tree_sitter::Node;
+
+use super::outline::{OutlineError, parse};
+use super::programs;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error(transparent)]
+    Parse(#[from] OutlineError),
+    #[error("running {program}: {source}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{program} gave output that could not be read: {detail}")]
+    Output { program: String, detail: String },
+}
+
+/// Which checker gave the verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Checker {
+    #[serde(rename = "ruff")]
+    Ruff,
+    #[serde(rename = "python3")]
+    Python,
+    #[serde(rename = "tree-sitter")]
+    TreeSitter,
+}
+
+/// One problem, 1-based line and column.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Issue {
+    pub line: usize,
+    pub column: usize,
+    /// `None` for syntax errors; the ruff rule (`F821`) for findings.
+    pub code: Option<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    /// No syntax error according to `checker`.
+    pub ok: bool,
+    pub checker: Checker,
+    /// Syntax errors (they block a write).
+    pub errors: Vec<Issue>,
+    /// What tree-sitter saw; may disagree with the authority on new syntax.
+    pub tree_sitter: Vec<Issue>,
+    /// Non-blocking pyflakes findings (ruff only).
+    pub findings: Vec<Issue>,
+}
+
+impl CheckReport {
+    /// The first error as `line:column: message`, for error messages.
+    pub fn summary(&self) -> String {
+        match self.errors.first() {
+            Some(e) => format!(
+                "{}:{}: {} ({} error(s), checked by {:?})",
+                e.line,
+                e.column,
+                e.message,
+                self.errors.len(),
+                self.checker
+            ),
+            None => "no syntax error".into(),
+        }
+    }
+}
+
+/// ERROR and MISSING nodes of the source, in order.
+pub fn tree_sitter_errors(source: &str) -> Result<Vec<Issue>, OutlineError> {
+    let tree = parse(source)?;
+    let mut out = Vec::new();
+    if tree.root_node().has_error() {
+        collect_errors(tree.root_node(), source, &mut out);
+    }
+    Ok(out)
+}
+
+fn collect_errors(node: Node, source: &str, out: &mut Vec<Issue>) {
+    if node.is_missing() || node.is_error() {
+        let at = node.start_position();
+        let message = if node.is_missing() {
+            format!("missing `{}`", node.kind())
+        } else {
+            let snippet: String = source
+                .get(node.start_byte()..node.end_byte())
+                .unwrap_or("")
+                .chars()
+                .take(40)
+                .collect();
+            format!("unexpected `{}`", snippet.trim())
+        };
+        out.push(Issue {
+            line: at.row + 1,
+            column: at.column + 1,
+            code: None,
+            message,
+        });
+        if node.is_error() {
+            return;
+        }
+    }
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        if child.has_error() || child.is_missing() {
+            collect_errors(child, source, out);
+        }
+    }
+}
+
+/// Checks `source` as the content of `file_name` (used in messages and by ruff for its
+/// per-file settings).
+pub fn check_source(source: &str, file_name: &str) -> Result<CheckReport, CheckError> {
+    let tree_sitter = tree_sitter_errors(source)?;
+    if let Some(ruff) = programs::find("ruff") {
+        let (errors, findings) = run_ruff(&ruff, source, file_name)?;
+        return Ok(CheckReport {
+            ok: errors.is_empty(),
+            checker: Checker::Ruff,
+            errors,
+            tree_sitter,
+            findings,
+        });
+    }
+    if let Some(python) = programs::find("python3") {
+        let errors = run_python(&python, source, file_name)?;
+        return Ok(CheckReport {
+            ok: errors.is_empty(),
+            checker: Checker::Python,
+            errors,
+            tree_sitter,
+            findings: Vec::new(),
+        });
+    }
+    Ok(CheckReport {
+        ok: tree_sitter.is_empty(),
+        checker: Checker::TreeSitter,
+        errors: tree_sitter.clone(),
+        tree_sitter,
+        findings: Vec::new(),
+    })
+}
+
+fn run_with_stdin(
+    program: &std::path::Path,
+    args: &[&str],
+    stdin: &str,
+) -> Result<std::process::Output, CheckError> {
+    let spawn_err = |source| CheckError::Spawn {
+        program: program.display().to_string(),
+        source,
+    };
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(spawn_err)?;
+    if let Some(mut input) = child.stdin.take() {
+        // A checker that exits early closes the pipe; its output says why.
+        let _ = input.write_all(stdin.as_bytes());
+    }
+    child.wait_with_output().map_err(spawn_err)
+}
+
+#[derive(serde::Deserialize)]
+struct RuffLocation {
+    row: usize,
+    column: usize,
+}
+
+#[derive(serde::Deserialize)]
+struct RuffDiagnostic {
+    code: Option<String>,
+    message: String,
+    location: RuffLocation,
+}
+
+/// Ruff marks syntax errors with no code (old versions), `invalid-syntax`, or `E9xx`.
+fn is_syntax_code(code: Option<&str>) -> bool {
+    match code {
+        None => true,
+        Some(c) => c == "invalid-syntax" || c.starts_with("E9"),
+    }
+}
+
+fn run_ruff(
+    ruff: &std::path::Path,
+    source: &str,
+    file_name: &str,
+) -> Result<(Vec<Issue>, Vec<Issue>), CheckError> {
+    let output = run_with_stdin(
+        ruff,
+        &[
+            "check",
+            "--select",
+            "E9,F",
+            "--output-format",
+            "json",
+            "--no-cache",
+            "--isolated",
+            "--exit-zero",
+            "--stdin-filename",
+            file_name,
+            "-",
+        ],
+        source,
+    )?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let diagnostics: Vec<RuffDiagnostic> =
+        serde_json::from_str(stdout.trim()).map_err(|e| CheckError::Output {
+            program: "ruff".into(),
+            detail: format!(
+                "{e}; stderr: {}",
+                String::from_utf8_lossy(&output.stderr).trim()
+            ),
+        })?;
+    let (errors, findings): (Vec<Issue>, Vec<Issue>) = diagnostics
+        .into_iter()
+        .map(|d| Issue {
+            line: d.location.row,
+            column: d.location.column,
+            code: d.code,
+            message: d.message,
+        })
+        .partition(|i| is_syntax_code(i.code.as_deref()));
+    let errors = errors
+        .into_iter()
+        .map(|i| Issue { code: None, ..i })
+        .collect();
+    Ok((errors, findings))
+}
+
+/// CPython's verdict: `compile()` of stdin; prints `line<TAB>column<TAB>message` on failure.
+const PY_CHECK: &str = "import sys\ntry:\n    compile(sys.stdin.read(), sys.argv[1], 'exec', dont_inherit=True)\nexcept SyntaxError as e:\n    print(f'{e.lineno or 1}\\t{e.offset or 1}\\t{e.msg}')\n";
+
+fn run_python(
+    python: &std::path::Path,
+    source: &str,
+    file_name: &str,
+) -> Result<Vec<Issue>, CheckError> {
+    let output = run_with_stdin(python, &["-c", PY_CHECK, file_name], source)?;
+    if !output.status.success() {
+        return Err(CheckError::Output {
+            program: python.display().to_string(),
+            detail: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        });
+    }
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    Ok(stdout
+        .lines()
+        .filter_map(|line| {
+            let mut parts = line.splitn(3, '\t');
+            Some(Issue {
+                line: parts.next()?.parse().ok()?,
+                column: parts.next()?.parse().ok()?,
+                code: None,
+                message: parts.next()?.to_string(),
+            })
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tree_sitter_reports_missing_and_unexpected_tokens_with_positions() {
+        assert!(
+            tree_sitter_errors("def f(x):\n    return x\n")
+                .unwrap()
+                .is_empty()
+        );
+        let errors = tree_sitter_errors("def f(x:\n    return x\n").unwrap();
+        assert!(!errors.is_empty());
+        assert_eq!(errors[0].line, 1);
+    }
+
+    #[test]
+    fn syntax_codes_are_told_from_pyflakes_findings() {
+        assert!(is_syntax_code(None));
+        assert!(is_syntax_code(Some("invalid-syntax")));
+        assert!(is_syntax_code(Some("E999")));
+        assert!(!is_syntax_code(Some("F401")));
+    }
+
+    #[test]
+    fn the_checker_that_decided_is_named_and_refuses_broken_code() {
+        let report = check_source("def f(:\n    pass\n", "x.py").unwrap();
+        assert!(!report.ok, "{report:?}");
+        assert!(!report.errors.is_empty());
+        let report = check_source("import os\n", "x.py").unwrap();
+        assert!(report.ok, "{report:?}");
+        if report.checker == Checker::Ruff {
+            assert_eq!(report.findings[0].code.as_deref(), Some("F401"));
+        }
+    }
+}
