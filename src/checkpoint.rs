@@ -200,14 +200,14 @@ impl Checkpoint {
                 report.corrupt = Some((moved, why));
             }
         }
-        if report.corrupt.is_none() {
-            if let Err(why) = check_compact(&root.join(COMPACT)) {
-                let moved = back_up(root, &[JOURNAL, COMPACT])?;
-                report.corrupt = Some((moved, why));
-                records.clear();
-                written.clear();
-                fresh = true;
-            }
+        if report.corrupt.is_none()
+            && let Err(why) = check_compact(&root.join(COMPACT))
+        {
+            let moved = back_up(root, &[JOURNAL, COMPACT])?;
+            report.corrupt = Some((moved, why));
+            records.clear();
+            written.clear();
+            fresh = true;
         }
         report.resumed = records.len();
         let journal = if fresh {

@@ -135,7 +135,7 @@ impl ProgressView {
                 }
                 if let Progress::Finished { total, .. } = event {
                     *done += 1;
-                    if *done % SUMMARY_EVERY == 0 {
+                    if (*done).is_multiple_of(SUMMARY_EVERY) {
                         eprintln!("{}", summary_line(*done, *total, started.elapsed()));
                     }
                 }

@@ -307,10 +307,10 @@ fn collect_bindings(node: Node, source: &str, out: &mut BTreeSet<String>) {
             "expression_statement" => {
                 let mut inner = child.walk();
                 for statement in child.named_children(&mut inner) {
-                    if matches!(statement.kind(), "assignment" | "augmented_assignment") {
-                        if let Some(left) = statement.child_by_field_name("left") {
-                            target_names(left, source, out);
-                        }
+                    if matches!(statement.kind(), "assignment" | "augmented_assignment")
+                        && let Some(left) = statement.child_by_field_name("left")
+                    {
+                        target_names(left, source, out);
                     }
                 }
             }
@@ -358,18 +358,17 @@ fn enclosing_scope<'t>(root: Node<'t>, name_start: usize) -> Option<(Node<'t>, S
         if node.kind() == "module" {
             return Some((node, "the module".into()));
         }
-        if node.kind() == "block" {
-            if let Some(owner) = node
+        if node.kind() == "block"
+            && let Some(owner) = node
                 .parent()
                 .filter(|p| matches!(p.kind(), "class_definition" | "function_definition"))
-            {
-                let kind = if owner.kind() == "class_definition" {
-                    "class"
-                } else {
-                    "function"
-                };
-                return Some((node, format!("the body of that {kind}")));
-            }
+        {
+            let kind = if owner.kind() == "class_definition" {
+                "class"
+            } else {
+                "function"
+            };
+            return Some((node, format!("the body of that {kind}")));
         }
         up = node.parent();
     }
@@ -378,14 +377,14 @@ fn enclosing_scope<'t>(root: Node<'t>, name_start: usize) -> Option<(Node<'t>, S
 
 fn collision_in_scope(target: &Target, new_name: &str) -> Result<(), RefactorError> {
     let tree = parse(&target.source)?;
-    if let Some((scope, label)) = enclosing_scope(tree.root_node(), target.located.name_range.0) {
-        if scope_bindings(scope, &target.source).contains(new_name) {
-            return Err(RefactorError::Collision {
-                name: new_name.into(),
-                file: target.file.clone(),
-                scope: label,
-            });
-        }
+    if let Some((scope, label)) = enclosing_scope(tree.root_node(), target.located.name_range.0)
+        && scope_bindings(scope, &target.source).contains(new_name)
+    {
+        return Err(RefactorError::Collision {
+            name: new_name.into(),
+            file: target.file.clone(),
+            scope: label,
+        });
     }
     Ok(())
 }

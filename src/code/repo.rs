@@ -101,10 +101,11 @@ pub fn python_files(root: &Path) -> Result<Vec<PathBuf>, RepoError> {
                 if !skip_dir(&path, &name) {
                     stack.push(path);
                 }
-            } else if kind.is_file() && name.ends_with(".py") {
-                if let Ok(rel) = path.strip_prefix(root) {
-                    out.push(rel.to_path_buf());
-                }
+            } else if kind.is_file()
+                && name.ends_with(".py")
+                && let Ok(rel) = path.strip_prefix(root)
+            {
+                out.push(rel.to_path_buf());
             }
         }
     }

@@ -158,7 +158,11 @@ mod fuzz {
             let answer: String = (0..pieces)
                 .map(|_| FRAGMENTS[rng.next() % FRAGMENTS.len()])
                 .collect::<Vec<_>>()
-                .join(if rng.next() % 2 == 0 { "\n" } else { "" });
+                .join(if rng.next().is_multiple_of(2) {
+                    "\n"
+                } else {
+                    ""
+                });
             let parsed = parse_answer(&answer);
             if let Ok(code) = code_for_target(&answer, "src/m.py", current) {
                 // Whatever came back came from edits that name the target or no file.

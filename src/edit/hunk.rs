@@ -116,13 +116,12 @@ fn locate(lines: &[String], hunk: &Hunk) -> Result<(usize, Pass), ApplyError> {
             1 => return Ok((found[0], pass)),
             n => {
                 // The model's line number, when close to one of the matches, chooses it.
-                if let Some(hint) = hunk.start_hint {
-                    if let Some(&at) = found
+                if let Some(hint) = hunk.start_hint
+                    && let Some(&at) = found
                         .iter()
                         .min_by_key(|&&at| at.abs_diff(hint.saturating_sub(1)))
-                    {
-                        return Ok((at, pass));
-                    }
+                {
+                    return Ok((at, pass));
                 }
                 return Err(ApplyError::Ambiguous {
                     id: hunk.id,

@@ -99,10 +99,10 @@ pub async fn run_node(ctx: &Context, position: usize) -> NodeResult {
         Ok(result) => result,
         Err(e) => NodeResult::failed(format!("write failed: {e}")),
     };
-    if result.status != NodeStatus::Passed {
-        if let Err(e) = ctx.workspace.restore(&snapshot) {
-            tracing::error!(node = %node.id, "could not revert the node's files: {e}");
-        }
+    if result.status != NodeStatus::Passed
+        && let Err(e) = ctx.workspace.restore(&snapshot)
+    {
+        tracing::error!(node = %node.id, "could not revert the node's files: {e}");
     }
     let mut result = result;
     if result.status != NodeStatus::InProgress {
@@ -292,10 +292,10 @@ async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, Workspac
         if run.succeeded() {
             return Ok(NodeResult::passed(&run, attempt, usage));
         }
-        if fix_changed_nothing {
-            if let Some(run) = drop_disputed_tests(ctx, node, &test_file, &run).await? {
-                return Ok(NodeResult::passed(&run, attempt, usage));
-            }
+        if fix_changed_nothing
+            && let Some(run) = drop_disputed_tests(ctx, node, &test_file, &run).await?
+        {
+            return Ok(NodeResult::passed(&run, attempt, usage));
         }
         tracing::debug!(node = %node.id, attempt, "tests failed: {}", run.failure_reason());
         failure = Some(run.failure_reason() + "\n\n" + &run.stable_output());

@@ -72,10 +72,10 @@ impl LlmProvider for RecordingProvider {
         };
         if let Ok(mut line) = serde_json::to_string(&exchange) {
             line.push('\n');
-            if let Ok(mut file) = self.file.lock() {
-                if let Err(e) = file.write_all(line.as_bytes()) {
-                    tracing::warn!("cannot record an exchange: {e}");
-                }
+            if let Ok(mut file) = self.file.lock()
+                && let Err(e) = file.write_all(line.as_bytes())
+            {
+                tracing::warn!("cannot record an exchange: {e}");
             }
         }
         Ok(response)

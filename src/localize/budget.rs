@@ -23,6 +23,10 @@ pub enum Query {
         node: String,
         hops: usize,
     },
+    /// The source of a node's or symbol's definition (through the code tools).
+    Source {
+        target: String,
+    },
 }
 
 /// One query and what it found.

@@ -23,6 +23,7 @@ pub mod budget;
 pub mod deps;
 pub mod embed;
 pub mod text;
+pub mod toolbox;
 pub mod vector;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -37,6 +38,7 @@ use crate::rpg::{Node, Rpg};
 pub use budget::{Budget, DEFAULT_LIMIT, Query, QueryRecord};
 pub use deps::{DepTree, DepsView, NodeRef};
 pub use embed::{Embedder, EmbeddingCache};
+pub use toolbox::{Toolbox, ToolboxError};
 pub use vector::VectorIndex;
 
 /// How many hops `deps` shows by default.
@@ -382,6 +384,27 @@ impl Localizer {
 
     pub fn rpg(&self) -> &Rpg {
         &self.rpg
+    }
+
+    /// Runs a query that is not a search or a dependency view (a symbol lookup through the
+    /// code tools) under the same budget: one attempt, recorded with what it found.
+    pub fn charged<T, E: std::fmt::Display>(
+        &mut self,
+        query: Query,
+        run: impl FnOnce() -> Result<(T, Vec<String>), E>,
+    ) -> Result<Result<T, E>, LocalizeError> {
+        let attempt = self.budget.charge()?;
+        Ok(match run() {
+            Ok((value, found)) => {
+                self.budget.record(attempt, query, found, None);
+                Ok(value)
+            }
+            Err(e) => {
+                self.budget
+                    .record(attempt, query, Vec::new(), Some(e.to_string()));
+                Err(e)
+            }
+        })
     }
 
     pub fn subgraphs(&self) -> &[String] {

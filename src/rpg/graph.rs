@@ -51,10 +51,10 @@ impl DepGraph {
             .map(|(i, node)| (node.id.as_str(), graph.add_node(i)))
             .collect();
         let mut add = |dependency: &str, dependent: &str, kind: DepKind| {
-            if let (Some(&a), Some(&b)) = (index.get(dependency), index.get(dependent)) {
-                if !graph.contains_edge(a, b) || kind == DepKind::Dependency {
-                    graph.update_edge(a, b, kind);
-                }
+            if let (Some(&a), Some(&b)) = (index.get(dependency), index.get(dependent))
+                && (!graph.contains_edge(a, b) || kind == DepKind::Dependency)
+            {
+                graph.update_edge(a, b, kind);
             }
         };
         for node in &rpg.nodes {
