@@ -72,10 +72,6 @@ pub struct NodeRecord {
     /// Model tokens spent on the node, per role (test, impl, fix).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub tokens: crate::llm::UsageByRole,
-    /// sha256 of each file the node owns, as the node left it (`""`: no such file). Written in
-    /// the same journal line as the status, so it can tell the engine's writes from a user's.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub files: BTreeMap<String, String>,
 }
 
 impl NodeRecord {
@@ -84,7 +80,6 @@ impl NodeRecord {
             status,
             timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
             test_results: None,
-            files: BTreeMap::new(),
             retry_count: 0,
             failure_reason: None,
             duration_ms: None,
@@ -108,6 +103,35 @@ enum JournalLine {
         #[serde(flatten)]
         record: NodeRecord,
     },
+    /// A batch of files is about to be published to the output tree: their sha256 (`""`:
+    /// removed). Written before the files, so a crash mid-batch is recognised on resume.
+    Flush {
+        files: BTreeMap<String, String>,
+    },
+}
+
+/// What the journal says the output tree holds: the sha256 of every file the engine published,
+/// and for the files of the last batch, the hash each had before it (to tell a batch cut off
+/// by a crash from a user's edit).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Published {
+    pub files: BTreeMap<String, String>,
+    pub before_last_flush: BTreeMap<String, String>,
+}
+
+impl Published {
+    fn apply(&mut self, files: &BTreeMap<String, String>) {
+        self.before_last_flush = files
+            .keys()
+            .map(|path| {
+                (
+                    path.clone(),
+                    self.files.get(path).cloned().unwrap_or_default(),
+                )
+            })
+            .collect();
+        self.files.extend(files.clone());
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -155,8 +179,7 @@ pub struct Checkpoint {
     root: PathBuf,
     journal: File,
     records: CheckpointMap,
-    /// What the engine last wrote to each file it owns (sha256), in journal order.
-    written: BTreeMap<String, String>,
+    published: Published,
 }
 
 impl Checkpoint {
@@ -169,11 +192,11 @@ impl Checkpoint {
         let journal_path = root.join(JOURNAL);
         let mut report = OpenReport::default();
         let mut records = CheckpointMap::new();
-        let mut written = BTreeMap::new();
+        let mut published = Published::default();
         let mut fresh = true;
         match read_journal(&journal_path) {
             Ok(None) => {}
-            Ok(Some((hash, loaded, loaded_written, torn))) => {
+            Ok(Some((hash, loaded, loaded_published, torn))) => {
                 if hash != rpg_sha256 {
                     return Err(CheckpointError::DifferentRpg {
                         dir: root.to_path_buf(),
@@ -192,7 +215,7 @@ impl Checkpoint {
                 }
                 report.torn_tail = torn.is_some();
                 records = loaded;
-                written = loaded_written;
+                published = loaded_published;
                 fresh = false;
             }
             Err(why) => {
@@ -206,7 +229,7 @@ impl Checkpoint {
             let moved = back_up(root, &[JOURNAL, COMPACT])?;
             report.corrupt = Some((moved, why));
             records.clear();
-            written.clear();
+            published = Published::default();
             fresh = true;
         }
         report.resumed = records.len();
@@ -222,7 +245,7 @@ impl Checkpoint {
             root: root.to_path_buf(),
             journal,
             records,
-            written,
+            published,
         };
         checkpoint.write_compact()?;
         Ok((checkpoint, report))
@@ -232,9 +255,42 @@ impl Checkpoint {
         &self.records
     }
 
-    /// The sha256 of every file as the engine last left it (`""`: it removed the file).
-    pub fn written_files(&self) -> &BTreeMap<String, String> {
-        &self.written
+    /// What the output tree holds, as far as the engine published it.
+    pub fn published(&self) -> &Published {
+        &self.published
+    }
+
+    /// Forgets that the last batch reached `path` (it did not: a crash cut the batch short),
+    /// so the next flush writes it again.
+    pub fn unpublish(&mut self, path: &str) {
+        if let Some(before) = self.published.before_last_flush.get(path) {
+            self.published
+                .files
+                .insert(path.to_string(), before.clone());
+        }
+    }
+
+    /// Journals a batch of files (path → sha256, `""`: removed) before they are written.
+    pub fn record_flush(&mut self, files: BTreeMap<String, String>) -> Result<(), CheckpointError> {
+        if files.is_empty() {
+            return Ok(());
+        }
+        let line = JournalLine::Flush { files };
+        self.append(&line)?;
+        if let JournalLine::Flush { files } = line {
+            self.published.apply(&files);
+        }
+        Ok(())
+    }
+
+    fn append(&mut self, line: &JournalLine) -> Result<(), CheckpointError> {
+        let path = self.root.join(JOURNAL);
+        let mut text = serde_json::to_string(line).map_err(|e| io_err(&path)(e.into()))?;
+        text.push('\n');
+        self.journal
+            .write_all(text.as_bytes())
+            .map_err(io_err(&path))?;
+        self.journal.sync_data().map_err(io_err(&path))
     }
 
     pub fn status_of(&self, id: &str) -> NodeStatus {
@@ -245,18 +301,10 @@ impl Checkpoint {
 
     /// Appends a record to the journal (fsync'd) and rewrites the compact file.
     pub fn record(&mut self, node: &str, record: NodeRecord) -> Result<(), CheckpointError> {
-        let line = JournalLine::Node {
+        self.append(&JournalLine::Node {
             node: node.to_string(),
             record: record.clone(),
-        };
-        let path = self.root.join(JOURNAL);
-        let mut text = serde_json::to_string(&line).map_err(|e| io_err(&path)(e.into()))?;
-        text.push('\n');
-        self.journal
-            .write_all(text.as_bytes())
-            .map_err(io_err(&path))?;
-        self.journal.sync_data().map_err(io_err(&path))?;
-        self.written.extend(record.files.clone());
+        })?;
         self.records.insert(node.to_string(), record);
         self.write_compact()
     }
@@ -282,9 +330,9 @@ pub fn load_compact(root: &Path) -> Result<Option<CheckpointMap>, String> {
     }
 }
 
-/// A journal as read: the RPG hash, the records, the files' last written hashes, and where a
-/// torn last line begins (if any).
-type Journal = (String, CheckpointMap, BTreeMap<String, String>, Option<u64>);
+/// A journal as read: the RPG hash, the records, what was published, and where a torn last
+/// line begins (if any).
+type Journal = (String, CheckpointMap, Published, Option<u64>);
 
 /// `Ok(None)`: no journal. `Err(reason)`: corrupt.
 fn read_journal(path: &Path) -> Result<Option<Journal>, String> {
@@ -298,7 +346,7 @@ fn read_journal(path: &Path) -> Result<Option<Journal>, String> {
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut hash = None;
     let mut records = CheckpointMap::new();
-    let mut written = BTreeMap::new();
+    let mut published = Published::default();
     let mut torn = None;
     let mut offset = 0u64;
     for (i, line) in lines.iter().enumerate() {
@@ -318,8 +366,10 @@ fn read_journal(path: &Path) -> Result<Option<Journal>, String> {
                 hash = Some(rpg_sha256);
             }
             Ok(JournalLine::Node { node, record }) if i > 0 => {
-                written.extend(record.files.clone());
                 records.insert(node, record);
+            }
+            Ok(JournalLine::Flush { files }) if i > 0 => {
+                published.apply(&files);
             }
             Ok(_) => return Err(format!("line {}: header out of place", i + 1)),
             Err(_) if i + 1 == lines.len() && !ends_clean && i > 0 => torn = Some(start),
@@ -327,7 +377,7 @@ fn read_journal(path: &Path) -> Result<Option<Journal>, String> {
         }
     }
     match hash {
-        Some(hash) => Ok(Some((hash, records, written, torn))),
+        Some(hash) => Ok(Some((hash, records, published, torn))),
         None => Err("journal has no header".to_string()),
     }
 }

@@ -19,7 +19,7 @@ use std::path::Path;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::checkpoint::CheckpointMap;
+use crate::checkpoint::{Checkpoint, CheckpointMap};
 use crate::rpg::ValidRpg;
 use crate::sandbox::TestRunner;
 use crate::workspace::git::Git;
@@ -81,6 +81,8 @@ pub enum AssembleError {
     Workspace(#[from] WorkspaceError),
     #[error(transparent)]
     Git(#[from] crate::workspace::git::GitError),
+    #[error(transparent)]
+    Checkpoint(#[from] crate::checkpoint::CheckpointError),
 }
 
 /// The RPG with each node's final status and the generation metadata, indented.
@@ -141,9 +143,11 @@ fn python_sources(root: &Path) -> BTreeMap<String, String> {
 
 /// Writes the project files, validates the result, writes the report and JUnit results, and
 /// commits them as one assembly commit.
+#[allow(clippy::too_many_arguments)]
 pub async fn assemble(
     rpg: &ValidRpg,
     records: &CheckpointMap,
+    checkpoint: &mut Checkpoint,
     workspace: &Workspace,
     git: &Git,
     runner: &dyn TestRunner,
@@ -151,8 +155,12 @@ pub async fn assemble(
     cancel: &CancellationToken,
 ) -> Result<Assembly, AssembleError> {
     let mut written = Vec::new();
-    let mut write = |path: &str, text: &str| -> Result<(), WorkspaceError> {
+    // Each file is journalled as published before it is written, so on resume the engine can
+    // tell an assembly cut short by a crash from a user's edit.
+    let mut write = |path: &str, text: &str| -> Result<(), AssembleError> {
         if workspace.read(path)?.as_deref() != Some(text) {
+            let hash = crate::workspace::content_hash(text.as_bytes());
+            checkpoint.record_flush([(path.to_string(), hash)].into())?;
             workspace.write(path, text)?;
             written.push(path.to_string());
         }

@@ -25,13 +25,15 @@ use crate::sandbox::TestRunner;
 use crate::schedule::drain::Event;
 use crate::schedule::{DependencyQueue, JobOutcome, drain};
 use crate::workspace::git::{Git, GitError};
-use crate::workspace::{Workspace, WorkspaceError};
+use crate::workspace::{Workspace, WorkspaceError, publish};
 
 pub use node::NodeResult;
 
 /// Where the engine keeps its own state inside the output directory.
 pub const STATE_DIR: &str = ".zerorepo";
 const SNAPSHOT_DIR: &str = ".zerorepo/snapshots";
+/// The staging copy nodes work in (see [`crate::workspace::publish`]).
+pub const WORK_DIR: &str = ".zerorepo/work";
 const RPG_COPY: &str = ".zerorepo/rpg.json";
 /// Files the engine itself writes; like node paths, they must not lead outside the output.
 pub const ENGINE_FILES: &[&str] = &[
@@ -95,6 +97,8 @@ pub enum EngineError {
     Workspace(#[from] WorkspaceError),
     #[error(transparent)]
     Git(#[from] GitError),
+    #[error(transparent)]
+    Publish(#[from] publish::PublishError),
     #[error(transparent)]
     Assemble(#[from] crate::assemble::AssembleError),
 }
@@ -214,7 +218,7 @@ pub async fn generate(
         ),
         None => None,
     };
-    let workspace = Workspace::new(&options.out);
+    let out = Workspace::new(&options.out);
     if let Some(index) = start_index {
         check_start_node(&rpg, &options.out, index)?;
     }
@@ -226,7 +230,7 @@ pub async fn generate(
         path: options.out.clone(),
         source,
     })?;
-    let stale = workspace.remove_stale_temp_files()?;
+    let stale = out.remove_stale_temp_files()?;
     if stale > 0 {
         progress(Progress::Notice(format!(
             "removed {stale} temp file(s) left by an interrupted write"
@@ -246,7 +250,7 @@ pub async fn generate(
             opened.resumed
         )));
     }
-    let edited = edited_since_written(&workspace, &checkpoint)?;
+    let edited = publish::check_output(&out, &mut checkpoint);
     if !edited.is_empty() {
         return Err(EngineError::BadInput(format!(
             "{} changed since zerorepo wrote {}: {}\nzerorepo would overwrite or revert {}. \
@@ -262,11 +266,13 @@ pub async fn generate(
             options.out.display(),
         )));
     }
-    workspace.write_if_changed(".gitignore", OUTPUT_GITIGNORE)?;
+    out.write_if_changed(".gitignore", OUTPUT_GITIGNORE)?;
     let git = Git::open_or_init(&options.out)?;
-    strip_exports(&rpg, &workspace)?;
     let rpg_json = serde_json::to_string_pretty(&rpg.rpg).unwrap_or_default() + "\n";
-    workspace.write_if_changed(RPG_COPY, &rpg_json)?;
+    out.write_if_changed(RPG_COPY, &rpg_json)?;
+    publish::ensure_staging(&options.out, &options.out.join(WORK_DIR))?;
+    let workspace = Workspace::new(options.out.join(WORK_DIR));
+    strip_exports(&rpg, &workspace)?;
     restore_interrupted_nodes(&workspace, &checkpoint, &mut progress)?;
 
     let total = rpg.order.len();
@@ -318,7 +324,7 @@ pub async fn generate(
     });
     let mut usage = Usage::default();
     let mut starts: Vec<Option<Instant>> = vec![None; total];
-    let mut subgraph_commits = SubgraphCommits::default();
+    let mut output = Output::new(out.clone(), workspace.clone(), git);
     drain(
         &mut queue,
         &cancel,
@@ -373,7 +379,6 @@ pub async fn generate(
                         failure_reason: result.failure_reason.clone(),
                         duration_ms: Some(duration.as_millis() as u64),
                         tokens: result.usage.clone(),
-                        files: result.files.clone(),
                         ..NodeRecord::now(result.status)
                     };
                     if let Err(e) = checkpoint.record(&node.id, record) {
@@ -386,8 +391,9 @@ pub async fn generate(
                         cancel.cancel();
                         return;
                     }
-                    if let Err(e) = subgraph_commits.node_ended(&rpg, &checkpoint, &git, node) {
-                        first_error = Some(e.into());
+                    let passed = result.status == NodeStatus::Passed;
+                    if let Err(e) = output.node_ended(&rpg, &mut checkpoint, node, passed) {
+                        first_error = Some(e);
                         cancel.cancel();
                         return;
                     }
@@ -414,8 +420,8 @@ pub async fn generate(
                         &mut first_error,
                     );
                     let node = rpg.node(rpg.order[finished.job]);
-                    if let Err(e) = subgraph_commits.node_ended(&rpg, &checkpoint, &git, node) {
-                        first_error.get_or_insert(e.into());
+                    if let Err(e) = output.node_ended(&rpg, &mut checkpoint, node, false) {
+                        first_error.get_or_insert(e);
                     }
                 }
             }
@@ -430,9 +436,14 @@ pub async fn generate(
     summary.interrupted = cancel.is_cancelled();
     summary.prompt_tokens = usage.prompt_tokens;
     summary.completion_tokens = usage.completion_tokens;
+    // What passed before an interruption is published too: nothing is in flight any more.
+    if let Err(e) = output.flush(&rpg, &mut checkpoint) {
+        context.runner.shutdown().await;
+        return Err(e);
+    }
     if !summary.interrupted {
         // A crash between a subgraph's last node and its commit leaves it uncommitted.
-        subgraph_commits.commit_finished(&rpg, &checkpoint, &git)?;
+        output.commit_finished(&rpg, &mut checkpoint)?;
         progress(Progress::Notice(
             "assembling: package exports, pyproject.toml, README, report; validating the install and tests".into(),
         ));
@@ -441,11 +452,13 @@ pub async fn generate(
             context.runner.name().to_string(),
             checkpoint.records(),
         );
+        let records = checkpoint.records().clone();
         let assembly = crate::assemble::assemble(
             &rpg,
-            checkpoint.records(),
-            &workspace,
-            &git,
+            &records,
+            &mut checkpoint,
+            &out,
+            &output.git,
             context.runner.as_ref(),
             &generation,
             &cancel,
@@ -464,33 +477,85 @@ pub async fn generate(
     Ok(summary)
 }
 
-/// Commits each subgraph once all its nodes have finished (see [`crate::workspace::git`]).
-#[derive(Default)]
-struct SubgraphCommits {
+/// The output tree's side of a run: flushes of the staging copy and a commit per finished
+/// subgraph (see [`crate::workspace::publish`] and [`crate::workspace::git`]).
+struct Output {
+    out: Workspace,
+    work: Workspace,
+    git: Git,
+    passed_since_flush: usize,
     /// Subgraphs committed (or found committed) in this run.
     done: std::collections::BTreeSet<String>,
     /// Subgraphs with a node that finished in this run: their tag, if any, is out of date.
     touched: std::collections::BTreeSet<String>,
 }
 
-impl SubgraphCommits {
+impl Output {
+    fn new(out: Workspace, work: Workspace, git: Git) -> Output {
+        Output {
+            out,
+            work,
+            git,
+            passed_since_flush: 0,
+            done: Default::default(),
+            touched: Default::default(),
+        }
+    }
+
+    /// Files a flush may publish: every node's files, and the package markers created for
+    /// them; never the files of a node still in flight.
+    fn candidates(&self, rpg: &ValidRpg, checkpoint: &Checkpoint) -> Vec<String> {
+        let mut in_flight = std::collections::BTreeSet::new();
+        let mut files = std::collections::BTreeSet::new();
+        for &position in &rpg.order {
+            let node = rpg.node(position);
+            let target = if checkpoint.status_of(&node.id) == NodeStatus::InProgress {
+                &mut in_flight
+            } else {
+                &mut files
+            };
+            target.extend(node::files_of(node));
+        }
+        files.extend(
+            publish::files_under(self.work.root())
+                .into_iter()
+                .filter(|p| p.ends_with("__init__.py") && !p.starts_with(".zerorepo/")),
+        );
+        files.difference(&in_flight).cloned().collect()
+    }
+
+    fn flush(&mut self, rpg: &ValidRpg, checkpoint: &mut Checkpoint) -> Result<(), EngineError> {
+        let candidates = self.candidates(rpg, checkpoint);
+        let flushed = publish::flush(&self.work, &self.out, checkpoint, &candidates)?;
+        for (path, why) in &flushed.refused {
+            tracing::warn!("{path} was not published because it does not parse: {why}");
+        }
+        self.passed_since_flush = 0;
+        Ok(())
+    }
+
     fn node_ended(
         &mut self,
         rpg: &ValidRpg,
-        checkpoint: &Checkpoint,
-        git: &Git,
+        checkpoint: &mut Checkpoint,
         node: &crate::rpg::Node,
-    ) -> Result<(), GitError> {
+        passed: bool,
+    ) -> Result<(), EngineError> {
         self.touched.insert(node.subgraph().to_string());
-        self.commit_finished(rpg, checkpoint, git)
+        self.passed_since_flush += usize::from(passed);
+        if self.passed_since_flush >= publish::FLUSH_EVERY
+            || subgraph_finished(rpg, checkpoint, node.subgraph())
+        {
+            self.flush(rpg, checkpoint)?;
+        }
+        self.commit_finished(rpg, checkpoint)
     }
 
     fn commit_finished(
         &mut self,
         rpg: &ValidRpg,
-        checkpoint: &Checkpoint,
-        git: &Git,
-    ) -> Result<(), GitError> {
+        checkpoint: &mut Checkpoint,
+    ) -> Result<(), EngineError> {
         let mut subgraphs: std::collections::BTreeMap<&str, Vec<&crate::rpg::Node>> =
             Default::default();
         for &position in &rpg.order {
@@ -498,25 +563,19 @@ impl SubgraphCommits {
             subgraphs.entry(node.subgraph()).or_default().push(node);
         }
         for (subgraph, nodes) in subgraphs {
-            let finished = nodes.iter().all(|n| {
-                matches!(
-                    checkpoint.status_of(&n.id),
-                    NodeStatus::Passed | NodeStatus::Failed | NodeStatus::Skipped
-                )
-            });
-            if !finished || self.done.contains(subgraph) {
+            if self.done.contains(subgraph) || !subgraph_finished(rpg, checkpoint, subgraph) {
                 continue;
             }
-            if self.touched.contains(subgraph) || !git.has_subgraph_tag(subgraph) {
+            if self.touched.contains(subgraph) || !self.git.has_subgraph_tag(subgraph) {
                 let paths: Vec<String> = nodes.iter().flat_map(|n| node::files_of(n)).collect();
                 let mut ids: Vec<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
                 ids.sort();
                 let range = format!("{}-{}", ids[0], ids[ids.len() - 1]);
-                git.commit_paths(
+                self.git.commit_paths(
                     &paths,
                     &format!("feat: complete {subgraph} (nodes {range})"),
                 )?;
-                git.tag_subgraph(subgraph)?;
+                self.git.tag_subgraph(subgraph)?;
             }
             self.done.insert(subgraph.to_string());
         }
@@ -524,37 +583,17 @@ impl SubgraphCommits {
     }
 }
 
-/// Files the engine owns whose content is not what it last wrote: a user edited them. What a
-/// crash left half-done does not count: an interrupted node's files are compared as its
-/// snapshot will restore them, and package exports (rebuilt by assembly) are ignored.
-fn edited_since_written(
-    workspace: &Workspace,
-    checkpoint: &Checkpoint,
-) -> Result<Vec<String>, EngineError> {
-    let pending: Vec<_> = workspace
-        .pending_snapshots(SNAPSHOT_DIR)?
-        .into_iter()
-        .filter(|(id, _)| checkpoint.status_of(id) != NodeStatus::Passed)
-        .collect();
-    let mut edited = Vec::new();
-    for (path, expected) in checkpoint.written_files() {
-        let restored = pending.iter().find_map(|(_, s)| s.content(path));
-        let bytes = match restored {
-            Some(content) => content.map(<[u8]>::to_vec),
-            None => std::fs::read(workspace.path(path)?).ok(),
-        };
-        let actual = bytes.map_or_else(String::new, |bytes| {
-            let text = String::from_utf8_lossy(&bytes);
-            match crate::assemble::packages::without_exports(&text) {
-                Some(kept) => crate::workspace::content_hash(kept.as_bytes()),
-                None => crate::workspace::content_hash(&bytes),
-            }
-        });
-        if actual != *expected {
-            edited.push(path.clone());
-        }
-    }
-    Ok(edited)
+fn subgraph_finished(rpg: &ValidRpg, checkpoint: &Checkpoint, subgraph: &str) -> bool {
+    rpg.order
+        .iter()
+        .map(|&p| rpg.node(p))
+        .filter(|n| n.subgraph() == subgraph)
+        .all(|n| {
+            matches!(
+                checkpoint.status_of(&n.id),
+                NodeStatus::Passed | NodeStatus::Failed | NodeStatus::Skipped
+            )
+        })
 }
 
 /// Removes the export blocks that assembly added to package `__init__.py` files: while nodes
@@ -750,44 +789,46 @@ pub fn rollback(out: &std::path::Path) -> Result<Rollback, EngineError> {
         bad("no subgraph has passed completely yet: nothing to roll back to".into())
     })?;
     let commit = git.reset_to_subgraph(&subgraph)?;
-    let workspace = Workspace::new(out);
+    let out_ws = Workspace::new(out);
     let mut reset_nodes = Vec::new();
     let mut removed_files = Vec::new();
     for &position in &rpg.order {
         let node = rpg.node(position);
-        let files = node::files_of(node);
-        if !kept.contains(node.subgraph()) {
-            for file in &files {
-                if !git.is_tracked(file) && workspace.read(file)?.is_some() {
-                    workspace.remove(file)?;
-                    removed_files.push(file.clone());
-                }
+        if kept.contains(node.subgraph()) {
+            continue;
+        }
+        for file in node::files_of(node) {
+            if !git.is_tracked(&file) && out_ws.read(&file)?.is_some() {
+                out_ws.remove(&file)?;
+                removed_files.push(file);
             }
         }
-        // The reset rewrote files the engine owns: record what is there now, so the next run
-        // does not take the rollback for a user's edit.
-        let hashes = workspace.hashes(&files);
-        let stale = hashes.iter().any(|(path, hash)| {
-            checkpoint
-                .written_files()
-                .get(path)
-                .is_some_and(|h| h != hash)
-        });
-        let record = match checkpoint.records().get(&node.id) {
-            Some(_) if !kept.contains(node.subgraph()) => {
-                reset_nodes.push(node.id.clone());
-                NodeRecord::now(NodeStatus::Pending)
+        if checkpoint.records().contains_key(&node.id) {
+            checkpoint.record(&node.id, NodeRecord::now(NodeStatus::Pending))?;
+            reset_nodes.push(node.id.clone());
+        }
+    }
+    // The reset rewrote published files: journal what the output holds now, and drop the
+    // staging copy and snapshots so the next run stages from the rolled-back output.
+    let paths: Vec<String> = checkpoint.published().files.keys().cloned().collect();
+    checkpoint.record_flush(
+        out_ws
+            .hashes(&paths)
+            .into_iter()
+            .filter(|(p, h)| checkpoint.published().files.get(p) != Some(h))
+            .collect(),
+    )?;
+    for dir in [WORK_DIR, SNAPSHOT_DIR] {
+        match std::fs::remove_dir_all(out.join(dir)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(WorkspaceError::Io {
+                    path: out.join(dir),
+                    source: e,
+                }
+                .into());
             }
-            Some(record) if stale => record.clone(),
-            _ => continue,
-        };
-        checkpoint.record(
-            &node.id,
-            NodeRecord {
-                files: hashes,
-                ..record
-            },
-        )?;
+            _ => {}
+        }
     }
     Ok(Rollback {
         subgraph,

@@ -22,8 +22,6 @@ pub struct NodeResult {
     pub failure_reason: Option<String>,
     /// Tokens per role spent on this node in this run.
     pub usage: UsageByRole,
-    /// sha256 of the node's files as it left them (see `NodeRecord::files`).
-    pub files: std::collections::BTreeMap<String, String>,
 }
 
 impl NodeResult {
@@ -34,7 +32,6 @@ impl NodeResult {
             retries: 0,
             failure_reason: None,
             usage: UsageByRole::new(),
-            files: Default::default(),
         }
     }
 
@@ -45,7 +42,6 @@ impl NodeResult {
             retries,
             failure_reason: None,
             usage,
-            files: Default::default(),
         }
     }
 
@@ -103,10 +99,6 @@ pub async fn run_node(ctx: &Context, position: usize) -> NodeResult {
         && let Err(e) = ctx.workspace.restore(&snapshot)
     {
         tracing::error!(node = %node.id, "could not revert the node's files: {e}");
-    }
-    let mut result = result;
-    if result.status != NodeStatus::InProgress {
-        result.files = ctx.workspace.hashes(&files);
     }
     result
 }
@@ -311,7 +303,6 @@ async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, Workspac
         retries: ctx.max_retries,
         failure_reason: Some(format!("{reason} (after {} attempts)", ctx.max_retries + 1)),
         usage,
-        files: Default::default(),
     })
 }
 

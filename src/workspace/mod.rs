@@ -1,11 +1,13 @@
-//! The output directory as the engine sees it: atomic file writes, per-node snapshots so a
-//! failed node can be reverted, and the guarantee that every path stays inside the root.
+//! A directory tree as the engine sees it (the staging copy nodes work in, or the output
+//! tree): atomic file writes, per-node snapshots so a failed node can be reverted, and the
+//! guarantee that every path stays inside the root. [`publish`] moves staged work to the
+//! output tree in batches; [`git`] commits it per subgraph.
 //!
 //! Writes go through temp file + `sync_data` + rename + directory fsync, so a crash at any
-//! point leaves either the old or the new content of a file, never a mix. The in-memory
-//! overlay with batched flushes (issue 6) will replace direct writes behind the same API.
+//! point leaves either the old or the new content of a file, never a mix.
 
 pub mod git;
+pub mod publish;
 
 use std::collections::BTreeMap;
 use std::io::Write;

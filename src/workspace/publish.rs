@@ -1,0 +1,259 @@
+//! The output tree changes in batches, never in the middle of a node.
+//!
+//! Nodes work in a staging copy (`.zerorepo/work`): the sandbox must see real files, so the
+//! engine's overlay of the output lives on disk there, and it is what a crash resumes from.
+//! The output tree itself is written only by a *flush*: after every [`FLUSH_EVERY`] passed
+//! nodes, at the end of each subgraph and at the end of the run. A flush takes the files whose
+//! staged content differs from what was last published (dirty tracking by hash), refuses any
+//! Python file that does not parse (it stays as last published and is reported), journals the
+//! batch (path → sha256) *before* writing, then writes each file atomically. So the output is
+//! only ever a sequence of passed states, and on resume the journal tells a batch a crash cut
+//! short (a file still at its previous hash) from a user's edit (any other hash).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::checkpoint::{Checkpoint, CheckpointError, Published};
+
+use super::{Workspace, WorkspaceError, write_atomic};
+
+/// Passed nodes between flushes (a subgraph's end and the run's end flush too).
+pub const FLUSH_EVERY: usize = 5;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PublishError {
+    #[error(transparent)]
+    Workspace(#[from] WorkspaceError),
+    #[error(transparent)]
+    Checkpoint(#[from] CheckpointError),
+}
+
+/// What one flush did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Flushed {
+    pub written: Vec<String>,
+    pub removed: Vec<String>,
+    /// Python files that did not parse and were left as last published, with the error.
+    pub refused: Vec<(String, String)>,
+}
+
+/// Every file under `root` (relative paths), for dirty tracking.
+pub fn files_under(root: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            let name = entry.file_name();
+            if name == "__pycache__" || name == ".pytest_cache" {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(rel) = path.strip_prefix(root) {
+                let rel = rel.to_string_lossy().into_owned();
+                if !rel.contains(super::TEMP_MARKER) {
+                    found.push(rel);
+                }
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// The staged files among `candidates` whose content differs from what was published
+/// (path → sha256 of the staged content, `""`: staged as absent).
+pub fn dirty(
+    work: &Workspace,
+    published: &Published,
+    candidates: &[String],
+) -> BTreeMap<String, String> {
+    let staged = work.hashes(candidates);
+    staged
+        .into_iter()
+        .filter(|(path, hash)| {
+            let last = published.files.get(path).map_or("", String::as_str);
+            hash != last
+        })
+        .collect()
+}
+
+fn parses(path: &str, bytes: &[u8]) -> Result<(), String> {
+    if !path.ends_with(".py") {
+        return Ok(());
+    }
+    let text = std::str::from_utf8(bytes).map_err(|e| e.to_string())?;
+    match crate::code::check::tree_sitter_errors(text) {
+        Ok(errors) if errors.is_empty() => Ok(()),
+        Ok(errors) => Err(errors.first().map(|e| format!("{e:?}")).unwrap_or_default()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Publishes the dirty staged files among `candidates` to `out`.
+pub fn flush(
+    work: &Workspace,
+    out: &Workspace,
+    checkpoint: &mut Checkpoint,
+    candidates: &[String],
+) -> Result<Flushed, PublishError> {
+    let mut report = Flushed::default();
+    let mut batch = BTreeMap::new();
+    let mut contents = BTreeMap::new();
+    for (path, hash) in dirty(work, checkpoint.published(), candidates) {
+        let bytes = match hash.is_empty() {
+            true => None,
+            false => {
+                Some(
+                    std::fs::read(work.path(&path)?).map_err(|source| WorkspaceError::Io {
+                        path: work.path(&path).unwrap_or_default(),
+                        source,
+                    })?,
+                )
+            }
+        };
+        if let Some(bytes) = &bytes
+            && let Err(why) = parses(&path, bytes)
+        {
+            tracing::warn!(path, "not published: it does not parse: {why}");
+            report.refused.push((path, why));
+            continue;
+        }
+        batch.insert(path.clone(), hash);
+        contents.insert(path, bytes);
+    }
+    checkpoint.record_flush(batch)?;
+    for (path, bytes) in contents {
+        match bytes {
+            Some(bytes) => {
+                tracing::debug!(path, "publish");
+                write_atomic(&out.path(&path)?, &bytes)?;
+                report.written.push(path);
+            }
+            None => {
+                out.remove(&path)?;
+                report.removed.push(path);
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// On resume: the published files whose output content is not what the journal says.
+/// A file of the last batch still at its previous hash was cut off by a crash: it is marked
+/// unpublished (the next flush writes it). Any other difference is returned: a user's edit.
+pub fn check_output(out: &Workspace, checkpoint: &mut Checkpoint) -> Vec<String> {
+    let paths: Vec<String> = checkpoint.published().files.keys().cloned().collect();
+    let actual = out.hashes(&paths);
+    let mut edited = Vec::new();
+    for (path, hash) in actual {
+        let published = checkpoint.published();
+        let expected = published.files.get(&path).map_or("", String::as_str);
+        if hash == expected {
+            continue;
+        }
+        if published.before_last_flush.get(&path) == Some(&hash) {
+            checkpoint.unpublish(&path);
+        } else {
+            edited.push(path);
+        }
+    }
+    edited
+}
+
+/// Sets up the staging copy from the output tree when there is none (first run, or after a
+/// rollback), leaving out git's store and the engine's own state.
+pub fn ensure_staging(out: &Path, work: &Path) -> Result<(), WorkspaceError> {
+    if work.is_dir() {
+        return Ok(());
+    }
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| WorkspaceError::Io { path, source }
+    };
+    let partial = work.with_extension("partial");
+    let _ = std::fs::remove_dir_all(&partial);
+    // Only Python files: the staging copy is where tests run, and the project metadata
+    // (pyproject.toml, README) is assembly's, written to the output only.
+    for rel in files_under(out) {
+        if rel.starts_with(".git/") || rel.starts_with(".zerorepo/") || !rel.ends_with(".py") {
+            continue;
+        }
+        let to = partial.join(&rel);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent).map_err(io(parent))?;
+        }
+        std::fs::copy(out.join(&rel), &to).map_err(io(&to))?;
+    }
+    std::fs::create_dir_all(&partial).map_err(io(&partial))?;
+    // Whole or not at all: a crash while copying leaves only the `.partial` directory.
+    std::fs::rename(&partial, work).map_err(io(work))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> (tempfile::TempDir, Workspace, Workspace, Checkpoint) {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Workspace::new(dir.path());
+        let work = Workspace::new(dir.path().join(".zerorepo/work"));
+        let (checkpoint, _) = Checkpoint::open(dir.path(), "rpg-hash").unwrap();
+        (dir, out, work, checkpoint)
+    }
+
+    #[test]
+    fn a_flush_publishes_only_dirty_files_and_refuses_what_does_not_parse() {
+        let (_dir, out, work, mut checkpoint) = setup();
+        work.write("src/a.py", "def a():\n    return 1\n").unwrap();
+        work.write("src/b.py", "def b(:\n").unwrap();
+        let candidates = vec!["src/a.py".to_string(), "src/b.py".to_string()];
+        let first = flush(&work, &out, &mut checkpoint, &candidates).unwrap();
+        assert_eq!(first.written, ["src/a.py"]);
+        assert_eq!(first.refused.len(), 1);
+        assert_eq!(
+            out.read("src/b.py").unwrap(),
+            None,
+            "a broken file is never published"
+        );
+        // Nothing changed: nothing to do.
+        let second = flush(&work, &out, &mut checkpoint, &candidates).unwrap();
+        assert!(second.written.is_empty() && second.removed.is_empty());
+        // A removal in the staging copy is published as a removal.
+        work.remove("src/a.py").unwrap();
+        let third = flush(&work, &out, &mut checkpoint, &candidates).unwrap();
+        assert_eq!(third.removed, ["src/a.py"]);
+        assert_eq!(out.read("src/a.py").unwrap(), None);
+    }
+
+    #[test]
+    fn a_batch_cut_off_by_a_crash_is_not_taken_for_an_edit_but_an_edit_is() {
+        let (dir, out, work, mut checkpoint) = setup();
+        work.write("a.py", "x = 1\n").unwrap();
+        work.write("b.py", "y = 1\n").unwrap();
+        let candidates = vec!["a.py".to_string(), "b.py".to_string()];
+        flush(&work, &out, &mut checkpoint, &candidates).unwrap();
+        // The next batch is journalled, then the crash comes before b.py is written.
+        work.write("a.py", "x = 2\n").unwrap();
+        work.write("b.py", "y = 2\n").unwrap();
+        let batch = dirty(&work, checkpoint.published(), &candidates);
+        checkpoint.record_flush(batch).unwrap();
+        out.write("a.py", "x = 2\n").unwrap();
+        drop(checkpoint);
+        let (mut reopened, _) = Checkpoint::open(dir.path(), "rpg-hash").unwrap();
+        assert!(check_output(&out, &mut reopened).is_empty());
+        let finished = flush(&work, &out, &mut reopened, &candidates).unwrap();
+        assert_eq!(
+            finished.written,
+            ["b.py"],
+            "the next flush finishes the batch"
+        );
+        // A user's change is reported, not overwritten.
+        out.write("a.py", "x = 'mine'\n").unwrap();
+        assert_eq!(check_output(&out, &mut reopened), ["a.py"]);
+    }
+}
