@@ -8,11 +8,13 @@
 #![allow(clippy::panic)]
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use zerorepo::code::check::check_source;
 use zerorepo::code::outline::outline;
 use zerorepo::code::repo::{SymbolIndex, find_symbol};
+
+mod support;
+use support::{median, ms};
 
 /// One generated module: 8 functions and a class with 6 methods, about 120 lines, each file
 /// with its own names plus a `helper` that every file defines.
@@ -43,23 +45,6 @@ fn generate(root: &Path, files: usize) {
             panic!("{e}");
         }
     }
-}
-
-/// Median of `runs` timings of `f`.
-fn median(runs: usize, mut f: impl FnMut()) -> Duration {
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[times.len() / 2]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
 }
 
 fn main() {

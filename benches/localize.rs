@@ -10,13 +10,16 @@
 #![allow(clippy::panic)]
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use zerorepo::llm::model;
 use zerorepo::localize::{
     self, Embedder, EmbedderChoice, Index, Localizer, LocalizerOptions, Statuses, VectorIndex,
 };
 use zerorepo::rpg::{self, Rpg};
+
+mod support;
+use support::{median, ms};
 
 const QUERIES: [&str; 5] = [
     "where is the mean computed",
@@ -115,22 +118,6 @@ fn random_vectors(n: usize, seed: u64) -> VectorIndex {
         index.push(&row);
     }
     index
-}
-
-fn median(runs: usize, mut f: impl FnMut()) -> Duration {
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[times.len() / 2]
-}
-
-fn ms(d: Duration) -> String {
-    format!("{:.3} ms", d.as_secs_f64() * 1000.0)
 }
 
 fn main() {

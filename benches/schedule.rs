@@ -8,10 +8,12 @@
 #![allow(clippy::panic)]
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
 
 use zerorepo::rpg::{self, Rpg};
 use zerorepo::schedule::{DependencyQueue, JobOutcome};
+
+mod support;
+use support::median;
 
 fn fixture(name: &str) -> Rpg {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -43,19 +45,6 @@ fn synthetic(n: usize) -> Rpg {
         Ok(rpg) => rpg,
         Err(e) => panic!("{e}"),
     }
-}
-
-/// Median of `runs` timings of `f`.
-fn median(runs: usize, mut f: impl FnMut()) -> Duration {
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed()
-        })
-        .collect();
-    times.sort();
-    times[times.len() / 2]
 }
 
 fn drain_chain_of_layers(n: usize) {
