@@ -169,28 +169,55 @@ pub async fn references(
     Ok(found)
 }
 
-async fn lsp_references(
-    root: &Path,
-    spec: &ServerSpec,
-    target: &Target,
-) -> Result<References, RefactorError> {
-    let root = canonical(root)?;
-    let file = root.join(&target.file);
-    let all: Vec<PathBuf> = python_files(&root)?
-        .into_iter()
-        .map(|p| root.join(p))
-        .collect();
-    let mut client = LspClient::start(spec, &root).await?;
-    let answer = async {
-        client.prepare(&file, &all).await?;
+/// A language server that has indexed the repository, and where the target's name is in
+/// the server's coordinates: the common start of references and rename.
+struct LspSession {
+    root: PathBuf,
+    file: PathBuf,
+    client: LspClient,
+    at: edits::Position,
+}
+
+impl LspSession {
+    async fn open(
+        root: &Path,
+        spec: &ServerSpec,
+        target: &Target,
+    ) -> Result<LspSession, RefactorError> {
+        let root = canonical(root)?;
+        let file = root.join(&target.file);
+        let all: Vec<PathBuf> = python_files(&root)?
+            .into_iter()
+            .map(|p| root.join(p))
+            .collect();
+        let mut client = LspClient::start(spec, &root).await?;
+        if let Err(e) = client.prepare(&file, &all).await {
+            client.shutdown().await;
+            return Err(e.into());
+        }
         let at = edits::position_of(
             &target.source,
             target.located.name_range.0,
             client.encoding(),
         );
-        client.references(&file, at).await
+        Ok(LspSession {
+            root,
+            file,
+            client,
+            at,
+        })
     }
-    .await;
+}
+
+async fn lsp_references(
+    root: &Path,
+    spec: &ServerSpec,
+    target: &Target,
+) -> Result<References, RefactorError> {
+    let session = LspSession::open(root, spec, target).await?;
+    let root = session.root.clone();
+    let mut client = session.client;
+    let answer = client.references(&session.file, session.at).await;
     let encoding = client.encoding();
     client.shutdown().await;
     // Each file is read and parsed once, however many references it holds.
@@ -512,23 +539,10 @@ async fn lsp_rename_spans(
     new_name: &str,
     texts: &mut BTreeMap<PathBuf, String>,
 ) -> Result<Spans, RefactorError> {
-    let root = canonical(root)?;
-    let file = root.join(&target.file);
-    let all: Vec<PathBuf> = python_files(&root)?
-        .into_iter()
-        .map(|p| root.join(p))
-        .collect();
-    let mut client = LspClient::start(spec, &root).await?;
-    let answer = async {
-        client.prepare(&file, &all).await?;
-        let at = edits::position_of(
-            &target.source,
-            target.located.name_range.0,
-            client.encoding(),
-        );
-        client.rename(&file, at, new_name).await
-    }
-    .await;
+    let session = LspSession::open(root, spec, target).await?;
+    let root = session.root.clone();
+    let mut client = session.client;
+    let answer = client.rename(&session.file, session.at, new_name).await;
     let encoding = client.encoding();
     client.shutdown().await;
     let per_file: BTreeMap<PathBuf, Vec<TextEdit>> = edits::workspace_edit_files(&answer?)?;
