@@ -1,12 +1,14 @@
 //! A directory tree as the engine sees it (the staging copy nodes work in, or the output
 //! tree): atomic file writes, per-node snapshots so a failed node can be reverted, and the
-//! guarantee that every path stays inside the root. [`publish`] moves staged work to the
-//! output tree in batches; [`git`] commits it per subgraph.
+//! guarantee that every path stays inside the root. [`overlay`] holds pending changes in
+//! memory and commits them all at once; [`publish`] moves staged work to the output tree in
+//! batches through it; [`git`] commits the output per subgraph.
 //!
 //! Writes go through temp file + `sync_data` + rename + directory fsync, so a crash at any
 //! point leaves either the old or the new content of a file, never a mix.
 
 pub mod git;
+pub mod overlay;
 pub mod publish;
 
 use std::collections::BTreeMap;
@@ -44,6 +46,23 @@ const TEMP_MARKER: &str = ".zerorepo-tmp-";
 /// Writes `content` to `path` atomically: temp file in the same directory, fsync, rename,
 /// fsync of the directory. Parent directories are created.
 pub fn write_atomic(path: &Path, content: &[u8]) -> Result<(), WorkspaceError> {
+    write_atomic_inner(path, content, None)
+}
+
+/// [`write_atomic`] with the file's permission bits set before it replaces the old one.
+pub fn write_atomic_with_mode(
+    path: &Path,
+    content: &[u8],
+    mode: u32,
+) -> Result<(), WorkspaceError> {
+    write_atomic_inner(path, content, Some(mode))
+}
+
+fn write_atomic_inner(
+    path: &Path,
+    content: &[u8],
+    mode: Option<u32>,
+) -> Result<(), WorkspaceError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     let name = path
@@ -59,6 +78,10 @@ pub fn write_atomic(path: &Path, content: &[u8]) -> Result<(), WorkspaceError> {
     let result = (|| {
         let mut file = std::fs::File::create(&tmp)?;
         file.write_all(content)?;
+        if let Some(mode) = mode {
+            use std::os::unix::fs::PermissionsExt;
+            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
         file.sync_data()?;
         std::fs::rename(&tmp, path)?;
         std::fs::File::open(dir)?.sync_all()

@@ -3,21 +3,26 @@
 //! Nodes work in a staging copy (`.zerorepo/work`): the sandbox must see real files, so the
 //! engine's overlay of the output lives on disk there, and it is what a crash resumes from.
 //! The output tree itself is written only by a *flush*: after every [`FLUSH_EVERY`] passed
-//! nodes, at the end of each subgraph and at the end of the run. A flush takes the files whose
-//! staged content differs from what was last published (dirty tracking by hash), refuses any
-//! Python file that does not parse (it stays as last published and is reported), journals the
-//! batch (path → sha256) *before* writing, then writes each file atomically. So the output is
-//! only ever a sequence of passed states, and on resume the journal tells a batch a crash cut
-//! short (a file still at its previous hash) from a user's edit (any other hash).
+//! nodes (`--flush-every`), at the end of each subgraph and at the end of the run. A flush
+//! takes the files whose staged content differs from what was last published (dirty tracking
+//! by hash), refuses any Python file that does not parse (it stays as last published and is
+//! reported), journals the batch (path → sha256) *before* writing, then writes each file
+//! atomically. So the output is only ever a sequence of passed states, and on resume the
+//! journal tells a batch a crash cut short (a file still at its previous hash) from a user's
+//! edit (any other hash).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::checkpoint::{Checkpoint, CheckpointError, Published};
 
-use super::{Workspace, WorkspaceError, write_atomic};
+use std::os::unix::fs::PermissionsExt;
 
-/// Passed nodes between flushes (a subgraph's end and the run's end flush too).
+use super::overlay::{Overlay, OverlayError, Source};
+use super::{Workspace, WorkspaceError};
+
+/// Default number of passed nodes between flushes (`generate --flush-every`); a subgraph's
+/// end and the run's end flush too.
 pub const FLUSH_EVERY: usize = 5;
 
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +31,8 @@ pub enum PublishError {
     Workspace(#[from] WorkspaceError),
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
+    #[error(transparent)]
+    Overlay(#[from] OverlayError),
 }
 
 /// What one flush did.
@@ -82,19 +89,9 @@ pub fn dirty(
         .collect()
 }
 
-fn parses(path: &str, bytes: &[u8]) -> Result<(), String> {
-    if !path.ends_with(".py") {
-        return Ok(());
-    }
-    let text = std::str::from_utf8(bytes).map_err(|e| e.to_string())?;
-    match crate::code::check::tree_sitter_errors(text) {
-        Ok(errors) if errors.is_empty() => Ok(()),
-        Ok(errors) => Err(errors.first().map(|e| format!("{e:?}")).unwrap_or_default()),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
-/// Publishes the dirty staged files among `candidates` to `out`.
+/// Publishes the dirty staged files among `candidates` to `out`, through an [`Overlay`]: a
+/// Python file that does not parse is left out and reported; a published file that changed
+/// in the output since it was published stops the flush before anything is written.
 pub fn flush(
     work: &Workspace,
     out: &Workspace,
@@ -102,44 +99,37 @@ pub fn flush(
     candidates: &[String],
 ) -> Result<Flushed, PublishError> {
     let mut report = Flushed::default();
-    let mut batch = BTreeMap::new();
-    let mut contents = BTreeMap::new();
+    let mut overlay = Overlay::new(out.clone());
     for (path, hash) in dirty(work, checkpoint.published(), candidates) {
-        let bytes = match hash.is_empty() {
-            true => None,
-            false => {
-                Some(
-                    std::fs::read(work.path(&path)?).map_err(|source| WorkspaceError::Io {
-                        path: work.path(&path).unwrap_or_default(),
-                        source,
-                    })?,
-                )
-            }
-        };
-        if let Some(bytes) = &bytes
-            && let Err(why) = parses(&path, bytes)
-        {
-            tracing::warn!(path, "not published: it does not parse: {why}");
-            report.refused.push((path, why));
-            continue;
+        if hash.is_empty() {
+            overlay.remove(&path, Source::Generated)?;
+        } else {
+            let staged = work.path(&path)?;
+            let io = |source| WorkspaceError::Io {
+                path: staged.clone(),
+                source,
+            };
+            let bytes = std::fs::read(&staged).map_err(io)?;
+            let Ok(text) = String::from_utf8(bytes) else {
+                report.refused.push((path, "not UTF-8 text".into()));
+                continue;
+            };
+            overlay.write(&path, text, Source::Generated)?;
+            let mode = std::fs::metadata(&staged).map_err(io)?.permissions().mode();
+            overlay.set_mode(&path, mode)?;
         }
-        batch.insert(path.clone(), hash);
-        contents.insert(path, bytes);
-    }
-    checkpoint.record_flush(batch)?;
-    for (path, bytes) in contents {
-        match bytes {
-            Some(bytes) => {
-                tracing::debug!(path, "publish");
-                write_atomic(&out.path(&path)?, &bytes)?;
-                report.written.push(path);
-            }
-            None => {
-                out.remove(&path)?;
-                report.removed.push(path);
-            }
+        if let Some(last) = checkpoint.published().files.get(&path) {
+            overlay.expect_base(&path, last);
         }
     }
+    for (path, why) in overlay.unparsable() {
+        tracing::warn!(path, "not published: it does not parse: {why}");
+        overlay.discard(&path);
+        report.refused.push((path, why));
+    }
+    let done = overlay.commit(|batch| checkpoint.record_flush(batch))?;
+    report.written = done.written;
+    report.removed = done.removed;
     Ok(report)
 }
 
