@@ -79,6 +79,12 @@ enum Command {
         /// Nodes generated at once (nodes sharing a file never run together).
         #[arg(long, default_value_t = 1)]
         jobs: usize,
+        /// Passed nodes between two writes of the output tree (nodes work in a staging copy;
+        /// each subgraph's end and the run's end write too). 1 publishes every passed node.
+        #[arg(long, value_name = "N", default_value_t = zerorepo::workspace::publish::FLUSH_EVERY,
+              value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
+              env = "ZEROREPO_FLUSH_EVERY")]
+        flush_every: usize,
         #[command(flatten)]
         llm: LlmArgs,
         /// Wall-clock limit of one test run, in seconds.
@@ -345,6 +351,7 @@ async fn run(cli: Cli) -> Result<u8> {
             start_from_node,
             max_retries,
             jobs,
+            flush_every,
             llm,
             test_timeout,
             sandbox,
@@ -355,6 +362,7 @@ async fn run(cli: Cli) -> Result<u8> {
                 start_from: start_from_node,
                 max_retries,
                 jobs,
+                flush_every,
                 phases: Default::default(),
             };
             generate(

@@ -4,6 +4,10 @@
 //! A line-based scan is enough here: the files have passed `py_compile` and their tests, and
 //! only top-level module names matter. Imports inside strings could be miscounted; that costs
 //! at most an extra requirement, which the report lists for review.
+//!
+//! [`group_imports`] sorts a module's import block into PEP 8's sections. It runs at assembly,
+//! not while nodes are generated, because the model is shown the files as they are: regrouping
+//! them mid-run would change its prompts (and every recorded exchange keyed by them).
 
 use std::collections::BTreeSet;
 
@@ -46,6 +50,52 @@ fn top_level(dotted: &str) -> Option<String> {
     valid.then(|| name.to_string())
 }
 
+/// PEP 8's import sections, in the order they appear.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ImportGroup {
+    Future,
+    Stdlib,
+    ThirdParty,
+    Local,
+}
+
+/// The section of one import statement. `local` holds the project's own top-level names;
+/// relative imports are local too. `import a, b` is placed by its first module.
+pub fn import_group(statement: &str, local: &BTreeSet<String>) -> ImportGroup {
+    let words: Vec<&str> = statement.split_whitespace().collect();
+    let module = match words.as_slice() {
+        ["from", module, ..] | ["import", module, ..] => module.trim_end_matches(','),
+        _ => "",
+    };
+    if module.starts_with('.') {
+        return ImportGroup::Local;
+    }
+    match top_level(module) {
+        Some(name) if name == "__future__" => ImportGroup::Future,
+        Some(name) if local.contains(&name) => ImportGroup::Local,
+        Some(name) if is_stdlib(&name) => ImportGroup::Stdlib,
+        _ => ImportGroup::ThirdParty,
+    }
+}
+
+/// `source` with the imports at its top (after the docstring) sorted into sections,
+/// standard library, third party, local, with a blank line between sections. Within a section
+/// the order is kept. Idempotent; a module without imports comes back unchanged.
+pub fn group_imports(source: &str, local: &BTreeSet<String>) -> String {
+    use crate::code::{UnitKind, split_units};
+    let mut units = split_units(source);
+    let start = usize::from(units.first().is_some_and(|u| u.kind == UnitKind::Docstring));
+    let end = units[start..]
+        .iter()
+        .position(|u| u.kind != UnitKind::Import)
+        .map_or(units.len(), |n| start + n);
+    if end == start {
+        return source.to_string();
+    }
+    units[start..end].sort_by_key(|u| import_group(&u.text, local));
+    crate::edit::merge::render_grouped(&units, |u| import_group(&u.text, local) as u8)
+}
+
 /// The distribution that provides an import name, where the two differ, with a version range
 /// for well-known packages (lower bound: a release from the last years; upper: the next major).
 pub fn requirement_for(module: &str) -> String {
@@ -75,6 +125,29 @@ pub fn requirement_for(module: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn imports_are_grouped_stdlib_third_party_local_once() {
+        let local: BTreeSet<String> = ["ml_lib".to_string()].into();
+        let code = "\"\"\"Doc.\"\"\"\n\nfrom ml_lib.data import load\nimport numpy as np\nimport os\nfrom . import util\nimport pytest\nfrom __future__ import annotations\nimport json\n\n\ndef f():\n    return 1\n";
+        let grouped = group_imports(code, &local);
+        assert_eq!(
+            grouped,
+            "\"\"\"Doc.\"\"\"\n\nfrom __future__ import annotations\n\nimport os\nimport json\n\nimport numpy as np\nimport pytest\n\nfrom ml_lib.data import load\nfrom . import util\n\n\ndef f():\n    return 1\n"
+        );
+        assert_eq!(group_imports(&grouped, &local), grouped, "idempotent");
+        let plain = "def f():\n    return 1\n";
+        assert_eq!(group_imports(plain, &local), plain);
+        assert_eq!(import_group("import os.path", &local), ImportGroup::Stdlib);
+        assert_eq!(
+            import_group("from ml_lib import x", &local),
+            ImportGroup::Local
+        );
+        assert_eq!(
+            import_group("from sklearn import svm", &local),
+            ImportGroup::ThirdParty
+        );
+    }
 
     #[test]
     fn requirements_are_detected_from_code() {

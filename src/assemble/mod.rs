@@ -1,6 +1,7 @@
 //! From generated node files to a conventional Python project, after the last node.
 //!
-//! [`packages`] writes `__init__.py` exports and finds import cycles, [`project`] the
+//! [`imports`] groups each module's imports (stdlib / third party / local) and lists its
+//! requirements, [`packages`] writes `__init__.py` exports and finds import cycles, [`project`] the
 //! packaging metadata, [`readme`] the README, [`report`] the generation report and JUnit
 //! results; those are pure. [`validate`] checks the result (compile, `pip install -e .`,
 //! `pytest tests/` in the sandbox), and [`assemble`] runs the whole step: every file is written
@@ -141,6 +142,35 @@ fn python_sources(root: &Path) -> BTreeMap<String, String> {
     found
 }
 
+/// The generated modules and test files whose imports are not grouped stdlib / third party /
+/// local, with their regrouped text.
+fn grouped_imports(rpg: &ValidRpg, sources: &BTreeMap<String, String>) -> Vec<(String, String)> {
+    let leaves = || {
+        rpg.order
+            .iter()
+            .map(|&p| rpg.node(p))
+            .filter(|n| n.is_leaf())
+    };
+    let local: std::collections::BTreeSet<String> = leaves()
+        .filter_map(|n| n.file_path.as_deref())
+        .filter_map(|f| {
+            let dotted = crate::engine::prompt::import_path(f);
+            dotted.split('.').next().map(str::to_string)
+        })
+        .collect();
+    let files: std::collections::BTreeSet<String> = leaves()
+        .flat_map(|n| n.file_path.clone().into_iter().chain(n.test_file()))
+        .collect();
+    files
+        .into_iter()
+        .filter_map(|path| {
+            let text = sources.get(&path)?;
+            let grouped = imports::group_imports(text, &local);
+            (grouped != *text).then_some((path, grouped))
+        })
+        .collect()
+}
+
 /// Writes the project files, validates the result, writes the report and JUnit results, and
 /// commits them as one assembly commit.
 #[allow(clippy::too_many_arguments)]
@@ -149,6 +179,7 @@ pub async fn assemble(
     records: &CheckpointMap,
     checkpoint: &mut Checkpoint,
     workspace: &Workspace,
+    staging: &Workspace,
     git: &Git,
     runner: &dyn TestRunner,
     generation: &GenerationInfo,
@@ -166,6 +197,11 @@ pub async fn assemble(
         }
         Ok(())
     };
+    // The staging copy is regrouped first, so the next run's flush finds nothing to publish.
+    for (path, text) in grouped_imports(rpg, &python_sources(workspace.root())) {
+        staging.write(&path, &text)?;
+        write(&path, &text)?;
+    }
     let sources = python_sources(workspace.root());
     for (path, text) in packages::init_files(rpg, records, &sources) {
         write(&path, &text)?;

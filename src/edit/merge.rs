@@ -134,15 +134,21 @@ fn imports_module(import: &str, module: &str) -> bool {
     }
 }
 
-/// Joins units with conventional spacing: imports grouped, two blank lines around definitions.
+/// Joins units with conventional spacing: imports together, two blank lines around definitions.
 pub fn render(units: &[Unit]) -> String {
+    render_grouped(units, |_| 0)
+}
+
+/// As [`render`], with a blank line between two consecutive imports whose `group` differs
+/// (PEP 8's standard library / third party / local sections).
+pub fn render_grouped(units: &[Unit], group: impl Fn(&Unit) -> u8) -> String {
     let mut out = String::new();
     for (i, unit) in units.iter().enumerate() {
         if i > 0 {
-            let previous = &units[i - 1].kind;
-            let gap = match (previous, &unit.kind) {
-                (UnitKind::Import, UnitKind::Import) => "\n",
-                (UnitKind::Docstring, _) => "\n\n",
+            let previous = &units[i - 1];
+            let gap = match (&previous.kind, &unit.kind) {
+                (UnitKind::Import, UnitKind::Import) if group(previous) == group(unit) => "\n",
+                (UnitKind::Import, UnitKind::Import) | (UnitKind::Docstring, _) => "\n\n",
                 (_, UnitKind::Def(_)) | (UnitKind::Def(_), _) => "\n\n\n",
                 _ => "\n\n",
             };

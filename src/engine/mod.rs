@@ -54,6 +54,9 @@ pub struct GenerateOptions {
     pub max_retries: u32,
     /// Nodes run at once (nodes that share a file never do).
     pub jobs: usize,
+    /// Passed nodes between two flushes of the staging copy to the output tree (at least 1;
+    /// a subgraph's end and the run's end always flush).
+    pub flush_every: usize,
     /// Told what each node in flight is doing, for progress display.
     pub phases: PhaseSink,
 }
@@ -324,7 +327,7 @@ pub async fn generate(
     });
     let mut usage = Usage::default();
     let mut starts: Vec<Option<Instant>> = vec![None; total];
-    let mut output = Output::new(out.clone(), workspace.clone(), git);
+    let mut output = Output::new(out.clone(), workspace.clone(), git, options.flush_every);
     drain(
         &mut queue,
         &cancel,
@@ -458,6 +461,7 @@ pub async fn generate(
             &records,
             &mut checkpoint,
             &out,
+            &output.work,
             &output.git,
             context.runner.as_ref(),
             &generation,
@@ -483,6 +487,7 @@ struct Output {
     out: Workspace,
     work: Workspace,
     git: Git,
+    flush_every: usize,
     passed_since_flush: usize,
     /// Subgraphs committed (or found committed) in this run.
     done: std::collections::BTreeSet<String>,
@@ -491,11 +496,12 @@ struct Output {
 }
 
 impl Output {
-    fn new(out: Workspace, work: Workspace, git: Git) -> Output {
+    fn new(out: Workspace, work: Workspace, git: Git, flush_every: usize) -> Output {
         Output {
             out,
             work,
             git,
+            flush_every: flush_every.max(1),
             passed_since_flush: 0,
             done: Default::default(),
             touched: Default::default(),
@@ -543,7 +549,7 @@ impl Output {
     ) -> Result<(), EngineError> {
         self.touched.insert(node.subgraph().to_string());
         self.passed_since_flush += usize::from(passed);
-        if self.passed_since_flush >= publish::FLUSH_EVERY
+        if self.passed_since_flush >= self.flush_every
             || subgraph_finished(rpg, checkpoint, node.subgraph())
         {
             self.flush(rpg, checkpoint)?;

@@ -99,6 +99,18 @@ fn ml_lib_is_assembled_installable_reported_and_committed_per_subgraph() {
             "report lacks `{expected}`:\n{report}"
         );
     }
+    // Imports are grouped standard library / third party / local, in the staging copy too
+    // (else the next run would publish the ungrouped text again).
+    let neighbors = read(&out, "src/ml_lib/model/neighbors.py");
+    assert!(
+        neighbors.contains("from typing import Any\n\nfrom ml_lib.preprocessing.scaling import"),
+        "{neighbors}"
+    );
+    assert!(read(&out, "tests/test_batching.py").starts_with("import pytest\n\nfrom ml_lib."));
+    assert_eq!(
+        read(&out, ".zerorepo/work/src/ml_lib/model/neighbors.py"),
+        neighbors
+    );
     let junit = read(&out, "test_results.xml");
     assert_eq!(junit.matches("<testcase ").count(), 204);
     // One commit per subgraph, tagged, then the assembly commit; nothing left uncommitted.
@@ -244,6 +256,183 @@ fn a_file_edited_by_hand_stops_the_next_run_and_nothing_is_written() {
         generate("subgraphs20", &script_of("subgraphs20"), &out, &[]).0,
         0
     );
+}
+
+#[test]
+fn the_flush_size_decides_how_often_the_output_tree_is_written() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let flushes = |out: &Path| {
+        std::fs::read_to_string(out.join(".zerorepo/journal.jsonl"))
+            .unwrap()
+            .lines()
+            .filter(|l| l.contains("\"kind\":\"flush\""))
+            .count()
+    };
+    let every_node = dir.path().join("one");
+    let (code, _, stderr) = generate(
+        "chain",
+        &script_of("chain"),
+        &every_node,
+        &["--flush-every", "1"],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let batched = dir.path().join("five");
+    assert_eq!(generate("chain", &script_of("chain"), &batched, &[]).0, 0);
+    // chain is one subgraph of four nodes sharing a file: with the default of 5 the staged
+    // file is published once, at the subgraph's end; with 1 after each passed node.
+    assert!(
+        flushes(&every_node) >= 4 && flushes(&batched) < flushes(&every_node),
+        "{} vs {}",
+        flushes(&every_node),
+        flushes(&batched)
+    );
+    assert!(
+        tree(&every_node) == tree(&batched),
+        "same repository either way"
+    );
+    let (code, _, stderr) = generate(
+        "chain",
+        &script_of("chain"),
+        &batched,
+        &["--flush-every", "0"],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--flush-every"), "{stderr}");
+}
+
+/// A tmpfs of a few MiB mounted over a fresh directory, unmounted on drop. `None` when this
+/// process may not mount (not root, or no tmpfs): a CI run must be able to.
+struct SmallDisk {
+    _dir: tempfile::TempDir,
+    mount: std::path::PathBuf,
+}
+
+impl SmallDisk {
+    fn mount(mebibytes: u32) -> Option<SmallDisk> {
+        let dir = tempfile::tempdir().unwrap();
+        let mount = dir.path().join("disk");
+        std::fs::create_dir(&mount).unwrap();
+        let (code, _, stderr) = run(std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mebibytes}m"), "tmpfs"])
+            .arg(&mount));
+        if code != 0 {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must be able to mount a tmpfs for the disk-full test: {stderr}"
+            );
+            eprintln!("SKIPPED disk-full test: cannot mount a tmpfs here (needs root): {stderr}");
+            return None;
+        }
+        Some(SmallDisk { _dir: dir, mount })
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.mount)
+            .status();
+    }
+}
+
+/// Bytes `df` reports for `field` (`used`, `avail`) on the filesystem of `dir`.
+fn df(dir: &Path, field: &str) -> u64 {
+    let (code, stdout, stderr) = run(std::process::Command::new("df")
+        .arg(format!("--output={field}"))
+        .arg("-B1")
+        .arg(dir));
+    assert_eq!(code, 0, "{stderr}");
+    stdout.lines().nth(1).unwrap().trim().parse().unwrap()
+}
+
+/// Fills the disk of `dir` with a file until `leave` bytes stay free.
+fn fill_disk(file: &Path, leave: u64) {
+    use std::io::Write;
+    let dir = file.parent().unwrap();
+    let mut left = df(dir, "avail").saturating_sub(leave);
+    let mut filler = std::fs::File::create(file).unwrap();
+    let chunk = vec![0u8; 64 << 10];
+    while left > 0 {
+        let n = left.min(chunk.len() as u64) as usize;
+        filler.write_all(&chunk[..n]).unwrap();
+        left -= n as u64;
+    }
+    filler.sync_all().unwrap();
+}
+
+/// The disk fills up at several points of a run (git's initialisation takes about a third of
+/// the space a whole chain run needs, so the points sweep the rest): each time the run stops,
+/// or fails the node it was writing, with the reason; no file is torn or left half-written;
+/// and once space is freed a resume gives the same repository as a run that never ran out.
+#[test]
+fn a_full_disk_at_any_point_fails_cleanly_and_a_resume_completes() {
+    let Some(python) = require_python() else {
+        return;
+    };
+    let Some(disk) = SmallDisk::mount(32) else {
+        return;
+    };
+    let script = script_of("chain");
+    let dir = tempfile::tempdir().unwrap();
+    let reference = dir.path().join("reference");
+    assert_eq!(generate("chain", &script, &reference, &[]).0, 0);
+    let probe = disk.mount.join("probe");
+    let before = df(&disk.mount, "used");
+    assert_eq!(generate("chain", &script, &probe, &[]).0, 0);
+    let needed = df(&disk.mount, "used") - before;
+    std::fs::remove_dir_all(&probe).unwrap();
+    let filler = disk.mount.join("filler");
+    let mut node_failed = false;
+    for percent in [36, 40, 44, 55, 70] {
+        let out = disk.mount.join(format!("run{percent}"));
+        fill_disk(&filler, needed * percent / 100);
+        let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
+        let checkpoint_text =
+            std::fs::read_to_string(out.join(".zerorepo/journal.jsonl")).unwrap_or_default();
+        let said = format!("{stdout}{stderr}{checkpoint_text}");
+        eprintln!(
+            "{percent}% of {needed} bytes free: exit {code}, {}",
+            said.lines()
+                .find(|l| l.contains("No space left"))
+                .unwrap_or("no error")
+        );
+        assert_ne!(code, 0, "{percent}%: the run fitted in too little space?");
+        assert!(
+            said.contains("No space left on device"),
+            "{percent}%: the reason is not given:\n{said}"
+        );
+        node_failed |= checkpoint_text.contains("\"write failed: ");
+        if out.exists() {
+            let mut stack = vec![out.clone()];
+            while let Some(at) = stack.pop() {
+                for entry in std::fs::read_dir(&at).unwrap().map(Result::unwrap) {
+                    let path = entry.path();
+                    let name = path.to_string_lossy().into_owned();
+                    assert!(
+                        !name.contains("zerorepo-tmp"),
+                        "{percent}%: {name} left behind"
+                    );
+                    if path.is_dir() && !name.ends_with("/.git") {
+                        stack.push(path);
+                    }
+                }
+            }
+            assert_no_half_written_file(&out, &python);
+        }
+        std::fs::remove_file(&filler).unwrap();
+        let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
+        assert_eq!(code, 0, "{percent}%: resume failed: {stdout}\n{stderr}");
+        assert!(
+            tree(&out) == tree(&reference),
+            "{percent}%: the resumed repository differs from an uninterrupted run"
+        );
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+    assert!(node_failed, "no point of the sweep hit a node's own write");
 }
 
 /// A small deterministic generator, seeded from the clock and printed, so a failing sequence
