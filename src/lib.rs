@@ -7,7 +7,7 @@
 //! rpg.json ─ rpg (load + validate) ─ schedule (deterministic order, dependency queue)
 //!    └─ engine (test-first loop per node) ─ llm (tests, impl, fixes) ─ edit (merge answers into files)
 //!          └─ sandbox (run pytest) ─ checkpoint (journal + compact file after every node)
-//!    └─ workspace::publish (the staging copy → output tree in batches) ─ workspace::git (a commit + tag per subgraph)
+//!    └─ workspace::publish (the staging copy → output tree in batches, via workspace::overlay) ─ workspace::git (a commit + tag per subgraph)
 //!    └─ assemble (package exports, pyproject, README, docs/rpg.json, report, install + test check)
 //!    └─ report (status of a run, plan preview)
 //! ```

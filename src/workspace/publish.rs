@@ -246,4 +246,23 @@ mod tests {
         out.write("a.py", "x = 'mine'\n").unwrap();
         assert_eq!(check_output(&out, &mut reopened), ["a.py"]);
     }
+
+    #[test]
+    fn an_edit_made_during_a_run_stops_the_flush_before_any_write() {
+        let (_dir, out, work, mut checkpoint) = setup();
+        let candidates = vec!["a.py".to_string(), "b.py".to_string()];
+        work.write("a.py", "x = 1\n").unwrap();
+        flush(&work, &out, &mut checkpoint, &candidates).unwrap();
+        out.write("a.py", "x = 'mine'\n").unwrap();
+        work.write("a.py", "x = 2\n").unwrap();
+        work.write("b.py", "y = 2\n").unwrap();
+        let err = flush(&work, &out, &mut checkpoint, &candidates).unwrap_err();
+        assert!(err.to_string().contains("a.py"), "{err}");
+        assert_eq!(out.read("a.py").unwrap().as_deref(), Some("x = 'mine'\n"));
+        assert_eq!(
+            out.read("b.py").unwrap(),
+            None,
+            "nothing of the batch was written"
+        );
+    }
 }
