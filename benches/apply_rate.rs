@@ -5,8 +5,8 @@
 //! function). Prints a Markdown table (copied into reports/apply-rate.md) and the reasons for
 //! every answer that could not be applied.
 //!
-//! `cargo bench --bench apply_rate`; under `cargo test` it runs the same (it is fast) and only
-//! checks that a corpus exists.
+//! `cargo bench --bench apply_rate`; under `cargo test --all-targets` it runs the same (it is
+//! fast) and fails when the corpus holds fewer than 200 answers or fewer than 98% apply.
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
@@ -157,4 +157,13 @@ fn main() {
             println!("- {}", f.lines().next().unwrap_or(""));
         }
     }
+    // The goals of reports/apply-rate.md: at least 200 real answers, at least 98% applied.
+    assert!(
+        total >= 200,
+        "the corpus holds {total} answers; at least 200 are needed"
+    );
+    assert!(
+        applied * 100 >= total * 98,
+        "{applied}/{total} answers applied, below the 98% goal"
+    );
 }
