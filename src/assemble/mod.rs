@@ -117,29 +117,14 @@ pub fn rpg_export(rpg: &ValidRpg, records: &CheckpointMap, info: &GenerationInfo
 
 /// Every Python file of the repository (relative path → text), outside hidden directories.
 fn python_sources(root: &Path) -> BTreeMap<String, String> {
-    let mut found = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') || name == "__pycache__" {
-                continue;
-            }
-            if path.is_dir() {
-                stack.push(path);
-            } else if name.ends_with(".py")
-                && let (Ok(rel), Ok(text)) =
-                    (path.strip_prefix(root), std::fs::read_to_string(&path))
-            {
-                found.insert(rel.to_string_lossy().into_owned(), text);
-            }
-        }
-    }
-    found
+    crate::workspace::publish::files_under(root)
+        .into_iter()
+        .filter(|rel| rel.ends_with(".py"))
+        .filter_map(|rel| {
+            let text = std::fs::read_to_string(root.join(&rel)).ok()?;
+            Some((rel, text))
+        })
+        .collect()
 }
 
 /// The generated modules and test files whose imports are not grouped stdlib / third party /

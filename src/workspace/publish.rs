@@ -44,7 +44,8 @@ pub struct Flushed {
     pub refused: Vec<(String, String)>,
 }
 
-/// Every file under `root` (relative paths), for dirty tracking.
+/// Every file under `root` (relative paths), outside hidden directories (git's store, the
+/// engine's state, virtual environments) and caches, for dirty tracking and assembly.
 pub fn files_under(root: &Path) -> Vec<String> {
     let mut found = Vec::new();
     let mut stack = vec![root.to_path_buf()];
@@ -55,11 +56,11 @@ pub fn files_under(root: &Path) -> Vec<String> {
         for entry in entries.filter_map(Result::ok) {
             let path = entry.path();
             let name = entry.file_name();
-            if name == "__pycache__" || name == ".pytest_cache" {
-                continue;
-            }
             if path.is_dir() {
-                stack.push(path);
+                let hidden = name.to_string_lossy().starts_with('.');
+                if !hidden && name != "__pycache__" {
+                    stack.push(path);
+                }
             } else if let Ok(rel) = path.strip_prefix(root) {
                 let rel = rel.to_string_lossy().into_owned();
                 if !rel.contains(super::TEMP_MARKER) {
@@ -170,7 +171,7 @@ pub fn ensure_staging(out: &Path, work: &Path) -> Result<(), WorkspaceError> {
     // Only Python files: the staging copy is where tests run, and the project metadata
     // (pyproject.toml, README) is assembly's, written to the output only.
     for rel in files_under(out) {
-        if rel.starts_with(".git/") || rel.starts_with(".zerorepo/") || !rel.ends_with(".py") {
+        if !rel.ends_with(".py") {
             continue;
         }
         let to = partial.join(&rel);
