@@ -182,16 +182,17 @@ pub async fn assemble(
         }
         Ok(())
     };
+    let mut sources = python_sources(workspace.root());
     // The staging copy is regrouped first, so the next run's flush finds nothing to publish.
-    for (path, text) in grouped_imports(rpg, &python_sources(workspace.root())) {
+    for (path, text) in grouped_imports(rpg, &sources) {
         staging.write(&path, &text)?;
         write(&path, &text)?;
+        sources.insert(path, text);
     }
-    let sources = python_sources(workspace.root());
     for (path, text) in packages::init_files(rpg, records, &sources) {
         write(&path, &text)?;
+        sources.insert(path, text);
     }
-    let sources = python_sources(workspace.root());
     let info = project::project_info(rpg, records, &sources);
     write("pyproject.toml", &project::pyproject(&info))?;
     write("requirements.txt", &project::requirements(&info))?;

@@ -144,6 +144,16 @@ impl Workspace {
         }
     }
 
+    /// Current bytes of a file, or `None` if it does not exist.
+    pub fn read_bytes(&self, relative: &str) -> Result<Option<Vec<u8>>, WorkspaceError> {
+        let path = self.path(relative)?;
+        match std::fs::read(&path) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_err(&path)(e)),
+        }
+    }
+
     pub fn write(&self, relative: &str, content: &str) -> Result<(), WorkspaceError> {
         let path = self.path(relative)?;
         tracing::debug!(path = relative, bytes = content.len(), "write");
@@ -211,13 +221,7 @@ impl Workspace {
     pub fn snapshot(&self, paths: &[String]) -> Result<Snapshot, WorkspaceError> {
         let mut files = BTreeMap::new();
         for rel in paths {
-            let path = self.path(rel)?;
-            let content = match std::fs::read(&path) {
-                Ok(bytes) => Some(bytes),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-                Err(e) => return Err(io_err(&path)(e)),
-            };
-            files.insert(rel.clone(), content);
+            files.insert(rel.clone(), self.read_bytes(rel)?);
         }
         Ok(Snapshot { files })
     }

@@ -126,16 +126,12 @@ impl Overlay {
     }
 
     fn disk_text(&self, path: &str) -> Result<Option<String>, OverlayError> {
-        match self.disk_bytes(path)? {
+        match self.disk.read_bytes(path)? {
             None => Ok(None),
             Some(bytes) => String::from_utf8(bytes)
                 .map(Some)
                 .map_err(|_| OverlayError::NotText { path: path.into() }),
         }
-    }
-
-    fn disk_bytes(&self, path: &str) -> Result<Option<Vec<u8>>, WorkspaceError> {
-        disk_bytes(&self.disk, path)
     }
 
     fn entry(&mut self, path: &str, source: Source) -> Result<&mut Entry, OverlayError> {
@@ -291,7 +287,8 @@ impl Overlay {
         let mut conflicts = Vec::new();
         for (path, entry) in &self.entries {
             let now = self
-                .disk_bytes(path)?
+                .disk
+                .read_bytes(path)?
                 .as_deref()
                 .map(content_hash)
                 .unwrap_or_default();
@@ -334,18 +331,9 @@ impl Overlay {
     }
 }
 
-fn disk_bytes(disk: &Workspace, path: &str) -> Result<Option<Vec<u8>>, WorkspaceError> {
-    let full = disk.path(path)?;
-    match std::fs::read(&full) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(WorkspaceError::Io { path: full, source }),
-    }
-}
-
 /// An entry for a file the overlay has not touched yet: its disk content and hash.
 fn untouched(disk: &Workspace, path: &str, source: Source) -> Result<Entry, OverlayError> {
-    let bytes = disk_bytes(disk, path)?;
+    let bytes = disk.read_bytes(path)?;
     let content = match bytes.as_deref().map(std::str::from_utf8) {
         None => None,
         Some(Ok(text)) => Some(text.to_string()),

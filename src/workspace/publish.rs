@@ -12,14 +12,12 @@
 //! edit (any other hash).
 
 use std::collections::BTreeMap;
-use std::path::Path;
-
-use crate::checkpoint::{Checkpoint, CheckpointError, Published};
-
 use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
 
 use super::overlay::{Overlay, OverlayError, Source};
 use super::{Workspace, WorkspaceError};
+use crate::checkpoint::{Checkpoint, CheckpointError, Published};
 
 /// Default number of passed nodes between flushes (`generate --flush-every`); a subgraph's
 /// end and the run's end flush too.
