@@ -33,6 +33,7 @@ fn bwrap_cold(repo: &Path) -> Duration {
         repo: repo.to_path_buf(),
         runner_dir: repo.to_path_buf(),
         python: "/usr/bin/python3".into(),
+        wheelhouse: None,
         as_root: false,
     };
     let mut args = bwrap_args(&SandboxPolicy::default(), &layout);

@@ -44,14 +44,18 @@ if ! "$VENV/bin/python" -c 'import pytest' >/dev/null 2>&1; then
 fi
 export ZEROREPO_PYTHON="$VENV/bin/python"
 
-# setuptools as a wheel, so `pip install -e .` of a generated repository (the validation step
-# after assembly) builds offline: pip finds it here instead of an index.
+# pip and setuptools as wheels, so `pip install -e .` of a generated repository (the validation
+# step after assembly) runs offline inside the sandbox, which mounts this folder read-only: pip
+# runs from its wheel and finds setuptools here instead of an index.
 WHEELHOUSE="$ZEROREPO_CACHE/wheelhouse"
-if ! ls "$WHEELHOUSE"/setuptools-75.8.0-*.whl >/dev/null 2>&1; then
-  say "downloading the setuptools wheel into $WHEELHOUSE"
-  "$VENV/bin/python" -m pip download -q --disable-pip-version-check --no-deps \
-    --only-binary :all: -d "$WHEELHOUSE" 'setuptools==75.8.0'
-fi
+for wheel in setuptools==75.8.0 pip==24.3.1; do
+  if ! ls "$WHEELHOUSE/${wheel%%==*}-${wheel##*==}-"*.whl >/dev/null 2>&1; then
+    say "downloading the $wheel wheel into $WHEELHOUSE"
+    "$VENV/bin/python" -m pip download -q --disable-pip-version-check --no-deps \
+      --only-binary :all: -d "$WHEELHOUSE" "$wheel"
+  fi
+done
+chmod -R a+rX "$WHEELHOUSE"
 
 # The code tools (src/code): ruff is the syntax authority before every write, ty the language
 # server for references and rename. Both pinned; found in the venv without activating it.

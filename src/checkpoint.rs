@@ -314,6 +314,11 @@ impl Checkpoint {
         let mut text =
             serde_json::to_string_pretty(&self.records).map_err(|e| io_err(&path)(e.into()))?;
         text.push('\n');
+        // Unchanged bytes are not rewritten: a run that is refused (say, over a hand edit)
+        // must leave the output exactly as it found it, mtimes included.
+        if std::fs::read(&path).is_ok_and(|old| old == text.as_bytes()) {
+            return Ok(());
+        }
         Ok(write_atomic(&path, text.as_bytes())?)
     }
 }

@@ -27,6 +27,8 @@ pub mod llm;
 pub mod localize;
 pub mod progress;
 pub mod prompts;
+pub mod python;
+pub mod redact;
 pub mod report;
 pub mod rpg;
 pub mod sandbox;

@@ -74,21 +74,23 @@ enum Command {
         #[arg(long, value_name = "ID")]
         start_from_node: Option<String>,
         /// Fix attempts after the first implementation of a node.
-        #[arg(long, default_value_t = 8)]
+        #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(0..=100))]
         max_retries: u32,
         /// Nodes generated at once (nodes sharing a file never run together).
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1,
+              value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
         jobs: usize,
         /// Passed nodes between two writes of the output tree (nodes work in a staging copy;
         /// each subgraph's end and the run's end write too). 1 publishes every passed node.
         #[arg(long, value_name = "N", default_value_t = zerorepo::workspace::publish::FLUSH_EVERY,
-              value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
+              value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000),
               env = "ZEROREPO_FLUSH_EVERY")]
         flush_every: usize,
         #[command(flatten)]
         llm: LlmArgs,
-        /// Wall-clock limit of one test run, in seconds.
-        #[arg(long, default_value_t = sandbox::DEFAULT_TIMEOUT.as_secs())]
+        /// Wall-clock limit of one test run, in seconds (at most a day).
+        #[arg(long, default_value_t = sandbox::DEFAULT_TIMEOUT.as_secs(),
+              value_parser = clap::value_parser!(u64).range(1..=86_400))]
         test_timeout: u64,
         /// Where generated tests run: `auto` (bubblewrap), `bwrap`, `docker`, or `none` (no isolation at all).
         #[arg(long, value_enum, default_value = "auto", env = "ZEROREPO_SANDBOX")]
@@ -150,7 +152,8 @@ enum Command {
         #[arg(long, value_name = "S")]
         subgraph: Option<String>,
         /// How many hits to show.
-        #[arg(short, default_value_t = 5)]
+        #[arg(short, default_value_t = 5,
+              value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000))]
         k: usize,
         /// Rank by BM25 even when the embedder is there.
         #[arg(long)]
@@ -168,7 +171,8 @@ enum Command {
         /// A node id, or a unique node name.
         node: String,
         /// How many levels to follow each way (at most 5).
-        #[arg(long, default_value_t = zerorepo::localize::DEFAULT_HOPS)]
+        #[arg(long, default_value_t = zerorepo::localize::DEFAULT_HOPS,
+              value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=5))]
         hops: usize,
         /// Read the RPG from this file instead of the directory.
         #[arg(long, value_name = "PATH")]
@@ -207,8 +211,8 @@ struct LlmArgs {
     /// Environment variable that holds the API key (the key itself is never a flag).
     #[arg(long, default_value = "OPENAI_API_KEY")]
     api_key_env: String,
-    /// Seconds one HTTP call may take.
-    #[arg(long, default_value_t = 120)]
+    /// Seconds one HTTP call may take (at most a day).
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     llm_timeout: u64,
     /// Record every model exchange as JSON lines in this directory (replay with --llm replay:DIR).
     #[arg(long, value_name = "DIR")]
@@ -857,10 +861,14 @@ fn spawn_signal_handler(cancel: CancellationToken) {
                 _ = term.recv() => {}
             }
             if round == 0 {
-                eprintln!(
+                // Cancel first, and never panic on a closed stderr: a reader that went away
+                // must not keep the run from stopping cleanly.
+                cancel.cancel();
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
                     "interrupted: finishing the current write; press Ctrl-C again to quit at once"
                 );
-                cancel.cancel();
             } else {
                 std::process::exit(i32::from(exit::INTERRUPTED));
             }

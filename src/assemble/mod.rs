@@ -32,6 +32,17 @@ pub const REPORT: &str = "docs/generation_report.md";
 pub const RPG_EXPORT: &str = "docs/rpg.json";
 pub const JUNIT: &str = "test_results.xml";
 const ASSEMBLY_COMMIT: &str = "chore: assemble repository";
+/// Files assembly writes from the plan and the records on every run. A hand edit of one is
+/// not a conflict: it is rebuilt (the RPG's metadata is where such text comes from).
+pub const ASSEMBLY_FILES: &[&str] = &[
+    "pyproject.toml",
+    "requirements.txt",
+    "requirements-dev.txt",
+    "README.md",
+    RPG_EXPORT,
+    REPORT,
+    JUNIT,
+];
 
 /// How the repository was generated, for `docs/rpg.json` and the report. Times come from
 /// the checkpoint's records, not from this invocation, so a rerun that generates nothing
@@ -84,6 +95,9 @@ pub enum AssembleError {
     Git(#[from] crate::workspace::git::GitError),
     #[error(transparent)]
     Checkpoint(#[from] crate::checkpoint::CheckpointError),
+    /// Cancelled (Ctrl-C) while validating: no report was written, nothing committed.
+    #[error("interrupted while validating the assembled repository")]
+    Interrupted,
 }
 
 /// The RPG with each node's final status and the generation metadata, indented.
@@ -202,6 +216,10 @@ pub async fn assemble(
     let import_cycles = packages::import_cycles(&sources);
     let files: Vec<String> = sources.keys().cloned().collect();
     let validation = validate::validate(workspace.root(), &files, runner, cancel).await;
+    if cancel.is_cancelled() {
+        // A report of a validation cut short would say "0 collected" and be committed.
+        return Err(AssembleError::Interrupted);
+    }
     if let Some(xml) = report::junit(&validation) {
         write(JUNIT, &xml)?;
     }

@@ -49,6 +49,8 @@ pub fn project_info(
         .collect();
     let mut warnings = Vec::new();
     let name = text("project_name")
+        .map(|n| distribution_name(&n))
+        .filter(|n| !n.is_empty())
         .or_else(|| packages.iter().next().cloned())
         .unwrap_or_else(|| {
             warnings
@@ -98,7 +100,29 @@ pub fn project_info(
     }
 }
 
+/// A distribution name packaging tools accept (letters, digits, `.`, `_`, `-`, starting and
+/// ending with a letter or digit): anything else in the plan's `project_name` becomes `-`.
+fn distribution_name(text: &str) -> String {
+    let mapped: String = text
+        .trim()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    mapped
+        .trim_matches(|c: char| !c.is_ascii_alphanumeric())
+        .to_string()
+}
+
+/// The first sentence of `text` on one line (packaging metadata's summary allows no newline).
 fn first_sentence(text: &str) -> String {
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = text.as_str();
     let sentence = text
         .split(". ")
         .next()
@@ -110,8 +134,23 @@ fn first_sentence(text: &str) -> String {
     short
 }
 
+/// A TOML basic string holding exactly `text`: plan metadata may contain quotes, newlines or
+/// NUL, and each must stay inside the string (TOML forbids raw control characters there).
 fn toml_string(text: &str) -> String {
-    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
 }
 
 pub fn pyproject(info: &ProjectInfo) -> String {
@@ -177,6 +216,22 @@ pub fn requirements_dev() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hostile_project_name_and_description_become_valid_metadata() {
+        assert_eq!(distribution_name(" my lib\n[x]\0 "), "my-lib--x");
+        assert_eq!(distribution_name("ok_name-1.2"), "ok_name-1.2");
+        assert_eq!(distribution_name("\"\"\""), "");
+        assert_eq!(first_sentence("One\nline.  Two."), "One line.");
+    }
+
+    #[test]
+    fn metadata_with_newlines_quotes_and_nul_stays_one_toml_string() {
+        assert_eq!(
+            toml_string("a \"b\"\nversion = \"9\"\0\\"),
+            r#""a \"b\"\nversion = \"9\"\u0000\\""#
+        );
+    }
 
     fn info() -> ProjectInfo {
         ProjectInfo {

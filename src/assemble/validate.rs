@@ -2,23 +2,21 @@
 //! with `pip install -e .` into a fresh virtual environment, and `pytest tests/` runs in the
 //! sandbox.
 //!
-//! The install runs on a copy of the repository, because setuptools writes `*.egg-info` next
-//! to the sources and the output must not change behind the user's back. It works offline:
-//! pip builds with setuptools from the wheelhouse that `scripts/setup.sh` fills
-//! (`$XDG_CACHE_HOME/zerorepo/wheelhouse`, or `ZEROREPO_WHEELHOUSE`). Installing does not run
-//! generated code; the tests, which do, run only in the sandbox.
+//! Installing a package runs its build code, and a plan or a model writes that code, so the
+//! install runs where the tests run: in the sandbox ([`TestRunner::check_install`]), on a copy
+//! of the repository made inside it (setuptools writes `*.egg-info` next to the sources, and
+//! the output must not change behind the user's back). It works offline: pip and setuptools
+//! come from the wheelhouse that `scripts/setup.sh` fills (`~/.cache/zerorepo/wheelhouse`, or
+//! `ZEROREPO_WHEELHOUSE`), mounted read-only. On the host only Python's `compile()` reads the
+//! files, which parses them and runs nothing.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
-use std::time::Duration;
 
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::sandbox::{TestOutcome, TestRunner};
-
-/// pip gets this long to build and install.
-const INSTALL_TIMEOUT: Duration = Duration::from_secs(300);
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Check {
@@ -47,18 +45,6 @@ pub struct Validation {
     pub tests: Option<TestSummary>,
 }
 
-/// `$ZEROREPO_WHEELHOUSE`, else `wheelhouse` next to the models' cache directory.
-pub fn wheelhouse_dir() -> PathBuf {
-    std::env::var_os("ZEROREPO_WHEELHOUSE")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            let models = crate::llm::model::models_dir();
-            models
-                .parent()
-                .map_or_else(|| PathBuf::from("wheelhouse"), |p| p.join("wheelhouse"))
-        })
-}
-
 fn python() -> String {
     std::env::var("ZEROREPO_PYTHON").unwrap_or_else(|_| "python3".into())
 }
@@ -70,7 +56,7 @@ pub async fn validate(
     cancel: &CancellationToken,
 ) -> Validation {
     let syntax_errors = compile_all(repo, python_files).await;
-    let install = install(repo).await;
+    let install = install(repo, runner, cancel).await;
     let tests = if repo.join("tests").is_dir() {
         Some(match runner.run_tests(repo, "tests", cancel).await {
             Ok(run) => TestSummary {
@@ -128,93 +114,40 @@ async fn compile_all(repo: &Path, files: &[String]) -> Vec<String> {
     }
 }
 
-async fn install(repo: &Path) -> Check {
-    let work = match tempfile::tempdir() {
-        Ok(dir) => dir,
-        Err(e) => return failed(format!("cannot create a temp dir: {e}")),
+/// `pip install -e .` runs the package's build code, so it runs where the tests run: in the
+/// sandbox, on a copy of the repository, offline (see [`TestRunner::check_install`]).
+async fn install(repo: &Path, runner: &dyn TestRunner, cancel: &CancellationToken) -> Check {
+    let run = match runner.check_install(repo, cancel).await {
+        Ok(run) => run,
+        Err(e) => return failed(format!("`pip install -e .` could not run: {e}")),
     };
-    let copy = work.path().join("repo");
-    if let Err(e) = copy_tree(repo, &copy) {
-        return failed(format!("cannot copy the repository: {e}"));
-    }
-    let venv = work.path().join("venv");
-    let created = run(tokio::process::Command::new(python())
-        .args(["-m", "venv"])
-        .arg(&venv))
-    .await;
-    if let Err(e) = created {
-        return failed(format!("`{} -m venv` failed: {e}", python()));
-    }
-    let wheelhouse = wheelhouse_dir();
-    let mut pip = tokio::process::Command::new(venv.join("bin/pip"));
-    pip.args(["install", "--no-index", "--disable-pip-version-check", "-q"]);
-    if wheelhouse.is_dir() {
-        pip.arg("--find-links").arg(&wheelhouse);
-    } else {
-        // Without a wheelhouse pip cannot fetch setuptools offline; use the venv's own.
-        pip.arg("--no-build-isolation");
-    }
-    pip.arg("-e").arg(&copy);
-    match run(&mut pip).await {
-        Ok(()) => Check {
+    if run.exit_code == Some(0) && !run.timed_out && !run.cancelled {
+        return Check {
             ok: true,
-            detail: "`pip install -e .` succeeded in a fresh virtual environment".into(),
-        },
-        Err(e) => failed(format!(
-            "`pip install -e .` failed{}: {e}",
-            if wheelhouse.is_dir() {
-                String::new()
-            } else {
-                format!(
-                    " (no wheelhouse at {}; run scripts/setup.sh)",
-                    wheelhouse.display()
-                )
-            }
-        )),
+            detail: format!(
+                "`pip install -e .` succeeded in a fresh virtual environment (sandbox: {})",
+                run.sandbox
+            ),
+        };
     }
+    let why = if run.timed_out {
+        format!("timed out after {:.0?}", run.duration)
+    } else if let Some(signal) = &run.killed_by {
+        format!("killed by {signal}")
+    } else {
+        let tail: Vec<&str> = run.output.lines().rev().take(8).collect();
+        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+    };
+    let hint = match crate::sandbox::wheelhouse_dir() {
+        Some(dir) if dir.is_dir() => String::new(),
+        dir => format!(
+            " (no wheelhouse at {}; run scripts/setup.sh)",
+            dir.unwrap_or_default().display()
+        ),
+    };
+    failed(format!("`pip install -e .` failed{hint}: {why}"))
 }
 
 fn failed(detail: String) -> Check {
     Check { ok: false, detail }
-}
-
-async fn run(command: &mut tokio::process::Command) -> Result<(), String> {
-    command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let output = tokio::time::timeout(INSTALL_TIMEOUT, command.output())
-        .await
-        .map_err(|_| format!("timed out after {INSTALL_TIMEOUT:?}"))?
-        .map_err(|e| e.to_string())?;
-    if output.status.success() {
-        return Ok(());
-    }
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let tail: Vec<&str> = text.lines().rev().take(8).collect();
-    Err(tail.into_iter().rev().collect::<Vec<_>>().join("\n"))
-}
-
-/// Copies the repository without the engine's state and git's.
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let name = entry.file_name();
-        if name == ".git" || name == crate::engine::STATE_DIR {
-            continue;
-        }
-        let kind = entry.file_type()?;
-        if kind.is_dir() {
-            copy_tree(&entry.path(), &to.join(&name))?;
-        } else if kind.is_file() {
-            std::fs::copy(entry.path(), to.join(&name))?;
-        }
-    }
-    Ok(())
 }

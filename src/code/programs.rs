@@ -22,7 +22,8 @@ pub fn find(name: &str) -> Option<PathBuf> {
     })
 }
 
-fn on_path(name: &str) -> Option<PathBuf> {
+/// `name` on `PATH` only.
+pub fn on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
         .map(|dir| dir.join(name))

@@ -8,6 +8,7 @@
 
 pub mod examples;
 pub mod node;
+pub mod outdir;
 pub mod prompt;
 
 use std::path::PathBuf;
@@ -206,6 +207,10 @@ pub async fn generate(
     mut progress: impl FnMut(Progress),
 ) -> Result<Summary, EngineError> {
     let started = Instant::now();
+    let problems = outdir::problems(&options.out);
+    if !problems.is_empty() {
+        return Err(EngineError::BadInput(problems.join("\n")));
+    }
     check_output_paths(&rpg.rpg, &options.out, ENGINE_FILES)
         .map_err(|errors| bad_input(&errors))?;
     let start_index = match &options.start_from {
@@ -233,6 +238,12 @@ pub async fn generate(
         path: options.out.clone(),
         source,
     })?;
+    let leftovers = crate::sandbox::leftovers::clean();
+    if leftovers > 0 {
+        progress(Progress::Notice(format!(
+            "removed {leftovers} temp dir(s) and cgroup(s) left by a killed run"
+        )));
+    }
     let stale = out.remove_stale_temp_files()?;
     if stale > 0 {
         progress(Progress::Notice(format!(
@@ -253,7 +264,17 @@ pub async fn generate(
             opened.resumed
         )));
     }
-    let edited = publish::check_output(&out, &mut checkpoint);
+    let (rebuilt, edited): (Vec<String>, Vec<String>) =
+        publish::check_output(&out, &mut checkpoint)
+            .into_iter()
+            .partition(|path| crate::assemble::ASSEMBLY_FILES.contains(&path.as_str()));
+    if !rebuilt.is_empty() {
+        progress(Progress::Notice(format!(
+            "{} changed by hand; assembly rebuilds {} from the plan (edit the RPG's metadata instead)",
+            rebuilt.join(", "),
+            if rebuilt.len() == 1 { "it" } else { "them" }
+        )));
+    }
     if !edited.is_empty() {
         return Err(EngineError::BadInput(format!(
             "{} changed since zerorepo wrote {}: {}\nzerorepo would overwrite or revert {}. \
@@ -468,13 +489,15 @@ pub async fn generate(
             &cancel,
         )
         .await;
-        summary.assembly = Some(match assembly {
-            Ok(assembly) => assembly,
+        match assembly {
+            Ok(assembly) => summary.assembly = Some(assembly),
+            // Ctrl-C during validation: nothing is reported or committed; a rerun assembles.
+            Err(crate::assemble::AssembleError::Interrupted) => summary.interrupted = true,
             Err(e) => {
                 context.runner.shutdown().await;
                 return Err(e.into());
             }
-        });
+        }
     }
     context.runner.shutdown().await;
     summary.duration_ms = started.elapsed().as_millis() as u64;

@@ -115,11 +115,8 @@ fn write_composite(ctx: &Context, node: &Node) -> Result<NodeResult, WorkspaceEr
     ensure_packages(ctx, &file)?;
     let existing = ctx.workspace.read(&file)?.unwrap_or_default();
     let doc = node.docstring.as_deref().unwrap_or("").trim();
-    let quoted = if doc.contains('\n') {
-        format!("\"\"\"{doc}\n\"\"\"")
-    } else {
-        format!("\"\"\"{doc}\"\"\"")
-    };
+    // Plan text is untrusted: escaped, so a `"""` in it cannot end the string and inject code.
+    let quoted = crate::python::docstring_literal(doc);
     let merged = if doc.is_empty() {
         existing
     } else {

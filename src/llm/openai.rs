@@ -17,7 +17,9 @@ use super::{LlmError, LlmProvider, LlmRequest, LlmResponse, Usage};
 pub struct ApiKey(String);
 
 impl ApiKey {
+    /// Also registers the key with [`crate::redact`], so no test run's output can carry it.
     pub fn new(key: String) -> ApiKey {
+        crate::redact::register(&key);
         ApiKey(key)
     }
 
@@ -25,7 +27,7 @@ impl ApiKey {
         std::env::var(var)
             .ok()
             .filter(|k| !k.is_empty())
-            .map(ApiKey)
+            .map(ApiKey::new)
     }
 }
 

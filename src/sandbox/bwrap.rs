@@ -18,11 +18,13 @@ use tokio_util::sync::CancellationToken;
 
 use super::cgroup::CgroupGuard;
 use super::policy::SandboxPolicy;
-use super::warm::{RUNNER_PY, Session, SessionResources, WarmChannel, WarmPool};
+use super::warm::{Job, RUNNER_PY, Session, SessionResources, WarmChannel, WarmPool};
 use super::{SandboxError, TestRun, TestRunner};
 
 pub const REPO_IN_SANDBOX: &str = "/repo";
 pub const RUNNER_IN_SANDBOX: &str = "/opt/zerorepo";
+/// Where the wheelhouse (setuptools and pip wheels for the install check) is mounted.
+pub const WHEELHOUSE_IN_SANDBOX: &str = "/opt/wheelhouse";
 /// The interpreter inside the sandbox; only `/usr` is mounted, so it must live there.
 pub const DEFAULT_PYTHON: &str = "/usr/bin/python3";
 
@@ -33,6 +35,8 @@ pub struct BwrapLayout {
     /// Host directory holding `runner.py`.
     pub runner_dir: PathBuf,
     pub python: PathBuf,
+    /// Host directory of wheels for the install check, mounted read-only when present.
+    pub wheelhouse: Option<PathBuf>,
     /// Running as root: map the sandbox user to uid/gid 65534 explicitly.
     pub as_root: bool,
 }
@@ -87,6 +91,10 @@ pub fn bwrap_args(policy: &SandboxPolicy, layout: &BwrapLayout) -> Vec<String> {
         &runner,
         RUNNER_IN_SANDBOX,
     ]);
+    if let Some(wheelhouse) = &layout.wheelhouse {
+        let wheelhouse = wheelhouse.display().to_string();
+        push(&["--ro-bind", &wheelhouse, WHEELHOUSE_IN_SANDBOX]);
+    }
     push(&[
         "--remount-ro",
         "/",
@@ -97,23 +105,45 @@ pub fn bwrap_args(policy: &SandboxPolicy, layout: &BwrapLayout) -> Vec<String> {
     for (name, value) in policy.environment(REPO_IN_SANDBOX) {
         push(&["--setenv", &name, &value]);
     }
+    args.extend(runner_command(layout));
+    args
+}
+
+/// The command bubblewrap runs: the warm runner, by sandbox paths only (it is what the
+/// sandbox sees as its command line; every option with a host path goes through `--args`).
+pub fn runner_command(layout: &BwrapLayout) -> Vec<String> {
     let python = layout.python.display().to_string();
     let script = format!("{RUNNER_IN_SANDBOX}/runner.py");
-    push(&[&python, &script, "--sweep", "--repo", REPO_IN_SANDBOX]);
-    args
+    [&python, &script, "--sweep", "--repo", REPO_IN_SANDBOX]
+        .map(String::from)
+        .to_vec()
 }
 
 /// A world-readable temp directory holding `runner.py`, mounted read-only into sandboxes
 /// (uid 65534 must be able to read it).
 pub fn runner_dir() -> Result<tempfile::TempDir, SandboxError> {
     let dir = tempfile::Builder::new()
-        .prefix("zerorepo-runner-")
+        .prefix(&super::leftovers::temp_prefix("runner"))
         .tempdir()?;
     let script = dir.path().join("runner.py");
     std::fs::write(&script, RUNNER_PY)?;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644))?;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
     Ok(dir)
+}
+
+/// The arguments, NUL-separated as `bwrap --args FD` reads them, in a private temp file.
+fn args_file(args: &[String]) -> Result<tempfile::NamedTempFile, SandboxError> {
+    use std::io::Write;
+    let mut file = tempfile::Builder::new()
+        .prefix(&super::leftovers::temp_prefix("bwrap-args"))
+        .tempfile()?;
+    for arg in args {
+        file.write_all(arg.as_bytes())?;
+        file.write_all(b"\0")?;
+    }
+    file.flush()?;
+    Ok(file)
 }
 
 /// What a bubblewrap session holds: dropping the child (kill_on_drop) ends bubblewrap and,
@@ -150,13 +180,7 @@ impl BwrapRunner {
                 python.display()
             )));
         }
-        let runner_dir = tempfile::Builder::new()
-            .prefix("zerorepo-runner-")
-            .tempdir()?;
-        let script = runner_dir.path().join("runner.py");
-        std::fs::write(&script, RUNNER_PY)?;
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644))?;
-        std::fs::set_permissions(runner_dir.path(), std::fs::Permissions::from_mode(0o755))?;
+        let runner_dir = runner_dir()?;
         Ok(BwrapRunner {
             policy,
             python,
@@ -171,13 +195,17 @@ impl BwrapRunner {
             repo: repo.to_path_buf(),
             runner_dir: self.runner_dir.path().to_path_buf(),
             python: self.python.clone(),
+            wheelhouse: super::wheelhouse_dir().filter(|w| w.is_dir()),
             as_root: self.as_root,
         }
     }
 
     async fn start(&self, repo: &Path) -> Result<Session, SandboxError> {
         let repo = repo.canonicalize()?;
-        let args = bwrap_args(&self.policy, &self.layout(&repo));
+        let layout = self.layout(&repo);
+        let mut options = bwrap_args(&self.policy, &layout);
+        let command_line = runner_command(&layout);
+        options.truncate(options.len() - command_line.len());
         let cgroup = if self.as_root {
             let name = format!(
                 "zerorepo-{}-{}",
@@ -197,20 +225,32 @@ impl BwrapRunner {
         } else {
             None
         };
-        let mut command = match &cgroup {
-            // Join the cgroup(s) from inside the process that becomes bubblewrap: no race.
-            Some(guard) => {
-                let mut c = tokio::process::Command::new("/bin/sh");
-                c.arg("-c")
-                    .arg(r#"while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@""#)
-                    .arg("zerorepo-sandbox");
-                c.args(guard.procs_files()).arg("--").arg("bwrap");
-                c
-            }
-            None => tokio::process::Command::new("bwrap"),
-        };
+        // The options go through a file read on fd 3 (`--args 3`), so the sandbox's
+        // `/proc/1/cmdline` shows `bwrap --args 3 <runner>`, not the output's host path.
+        let args_file = args_file(&options)?;
+        let bwrap = crate::code::programs::on_path("bwrap").ok_or_else(|| SandboxError::Spawn {
+            program: "bwrap".into(),
+            source: std::io::Error::new(std::io::ErrorKind::NotFound, "not found on PATH"),
+        })?;
+        // Joining the cgroup(s) happens inside the process that becomes bubblewrap: no race.
+        let mut command = tokio::process::Command::new("/bin/sh");
         command
-            .args(&args)
+            .arg("-c")
+            .arg(r#"unset PWD OLDPWD; bwrap=$1; args=$2; shift 2; while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$bwrap" --args 3 "$@" 3<"$args""#)
+            .arg("zerorepo-sandbox")
+            .arg(&bwrap)
+            .arg(args_file.path());
+        if let Some(guard) = &cgroup {
+            command.args(guard.procs_files());
+        }
+        // bubblewrap becomes PID 1 of the sandbox, and anything inside can read PID 1's
+        // environment: it must not inherit ours (API keys). `--clearenv` only clears the child's.
+        command
+            .arg("--")
+            .args(&command_line)
+            .env_clear()
+            .env("PATH", "/usr/bin:/bin")
+            .current_dir("/") // sh exports PWD: our working directory is a host path too
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -236,6 +276,8 @@ impl BwrapRunner {
         let (channel, hello) =
             started.map_err(|e| SandboxError::Failed(format!("the sandbox did not start: {e}")))?;
         tracing::debug!(repo = %repo.display(), "sandbox ready: {}", hello.trim());
+        // bubblewrap has read its arguments once the runner inside says hello.
+        drop(args_file);
         let resources = Box::new(BwrapResources {
             _child: child,
             _cgroup: cgroup,
@@ -245,6 +287,21 @@ impl BwrapRunner {
             channel,
             resources,
         })
+    }
+
+    async fn run_job(
+        &self,
+        repo: &Path,
+        job: Job<'_>,
+        policy: SandboxPolicy,
+        cancel: &CancellationToken,
+    ) -> Result<TestRun, SandboxError> {
+        let repo = repo.canonicalize()?;
+        self.pool
+            .run(self.name(), &repo, job, &policy, cancel, || {
+                self.start(&repo)
+            })
+            .await
     }
 
     /// The per-run policy: as a normal user RLIMIT_NPROC counts every process of the user, so
@@ -285,7 +342,7 @@ impl TestRunner for BwrapRunner {
 
     async fn check_ready(&self) -> Result<(), SandboxError> {
         let probe = tempfile::Builder::new()
-            .prefix("zerorepo-probe-")
+            .prefix(&super::leftovers::temp_prefix("probe"))
             .tempdir()?;
         std::fs::set_permissions(probe.path(), std::fs::Permissions::from_mode(0o755))?;
         self.start(probe.path()).await.map(drop).map_err(|e| {
@@ -302,13 +359,17 @@ impl TestRunner for BwrapRunner {
         test_file: &str,
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError> {
-        let repo = repo.canonicalize()?;
-        let policy = self.run_policy();
-        self.pool
-            .run(self.name(), &repo, test_file, &policy, cancel, || {
-                self.start(&repo)
-            })
+        self.run_job(repo, Job::Tests(test_file), self.run_policy(), cancel)
             .await
+    }
+
+    async fn check_install(
+        &self,
+        repo: &Path,
+        cancel: &CancellationToken,
+    ) -> Result<TestRun, SandboxError> {
+        let policy = self.run_policy().for_install();
+        self.run_job(repo, Job::Install, policy, cancel).await
     }
 
     async fn shutdown(&self) {
@@ -326,6 +387,7 @@ mod tests {
             repo: "/out/repo".into(),
             runner_dir: "/tmp/zr".into(),
             python: "/usr/bin/python3".into(),
+            wheelhouse: Some("/cache/wheelhouse".into()),
             as_root: true,
         };
         let policy = SandboxPolicy {
@@ -336,7 +398,8 @@ mod tests {
             --unshare-user --uid 65534 --gid 65534 \
             --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
             --symlink usr/sbin /sbin --dev /dev --proc /proc --size 67108864 --tmpfs /tmp --dir /etc \
-            --ro-bind /out/repo /repo --ro-bind /tmp/zr /opt/zerorepo --remount-ro / --chdir /repo --clearenv \
+            --ro-bind /out/repo /repo --ro-bind /tmp/zr /opt/zerorepo \
+            --ro-bind /cache/wheelhouse /opt/wheelhouse --remount-ro / --chdir /repo --clearenv \
             --setenv PATH /usr/local/bin:/usr/bin:/bin --setenv HOME /tmp --setenv TMPDIR /tmp \
             --setenv PYTHONDONTWRITEBYTECODE 1 --setenv PYTHONHASHSEED 0 --setenv PYTHONPATH /repo/src:/repo \
             /usr/bin/python3 /opt/zerorepo/runner.py --sweep --repo /repo";
@@ -349,6 +412,7 @@ mod tests {
             repo: "/r".into(),
             runner_dir: "/d".into(),
             python: "/usr/bin/python3".into(),
+            wheelhouse: None,
             as_root: false,
         };
         let policy = SandboxPolicy {

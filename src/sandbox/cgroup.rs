@@ -81,6 +81,29 @@ fn write(path: &Path, value: u64) -> Result<(), String> {
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// Cgroups whose name says they belong to a zerorepo process that no longer exists (one
+/// killed with `kill -9` leaves its sandbox's cgroup behind): their processes are killed and
+/// the directories removed. Returns how many were removed.
+pub fn remove_stale() -> usize {
+    let root = Path::new(ROOT);
+    let mut removed = 0;
+    for parent in [root.to_path_buf(), root.join("pids"), root.join("memory")] {
+        let Ok(entries) = std::fs::read_dir(&parent) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if super::leftovers::owner_is_gone(&name) && entry.path().is_dir() {
+                drop(CgroupGuard {
+                    dirs: vec![entry.path()],
+                });
+                removed += usize::from(!entry.path().exists());
+            }
+        }
+    }
+    removed
+}
+
 impl Drop for CgroupGuard {
     fn drop(&mut self) {
         for _ in 0..50 {

@@ -28,7 +28,7 @@ use tokio::io::BufReader;
 use tokio_util::sync::CancellationToken;
 
 use super::policy::SandboxPolicy;
-use super::warm::{Session, SessionResources, WarmChannel, WarmPool};
+use super::warm::{Job, Session, SessionResources, WarmChannel, WarmPool};
 use super::{SandboxError, TestRun, TestRunner};
 
 pub const DEFAULT_IMAGE: &str = "zerorepo-sandbox:py3";
@@ -41,17 +41,27 @@ pub struct DockerLayout {
     pub image: String,
     pub repo: PathBuf,
     pub runner_dir: PathBuf,
+    /// Host directory of wheels for the install check, mounted read-only when present.
+    pub wheelhouse: Option<PathBuf>,
 }
 
 /// The whole container configuration for a policy and layout (pure; tests compare it whole).
 pub fn container_config(policy: &SandboxPolicy, layout: &DockerLayout) -> ContainerCreateBody {
     let memory = i64::try_from(policy.memory_bytes()).unwrap_or(i64::MAX);
     let repo_mode = if policy.repo_read_only { "ro" } else { "rw" };
+    let mut binds = vec![
+        format!("{}:{REPO_IN_CONTAINER}:{repo_mode}", layout.repo.display()),
+        format!("{}:{RUNNER_IN_CONTAINER}:ro", layout.runner_dir.display()),
+    ];
+    if let Some(wheelhouse) = &layout.wheelhouse {
+        binds.push(format!(
+            "{}:{}:ro",
+            wheelhouse.display(),
+            super::bwrap::WHEELHOUSE_IN_SANDBOX
+        ));
+    }
     let host_config = HostConfig {
-        binds: Some(vec![
-            format!("{}:{REPO_IN_CONTAINER}:{repo_mode}", layout.repo.display()),
-            format!("{}:{RUNNER_IN_CONTAINER}:ro", layout.runner_dir.display()),
-        ]),
+        binds: Some(binds),
         network_mode: Some(if policy.network { "bridge" } else { "none" }.into()),
         memory: Some(memory),
         memory_swap: Some(memory),
@@ -155,6 +165,22 @@ impl DockerRunner {
         })
     }
 
+    async fn run_job(
+        &self,
+        repo: &Path,
+        job: Job<'_>,
+        policy: &SandboxPolicy,
+        cancel: &CancellationToken,
+    ) -> Result<TestRun, SandboxError> {
+        let repo = repo.canonicalize()?;
+        let docker = self.client().await?;
+        self.pool
+            .run(self.name(), &repo, job, policy, cancel, || {
+                self.start(docker, &repo)
+            })
+            .await
+    }
+
     async fn client(&self) -> Result<&Docker, SandboxError> {
         self.client.get_or_try_init(connect).await
     }
@@ -164,6 +190,7 @@ impl DockerRunner {
             image: self.image.clone(),
             repo: repo.to_path_buf(),
             runner_dir: self.runner_dir.path().to_path_buf(),
+            wheelhouse: super::wheelhouse_dir().filter(|w| w.is_dir()),
         };
         let name = format!(
             "zerorepo-{}-{}",
@@ -272,13 +299,17 @@ impl TestRunner for DockerRunner {
         test_file: &str,
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError> {
-        let repo = repo.canonicalize()?;
-        let docker = self.client().await?;
-        self.pool
-            .run(self.name(), &repo, test_file, &self.policy, cancel, || {
-                self.start(docker, &repo)
-            })
+        self.run_job(repo, Job::Tests(test_file), &self.policy, cancel)
             .await
+    }
+
+    async fn check_install(
+        &self,
+        repo: &Path,
+        cancel: &CancellationToken,
+    ) -> Result<TestRun, SandboxError> {
+        let policy = self.policy.for_install();
+        self.run_job(repo, Job::Install, &policy, cancel).await
     }
 
     async fn shutdown(&self) {
@@ -448,6 +479,7 @@ mod tests {
             image: "img:1".into(),
             repo: "/out/repo".into(),
             runner_dir: "/tmp/zr".into(),
+            wheelhouse: Some("/cache/wheelhouse".into()),
         };
         let policy = SandboxPolicy {
             env_allowlist: vec![],
@@ -467,7 +499,7 @@ mod tests {
             "HostConfig": {
                 "Memory": 536870912, "NanoCpus": 1000000000, "MemorySwap": 536870912, "PidsLimit": 64,
                 "Ulimits": [{"Name": "core", "Soft": 0, "Hard": 0}],
-                "Binds": ["/out/repo:/repo:ro", "/tmp/zr:/opt/zerorepo:ro"],
+                "Binds": ["/out/repo:/repo:ro", "/tmp/zr:/opt/zerorepo:ro", "/cache/wheelhouse:/opt/wheelhouse:ro"],
                 "NetworkMode": "none", "AutoRemove": true, "CapDrop": ["ALL"], "ReadonlyRootfs": true,
                 "SecurityOpt": ["no-new-privileges"],
                 "Tmpfs": {"/tmp": "rw,nosuid,nodev,size=64m,mode=1777"}

@@ -15,6 +15,8 @@ use super::{SandboxError, TestRun, TestRunner, parse_pytest_summary};
 
 /// Kept from the end of the output; pytest's summary and tracebacks are at the end.
 const OUTPUT_CAP: usize = 16 * 1024;
+/// The install check gets at least this long (pip is slow on a busy machine).
+const INSTALL_TIMEOUT: Duration = Duration::from_secs(300);
 
 #[derive(Debug, Clone)]
 pub struct LocalRunner {
@@ -69,18 +71,53 @@ impl TestRunner for LocalRunner {
         test_file: &str,
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError> {
-        let capture = tempfile::NamedTempFile::new()?;
+        let args = [
+            "-m",
+            "pytest",
+            "-q",
+            "--tb=short",
+            "-p",
+            "no:cacheprovider",
+            test_file,
+        ];
+        self.run(repo, &args.map(String::from), self.timeout, cancel)
+            .await
+    }
+
+    /// On the host, like the tests: `--sandbox none` is the user's choice to isolate nothing.
+    async fn check_install(
+        &self,
+        repo: &Path,
+        cancel: &CancellationToken,
+    ) -> Result<TestRun, SandboxError> {
+        let runner = super::bwrap::runner_dir()?;
+        let wheelhouse = super::wheelhouse_dir().unwrap_or_default();
+        let args = [
+            runner.path().join("runner.py").display().to_string(),
+            "--install".into(),
+            repo.display().to_string(),
+            wheelhouse.display().to_string(),
+        ];
+        let timeout = self.timeout.max(INSTALL_TIMEOUT);
+        self.run(repo, &args, timeout, cancel).await
+    }
+}
+
+impl LocalRunner {
+    /// `python ARGS` in `repo`, in its own process group, output captured to a file.
+    async fn run(
+        &self,
+        repo: &Path,
+        args: &[String],
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<TestRun, SandboxError> {
+        let capture = tempfile::Builder::new()
+            .prefix(&super::leftovers::temp_prefix("capture"))
+            .tempfile()?;
         let started = Instant::now();
         let mut child = tokio::process::Command::new(&self.python)
-            .args([
-                "-m",
-                "pytest",
-                "-q",
-                "--tb=short",
-                "-p",
-                "no:cacheprovider",
-                test_file,
-            ])
+            .args(args)
             .current_dir(repo)
             .env("PYTHONPATH", "src:.")
             .env("PYTHONDONTWRITEBYTECODE", "1")
@@ -98,7 +135,7 @@ impl TestRunner for LocalRunner {
         let (mut timed_out, mut cancelled) = (false, false);
         let exit = tokio::select! {
             status = child.wait() => Some(status?),
-            _ = tokio::time::sleep(self.timeout) => { timed_out = true; None }
+            _ = tokio::time::sleep(timeout) => { timed_out = true; None }
             _ = cancel.cancelled() => { cancelled = true; None }
         };
         if exit.is_none() {
@@ -106,7 +143,7 @@ impl TestRunner for LocalRunner {
             let _ = child.wait().await;
         }
         let duration = started.elapsed();
-        let output = read_tail(capture.path(), OUTPUT_CAP)?;
+        let output = crate::redact::redact(&read_tail(capture.path(), OUTPUT_CAP)?).into_owned();
         let (passed, failed, errors) = parse_pytest_summary(&output);
         let signal = exit.and_then(|s| std::os::unix::process::ExitStatusExt::signal(&s));
         Ok(TestRun {

@@ -12,6 +12,7 @@
 pub mod bwrap;
 pub mod cgroup;
 pub mod docker;
+pub mod leftovers;
 pub mod local;
 pub mod policy;
 pub mod warm;
@@ -161,6 +162,23 @@ pub trait TestRunner: Send + Sync {
         test_file: &str,
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError>;
+    /// The install check, where the tests run (installing a package runs its build code):
+    /// `pip install -e` of a copy of `repo` into a fresh venv, offline, with pip and
+    /// setuptools from the wheelhouse ([`wheelhouse_dir`]). Exit code 0 means it installed.
+    async fn check_install(
+        &self,
+        repo: &Path,
+        cancel: &CancellationToken,
+    ) -> Result<TestRun, SandboxError>;
+}
+
+/// `$ZEROREPO_WHEELHOUSE`, else `$ZEROREPO_CACHE/wheelhouse`, else
+/// `~/.cache/zerorepo/wheelhouse`: where `scripts/setup.sh` puts the pip and setuptools wheels.
+pub fn wheelhouse_dir() -> Option<std::path::PathBuf> {
+    if let Some(dir) = std::env::var_os("ZEROREPO_WHEELHOUSE") {
+        return Some(dir.into());
+    }
+    crate::code::programs::venv_dir().and_then(|venv| venv.parent().map(|c| c.join("wheelhouse")))
 }
 
 /// Default wall-clock limit for one test run (the seed's 30 s).

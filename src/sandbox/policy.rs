@@ -6,6 +6,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+/// Wall-clock and CPU seconds the install check may take.
+const INSTALL_SECONDS: u64 = 300;
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SandboxPolicy {
@@ -51,6 +54,16 @@ impl Default for SandboxPolicy {
 impl SandboxPolicy {
     pub fn wall_timeout(&self) -> Duration {
         Duration::from_secs(self.wall_timeout_secs)
+    }
+
+    /// The policy for the install check (`pip install -e .` offline): the same isolation, with
+    /// time for pip to build (it is slow on a busy 2-core machine, not dangerous).
+    pub fn for_install(&self) -> SandboxPolicy {
+        SandboxPolicy {
+            wall_timeout_secs: self.wall_timeout_secs.max(INSTALL_SECONDS),
+            cpu_seconds: self.cpu_seconds.max(INSTALL_SECONDS),
+            ..self.clone()
+        }
     }
 
     pub fn memory_bytes(&self) -> u64 {

@@ -4,6 +4,10 @@ Protocol: JSON lines. Requests on stdin, responses on stdout (nothing else is ev
 there). The first line out is {"ready": true, ...}. A request:
   {"id": 1, "args": ["-q", "tests/test_x.py"], "timeout": 30, "cpu_seconds": 30,
    "memory_bytes": 536870912, "max_processes": 64, "file_bytes": 16777216, "output_cap": 16384}
+A request with "install": true runs, instead of pytest, the install check: a copy of the
+repository is installed with `pip install -e` into a fresh venv, offline, from the wheelhouse
+mounted at WHEELHOUSE (pip itself is run from its wheel there). The same check runs outside
+any sandbox as `runner.py --install REPO WHEELHOUSE` (only for --sandbox none).
 Each run gets a fresh temp dir, its own process group, rlimits, and stdout/stderr captured to
 files (never pipes: an escaped grandchild could hold a pipe open forever). After the run every
 other process in the sandbox is killed (--sweep, only inside a PID namespace) and zombies are
@@ -25,7 +29,8 @@ import pytest  # noqa: F401  (imported once here; every forked run reuses it)
 PR_SET_CHILD_SUBREAPER = 36
 SWEEP = "--sweep" in sys.argv
 REPO = sys.argv[sys.argv.index("--repo") + 1] if "--repo" in sys.argv else os.getcwd()
-PROTOCOL_OUT = os.fdopen(os.dup(1), "w", buffering=1)
+WHEELHOUSE = "/opt/wheelhouse"
+PROTOCOL_OUT = os.fdopen(os.dup(1), "w", buffering=1) if __name__ == "__main__" and "--install" not in sys.argv else None
 
 
 def become_subreaper():
@@ -39,7 +44,7 @@ def run_child(req, tmp, out_path, err_path, junit):
     os.setpgid(0, 0)
     try:
         os.close(PROTOCOL_OUT.fileno())  # the run must not be able to forge responses
-    except OSError:
+    except (OSError, AttributeError):
         pass
     limits = [
         (resource.RLIMIT_CPU, req.get("cpu_seconds")),
@@ -70,7 +75,7 @@ def run_child(req, tmp, out_path, err_path, junit):
             sys.path.insert(0, path)
     args = list(req.get("args", [])) + ["-p", "no:cacheprovider", "--junitxml", junit]
     try:
-        code = pytest.main(args)
+        code = install(REPO, WHEELHOUSE, tmp) if req.get("install") else pytest.main(args)
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else 1
     except BaseException:
@@ -78,6 +83,30 @@ def run_child(req, tmp, out_path, err_path, junit):
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(int(code))
+
+
+def install(repo, wheelhouse, tmp):
+    """`pip install -e .` of a copy of `repo` into a fresh venv under `tmp`; pip's exit code."""
+    import glob
+    import subprocess
+    import venv
+
+    copy = os.path.join(tmp, "repo")
+    shutil.copytree(repo, copy, symlinks=True,
+                    ignore=shutil.ignore_patterns(".git", ".zerorepo", "__pycache__", "*.egg-info"))
+    wheels = sorted(glob.glob(os.path.join(wheelhouse, "pip-*.whl")))
+    if not wheels:
+        print(f"no pip wheel in the wheelhouse {wheelhouse} (scripts/setup.sh fills it)", file=sys.stderr)
+        return 2
+    env_dir = os.path.join(tmp, "venv")
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(env_dir)
+    command = [os.path.join(env_dir, "bin", "python"), os.path.join(wheels[-1], "pip"), "install",
+               "--no-index", "--find-links", wheelhouse, "--disable-pip-version-check",
+               "--no-cache-dir", "-q", "-e", copy]
+    env = dict(os.environ, PIP_NO_INPUT="1", TMPDIR=tmp)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return subprocess.call(command, cwd=copy, env=env, stdin=subprocess.DEVNULL)
 
 
 def sweep():
@@ -217,4 +246,8 @@ def main():
 
 
 if __name__ == "__main__":
+    if "--install" in sys.argv:
+        at = sys.argv.index("--install")
+        with tempfile.TemporaryDirectory(prefix=f"zerorepo-install-{os.getpid()}-") as scratch:
+            sys.exit(install(sys.argv[at + 1], sys.argv[at + 2], scratch))
     main()

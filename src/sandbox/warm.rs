@@ -19,10 +19,21 @@ pub const RUNNER_PY: &str = include_str!("runner.py");
 /// Extra time the runner gets beyond the run's own timeout to kill, sweep and answer.
 const GRACE: Duration = Duration::from_secs(10);
 
+/// What one run of the warm runner does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Job<'a> {
+    /// pytest on one test file (relative to the repository).
+    Tests(&'a str),
+    /// The install check: `pip install -e` of a copy of the repository, offline.
+    Install,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct RunRequest {
     pub id: u64,
     pub args: Vec<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub install: bool,
     pub timeout: f64,
     pub cpu_seconds: u64,
     pub memory_bytes: u64,
@@ -32,10 +43,15 @@ pub struct RunRequest {
 }
 
 impl RunRequest {
-    pub fn new(id: u64, test_file: &str, policy: &SandboxPolicy) -> RunRequest {
+    pub fn new(id: u64, job: Job<'_>, policy: &SandboxPolicy) -> RunRequest {
+        let args = match job {
+            Job::Tests(test_file) => vec!["-q".into(), "--tb=short".into(), test_file.into()],
+            Job::Install => Vec::new(),
+        };
         RunRequest {
             id,
-            args: vec!["-q".into(), "--tb=short".into(), test_file.into()],
+            args,
+            install: job == Job::Install,
             timeout: policy.wall_timeout_secs as f64,
             cpu_seconds: policy.cpu_seconds,
             memory_bytes: policy.memory_bytes(),
@@ -72,7 +88,14 @@ pub struct RunResponse {
 }
 
 impl RunResponse {
-    pub fn into_test_run(self, sandbox: &str) -> TestRun {
+    /// The run as the engine sees it, with known secrets redacted from everything the
+    /// untrusted code printed or named ([`crate::redact`]).
+    pub fn into_test_run(mut self, sandbox: &str) -> TestRun {
+        crate::redact::redact_in_place(&mut self.stdout);
+        crate::redact::redact_in_place(&mut self.stderr);
+        for test in &mut self.tests {
+            crate::redact::redact_in_place(&mut test.name);
+        }
         let output = format!("{}{}", self.stdout, self.stderr);
         let (passed, failed, errors) =
             count_outcomes(&self.tests).unwrap_or_else(|| parse_pytest_summary(&output));
@@ -123,6 +146,15 @@ pub enum WarmError {
     Io(#[from] std::io::Error),
 }
 
+impl WarmError {
+    /// A line the runner sent that is not its protocol: it may carry what the untrusted code
+    /// printed, so it is cut short and redacted like any output of a run.
+    fn malformed(line: &str) -> WarmError {
+        let start: String = line.chars().take(200).collect();
+        WarmError::Malformed(crate::redact::redact(&start).into_owned())
+    }
+}
+
 /// One conversation with a runner process.
 pub struct WarmChannel {
     writer: Box<dyn AsyncWrite + Unpin + Send>,
@@ -144,9 +176,9 @@ impl WarmChannel {
         };
         let line = channel.read_line(startup).await?;
         let value: serde_json::Value =
-            serde_json::from_str(&line).map_err(|_| WarmError::Malformed(line.clone()))?;
+            serde_json::from_str(&line).map_err(|_| WarmError::malformed(&line))?;
         if value["ready"] != true {
-            return Err(WarmError::Malformed(line));
+            return Err(WarmError::malformed(&line));
         }
         Ok((channel, line))
     }
@@ -161,13 +193,13 @@ impl WarmChannel {
         }
     }
 
-    /// Runs one test file and waits for its answer.
+    /// Runs one job and waits for its answer.
     pub async fn run(
         &mut self,
-        test_file: &str,
+        job: Job<'_>,
         policy: &SandboxPolicy,
     ) -> Result<RunResponse, WarmError> {
-        let request = RunRequest::new(self.next_id, test_file, policy);
+        let request = RunRequest::new(self.next_id, job, policy);
         self.next_id += 1;
         let mut line =
             serde_json::to_string(&request).map_err(|e| WarmError::Malformed(e.to_string()))?;
@@ -175,8 +207,8 @@ impl WarmChannel {
         self.writer.write_all(line.as_bytes()).await?;
         self.writer.flush().await?;
         let answer = self.read_line(policy.wall_timeout() + GRACE).await?;
-        let response: RunResponse = serde_json::from_str(&answer)
-            .map_err(|_| WarmError::Malformed(answer.chars().take(200).collect()))?;
+        let response: RunResponse =
+            serde_json::from_str(&answer).map_err(|_| WarmError::malformed(&answer))?;
         if let Some(error) = response.error {
             return Err(WarmError::Runner(error));
         }
@@ -216,7 +248,7 @@ impl WarmPool {
         &self,
         backend: &str,
         repo: &std::path::Path,
-        test_file: &str,
+        job: Job<'_>,
         policy: &SandboxPolicy,
         cancel: &tokio_util::sync::CancellationToken,
         open: F,
@@ -238,7 +270,7 @@ impl WarmPool {
                 continue;
             };
             let outcome = tokio::select! {
-                r = session.channel.run(test_file, policy) => r,
+                r = session.channel.run(job, policy) => r,
                 _ = cancel.cancelled() => {
                     release(slot.take()).await;
                     return Ok(TestRun::cancelled(backend));

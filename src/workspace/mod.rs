@@ -106,6 +106,22 @@ pub struct Snapshot {
     files: BTreeMap<String, Option<Vec<u8>>>,
 }
 
+/// A snapshot as saved on disk, with the node it belongs to: the file is named by a hash of
+/// the node id, since an id is plan text (`x.json/y`, `../a`) and no safe file name.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct SavedSnapshot {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    node: Option<String>,
+    #[serde(flatten)]
+    snapshot: Snapshot,
+}
+
+/// `dir/<sha256 of the id, 32 hex digits>.json`.
+fn snapshot_file(dir: &str, id: &str) -> String {
+    let hash = content_hash(id.as_bytes());
+    format!("{dir}/{}.json", &hash[..32.min(hash.len())])
+}
+
 impl Snapshot {
     /// What the snapshot holds for `path`: `None` if it does not cover it, `Some(None)` if the
     /// file did not exist.
@@ -255,13 +271,17 @@ impl Workspace {
         id: &str,
         snapshot: &Snapshot,
     ) -> Result<(), WorkspaceError> {
-        let path = self.path(&format!("{dir}/{id}.json"))?;
-        let text = serde_json::to_vec(snapshot).map_err(|e| io_err(&path)(e.into()))?;
+        let path = self.path(&snapshot_file(dir, id))?;
+        let saved = SavedSnapshot {
+            node: Some(id.to_string()),
+            snapshot: snapshot.clone(),
+        };
+        let text = serde_json::to_vec(&saved).map_err(|e| io_err(&path)(e.into()))?;
         write_atomic(&path, &text)
     }
 
     pub fn discard_snapshot(&self, dir: &str, id: &str) -> Result<(), WorkspaceError> {
-        let path = self.path(&format!("{dir}/{id}.json"))?;
+        let path = self.path(&snapshot_file(dir, id))?;
         match std::fs::remove_file(&path) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_err(&path)(e)),
             _ => Ok(()),
@@ -288,8 +308,11 @@ impl Workspace {
                 continue; // temp files of an interrupted atomic write
             };
             let bytes = std::fs::read(&path).map_err(io_err(&path))?;
-            let snapshot = serde_json::from_slice(&bytes).map_err(|e| io_err(&path)(e.into()))?;
-            found.push((id.to_string(), snapshot));
+            let saved: SavedSnapshot =
+                serde_json::from_slice(&bytes).map_err(|e| io_err(&path)(e.into()))?;
+            // Files written before snapshots carried their node were named after it.
+            let id = saved.node.unwrap_or_else(|| id.to_string());
+            found.push((id, saved.snapshot));
         }
         found.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(found)

@@ -238,6 +238,13 @@ fn a_file_edited_by_hand_stops_the_next_run_and_nothing_is_written() {
     text.push_str("# my change\n");
     std::fs::write(&edited, &text).unwrap();
     let before = tree(&out);
+    let modified = |rel: &str| {
+        std::fs::metadata(out.join(rel))
+            .unwrap()
+            .modified()
+            .unwrap()
+    };
+    let checkpoint_mtime = modified("docs/generation_checkpoint.json");
     let (code, stdout, stderr) = generate(
         "subgraphs20",
         &script_of("subgraphs20"),
@@ -250,12 +257,24 @@ fn a_file_edited_by_hand_stops_the_next_run_and_nothing_is_written() {
         "{stderr}"
     );
     assert!(tree(&out) == before, "the refused run changed files");
+    assert_eq!(
+        modified("docs/generation_checkpoint.json"),
+        checkpoint_mtime,
+        "the refused run rewrote the checkpoint"
+    );
     // Put back, the run goes on.
     git(&out, &["checkout", "--", "src/textops/case.py"]);
     assert_eq!(
         generate("subgraphs20", &script_of("subgraphs20"), &out, &[]).0,
         0
     );
+    // Assembly's own files are rebuilt from the plan, so editing one is no conflict.
+    let readme = read(&out, "README.md");
+    std::fs::write(out.join("README.md"), "my notes\n").unwrap();
+    let (code, _, stderr) = generate("subgraphs20", &script_of("subgraphs20"), &out, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("README.md changed by hand"), "{stderr}");
+    assert_eq!(read(&out, "README.md"), readme);
 }
 
 #[test]

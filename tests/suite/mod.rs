@@ -8,4 +8,5 @@ mod local_model;
 mod localize;
 mod sandbox;
 mod schemas;
+mod security;
 mod support;

@@ -317,3 +317,63 @@ async fn a_test_that_kills_the_runner_cannot_break_the_next_run() {
         assert_healthy(runner.as_ref(), dir.path()).await;
     }
 }
+
+/// The probe's finding: bubblewrap's own environment (zerorepo's, API keys and all) was
+/// readable as `/proc/1/environ`, and `/proc/1/cmdline` showed the output's host path. The
+/// attack reads every `environ` and `cmdline` it can and fails on any variable the policy did
+/// not set, and on the host path.
+#[tokio::test]
+async fn no_process_in_the_sandbox_exposes_the_host_environment_or_path() {
+    for runner in sandboxes() {
+        let dir = repo(&[]);
+        let host_path = dir.path().canonicalize().unwrap().display().to_string();
+        // The policy's variables, and the ones the runtimes add themselves.
+        let allowed = [
+            "PATH",
+            "HOME",
+            "TMPDIR",
+            "PYTHONDONTWRITEBYTECODE",
+            "PYTHONHASHSEED",
+            "PYTHONPATH",
+            "LANG",
+            "LC_ALL",
+            "TZ",
+            "HOSTNAME",
+            "PWD",
+        ];
+        let attack = format!(
+            r#"import os
+
+ALLOWED = set({allowed:?})
+HOST = {host_path:?}
+
+def test_probe():
+    leaked, shown, read = {{}}, [], 0
+    for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
+        try:
+            environ = open(f"/proc/{{pid}}/environ", "rb").read()
+            cmdline = open(f"/proc/{{pid}}/cmdline", "rb").read()
+        except OSError:
+            continue
+        read += 1
+        for item in environ.split(b"\0"):
+            name = item.split(b"=")[0].decode(errors="replace")
+            if item and name not in ALLOWED:
+                leaked.setdefault(pid, []).append(name)
+        if HOST.encode() in cmdline or HOST.encode() in environ:
+            shown.append((pid, cmdline, environ))
+    assert read >= 2
+    assert not leaked, leaked
+    assert not shown, shown
+"#
+        );
+        std::fs::write(dir.path().join("tests/test_probe.py"), attack).unwrap();
+        let result = run(runner.as_ref(), dir.path(), "tests/test_probe.py").await;
+        assert!(
+            result.succeeded(),
+            "{}: the sandbox exposes the host: {}",
+            runner.name(),
+            result.output
+        );
+    }
+}

@@ -1,0 +1,117 @@
+//! Checks of the output directory itself, before anything is written into it.
+//!
+//! The engine writes only inside DIR, so what DIR already holds decides whether a run is
+//! safe: a `.git` that is a symlink or a `gitdir:` file would make every commit land in some
+//! other repository; a git history or files that zerorepo did not make would be committed
+//! along with the generated code (or break assembly on every run). Each is refused, with
+//! nothing written, as bad input. DIR is zerorepo's when it holds the engine's state folder.
+
+use std::path::Path;
+
+use super::STATE_DIR;
+
+/// Why DIR cannot be generated into, one sentence each; empty when it can.
+pub fn problems(out: &Path) -> Vec<String> {
+    let shown = out.display();
+    let meta = match std::fs::symlink_metadata(out) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => return vec![format!("{shown}: cannot be read: {e}")],
+    };
+    if !out.is_dir() {
+        let what = if meta.file_type().is_symlink() {
+            "a symlink to something that is not a directory"
+        } else {
+            "not a directory"
+        };
+        return vec![format!(
+            "--out {shown} is {what}; name a new or empty directory"
+        )];
+    }
+    let mut found = Vec::new();
+    let git = out.join(".git");
+    if let Ok(meta) = std::fs::symlink_metadata(&git) {
+        if meta.file_type().is_symlink() {
+            found.push(format!(
+                "{} is a symlink: zerorepo would write git history wherever it points",
+                git.display()
+            ));
+        } else if !meta.is_dir() {
+            found.push(format!(
+                "{} is a file (a `gitdir:` link to another repository): zerorepo would commit into that repository",
+                git.display()
+            ));
+        }
+    }
+    if !found.is_empty() || out.join(STATE_DIR).is_dir() {
+        return found;
+    }
+    let foreign = foreign_entries(out);
+    if !foreign.is_empty() {
+        found.push(format!(
+            "{shown} already holds files that zerorepo did not write ({}); they would be committed with the generated code. Generate into a new or empty directory",
+            foreign.join(", ")
+        ));
+    }
+    found
+}
+
+/// What lies in a DIR without engine state, sorted, at most a few names.
+fn foreign_entries(out: &Path) -> Vec<String> {
+    const SHOWN: usize = 5;
+    let Ok(entries) = std::fs::read_dir(out) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    if names.len() > SHOWN {
+        let more = names.len() - SHOWN;
+        names.truncate(SHOWN);
+        names.push(format!("and {more} more"));
+    }
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_or_empty_directory_or_one_of_ours_is_fine() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(problems(&dir.path().join("new")).is_empty());
+        assert!(problems(dir.path()).is_empty());
+        std::fs::create_dir(dir.path().join(STATE_DIR)).unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join("README.md"), "x").unwrap();
+        assert!(problems(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn a_file_a_git_link_or_foreign_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        assert!(problems(&file)[0].contains("is not a directory"));
+
+        let linked = dir.path().join("linked");
+        std::fs::create_dir(&linked).unwrap();
+        std::os::unix::fs::symlink(dir.path(), linked.join(".git")).unwrap();
+        assert!(problems(&linked)[0].contains("is a symlink"));
+
+        let gitfile = dir.path().join("gitfile");
+        std::fs::create_dir(&gitfile).unwrap();
+        std::fs::write(gitfile.join(".git"), "gitdir: /elsewhere\n").unwrap();
+        assert!(problems(&gitfile)[0].contains("gitdir:"));
+
+        let foreign = dir.path().join("foreign");
+        std::fs::create_dir_all(foreign.join(".git")).unwrap();
+        std::fs::write(foreign.join("notes.txt"), "x").unwrap();
+        let found = problems(&foreign);
+        assert_eq!(found.len(), 1);
+        assert!(found[0].contains("(.git, notes.txt)"), "{found:?}");
+    }
+}

@@ -1,0 +1,74 @@
+//! Python source text built from untrusted strings.
+//!
+//! Plan text (docstrings above all) ends up inside generated Python files. Pasted between
+//! triple quotes as it is, a `"""` in a docstring closes the string and whatever follows runs
+//! when the module is imported: a plan could inject code. Everything here turns text into a
+//! literal that Python reads back as exactly that text, and nothing more.
+//!
+//! Ordinary text (no backslash, no run of quotes, no control character) is written unchanged,
+//! so the literal still reads like the docstring it is.
+
+/// `text` as a triple-quoted docstring literal: `"""text"""`, or with the closing quotes on
+/// their own line when `text` has several lines. `ast.literal_eval` of the result is `text`.
+pub fn docstring_literal(text: &str) -> String {
+    let multi_line = text.contains('\n');
+    let body = escape_triple_quoted(text, !multi_line);
+    if multi_line {
+        format!("\"\"\"{body}\n\"\"\"")
+    } else {
+        format!("\"\"\"{body}\"\"\"")
+    }
+}
+
+/// Escapes `text` for the inside of a `"""` literal: backslashes doubled, control characters
+/// (but newline and tab) as `\xNN`, and every `"` that could join the delimiters (the first
+/// character, the last when the closing quotes follow it directly, or next to another `"`) as
+/// `\"`.
+fn escape_triple_quoted(text: &str, closes_after_last: bool) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, &c) in chars.iter().enumerate() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => {
+                let risky = i == 0
+                    || (closes_after_last && i + 1 == chars.len())
+                    || chars[i - 1] == '"'
+                    || chars.get(i + 1) == Some(&'"');
+                out.push_str(if risky { "\\\"" } else { "\"" });
+            }
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() => out.push_str(&format!("\\x{:02x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ordinary_docstrings_are_written_unchanged() {
+        assert_eq!(docstring_literal("Mean of xs."), "\"\"\"Mean of xs.\"\"\"");
+        assert_eq!(
+            docstring_literal("Mean.\n\nArgs:\n\txs: \"numbers\""),
+            "\"\"\"Mean.\n\nArgs:\n\txs: \"numbers\"\n\"\"\""
+        );
+    }
+
+    #[test]
+    fn triple_quotes_backslashes_and_control_characters_cannot_close_the_literal() {
+        assert_eq!(
+            docstring_literal("x.\"\"\"\nimport os\n\"\"\""),
+            "\"\"\"x.\\\"\\\"\\\"\nimport os\n\\\"\\\"\\\"\n\"\"\""
+        );
+        assert_eq!(docstring_literal("a\\\"b"), "\"\"\"a\\\\\"b\"\"\"");
+        assert_eq!(docstring_literal("\"q\""), "\"\"\"\\\"q\\\"\"\"\"");
+        assert_eq!(
+            docstring_literal("nul\0cr\r"),
+            "\"\"\"nul\\x00cr\\x0d\"\"\""
+        );
+    }
+}
