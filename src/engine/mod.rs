@@ -207,12 +207,12 @@ pub async fn generate(
     mut progress: impl FnMut(Progress),
 ) -> Result<Summary, EngineError> {
     let started = Instant::now();
+    check_output_paths(&rpg.rpg, &options.out, ENGINE_FILES)
+        .map_err(|errors| bad_input(&errors))?;
     let problems = outdir::problems(&options.out);
     if !problems.is_empty() {
         return Err(EngineError::BadInput(problems.join("\n")));
     }
-    check_output_paths(&rpg.rpg, &options.out, ENGINE_FILES)
-        .map_err(|errors| bad_input(&errors))?;
     let start_index = match &options.start_from {
         Some(id) => Some(
             rpg.order

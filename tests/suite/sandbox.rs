@@ -377,3 +377,36 @@ def test_probe():
         );
     }
 }
+
+/// The install check (`pip install -e .`, which runs the package's build code) works in
+/// every sandbox, offline, and leaves the repository as it was: it installs a copy.
+#[tokio::test]
+async fn the_install_check_installs_a_copy_inside_every_sandbox() {
+    for runner in sandboxes() {
+        let dir = repo(&[]);
+        let pyproject = "[build-system]\nrequires = [\"setuptools>=61\"]\nbuild-backend = \"setuptools.build_meta\"\n\n[project]\nname = \"probe\"\nversion = \"0.1.0\"\n";
+        std::fs::write(dir.path().join("pyproject.toml"), pyproject).unwrap();
+        std::fs::create_dir_all(dir.path().join("src/probe")).unwrap();
+        std::fs::write(dir.path().join("src/probe/__init__.py"), "X = 1\n").unwrap();
+        let before = support::tree(dir.path());
+        let run = runner
+            .check_install(dir.path(), &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(run.exit_code, Some(0), "{}: {}", runner.name(), run.output);
+        assert_eq!(run.sandbox, runner.name());
+        assert!(
+            support::tree(dir.path()) == before,
+            "the install wrote into the repository"
+        );
+        // A broken project fails the check, with pip's reason.
+        std::fs::write(dir.path().join("pyproject.toml"), "[project]\nname = \n").unwrap();
+        let run = runner
+            .check_install(dir.path(), &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_ne!(run.exit_code, Some(0), "{}: {}", runner.name(), run.output);
+        std::fs::remove_file(dir.path().join("pyproject.toml")).unwrap(); // pytest reads it too
+        assert_healthy(runner.as_ref(), dir.path()).await;
+    }
+}
