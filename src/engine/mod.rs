@@ -204,6 +204,20 @@ pub async fn generate(
     runner: Arc<dyn TestRunner>,
     options: GenerateOptions,
     cancel: CancellationToken,
+    progress: impl FnMut(Progress),
+) -> Result<Summary, EngineError> {
+    // One exit: whatever the run ends with, the sandbox's warm runner is released.
+    let result = run(rpg, llm, runner.clone(), options, cancel, progress).await;
+    runner.shutdown().await;
+    result
+}
+
+async fn run(
+    rpg: Arc<ValidRpg>,
+    llm: Arc<dyn LlmProvider>,
+    runner: Arc<dyn TestRunner>,
+    options: GenerateOptions,
+    cancel: CancellationToken,
     mut progress: impl FnMut(Progress),
 ) -> Result<Summary, EngineError> {
     let started = Instant::now();
@@ -453,7 +467,6 @@ pub async fn generate(
     )
     .await;
     if let Some(error) = first_error {
-        context.runner.shutdown().await;
         return Err(error);
     }
     summary.not_run += queue.waiting().len();
@@ -461,10 +474,7 @@ pub async fn generate(
     summary.prompt_tokens = usage.prompt_tokens;
     summary.completion_tokens = usage.completion_tokens;
     // What passed before an interruption is published too: nothing is in flight any more.
-    if let Err(e) = output.flush(&rpg, &mut checkpoint) {
-        context.runner.shutdown().await;
-        return Err(e);
-    }
+    output.flush(&rpg, &mut checkpoint)?;
     if !summary.interrupted {
         // A crash between a subgraph's last node and its commit leaves it uncommitted.
         output.commit_finished(&rpg, &mut checkpoint)?;
@@ -493,13 +503,9 @@ pub async fn generate(
             Ok(assembly) => summary.assembly = Some(assembly),
             // Ctrl-C during validation: nothing is reported or committed; a rerun assembles.
             Err(crate::assemble::AssembleError::Interrupted) => summary.interrupted = true,
-            Err(e) => {
-                context.runner.shutdown().await;
-                return Err(e.into());
-            }
+            Err(e) => return Err(e.into()),
         }
     }
-    context.runner.shutdown().await;
     summary.duration_ms = started.elapsed().as_millis() as u64;
     Ok(summary)
 }

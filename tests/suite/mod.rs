@@ -2,6 +2,7 @@ mod assembly;
 mod bad_input;
 mod cli;
 mod code;
+mod engine;
 mod generation;
 mod llm;
 mod local_model;

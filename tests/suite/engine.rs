@@ -1,0 +1,93 @@
+//! The engine as a library: whatever a run ends with, it releases the sandbox it was given.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio_util::sync::CancellationToken;
+use zerorepo::engine::{GenerateOptions, PhaseSink};
+use zerorepo::sandbox::{LocalRunner, SandboxError, TestRun, TestRunner};
+
+use super::support;
+
+/// The unsandboxed runner, counting how often it is shut down.
+struct Counting {
+    inner: LocalRunner,
+    shutdowns: AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl TestRunner for Counting {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    async fn check_ready(&self) -> Result<(), SandboxError> {
+        self.inner.check_ready().await
+    }
+    async fn shutdown(&self) {
+        self.shutdowns.fetch_add(1, Ordering::SeqCst);
+    }
+    async fn run_tests(
+        &self,
+        repo: &Path,
+        test_file: &str,
+        cancel: &CancellationToken,
+    ) -> Result<TestRun, SandboxError> {
+        self.inner.run_tests(repo, test_file, cancel).await
+    }
+    async fn check_install(
+        &self,
+        repo: &Path,
+        cancel: &CancellationToken,
+    ) -> Result<TestRun, SandboxError> {
+        self.inner.check_install(repo, cancel).await
+    }
+}
+
+async fn generate_chain(out: &Path, runner: Arc<Counting>) -> Result<(), String> {
+    let fixture = support::fixture("chain");
+    let rpg = zerorepo::rpg::load_file(&fixture.join("rpg.json")).unwrap();
+    let rpg = Arc::new(zerorepo::rpg::validate(rpg).unwrap());
+    let llm = Arc::new(
+        zerorepo::llm::scripted::ScriptedProvider::load(&fixture.join("script.jsonl")).unwrap(),
+    );
+    let options = GenerateOptions {
+        out: out.to_path_buf(),
+        start_from: None,
+        max_retries: 1,
+        jobs: 1,
+        flush_every: 5,
+        phases: PhaseSink::default(),
+    };
+    zerorepo::engine::generate(rpg, llm, runner, options, CancellationToken::new(), |_| {})
+        .await
+        .map(drop)
+        .map_err(|e| e.to_string())
+}
+
+#[tokio::test]
+async fn the_runner_is_shut_down_once_whether_the_run_succeeds_or_is_refused() {
+    let Some(python) = support::require_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let counting = || {
+        Arc::new(Counting {
+            inner: LocalRunner::new(&python, std::time::Duration::from_secs(30)),
+            shutdowns: AtomicUsize::new(0),
+        })
+    };
+    let runner = counting();
+    generate_chain(&out, runner.clone()).await.unwrap();
+    assert_eq!(runner.shutdowns.load(Ordering::SeqCst), 1);
+    // A hand edit makes the next run refuse, after the runner was checked and set up.
+    let module = out.join("src/chain/steps.py");
+    let mut text = std::fs::read_to_string(&module).unwrap();
+    text.push_str("# mine\n");
+    std::fs::write(&module, text).unwrap();
+    let runner = counting();
+    let refused = generate_chain(&out, runner.clone()).await.unwrap_err();
+    assert!(refused.contains("steps.py"), "{refused}");
+    assert_eq!(runner.shutdowns.load(Ordering::SeqCst), 1);
+}
