@@ -10,6 +10,7 @@ pub mod examples;
 pub mod node;
 pub mod outdir;
 pub mod prompt;
+mod rollback;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -29,6 +30,7 @@ use crate::workspace::git::{Git, GitError};
 use crate::workspace::{Workspace, WorkspaceError, publish};
 
 pub use node::NodeResult;
+pub use rollback::{Rollback, rollback};
 
 /// Where the engine keeps its own state inside the output directory.
 pub const STATE_DIR: &str = ".zerorepo";
@@ -762,113 +764,4 @@ fn restore_interrupted_nodes(
         workspace.discard_snapshot(SNAPSHOT_DIR, &id)?;
     }
     Ok(())
-}
-
-/// What `zerorepo rollback` did.
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Rollback {
-    /// The subgraph whose commit the output was reset to.
-    pub subgraph: String,
-    pub commit: String,
-    /// Nodes set back to pending (they will be generated again).
-    pub reset_nodes: Vec<String>,
-    /// Files of those nodes removed because the kept commit does not have them.
-    pub removed_files: Vec<String>,
-}
-
-/// Resets the output to the newest subgraph commit whose subgraph passed completely, and sets
-/// every node of the later subgraphs back to pending, so `generate` redoes exactly them.
-pub fn rollback(out: &std::path::Path) -> Result<Rollback, EngineError> {
-    let bad = |m: String| EngineError::BadInput(m);
-    let git = Git::open(out).ok_or_else(|| {
-        bad(format!(
-            "{} is not a git repository: nothing to roll back",
-            out.display()
-        ))
-    })?;
-    let text = std::fs::read_to_string(out.join(RPG_COPY)).map_err(|e| {
-        bad(format!(
-            "{}: {e} (is this a zerorepo output directory?)",
-            out.join(RPG_COPY).display()
-        ))
-    })?;
-    let rpg = crate::rpg::parse_str(&text, &out.join(RPG_COPY))
-        .map_err(|e| bad(e.to_string()))
-        .and_then(|r| crate::rpg::validate(r).map_err(|errors| bad_input(&errors)))?;
-    let (mut checkpoint, _) = Checkpoint::open(out, &rpg_sha256(&rpg))?;
-    let passed = |subgraph: &str| {
-        rpg.rpg
-            .nodes
-            .iter()
-            .filter(|n| n.subgraph() == subgraph)
-            .all(|n| checkpoint.status_of(&n.id) == NodeStatus::Passed)
-    };
-    // Newest first: the first tagged commit whose subgraph passed is the one to keep.
-    let log = git.log()?;
-    let mut kept: std::collections::BTreeSet<String> = Default::default();
-    let mut target = None;
-    for entry in &log {
-        for tag in &entry.tags {
-            let Some(subgraph) = tag.strip_prefix(crate::workspace::git::TAG_PREFIX) else {
-                continue;
-            };
-            if target.is_none() && passed(subgraph) {
-                target = Some(subgraph.to_string());
-            }
-            if target.is_some() {
-                kept.insert(subgraph.to_string());
-            }
-        }
-    }
-    let subgraph = target.ok_or_else(|| {
-        bad("no subgraph has passed completely yet: nothing to roll back to".into())
-    })?;
-    let commit = git.reset_to_subgraph(&subgraph)?;
-    let out_ws = Workspace::new(out);
-    let mut reset_nodes = Vec::new();
-    let mut removed_files = Vec::new();
-    for &position in &rpg.order {
-        let node = rpg.node(position);
-        if kept.contains(node.subgraph()) {
-            continue;
-        }
-        for file in node::files_of(node) {
-            if !git.is_tracked(&file) && out_ws.read(&file)?.is_some() {
-                out_ws.remove(&file)?;
-                removed_files.push(file);
-            }
-        }
-        if checkpoint.records().contains_key(&node.id) {
-            checkpoint.record(&node.id, NodeRecord::now(NodeStatus::Pending))?;
-            reset_nodes.push(node.id.clone());
-        }
-    }
-    // The reset rewrote published files: journal what the output holds now, and drop the
-    // staging copy and snapshots so the next run stages from the rolled-back output.
-    let paths: Vec<String> = checkpoint.published().files.keys().cloned().collect();
-    checkpoint.record_flush(
-        out_ws
-            .hashes(&paths)
-            .into_iter()
-            .filter(|(p, h)| checkpoint.published().files.get(p) != Some(h))
-            .collect(),
-    )?;
-    for dir in [WORK_DIR, SNAPSHOT_DIR] {
-        match std::fs::remove_dir_all(out.join(dir)) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(WorkspaceError::Io {
-                    path: out.join(dir),
-                    source: e,
-                }
-                .into());
-            }
-            _ => {}
-        }
-    }
-    Ok(Rollback {
-        subgraph,
-        commit,
-        reset_nodes,
-        removed_files,
-    })
 }

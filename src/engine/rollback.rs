@@ -1,0 +1,122 @@
+//! `zerorepo rollback`: back to the newest subgraph that passed completely.
+//!
+//! The output's git history has a tagged commit per finished subgraph; rolling back resets to
+//! the newest one whose nodes all passed, sets every node of the later subgraphs back to
+//! pending (so `generate` redoes exactly them), removes their uncommitted files, and journals
+//! what the output now holds, so the next run's hand-edit check agrees with the reset.
+
+use serde::Serialize;
+
+use super::{EngineError, RPG_COPY, SNAPSHOT_DIR, WORK_DIR, bad_input, node, rpg_sha256};
+use crate::checkpoint::{Checkpoint, NodeRecord, NodeStatus};
+use crate::workspace::git::Git;
+use crate::workspace::{Workspace, WorkspaceError};
+
+/// What `zerorepo rollback` did.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Rollback {
+    /// The subgraph whose commit the output was reset to.
+    pub subgraph: String,
+    pub commit: String,
+    /// Nodes set back to pending (they will be generated again).
+    pub reset_nodes: Vec<String>,
+    /// Files of those nodes removed because the kept commit does not have them.
+    pub removed_files: Vec<String>,
+}
+
+/// Resets the output to the newest subgraph commit whose subgraph passed completely, and sets
+/// every node of the later subgraphs back to pending, so `generate` redoes exactly them.
+pub fn rollback(out: &std::path::Path) -> Result<Rollback, EngineError> {
+    let bad = |m: String| EngineError::BadInput(m);
+    let git = Git::open(out).ok_or_else(|| {
+        bad(format!(
+            "{} is not a git repository: nothing to roll back",
+            out.display()
+        ))
+    })?;
+    let text = std::fs::read_to_string(out.join(RPG_COPY)).map_err(|e| {
+        bad(format!(
+            "{}: {e} (is this a zerorepo output directory?)",
+            out.join(RPG_COPY).display()
+        ))
+    })?;
+    let rpg = crate::rpg::parse_str(&text, &out.join(RPG_COPY))
+        .map_err(|e| bad(e.to_string()))
+        .and_then(|r| crate::rpg::validate(r).map_err(|errors| bad_input(&errors)))?;
+    let (mut checkpoint, _) = Checkpoint::open(out, &rpg_sha256(&rpg))?;
+    let passed = |subgraph: &str| {
+        rpg.rpg
+            .nodes
+            .iter()
+            .filter(|n| n.subgraph() == subgraph)
+            .all(|n| checkpoint.status_of(&n.id) == NodeStatus::Passed)
+    };
+    // Newest first: the first tagged commit whose subgraph passed is the one to keep.
+    let log = git.log()?;
+    let mut kept: std::collections::BTreeSet<String> = Default::default();
+    let mut target = None;
+    for entry in &log {
+        for tag in &entry.tags {
+            let Some(subgraph) = tag.strip_prefix(crate::workspace::git::TAG_PREFIX) else {
+                continue;
+            };
+            if target.is_none() && passed(subgraph) {
+                target = Some(subgraph.to_string());
+            }
+            if target.is_some() {
+                kept.insert(subgraph.to_string());
+            }
+        }
+    }
+    let subgraph = target.ok_or_else(|| {
+        bad("no subgraph has passed completely yet: nothing to roll back to".into())
+    })?;
+    let commit = git.reset_to_subgraph(&subgraph)?;
+    let out_ws = Workspace::new(out);
+    let mut reset_nodes = Vec::new();
+    let mut removed_files = Vec::new();
+    for &position in &rpg.order {
+        let node = rpg.node(position);
+        if kept.contains(node.subgraph()) {
+            continue;
+        }
+        for file in node::files_of(node) {
+            if !git.is_tracked(&file) && out_ws.read(&file)?.is_some() {
+                out_ws.remove(&file)?;
+                removed_files.push(file);
+            }
+        }
+        if checkpoint.records().contains_key(&node.id) {
+            checkpoint.record(&node.id, NodeRecord::now(NodeStatus::Pending))?;
+            reset_nodes.push(node.id.clone());
+        }
+    }
+    // The reset rewrote published files: journal what the output holds now, and drop the
+    // staging copy and snapshots so the next run stages from the rolled-back output.
+    let paths: Vec<String> = checkpoint.published().files.keys().cloned().collect();
+    checkpoint.record_flush(
+        out_ws
+            .hashes(&paths)
+            .into_iter()
+            .filter(|(p, h)| checkpoint.published().files.get(p) != Some(h))
+            .collect(),
+    )?;
+    for dir in [WORK_DIR, SNAPSHOT_DIR] {
+        match std::fs::remove_dir_all(out.join(dir)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(WorkspaceError::Io {
+                    path: out.join(dir),
+                    source: e,
+                }
+                .into());
+            }
+            _ => {}
+        }
+    }
+    Ok(Rollback {
+        subgraph,
+        commit,
+        reset_nodes,
+        removed_files,
+    })
+}
