@@ -196,7 +196,12 @@ impl Checkpoint {
         let mut fresh = true;
         match read_journal(&journal_path) {
             Ok(None) => {}
-            Ok(Some((hash, loaded, loaded_published, torn))) => {
+            Ok(Some(JournalContents {
+                rpg_sha256: hash,
+                records: loaded,
+                published: loaded_published,
+                torn,
+            })) => {
                 if hash != rpg_sha256 {
                     return Err(CheckpointError::DifferentRpg {
                         dir: root.to_path_buf(),
@@ -332,16 +337,30 @@ pub fn load_compact(root: &Path) -> Result<Option<CheckpointMap>, String> {
 
 /// A journal as read: the RPG hash, the records, what was published, and where a torn last
 /// line begins (if any).
-type Journal = (String, CheckpointMap, Published, Option<u64>);
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalContents {
+    pub rpg_sha256: String,
+    pub records: CheckpointMap,
+    pub published: Published,
+    /// Byte offset where a torn last line begins: resuming cuts the file there before the next
+    /// append, so that record starts on a line of its own.
+    pub torn: Option<u64>,
+}
 
 /// `Ok(None)`: no journal. `Err(reason)`: corrupt.
-fn read_journal(path: &Path) -> Result<Option<Journal>, String> {
+fn read_journal(path: &Path) -> Result<Option<JournalContents>, String> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
-    let text = String::from_utf8_lossy(&bytes);
+    parse_journal(&bytes).map(Some)
+}
+
+/// Parses the bytes of a journal file. Pure, so resume's reading can be tested and fuzzed
+/// without files. `Err(reason)`: corrupt (anything but a torn last line).
+pub fn parse_journal(bytes: &[u8]) -> Result<JournalContents, String> {
+    let text = String::from_utf8_lossy(bytes);
     let ends_clean = text.ends_with('\n');
     let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut hash = None;
@@ -377,7 +396,12 @@ fn read_journal(path: &Path) -> Result<Option<Journal>, String> {
         }
     }
     match hash {
-        Some(hash) => Ok(Some((hash, records, published, torn))),
+        Some(rpg_sha256) => Ok(JournalContents {
+            rpg_sha256,
+            records,
+            published,
+            torn,
+        }),
         None => Err("journal has no header".to_string()),
     }
 }
@@ -491,6 +515,57 @@ mod tests {
         assert!(why.contains(COMPACT), "{why}");
         assert!(cp.records().is_empty());
         assert_eq!(std::fs::read_to_string(&moved[1]).unwrap(), "{ not json");
+    }
+
+    #[test]
+    fn parse_journal_reads_what_the_checkpoint_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut cp, _) = Checkpoint::open(dir.path(), "abc").unwrap();
+        cp.record("a", passed()).unwrap();
+        cp.record_flush(BTreeMap::from([("src/a.py".into(), "h1".into())]))
+            .unwrap();
+        cp.record_flush(BTreeMap::from([("src/a.py".into(), "h2".into())]))
+            .unwrap();
+        let (records, published) = (cp.records().clone(), cp.published().clone());
+        drop(cp);
+        let mut bytes = std::fs::read(dir.path().join(JOURNAL)).unwrap();
+        let clean_len = bytes.len() as u64;
+        let read = parse_journal(&bytes).unwrap();
+        assert_eq!(
+            read,
+            JournalContents {
+                rpg_sha256: "abc".into(),
+                records: records.clone(),
+                published: published.clone(),
+                torn: None,
+            }
+        );
+        assert_eq!(read.published.before_last_flush["src/a.py"], "h1");
+        bytes.extend_from_slice(br#"{"kind":"node","no"#);
+        let read = parse_journal(&bytes).unwrap();
+        assert_eq!((read.records, read.torn), (records, Some(clean_len)));
+    }
+
+    #[test]
+    fn parse_journal_refuses_what_is_not_a_torn_tail() {
+        let header = r#"{"kind":"header","version":1,"rpg_sha256":"abc"}"#;
+        let cases = [
+            ("".to_string(), "journal has no header"),
+            (format!("{header}\nnot json\n"), "line 2:"),
+            (
+                format!("{header}\n{header}\n"),
+                "line 2: header out of place",
+            ),
+            (
+                r#"{"kind":"header","version":9,"rpg_sha256":"abc"}"#.to_string() + "\n",
+                "journal version 9",
+            ),
+            (r#"{"kind":"head"#.to_string(), "line 1:"),
+        ];
+        for (text, why) in cases {
+            let err = parse_journal(text.as_bytes()).unwrap_err();
+            assert!(err.starts_with(why), "{text:?}: {err}");
+        }
     }
 
     #[test]
