@@ -2,8 +2,9 @@
 //! the seed's schema.
 //!
 //! - `.zerorepo/journal.jsonl` is the source of truth: a header naming the RPG's sha256, then
-//!   one line per state change, each `sync_data`'d before the engine moves on. A torn last line
-//!   (kill -9 during the append) is ignored; any other bad line means corruption.
+//!   one line per state change, each `sync_data`'d before the engine moves on. A line counts
+//!   only with its newline: a torn last line (kill -9 during the append) is ignored and cut
+//!   off on resume; any other bad line means corruption.
 //! - `docs/generation_checkpoint.json` (`{node_id: {status, timestamp, test_results,
 //!   retry_count, failure_reason}}`) is rewritten atomically after every change, for people and
 //!   tools. It is derived, never read when the journal exists.
@@ -361,17 +362,24 @@ fn read_journal(path: &Path) -> Result<Option<JournalContents>, String> {
 /// without files. `Err(reason)`: corrupt (anything but a torn last line).
 pub fn parse_journal(bytes: &[u8]) -> Result<JournalContents, String> {
     let text = String::from_utf8_lossy(bytes);
-    let ends_clean = text.ends_with('\n');
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
     let mut hash = None;
     let mut records = CheckpointMap::new();
     let mut published = Published::default();
     let mut torn = None;
     let mut offset = 0u64;
-    for (i, line) in lines.iter().enumerate() {
+    for (i, line) in text.split_inclusive('\n').enumerate() {
         let start = offset;
         offset += line.len() as u64;
-        let line = line.trim_end_matches('\n');
+        // A record is written with its newline in one append, so a last line without one was
+        // cut short, even when what is left happens to parse: it never counted, and resume
+        // cuts it off. Kept, the next append would run on from it and corrupt that line.
+        let Some(line) = line.strip_suffix('\n') else {
+            if i == 0 {
+                return Err("line 1: the header was cut short".to_string());
+            }
+            torn = Some(start);
+            break;
+        };
         match serde_json::from_str::<JournalLine>(line) {
             Ok(JournalLine::Header {
                 version,
@@ -391,7 +399,6 @@ pub fn parse_journal(bytes: &[u8]) -> Result<JournalContents, String> {
                 published.apply(&files);
             }
             Ok(_) => return Err(format!("line {}: header out of place", i + 1)),
-            Err(_) if i + 1 == lines.len() && !ends_clean && i > 0 => torn = Some(start),
             Err(e) => return Err(format!("line {}: {e}", i + 1)),
         }
     }
@@ -566,6 +573,40 @@ mod tests {
             let err = parse_journal(text.as_bytes()).unwrap_err();
             assert!(err.starts_with(why), "{text:?}: {err}");
         }
+    }
+
+    /// Found by fuzzing (fuzz/fuzz_targets/journal.rs): a crash that cut only the newline off
+    /// the last record left a line that parses, so it was kept; the next append then ran on
+    /// from it, and the resume after that found the line corrupt and started over.
+    #[test]
+    fn a_record_cut_off_before_its_newline_is_torn_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut cp, _) = Checkpoint::open(dir.path(), "abc").unwrap();
+        cp.record("a", NodeRecord::now(NodeStatus::InProgress))
+            .unwrap();
+        cp.record("a", passed()).unwrap();
+        drop(cp);
+        let path = dir.path().join(JOURNAL);
+        let mut bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.pop(), Some(b'\n'));
+        std::fs::write(&path, &bytes).unwrap();
+        let (mut cp, report) = Checkpoint::open(dir.path(), "abc").unwrap();
+        assert!(report.torn_tail && report.corrupt.is_none(), "{report:?}");
+        assert_eq!(cp.status_of("a"), NodeStatus::InProgress);
+        cp.record("b", passed()).unwrap();
+        drop(cp);
+        let (cp, report) = Checkpoint::open(dir.path(), "abc").unwrap();
+        assert_eq!(
+            report,
+            OpenReport {
+                resumed: 2,
+                ..OpenReport::default()
+            }
+        );
+        assert_eq!(cp.status_of("b"), NodeStatus::Passed);
+        // A header without its newline is no header: nothing was recorded, resume starts over.
+        let header = r#"{"kind":"header","version":1,"rpg_sha256":"abc"}"#;
+        assert!(parse_journal(header.as_bytes()).is_err());
     }
 
     #[test]
