@@ -361,26 +361,28 @@ fn read_journal(path: &Path) -> Result<Option<JournalContents>, String> {
 /// Parses the bytes of a journal file. Pure, so resume's reading can be tested and fuzzed
 /// without files. `Err(reason)`: corrupt (anything but a torn last line).
 pub fn parse_journal(bytes: &[u8]) -> Result<JournalContents, String> {
-    let text = String::from_utf8_lossy(bytes);
     let mut hash = None;
     let mut records = CheckpointMap::new();
     let mut published = Published::default();
     let mut torn = None;
     let mut offset = 0u64;
-    for (i, line) in text.split_inclusive('\n').enumerate() {
+    // Lines and offsets in the file's bytes: the torn tail's offset is where resume cuts the
+    // file, and text with bytes that are not UTF-8 is longer once U+FFFD replaced them.
+    for (i, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
         let start = offset;
         offset += line.len() as u64;
         // A record is written with its newline in one append, so a last line without one was
         // cut short, even when what is left happens to parse: it never counted, and resume
         // cuts it off. Kept, the next append would run on from it and corrupt that line.
-        let Some(line) = line.strip_suffix('\n') else {
+        let Some(line) = line.strip_suffix(b"\n") else {
             if i == 0 {
                 return Err("line 1: the header was cut short".to_string());
             }
             torn = Some(start);
             break;
         };
-        match serde_json::from_str::<JournalLine>(line) {
+        // Bytes that are not UTF-8 (a disk error) read as U+FFFD, as they always have.
+        match serde_json::from_str::<JournalLine>(&String::from_utf8_lossy(line)) {
             Ok(JournalLine::Header {
                 version,
                 rpg_sha256,
@@ -607,6 +609,41 @@ mod tests {
         // A header without its newline is no header: nothing was recorded, resume starts over.
         let header = r#"{"kind":"header","version":1,"rpg_sha256":"abc"}"#;
         assert!(parse_journal(header.as_bytes()).is_err());
+    }
+
+    /// Found by fuzzing (fuzz/fuzz_targets/journal.rs): offsets were counted in the text with
+    /// U+FFFD (3 bytes) in place of each byte that is not UTF-8, so with such a byte in an
+    /// earlier record, resume cut the file past the start of the torn line and left a piece of
+    /// it in front of the next record: corrupt at the resume after.
+    #[test]
+    fn bytes_that_are_not_utf8_do_not_move_where_the_torn_tail_is_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Checkpoint::open(dir.path(), "abc").unwrap());
+        let path = dir.path().join(JOURNAL);
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(
+            b"{\"kind\":\"node\",\"node\":\"a\",\"status\":\"failed\",\"timestamp\":\"t\",",
+        )
+        .unwrap();
+        f.write_all(b"\"failure_reason\":\"disk error here: \xff\xfe\"}\n")
+            .unwrap();
+        let clean = std::fs::metadata(&path).unwrap().len();
+        f.write_all(br#"{"kind":"node","node":"b","sta"#).unwrap();
+        drop(f);
+        assert_eq!(
+            parse_journal(&std::fs::read(&path).unwrap()).unwrap().torn,
+            Some(clean)
+        );
+        let (mut cp, report) = Checkpoint::open(dir.path(), "abc").unwrap();
+        assert!(report.torn_tail && report.corrupt.is_none(), "{report:?}");
+        cp.record("b", passed()).unwrap();
+        drop(cp);
+        let (cp, report) = Checkpoint::open(dir.path(), "abc").unwrap();
+        assert!(report.corrupt.is_none(), "{report:?}");
+        assert_eq!(
+            (cp.status_of("a"), cp.status_of("b")),
+            (NodeStatus::Failed, NodeStatus::Passed)
+        );
     }
 
     #[test]
