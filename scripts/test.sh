@@ -14,3 +14,9 @@ echo "== cargo clippy"
 cargo clippy --all-targets --quiet -- -D warnings
 echo "== cargo test"
 cargo test --all-targets
+
+echo "== fuzz (short runs)"
+# Each fuzz target for 30 s after one build of them all (two minutes of fuzzing): enough to
+# replay the committed seeds and catch a regression early; long runs are scripts/fuzz.sh by
+# hand. Without the nightly toolchain it says why and skips, or fails under CI=true.
+scripts/fuzz.sh all 30

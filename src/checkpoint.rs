@@ -2,8 +2,9 @@
 //! the seed's schema.
 //!
 //! - `.zerorepo/journal.jsonl` is the source of truth: a header naming the RPG's sha256, then
-//!   one line per state change, each `sync_data`'d before the engine moves on. A torn last line
-//!   (kill -9 during the append) is ignored; any other bad line means corruption.
+//!   one line per state change, each `sync_data`'d before the engine moves on. A line counts
+//!   only with its newline: a torn last line (kill -9 during the append) is ignored and cut
+//!   off on resume; any other bad line means corruption.
 //! - `docs/generation_checkpoint.json` (`{node_id: {status, timestamp, test_results,
 //!   retry_count, failure_reason}}`) is rewritten atomically after every change, for people and
 //!   tools. It is derived, never read when the journal exists.
@@ -196,7 +197,12 @@ impl Checkpoint {
         let mut fresh = true;
         match read_journal(&journal_path) {
             Ok(None) => {}
-            Ok(Some((hash, loaded, loaded_published, torn))) => {
+            Ok(Some(JournalContents {
+                rpg_sha256: hash,
+                records: loaded,
+                published: loaded_published,
+                torn,
+            })) => {
                 if hash != rpg_sha256 {
                     return Err(CheckpointError::DifferentRpg {
                         dir: root.to_path_buf(),
@@ -337,28 +343,51 @@ pub fn load_compact(root: &Path) -> Result<Option<CheckpointMap>, String> {
 
 /// A journal as read: the RPG hash, the records, what was published, and where a torn last
 /// line begins (if any).
-type Journal = (String, CheckpointMap, Published, Option<u64>);
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalContents {
+    pub rpg_sha256: String,
+    pub records: CheckpointMap,
+    pub published: Published,
+    /// Byte offset where a torn last line begins: resuming cuts the file there before the next
+    /// append, so that record starts on a line of its own.
+    pub torn: Option<u64>,
+}
 
 /// `Ok(None)`: no journal. `Err(reason)`: corrupt.
-fn read_journal(path: &Path) -> Result<Option<Journal>, String> {
+fn read_journal(path: &Path) -> Result<Option<JournalContents>, String> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
     };
-    let text = String::from_utf8_lossy(&bytes);
-    let ends_clean = text.ends_with('\n');
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    parse_journal(&bytes).map(Some)
+}
+
+/// Parses the bytes of a journal file. Pure, so resume's reading can be tested and fuzzed
+/// without files. `Err(reason)`: corrupt (anything but a torn last line).
+pub fn parse_journal(bytes: &[u8]) -> Result<JournalContents, String> {
     let mut hash = None;
     let mut records = CheckpointMap::new();
     let mut published = Published::default();
     let mut torn = None;
     let mut offset = 0u64;
-    for (i, line) in lines.iter().enumerate() {
+    // Lines and offsets in the file's bytes: the torn tail's offset is where resume cuts the
+    // file, and text with bytes that are not UTF-8 is longer once U+FFFD replaced them.
+    for (i, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
         let start = offset;
         offset += line.len() as u64;
-        let line = line.trim_end_matches('\n');
-        match serde_json::from_str::<JournalLine>(line) {
+        // A record is written with its newline in one append, so a last line without one was
+        // cut short, even when what is left happens to parse: it never counted, and resume
+        // cuts it off. Kept, the next append would run on from it and corrupt that line.
+        let Some(line) = line.strip_suffix(b"\n") else {
+            if i == 0 {
+                return Err("line 1: the header was cut short".to_string());
+            }
+            torn = Some(start);
+            break;
+        };
+        // Bytes that are not UTF-8 (a disk error) read as U+FFFD, as they always have.
+        match serde_json::from_str::<JournalLine>(&String::from_utf8_lossy(line)) {
             Ok(JournalLine::Header {
                 version,
                 rpg_sha256,
@@ -377,12 +406,16 @@ fn read_journal(path: &Path) -> Result<Option<Journal>, String> {
                 published.apply(&files);
             }
             Ok(_) => return Err(format!("line {}: header out of place", i + 1)),
-            Err(_) if i + 1 == lines.len() && !ends_clean && i > 0 => torn = Some(start),
             Err(e) => return Err(format!("line {}: {e}", i + 1)),
         }
     }
     match hash {
-        Some(hash) => Ok(Some((hash, records, published, torn))),
+        Some(rpg_sha256) => Ok(JournalContents {
+            rpg_sha256,
+            records,
+            published,
+            torn,
+        }),
         None => Err("journal has no header".to_string()),
     }
 }
@@ -496,6 +529,126 @@ mod tests {
         assert!(why.contains(COMPACT), "{why}");
         assert!(cp.records().is_empty());
         assert_eq!(std::fs::read_to_string(&moved[1]).unwrap(), "{ not json");
+    }
+
+    #[test]
+    fn parse_journal_reads_what_the_checkpoint_wrote() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut cp, _) = Checkpoint::open(dir.path(), "abc").unwrap();
+        cp.record("a", passed()).unwrap();
+        cp.record_flush(BTreeMap::from([("src/a.py".into(), "h1".into())]))
+            .unwrap();
+        cp.record_flush(BTreeMap::from([("src/a.py".into(), "h2".into())]))
+            .unwrap();
+        let (records, published) = (cp.records().clone(), cp.published().clone());
+        drop(cp);
+        let mut bytes = std::fs::read(dir.path().join(JOURNAL)).unwrap();
+        let clean_len = bytes.len() as u64;
+        let read = parse_journal(&bytes).unwrap();
+        assert_eq!(
+            read,
+            JournalContents {
+                rpg_sha256: "abc".into(),
+                records: records.clone(),
+                published: published.clone(),
+                torn: None,
+            }
+        );
+        assert_eq!(read.published.before_last_flush["src/a.py"], "h1");
+        bytes.extend_from_slice(br#"{"kind":"node","no"#);
+        let read = parse_journal(&bytes).unwrap();
+        assert_eq!((read.records, read.torn), (records, Some(clean_len)));
+    }
+
+    #[test]
+    fn parse_journal_refuses_what_is_not_a_torn_tail() {
+        let header = r#"{"kind":"header","version":1,"rpg_sha256":"abc"}"#;
+        let cases = [
+            ("".to_string(), "journal has no header"),
+            (format!("{header}\nnot json\n"), "line 2:"),
+            (
+                format!("{header}\n{header}\n"),
+                "line 2: header out of place",
+            ),
+            (
+                r#"{"kind":"header","version":9,"rpg_sha256":"abc"}"#.to_string() + "\n",
+                "journal version 9",
+            ),
+            (r#"{"kind":"head"#.to_string(), "line 1:"),
+        ];
+        for (text, why) in cases {
+            let err = parse_journal(text.as_bytes()).unwrap_err();
+            assert!(err.starts_with(why), "{text:?}: {err}");
+        }
+    }
+
+    /// Found by fuzzing (fuzz/fuzz_targets/journal.rs): a crash that cut only the newline off
+    /// the last record left a line that parses, so it was kept; the next append then ran on
+    /// from it, and the resume after that found the line corrupt and started over.
+    #[test]
+    fn a_record_cut_off_before_its_newline_is_torn_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut cp, _) = Checkpoint::open(dir.path(), "abc").unwrap();
+        cp.record("a", NodeRecord::now(NodeStatus::InProgress))
+            .unwrap();
+        cp.record("a", passed()).unwrap();
+        drop(cp);
+        let path = dir.path().join(JOURNAL);
+        let mut bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.pop(), Some(b'\n'));
+        std::fs::write(&path, &bytes).unwrap();
+        let (mut cp, report) = Checkpoint::open(dir.path(), "abc").unwrap();
+        assert!(report.torn_tail && report.corrupt.is_none(), "{report:?}");
+        assert_eq!(cp.status_of("a"), NodeStatus::InProgress);
+        cp.record("b", passed()).unwrap();
+        drop(cp);
+        let (cp, report) = Checkpoint::open(dir.path(), "abc").unwrap();
+        assert_eq!(
+            report,
+            OpenReport {
+                resumed: 2,
+                ..OpenReport::default()
+            }
+        );
+        assert_eq!(cp.status_of("b"), NodeStatus::Passed);
+        // A header without its newline is no header: nothing was recorded, resume starts over.
+        let header = r#"{"kind":"header","version":1,"rpg_sha256":"abc"}"#;
+        assert!(parse_journal(header.as_bytes()).is_err());
+    }
+
+    /// Found by fuzzing (fuzz/fuzz_targets/journal.rs): offsets were counted in the text with
+    /// U+FFFD (3 bytes) in place of each byte that is not UTF-8, so with such a byte in an
+    /// earlier record, resume cut the file past the start of the torn line and left a piece of
+    /// it in front of the next record: corrupt at the resume after.
+    #[test]
+    fn bytes_that_are_not_utf8_do_not_move_where_the_torn_tail_is_cut() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Checkpoint::open(dir.path(), "abc").unwrap());
+        let path = dir.path().join(JOURNAL);
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(
+            b"{\"kind\":\"node\",\"node\":\"a\",\"status\":\"failed\",\"timestamp\":\"t\",",
+        )
+        .unwrap();
+        f.write_all(b"\"failure_reason\":\"disk error here: \xff\xfe\"}\n")
+            .unwrap();
+        let clean = std::fs::metadata(&path).unwrap().len();
+        f.write_all(br#"{"kind":"node","node":"b","sta"#).unwrap();
+        drop(f);
+        assert_eq!(
+            parse_journal(&std::fs::read(&path).unwrap()).unwrap().torn,
+            Some(clean)
+        );
+        let (mut cp, report) = Checkpoint::open(dir.path(), "abc").unwrap();
+        assert!(report.torn_tail && report.corrupt.is_none(), "{report:?}");
+        cp.record("b", passed()).unwrap();
+        drop(cp);
+        let (cp, report) = Checkpoint::open(dir.path(), "abc").unwrap();
+        assert!(report.corrupt.is_none(), "{report:?}");
+        assert_eq!(
+            (cp.status_of("a"), cp.status_of("b")),
+            (NodeStatus::Failed, NodeStatus::Passed)
+        );
     }
 
     #[test]

@@ -84,16 +84,35 @@ fn normalise_punctuation(s: &str) -> String {
 /// Applies all hunks to `text`, in order; returns the new text and the pass each hunk needed.
 pub fn apply_all(text: &str, hunks: &[Hunk]) -> Result<(String, Vec<Pass>), ApplyError> {
     let trailing_newline = text.ends_with('\n') || text.is_empty();
+    // Hunks match lines without their ending; each line remembers whether it ended in CRLF,
+    // so the lines no hunk touches keep theirs byte for byte, and new lines take the ending
+    // of the lines they replace (or of their neighbour, when inserted).
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut crlf: Vec<bool> = text
+        .split_inclusive('\n')
+        .map(|l| l.ends_with("\r\n"))
+        .collect();
     let mut used = Vec::new();
     for hunk in hunks {
         let (at, pass) = locate(&lines, hunk)?;
+        let ending = crlf
+            .get(at)
+            .or_else(|| crlf.get(at.wrapping_sub(1)))
+            .copied()
+            .unwrap_or(false);
         lines.splice(at..at + hunk.old.len(), hunk.new.iter().cloned());
+        crlf.splice(
+            at..at + hunk.old.len(),
+            std::iter::repeat_n(ending, hunk.new.len()),
+        );
         used.push(pass);
     }
-    let mut out = lines.join("\n");
-    if trailing_newline && !out.is_empty() {
-        out.push('\n');
+    let mut out = String::with_capacity(text.len());
+    for (i, (line, crlf)) in lines.iter().zip(&crlf).enumerate() {
+        out.push_str(line);
+        if i + 1 < lines.len() || trailing_newline {
+            out.push_str(if *crlf { "\r\n" } else { "\n" });
+        }
     }
     Ok((out, used))
 }
@@ -261,6 +280,37 @@ mod tests {
         };
         assert!(*nearest_line >= 1);
         assert!(err.to_string().contains("were not found; nearest"), "{err}");
+    }
+
+    /// Found by fuzzing (fuzz/fuzz_targets/answer.rs): lines were joined with LF whatever
+    /// they ended with, so a hunk applied to a CRLF file rewrote every line of it.
+    #[test]
+    fn lines_no_hunk_touches_keep_their_crlf_endings() {
+        let text = "def f():\r\n    return 1\r\n\r\nX = 2\n";
+        assert_eq!(apply_all(text, &[]).unwrap().0, text);
+        let (out, passes) = apply_all(
+            text,
+            &[hunk(&["    return 1"], &["    return 3", "    # three"])],
+        )
+        .unwrap();
+        assert_eq!(passes, [Pass::Exact]);
+        assert_eq!(
+            out,
+            "def f():\r\n    return 3\r\n    # three\r\n\r\nX = 2\n"
+        );
+    }
+
+    /// Found beside the CRLF case, by the same invariant (no hunk, no change): a file holding
+    /// one empty line lost its newline, as did a line replaced by an empty one.
+    #[test]
+    fn a_file_of_one_empty_line_keeps_its_newline() {
+        assert_eq!(apply_all("\n", &[]).unwrap().0, "\n");
+        assert_eq!(apply_all("a\n", &[hunk(&["a"], &[""])]).unwrap().0, "\n");
+        assert_eq!(apply_all("a\n", &[hunk(&["a"], &[])]).unwrap().0, "");
+        assert_eq!(
+            apply_all("a", &[hunk(&["a"], &["b", "c"])]).unwrap().0,
+            "b\nc"
+        );
     }
 
     #[test]

@@ -119,9 +119,10 @@ impl Overlay {
 
     /// The text a reader sees: the pending change, else the disk.
     pub fn read(&self, path: &str) -> Result<Option<String>, OverlayError> {
-        match self.entries.get(path) {
+        let key = key(&self.disk, path)?;
+        match self.entries.get(&key) {
             Some(entry) => Ok(entry.content.clone()),
-            None => self.disk_text(path),
+            None => self.disk_text(&key),
         }
     }
 
@@ -136,9 +137,13 @@ impl Overlay {
 
     fn entry(&mut self, path: &str, source: Source) -> Result<&mut Entry, OverlayError> {
         use std::collections::btree_map::Entry as Slot;
-        let entry = match self.entries.entry(path.to_string()) {
+        let key = key(&self.disk, path)?;
+        let entry = match self.entries.entry(key) {
             Slot::Occupied(slot) => slot.into_mut(),
-            Slot::Vacant(slot) => slot.insert(untouched(&self.disk, path, source)?),
+            Slot::Vacant(slot) => {
+                let fresh = untouched(&self.disk, slot.key(), source)?;
+                slot.insert(fresh)
+            }
         };
         entry.source = source;
         Ok(entry)
@@ -150,7 +155,6 @@ impl Overlay {
         content: impl Into<String>,
         source: Source,
     ) -> Result<(), OverlayError> {
-        self.disk.path(path)?;
         self.entry(path, source)?.content = Some(content.into());
         Ok(())
     }
@@ -163,7 +167,7 @@ impl Overlay {
     pub fn set_mode(&mut self, path: &str, mode: u32) -> Result<(), OverlayError> {
         let source = self
             .entries
-            .get(path)
+            .get(&key(&self.disk, path)?)
             .map_or(Source::Generated, |e| e.source);
         self.entry(path, source)?.mode = Some(mode & 0o7777);
         Ok(())
@@ -189,14 +193,17 @@ impl Overlay {
     /// Sets the hash the file must still have on disk at commit (by default the hash it had
     /// when first touched): for callers that know what they last wrote there.
     pub fn expect_base(&mut self, path: &str, hash: &str) {
-        if let Some(entry) = self.entries.get_mut(path) {
+        if let Some(entry) = key(&self.disk, path)
+            .ok()
+            .and_then(|key| self.entries.get_mut(&key))
+        {
             entry.base = hash.to_string();
         }
     }
 
     /// Drops the pending change of a file: the disk stays as it is.
     pub fn discard(&mut self, path: &str) -> Option<Entry> {
-        self.entries.remove(path)
+        self.entries.remove(&key(&self.disk, path).ok()?)
     }
 
     /// Python files whose pending text does not parse, with the first error.
@@ -261,10 +268,17 @@ impl Overlay {
     }
 
     pub fn from_json(disk: Workspace, text: &str) -> Result<Overlay, OverlayError> {
-        let entries: BTreeMap<String, Entry> =
+        let read: BTreeMap<String, Entry> =
             serde_json::from_str(text).map_err(|e| OverlayError::Format(e.to_string()))?;
-        for path in entries.keys() {
-            disk.path(path)?;
+        let mut entries = BTreeMap::new();
+        for (path, entry) in read {
+            let key = key(&disk, &path)?;
+            if entries.contains_key(&key) {
+                return Err(OverlayError::Format(format!(
+                    "two entries for {key} (one spelled {path})"
+                )));
+            }
+            entries.insert(key, entry);
         }
         Ok(Overlay { disk, entries })
     }
@@ -329,6 +343,21 @@ impl Overlay {
         }
         Ok(done)
     }
+}
+
+/// The spelling of `path` that entries are keyed by, if the workspace accepts the path at all:
+/// `a//b.py`, `a/./b.py` and `a/b.py/` all name `a/b.py`. Keyed as written, one file could
+/// hold two pending changes: a commit would then write it twice (the last silently winning),
+/// or fail half-way on the spelling with a trailing `/`, and journal it under a name the rest
+/// of the engine never uses.
+fn key(disk: &Workspace, path: &str) -> Result<String, OverlayError> {
+    disk.path(path)?;
+    // Accepted paths have only normal components; each is a piece of `path`, so UTF-8.
+    let parts: Vec<&str> = std::path::Path::new(path)
+        .components()
+        .filter_map(|c| c.as_os_str().to_str())
+        .collect();
+    Ok(parts.join("/"))
 }
 
 /// An entry for a file the overlay has not touched yet: its disk content and hash.
@@ -494,6 +523,45 @@ mod tests {
             overlay.read("a.py").unwrap().as_deref(),
             Some("def a():\n    return 3\n")
         );
+    }
+
+    /// Found by fuzzing (fuzz/fuzz_targets/overlay_path.rs): entries were keyed by the path
+    /// as written, so `src//b.py`, `src/./b.py` and `src/b.py/` were pending changes of their
+    /// own beside `src/b.py`; a commit wrote the file twice, the last silently winning, or
+    /// failed half-way (a rename onto `b.py/`) after writing the first.
+    #[test]
+    fn two_spellings_of_one_file_are_one_pending_change() {
+        let (_dir, ws) = setup();
+        let mut overlay = Overlay::new(ws.clone());
+        overlay
+            .write("src/b.py", "B = 1\n", Source::Generated)
+            .unwrap();
+        overlay
+            .write("src//b.py", "B = 2\n", Source::Generated)
+            .unwrap();
+        overlay
+            .write("src/./b.py/", "B = 3\n", Source::Human)
+            .unwrap();
+        overlay.set_mode("src/b.py/", 0o755).unwrap();
+        assert_eq!(overlay.entries().keys().collect::<Vec<_>>(), ["src/b.py"]);
+        assert_eq!(
+            overlay.read("src//b.py").unwrap().as_deref(),
+            Some("B = 3\n")
+        );
+        assert!(overlay.discard("../src/b.py").is_none());
+        let mut journalled = BTreeMap::new();
+        let done = overlay
+            .commit(|batch| {
+                journalled = batch;
+                Ok::<(), String>(())
+            })
+            .unwrap();
+        assert_eq!(done.written, ["src/b.py"]);
+        assert_eq!(journalled.keys().collect::<Vec<_>>(), ["src/b.py"]);
+        assert_eq!(ws.read("src/b.py").unwrap().as_deref(), Some("B = 3\n"));
+        let entry = r#"{"content": "x", "source": "human", "base": ""}"#;
+        let two = format!(r#"{{"a.py": {entry}, "a.py/": {entry}}}"#);
+        assert!(Overlay::from_json(ws, &two).is_err());
     }
 
     #[test]
