@@ -639,10 +639,9 @@ fn format_errors(path: &Path, errors: &[rpg::RpgError]) -> String {
     );
     for error in errors {
         text.push_str(&format!("\n  - {error}"));
-        if let rpg::RpgError::Cycle { why, .. } = error {
-            for step in why {
-                text.push_str(&format!("\n      {step}"));
-            }
+        // Long cycles come back shortened to both ends, so this stays a few lines.
+        for line in error.details() {
+            text.push_str(&format!("\n      {line}"));
         }
     }
     text

@@ -3,6 +3,7 @@ mod bad_input;
 mod cli;
 mod code;
 mod generation;
+mod large_plans;
 mod llm;
 mod local_model;
 mod localize;
