@@ -574,3 +574,44 @@ fn subgraph_ids_a_git_tag_cannot_hold_are_rejected_with_the_rule() {
         "node `c`: subgraph_id `x..y` is not allowed",
     ]);
 }
+
+#[test]
+fn every_field_of_the_wrong_type_is_reported_with_its_node_and_field() {
+    let case = Case::new(&plan_of(&[
+        r#"{"id": "a", "name": 5, "type": "function", "node_type": "leaf", "file_path": "src/m.py", "docstring": "A."}"#.into(),
+        r#"{"id": "b", "name": "b", "type": "function", "node_type": "leaf", "file_path": "src/m.py", "docstring": "B.", "dependencies": "a"}"#.into(),
+        r#"{"name": "c", "type": "function", "node_type": "leef"}"#.into(),
+    ]));
+    let rpg = case.rpg.display().to_string();
+    case.assert_rejected(&[
+        &format!("{rpg}: not a valid RPG (4 problem(s)):"),
+        "node #0 (`a`): field `name`: expected a string, got the number 5",
+        "node #1 (`b`): field `dependencies`: expected an array of strings, got the string \"a\"",
+        "node #2: missing field `id`",
+        "node #2: field `node_type`: expected one of \"leaf\", \"composite\", got the string \"leef\"",
+    ]);
+}
+
+#[test]
+fn a_byte_order_mark_is_accepted() {
+    let case = Case::new(&format!("\u{feff}{}", one_leaf_at("src/m.py")));
+    let (code, stdout, stderr) = case.validate(&[]);
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("valid (1 nodes, 0 edges)"), "{stdout}");
+}
+
+#[test]
+fn a_plan_that_is_not_utf8_is_rejected_with_the_place_of_the_first_bad_byte() {
+    let case = Case::new("");
+    let mut bytes = one_leaf_at("src/m.py").into_bytes();
+    let at = bytes
+        .iter()
+        .position(|&b| b == b'A')
+        .expect("the docstring's A");
+    bytes[at] = 0xC3; // a lead byte without its continuation
+    std::fs::write(&case.rpg, &bytes).expect("write rpg");
+    let rpg = case.rpg.display().to_string();
+    case.assert_rejected(&[&format!(
+        "{rpg}: not UTF-8: invalid byte at offset {at} (line 2, column 112)"
+    )]);
+}
