@@ -7,15 +7,16 @@
 //!
 //! Plans can be hostile or huge (100,000 nodes, chains as deep as the plan is long), so every
 //! walk here is iterative (no recursion a deep chain could overflow) and every step is linear or
-//! `n log n`: lookups by id go through a map, duplicate links are found in a map rather than by
-//! scanning a node's edges, and path containment looks up each node's directories instead of
-//! comparing every composite with every node.
+//! `n log n`: ids are resolved through a map once and later looked up by binary search,
+//! duplicate links are dropped by sorting rather than by scanning a node's edges, ties in the
+//! order compare integer ranks rather than strings, and path containment looks up each node's
+//! directories instead of comparing every composite with every node.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
 
 use petgraph::Direction;
-use petgraph::graph::{DiGraph, EdgeIndex, NodeIndex};
+use petgraph::graph::{DiGraph, NodeIndex};
 
 use super::model::{EdgeKind, Rpg};
 
@@ -44,34 +45,26 @@ impl std::fmt::Display for DepKind {
 pub struct DepGraph {
     graph: DiGraph<usize, DepKind>,
     ids: Vec<String>,
-    /// Position of each id (the first, should ids repeat), so lookups by id are O(1).
-    positions: HashMap<String, usize>,
+    /// Positions sorted by id (then position): lookups by id are a binary search.
+    by_id: Vec<usize>,
+    /// Each position's place in `by_id`, so ties in the order are broken by comparing integers
+    /// rather than strings.
+    rank: Vec<usize>,
 }
 
 impl DepGraph {
     /// Builds the graph; ids that do not resolve are ignored (validation reports them).
     pub fn build(rpg: &Rpg) -> DepGraph {
-        let mut graph = DiGraph::with_capacity(rpg.nodes.len(), rpg.edges.len() * 2);
-        let index: HashMap<&str, NodeIndex> = rpg
-            .nodes
-            .iter()
-            .enumerate()
-            .map(|(i, node)| (node.id.as_str(), graph.add_node(i)))
-            .collect();
-        // One edge per ordered pair. petgraph's own `contains_edge` scans the source's edges,
-        // which is quadratic when one node is needed by (or contains) 100,000 others.
-        let mut links: HashMap<(NodeIndex, NodeIndex), EdgeIndex> = HashMap::new();
+        let n = rpg.nodes.len();
+        let mut index: HashMap<&str, usize> = HashMap::with_capacity(n);
+        for (position, node) in rpg.nodes.iter().enumerate() {
+            index.entry(node.id.as_str()).or_insert(position);
+        }
+        // Every link as (dependency, dependent, kind), positions resolved once.
+        let mut links: Vec<(usize, usize, DepKind)> = Vec::new();
         let mut add = |dependency: &str, dependent: &str, kind: DepKind| {
-            let (Some(&a), Some(&b)) = (index.get(dependency), index.get(dependent)) else {
-                return;
-            };
-            match links.get(&(a, b)) {
-                // A stated dependency names the link even when another source added it first.
-                Some(&edge) if kind == DepKind::Dependency => graph[edge] = kind,
-                Some(_) => {}
-                None => {
-                    links.insert((a, b), graph.add_edge(a, b, kind));
-                }
+            if let (Some(&a), Some(&b)) = (index.get(dependency), index.get(dependent)) {
+                links.push((a, b, kind));
             }
         };
         for node in &rpg.nodes {
@@ -86,23 +79,39 @@ impl DepGraph {
             let (dependency, dependent) = edge.kind.dependency_pair(&edge.source, &edge.target);
             add(dependency, dependent, DepKind::Edge(edge.kind));
         }
-        for (container, node) in path_containment(rpg) {
-            add(container, node, DepKind::ContainsPath);
+        links.extend(
+            path_containment(rpg)
+                .into_iter()
+                .map(|(container, node)| (container, node, DepKind::ContainsPath)),
+        );
+        let links = one_link_per_pair(links);
+        let mut graph = DiGraph::with_capacity(n, links.len());
+        for position in 0..n {
+            graph.add_node(position);
         }
-        let mut positions = HashMap::with_capacity(rpg.nodes.len());
-        for (position, node) in rpg.nodes.iter().enumerate() {
-            positions.entry(node.id.clone()).or_insert(position);
+        for (a, b, kind) in links {
+            graph.add_edge(NodeIndex::new(a), NodeIndex::new(b), kind);
+        }
+        let ids: Vec<String> = rpg.nodes.iter().map(|node| node.id.clone()).collect();
+        let mut by_id: Vec<usize> = (0..n).collect();
+        by_id.sort_by(|&a, &b| ids[a].cmp(&ids[b]).then(a.cmp(&b)));
+        let mut rank = vec![0; n];
+        for (place, &position) in by_id.iter().enumerate() {
+            rank[position] = place;
         }
         DepGraph {
             graph,
-            ids: rpg.nodes.iter().map(|n| n.id.clone()).collect(),
-            positions,
+            ids,
+            by_id,
+            rank,
         }
     }
 
-    /// The position in `rpg.nodes` of the node with this id.
+    /// The position in `rpg.nodes` of the node with this id (the first, should ids repeat).
     pub fn position_of(&self, id: &str) -> Option<usize> {
-        self.positions.get(id).copied()
+        let place = self.by_id.partition_point(|&p| self.ids[p].as_str() < id);
+        let &position = self.by_id.get(place)?;
+        (self.ids[position] == id).then_some(position)
     }
 
     /// A cycle as ids in "depends on" order, first id repeated at the end, if there is one.
@@ -116,12 +125,12 @@ impl DepGraph {
             if !looped {
                 continue;
             }
-            let Some(&start) = scc.iter().min_by_key(|&&n| self.id_at(n)) else {
+            let Some(&start) = scc.iter().min_by_key(|&&n| self.rank_of(n)) else {
                 continue;
             };
             if best
                 .as_ref()
-                .is_none_or(|(b, _)| self.id_at(start) < self.id_at(*b))
+                .is_none_or(|(b, _)| self.rank_of(start) < self.rank_of(*b))
             {
                 best = Some((start, scc));
             }
@@ -132,8 +141,9 @@ impl DepGraph {
         Some(self.cycle_through(start, &members))
     }
 
-    fn id_at(&self, n: NodeIndex) -> &str {
-        &self.ids[self.graph[n]]
+    /// The node's place in id order.
+    fn rank_of(&self, n: NodeIndex) -> usize {
+        self.rank[self.graph[n]]
     }
 
     /// Shortest walk start → ... → start along "depends on" links inside one SCC.
@@ -146,7 +156,7 @@ impl DepGraph {
                 .graph
                 .neighbors_directed(at, Direction::Incoming)
                 .collect();
-            deps.sort_by_key(|&n| &self.ids[self.graph[n]]);
+            deps.sort_by_key(|&n| self.rank_of(n));
             for dep in deps {
                 if dep == start {
                     closing = Some(at);
@@ -198,11 +208,11 @@ impl DepGraph {
                     .count()
             })
             .collect();
-        let mut ready: BinaryHeap<Reverse<(&str, NodeIndex)>> = self
+        let mut ready: BinaryHeap<Reverse<(usize, NodeIndex)>> = self
             .graph
             .node_indices()
             .filter(|n| indegree[n.index()] == 0)
-            .map(|n| Reverse((self.ids[self.graph[n]].as_str(), n)))
+            .map(|n| Reverse((self.rank_of(n), n)))
             .collect();
         let mut order = Vec::with_capacity(self.ids.len());
         while let Some(Reverse((_, n))) = ready.pop() {
@@ -210,7 +220,7 @@ impl DepGraph {
             for next in self.graph.neighbors_directed(n, Direction::Outgoing) {
                 indegree[next.index()] -= 1;
                 if indegree[next.index()] == 0 {
-                    ready.push(Reverse((self.ids[self.graph[next]].as_str(), next)));
+                    ready.push(Reverse((self.rank_of(next), next)));
                 }
             }
         }
@@ -258,43 +268,72 @@ impl DepGraph {
     }
 }
 
-/// Every `(container id, node id)` pair where composite `container` holds `node` by path: a
-/// module file holds the leaves written into it; a package directory holds everything beneath
-/// it. Each node looks up its own file and its parent directories in maps of the composites,
-/// so the cost grows with the total length of the paths, not with composites × nodes.
-fn path_containment(rpg: &Rpg) -> Vec<(&str, &str)> {
-    let mut modules: HashMap<&str, Vec<&str>> = HashMap::new();
-    let mut packages: HashMap<&str, Vec<&str>> = HashMap::new();
-    for container in rpg.nodes.iter().filter(|n| !n.is_leaf()) {
-        let Some(outer) = container.file_path.as_deref() else {
+/// The links with one per ordered pair, as petgraph's own `contains_edge` check would have
+/// kept them (it scans the source's edges, quadratic when one node is needed by or contains
+/// 100,000 others): a stated dependency names the link whatever else also adds it; otherwise
+/// the first source that added it does. Sorting keeps this `n log n` and deterministic.
+fn one_link_per_pair(mut links: Vec<(usize, usize, DepKind)>) -> Vec<(usize, usize, DepKind)> {
+    // A stable sort keeps each pair's links in the order they were added.
+    links.sort_by_key(|&(a, b, _)| (a, b));
+    let mut kept: Vec<(usize, usize, DepKind)> = Vec::with_capacity(links.len());
+    for (a, b, kind) in links {
+        match kept.last_mut() {
+            Some(last) if (last.0, last.1) == (a, b) => {
+                if kind == DepKind::Dependency {
+                    last.2 = kind;
+                }
+            }
+            _ => kept.push((a, b, kind)),
+        }
+    }
+    kept
+}
+
+/// Every `(container, node)` pair of positions where composite `container` holds `node` by
+/// path: a module file holds the leaves written into it; a package directory holds everything
+/// beneath it. Each node looks up its own file and its parent directories in maps of the
+/// composites, so the cost grows with the total length of the paths, not with composites ×
+/// nodes.
+fn path_containment(rpg: &Rpg) -> Vec<(usize, usize)> {
+    let mut modules: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut packages: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (position, container) in rpg.nodes.iter().enumerate() {
+        let Some(outer) = container
+            .file_path
+            .as_deref()
+            .filter(|_| !container.is_leaf())
+        else {
             continue;
         };
         if outer.ends_with(".py") {
-            modules.entry(outer).or_default().push(&container.id);
+            modules.entry(outer).or_default().push(position);
         } else {
-            let dir = outer.trim_end_matches('/');
-            packages.entry(dir).or_default().push(&container.id);
+            packages
+                .entry(outer.trim_end_matches('/'))
+                .or_default()
+                .push(position);
         }
     }
     let mut pairs = Vec::new();
-    for node in &rpg.nodes {
+    for (position, node) in rpg.nodes.iter().enumerate() {
         let Some(inner) = node.file_path.as_deref() else {
             continue;
         };
-        let mut holders: Vec<&str> = Vec::new();
+        let mut holds = |holders: Option<&Vec<usize>>| {
+            for &holder in holders.into_iter().flatten() {
+                // A node never holds itself, nor a namesake (the rule compares ids).
+                if rpg.nodes[holder].id != node.id {
+                    pairs.push((holder, position));
+                }
+            }
+        };
         if node.is_leaf() {
-            holders.extend(modules.get(inner).into_iter().flatten());
+            holds(modules.get(inner));
         }
         // A package `dir` holds `inner` when `inner` continues with `/` right after `dir`.
         for (slash, _) in inner.match_indices('/') {
-            holders.extend(packages.get(&inner[..slash]).into_iter().flatten());
+            holds(packages.get(&inner[..slash]));
         }
-        pairs.extend(
-            holders
-                .into_iter()
-                .filter(|&holder| holder != node.id)
-                .map(|holder| (holder, node.id.as_str())),
-        );
     }
     pairs
 }
@@ -636,7 +675,10 @@ mod tests {
                     })
                     .collect();
                 let r = rpg(nodes, vec![]);
-                let mut fast: Vec<(&str, &str)> = path_containment(&r);
+                let mut fast: Vec<(&str, &str)> = path_containment(&r)
+                    .into_iter()
+                    .map(|(c, n)| (r.nodes[c].id.as_str(), r.nodes[n].id.as_str()))
+                    .collect();
                 fast.sort_unstable();
                 let mut slow = Vec::new();
                 for c in r.nodes.iter().filter(|n| !n.is_leaf()) {
