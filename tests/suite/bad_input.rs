@@ -590,6 +590,18 @@ fn every_field_of_the_wrong_type_is_reported_with_its_node_and_field() {
         "node #2: missing field `id`",
         "node #2: field `node_type`: expected one of \"leaf\", \"composite\", got the string \"leef\"",
     ]);
+    let (code, stdout, stderr) = case.validate(&["--json"]);
+    assert_eq!(code, 2, "stdout: {stdout}\nstderr: {stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is JSON");
+    assert_eq!(
+        report["errors"][0], "node #0 (`a`): field `name`: expected a string, got the number 5",
+        "{report}"
+    );
+    assert_eq!(
+        report["errors"].as_array().map(Vec::len),
+        Some(4),
+        "one entry per problem: {report}"
+    );
 }
 
 #[test]
