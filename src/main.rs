@@ -643,10 +643,9 @@ fn format_errors(path: &Path, errors: &[rpg::RpgError]) -> String {
     );
     for error in errors {
         text.push_str(&format!("\n  - {error}"));
-        if let rpg::RpgError::Cycle { why, .. } = error {
-            for step in why {
-                text.push_str(&format!("\n      {step}"));
-            }
+        // Long cycles come back shortened to both ends, so this stays a few lines.
+        for line in error.details() {
+            text.push_str(&format!("\n      {line}"));
         }
     }
     text
@@ -654,12 +653,12 @@ fn format_errors(path: &Path, errors: &[rpg::RpgError]) -> String {
 
 /// Why an RPG was rejected: unreadable/unparsable, or invalid.
 enum Invalid {
-    Load(String),
+    Load(rpg::LoadError),
     Rpg(Vec<rpg::RpgError>),
 }
 
 fn check_rpg(path: &Path, out: Option<&Path>) -> Result<ValidRpg, Invalid> {
-    let rpg = rpg::load_file(path).map_err(|e| Invalid::Load(e.to_string()))?;
+    let rpg = rpg::load_file(path).map_err(Invalid::Load)?;
     let valid = rpg::validate(rpg).map_err(Invalid::Rpg)?;
     if let Some(out) = out {
         rpg::check_output_paths(&valid.rpg, out, engine::ENGINE_FILES).map_err(Invalid::Rpg)?;
@@ -677,8 +676,14 @@ fn validate(path: &Path, out: Option<&Path>, json: bool) -> Result<u8> {
                 "errors": [],
                 "warnings": v.warnings.iter().map(|w| w.0.clone()).collect::<Vec<_>>(),
             }),
+            // One entry per problem, like validation errors, rather than one multi-line text.
+            Err(Invalid::Load(rpg::LoadError::Format { problems, .. })) => serde_json::json!({
+                "valid": false,
+                "errors": problems,
+                "warnings": [],
+            }),
             Err(Invalid::Load(e)) => {
-                serde_json::json!({"valid": false, "errors": [e], "warnings": []})
+                serde_json::json!({"valid": false, "errors": [e.to_string()], "warnings": []})
             }
             Err(Invalid::Rpg(errors)) => serde_json::json!({
                 "valid": false,
@@ -706,7 +711,7 @@ fn validate(path: &Path, out: Option<&Path>, json: bool) -> Result<u8> {
             );
             Ok(exit::OK)
         }
-        Err(Invalid::Load(e)) => Err(BadInput(e).into()),
+        Err(Invalid::Load(e)) => Err(BadInput(e.to_string()).into()),
         Err(Invalid::Rpg(errors)) => Err(BadInput(format_errors(path, &errors)).into()),
     }
 }

@@ -3,12 +3,35 @@
 //! Errors name the node and field. Warnings (dependencies and edges that disagree, unknown
 //! fields) do not stop generation. The output-path check that needs the file system
 //! ([`check_output_paths`]) is separate so `validate` itself stays pure.
+//!
+//! The rules are the ones `generate` would otherwise trip over later, after work was done, or
+//! worse, would not trip over at all: a node's `file_path` must not name a file that packaging
+//! tools run or read as configuration (assembly runs `pip install -e .` on the output, so a node
+//! writing `setup.py` would run a plan's code on the host), nor a file assembly writes itself;
+//! ids and subgraph ids end up in file names and git tag names, so they are held to what those
+//! accept. Every user-supplied string shown in a message goes through [`shown`], so a hostile
+//! plan cannot put terminal escapes or megabytes of text on the user's screen.
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
 
 use super::graph::DepGraph;
 use super::model::{EdgeKind, Node, Rpg};
+
+/// The longest node id or path component, in bytes: most file systems' limit on a file name.
+pub const MAX_NAME_BYTES: usize = 255;
+/// The most components a `file_path` (or a derived test path) may have; deeper package nesting
+/// breaks generation long before it is useful.
+pub const MAX_PATH_COMPONENTS: usize = 32;
+/// The longest `subgraph_id`, in bytes.
+pub const MAX_SUBGRAPH_ID_BYTES: usize = 100;
+/// The rule a `subgraph_id` must follow, as told to the user.
+pub const SUBGRAPH_ID_RULE: &str = "it becomes part of the git tag `phase4-subgraph-<id>`, so it must be 1 to 100 ASCII letters, digits, `.`, `_` or `-`, not start with `.` or `-`, not end with `.` or `.lock`, and not contain `..`";
+/// Warnings of one kind shown before the rest are summed up in one line.
+pub const MAX_WARNINGS_PER_KIND: usize = 20;
+/// Steps shown at each end of a long cycle; the middle is summed up in one line.
+const CYCLE_ENDS: usize = 5;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RpgError {
@@ -16,42 +39,96 @@ pub enum RpgError {
     Empty,
     #[error("node #{position}: empty id")]
     EmptyId { position: usize },
-    #[error("duplicate node id `{id}` (nodes #{first} and #{second})")]
+    #[error("node #{position}: id `{}` {reason}", shown(id))]
+    BadId {
+        position: usize,
+        id: String,
+        reason: &'static str,
+    },
+    #[error("duplicate node id `{}` (nodes #{first} and #{second})", shown(id))]
     DuplicateId {
         id: String,
         first: usize,
         second: usize,
     },
-    #[error("node `{node}`: {field} refers to unknown node `{missing}`")]
+    #[error(
+        "node `{}`: {field} refers to unknown node `{}`",
+        shown(node),
+        shown(missing)
+    )]
     UnknownReference {
         node: String,
         field: &'static str,
         missing: String,
     },
-    #[error("edge #{position} ({source_id} -> {target}): unknown node `{missing}`")]
+    #[error(
+        "edge #{position} ({} -> {}): unknown node `{}`",
+        shown(source_id),
+        shown(target),
+        shown(missing)
+    )]
     UnknownEdgeEnd {
         position: usize,
         source_id: String,
         target: String,
         missing: String,
     },
-    #[error("node `{node}`: parent `{parent}` is a leaf; a parent must be a composite node")]
+    #[error(
+        "node `{}`: parent `{}` is a leaf; a parent must be a composite node",
+        shown(node),
+        shown(parent)
+    )]
     LeafParent { node: String, parent: String },
-    #[error("leaf node `{node}`: missing docstring (the docstring is the specification)")]
+    #[error(
+        "leaf node `{}`: missing docstring (the docstring is the specification)",
+        shown(node)
+    )]
     MissingDocstring { node: String },
-    #[error("leaf node `{node}`: missing file_path")]
+    #[error("leaf node `{}`: missing file_path", shown(node))]
     MissingFilePath { node: String },
-    #[error("node `{node}`: file_path `{}` {reason}", path.escape_debug())]
+    #[error("node `{}`: file_path `{}` {reason}", shown(node), shown(path))]
     BadFilePath {
         node: String,
         path: String,
         reason: &'static str,
     },
-    #[error("leaf node `{node}`: file_path `{path}` is not a .py file")]
+    /// The test file derived from the node's module (`tests/test_<module>.py`) is unusable.
+    #[error(
+        "node `{}`: its tests would go to `{}`, which {reason}",
+        shown(node),
+        shown(path)
+    )]
+    BadTestFile {
+        node: String,
+        path: String,
+        reason: &'static str,
+    },
+    #[error(
+        "leaf node `{}`: file_path `{}` is not a .py file",
+        shown(node),
+        shown(path)
+    )]
     NotPython { node: String, path: String },
-    #[error("leaf node `{node}`: name `{name}` is not a Python identifier")]
+    #[error(
+        "leaf node `{}`: name `{}` is not a Python identifier",
+        shown(node),
+        shown(name)
+    )]
     BadName { node: String, name: String },
-    #[error("dependency cycle: {}", path.join(" -> "))]
+    /// Reported once per distinct id: `node` is the first node with it, `others` how many more.
+    #[error("node `{}`{}: subgraph_id `{}` is not allowed: {SUBGRAPH_ID_RULE}", shown(node), and_more(*others), shown(subgraph))]
+    BadSubgraphId {
+        node: String,
+        others: usize,
+        subgraph: String,
+    },
+    /// `path` is the whole cycle and `why` one line per step; the message shows only both ends
+    /// of a long one (see [`RpgError::details`]).
+    #[error(
+        "dependency cycle{}: {}",
+        cycle_size(path),
+        elide(path, " -> ", "nodes")
+    )]
     Cycle { path: Vec<String>, why: Vec<String> },
     #[error(
         "node `{node}`: file_path `{path}` escapes the output directory through symlink `{link}`"
@@ -61,6 +138,74 @@ pub enum RpgError {
         path: String,
         link: PathBuf,
     },
+}
+
+impl RpgError {
+    /// Lines that explain the error beyond its one-line message: for a cycle, why each step is
+    /// there, both ends of a long cycle only.
+    pub fn details(&self) -> Vec<String> {
+        match self {
+            RpgError::Cycle { why, .. } if why.len() > 2 * CYCLE_ENDS + 2 => {
+                let hidden = why.len() - 2 * CYCLE_ENDS;
+                let mut lines = why[..CYCLE_ENDS].to_vec();
+                lines.push(format!("… {hidden} more steps …"));
+                lines.extend_from_slice(&why[why.len() - CYCLE_ENDS..]);
+                lines
+            }
+            RpgError::Cycle { why, .. } => why.clone(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// A user-supplied string as it may appear in a message: control characters and backslashes
+/// escaped (so `\0` means NUL and nothing reaches the terminal raw), at most 200 characters.
+pub fn shown(text: &str) -> String {
+    const MAX_CHARS: usize = 200;
+    let mut out = String::new();
+    for (count, c) in text.chars().enumerate() {
+        if count == MAX_CHARS {
+            out.push('…');
+            break;
+        }
+        if c.is_control() || c == '\\' {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn and_more(others: usize) -> String {
+    match others {
+        0 => String::new(),
+        n => format!(" (and {n} more node(s))"),
+    }
+}
+
+/// ` of N nodes` for a cycle long enough to be shortened, so the size is never hidden.
+fn cycle_size(path: &[String]) -> String {
+    if path.len() > 2 * CYCLE_ENDS + 2 {
+        format!(" of {} nodes", path.len() - 1)
+    } else {
+        String::new()
+    }
+}
+
+/// `items` joined by `sep`; a long list keeps its first and last few and says how many lie
+/// between, so a 20,000-node cycle is one line, not 20,000.
+fn elide(items: &[String], sep: &str, what: &str) -> String {
+    if items.len() <= 2 * CYCLE_ENDS + 2 {
+        return items.iter().map(|s| shown(s)).collect::<Vec<_>>().join(sep);
+    }
+    let hidden = items.len() - 2 * CYCLE_ENDS;
+    let head = items[..CYCLE_ENDS].iter().map(|s| shown(s));
+    let tail = items[items.len() - CYCLE_ENDS..].iter().map(|s| shown(s));
+    head.chain(std::iter::once(format!("… {hidden} more {what} …")))
+        .chain(tail)
+        .collect::<Vec<_>>()
+        .join(sep)
 }
 
 /// Something worth telling the user that does not stop generation.
@@ -88,8 +233,9 @@ impl ValidRpg {
         &self.rpg.nodes[position]
     }
 
+    /// The position of the node with this id (a map lookup, not a scan).
     pub fn position_of(&self, id: &str) -> Option<usize> {
-        self.rpg.nodes.iter().position(|n| n.id == id)
+        self.graph.position_of(id)
     }
 
     /// Nodes in generation order.
@@ -105,18 +251,21 @@ pub fn validate(rpg: Rpg) -> Result<ValidRpg, Vec<RpgError>> {
     if rpg.nodes.is_empty() {
         return Err(vec![RpgError::Empty]);
     }
-    check_ids(&rpg, &mut errors);
-    check_references(&rpg, &mut errors);
+    let by_id = check_ids(&rpg, &mut errors);
+    check_references(&rpg, &by_id, &mut errors);
     for node in &rpg.nodes {
         check_node(node, &mut errors);
     }
+    check_subgraph_ids(&rpg, &mut errors);
     warn_unknown_fields(&rpg, &mut warnings);
     warn_disagreements(&rpg, &mut warnings);
     if !errors.is_empty() {
         return Err(errors);
     }
     let graph = DepGraph::build(&rpg);
-    if let Some(path) = graph.find_cycle() {
+    // Ordering is the cheap test for a cycle; the cycle itself is only looked for on failure.
+    let Some(order) = graph.topological_order() else {
+        let path = graph.find_cycle().unwrap_or_default();
         let why = path
             .windows(2)
             .map(|w| {
@@ -124,16 +273,10 @@ pub fn validate(rpg: Rpg) -> Result<ValidRpg, Vec<RpgError>> {
                     .link_kind(&w[0], &w[1])
                     .map(|k| k.to_string())
                     .unwrap_or_default();
-                format!("{} depends on {} ({kind})", w[0], w[1])
+                format!("{} depends on {} ({kind})", shown(&w[0]), shown(&w[1]))
             })
             .collect();
         return Err(vec![RpgError::Cycle { path, why }]);
-    }
-    let Some(order) = graph.topological_order() else {
-        return Err(vec![RpgError::Cycle {
-            path: Vec::new(),
-            why: Vec::new(),
-        }]);
     };
     Ok(ValidRpg {
         rpg,
@@ -143,25 +286,53 @@ pub fn validate(rpg: Rpg) -> Result<ValidRpg, Vec<RpgError>> {
     })
 }
 
-fn check_ids(rpg: &Rpg, errors: &mut Vec<RpgError>) {
-    let mut seen: HashMap<&str, usize> = HashMap::new();
-    for (position, node) in rpg.nodes.iter().enumerate() {
-        if node.id.trim().is_empty() {
-            errors.push(RpgError::EmptyId { position });
-        } else if let Some(&first) = seen.get(node.id.as_str()) {
-            errors.push(RpgError::DuplicateId {
-                id: node.id.clone(),
-                first,
-                second: position,
-            });
-        } else {
-            seen.insert(&node.id, position);
-        }
+/// Why a node id cannot be used, if it cannot: it names files and shows in messages.
+fn id_problem(id: &str) -> Option<&'static str> {
+    if id.contains('\0') {
+        Some("contains a NUL byte")
+    } else if id.chars().any(char::is_control) {
+        Some("contains a control character")
+    } else if id.len() > MAX_NAME_BYTES {
+        Some("is longer than 255 bytes")
+    } else {
+        None
     }
 }
 
-fn check_references(rpg: &Rpg, errors: &mut Vec<RpgError>) {
-    let by_id: HashMap<&str, &Node> = rpg.nodes.iter().map(|n| (n.id.as_str(), n)).collect();
+/// Reports empty, unusable and repeated ids; returns every id's first position, which the
+/// later checks share (one map of 100,000 ids instead of one per check).
+fn check_ids<'a>(rpg: &'a Rpg, errors: &mut Vec<RpgError>) -> HashMap<&'a str, usize> {
+    let mut by_id: HashMap<&str, usize> = HashMap::with_capacity(rpg.nodes.len());
+    for (position, node) in rpg.nodes.iter().enumerate() {
+        let problem = if node.id.trim().is_empty() {
+            Some(RpgError::EmptyId { position })
+        } else {
+            id_problem(&node.id).map(|reason| RpgError::BadId {
+                position,
+                id: node.id.clone(),
+                reason,
+            })
+        };
+        match by_id.entry(node.id.as_str()) {
+            Entry::Vacant(slot) => {
+                slot.insert(position);
+            }
+            // An empty or unusable id is reported as such, not also as a repeat.
+            Entry::Occupied(first) if problem.is_none() => {
+                errors.push(RpgError::DuplicateId {
+                    id: node.id.clone(),
+                    first: *first.get(),
+                    second: position,
+                });
+            }
+            Entry::Occupied(_) => {}
+        }
+        errors.extend(problem);
+    }
+    by_id
+}
+
+fn check_references(rpg: &Rpg, by_id: &HashMap<&str, usize>, errors: &mut Vec<RpgError>) {
     for node in &rpg.nodes {
         for dep in &node.dependencies {
             if !by_id.contains_key(dep.as_str()) {
@@ -173,7 +344,7 @@ fn check_references(rpg: &Rpg, errors: &mut Vec<RpgError>) {
             }
         }
         if let Some(parent) = &node.parent {
-            match by_id.get(parent.as_str()) {
+            match by_id.get(parent.as_str()).map(|&p| &rpg.nodes[p]) {
                 None => errors.push(RpgError::UnknownReference {
                     node: node.id.clone(),
                     field: "parent",
@@ -203,7 +374,12 @@ fn check_references(rpg: &Rpg, errors: &mut Vec<RpgError>) {
 
 fn check_node(node: &Node, errors: &mut Vec<RpgError>) {
     if let Some(path) = &node.file_path {
-        if let Err(reason) = check_relative_path(path) {
+        // A package directory may be written with a trailing `/`; a file may not.
+        let checked = match path.strip_suffix('/') {
+            Some(dir) if !node.is_leaf() && !dir.is_empty() => dir,
+            _ => path.as_str(),
+        };
+        if let Some(reason) = file_path_problem(checked) {
             errors.push(RpgError::BadFilePath {
                 node: node.id.clone(),
                 path: path.clone(),
@@ -213,6 +389,14 @@ fn check_node(node: &Node, errors: &mut Vec<RpgError>) {
             errors.push(RpgError::NotPython {
                 node: node.id.clone(),
                 path: path.clone(),
+            });
+        } else if let Some(test_file) = node.test_file()
+            && let Some(reason) = file_path_problem(&test_file)
+        {
+            errors.push(RpgError::BadTestFile {
+                node: node.id.clone(),
+                path: test_file,
+                reason,
             });
         }
     }
@@ -241,16 +425,22 @@ fn check_node(node: &Node, errors: &mut Vec<RpgError>) {
     }
 }
 
-/// A file_path must stay inside the output repository by construction.
-fn check_relative_path(path: &str) -> Result<(), &'static str> {
+/// Why `path` cannot be a file or directory the engine writes, if it cannot. A path must stay
+/// inside the output repository by construction, be a name every file system takes, keep out
+/// of hidden and engine-owned places, and name nothing packaging tools run or read
+/// ([`reserved_path`]).
+pub fn file_path_problem(path: &str) -> Option<&'static str> {
     if path.is_empty() {
-        return Err("is empty");
+        return Some("is empty");
     }
     if path.contains('\0') {
-        return Err("contains a NUL byte");
+        return Some("contains a NUL byte");
+    }
+    if path.chars().any(char::is_control) {
+        return Some("contains a control character");
     }
     if path.contains('\\') {
-        return Err("contains a backslash (use `/`)");
+        return Some("contains a backslash (use `/`)");
     }
     let bytes = path.as_bytes();
     let drive = bytes.len() >= 2
@@ -258,12 +448,169 @@ fn check_relative_path(path: &str) -> Result<(), &'static str> {
         && bytes[1] == b':'
         && bytes.get(2).is_none_or(|&c| c == b'/');
     if path.starts_with('/') || drive {
-        return Err("is absolute (it must be relative to the output directory)");
+        return Some("is absolute (it must be relative to the output directory)");
     }
-    if path.split('/').any(|part| part == "..") {
-        return Err("contains `..`");
+    let parts: Vec<&str> = path.split('/').collect();
+    if parts.contains(&"..") {
+        return Some("contains `..`");
     }
-    Ok(())
+    if parts.len() > MAX_PATH_COMPONENTS {
+        return Some("has more than 32 components (packages nested too deep)");
+    }
+    for part in &parts {
+        let problem = if part.is_empty() {
+            "has an empty component (`//`, or a `/` at the end of a file)"
+        } else if *part == "." {
+            "has a `.` component (write the path without `./`)"
+        } else if part.starts_with('.') {
+            "has a component starting with `.`: hidden files and directories such as `.git`, `.github`, `.gitignore` and the engine's own `.zerorepo` are off limits"
+        } else if part.contains(':') {
+            "has a component containing `:` (a drive, URL or stream name)"
+        } else if part.len() > MAX_NAME_BYTES {
+            "has a component longer than 255 bytes"
+        } else {
+            continue;
+        };
+        return Some(problem);
+    }
+    reserved_path(path)
+}
+
+/// File names no plan may write at any depth: packaging tools and Python run or read them.
+const RESERVED_NAMES: &[(&str, &str)] = &[
+    (
+        "setup.py",
+        "names `setup.py`, which `pip install -e .` runs when the repository is assembled; a plan may not write it",
+    ),
+    (
+        "setup.cfg",
+        "names `setup.cfg`, which setuptools reads as configuration when the repository is installed; a plan may not write it",
+    ),
+    (
+        "pyproject.toml",
+        "names `pyproject.toml`, which pip reads to install the repository (assembly writes the root one); a plan may not write it",
+    ),
+    (
+        "sitecustomize.py",
+        "names `sitecustomize.py`, which Python runs at start-up when it can import it; a plan may not write it",
+    ),
+    (
+        "usercustomize.py",
+        "names `usercustomize.py`, which Python runs at start-up when it can import it; a plan may not write it",
+    ),
+    (
+        "MANIFEST.in",
+        "names `MANIFEST.in`, which setuptools reads as configuration when the repository is installed; a plan may not write it",
+    ),
+];
+
+/// Paths from the repository root that assembly writes (or pytest runs) at fixed places.
+const RESERVED_AT_ROOT: &[(&str, &str)] = &[
+    (
+        "conftest.py",
+        "names the root `conftest.py`, which pytest runs before any test when the repository is assembled; a plan may not write it",
+    ),
+    (
+        "README.md",
+        "names `README.md`, which assembly writes; a plan may not write it",
+    ),
+    (
+        "requirements.txt",
+        "names `requirements.txt`, which assembly writes; a plan may not write it",
+    ),
+    (
+        "requirements-dev.txt",
+        "names `requirements-dev.txt`, which assembly writes; a plan may not write it",
+    ),
+    (
+        "test_results.xml",
+        "names `test_results.xml`, which assembly writes; a plan may not write it",
+    ),
+    (
+        "docs/rpg.json",
+        "names `docs/rpg.json`, which assembly writes; a plan may not write it",
+    ),
+    (
+        "docs/generation_report.md",
+        "names `docs/generation_report.md`, which assembly writes; a plan may not write it",
+    ),
+    (
+        "docs/generation_checkpoint.json",
+        "names `docs/generation_checkpoint.json`, the engine's checkpoint; a plan may not write it",
+    ),
+];
+
+/// Why no plan may write `path` (relative to the output root, `/`-separated), if it may not:
+/// it, or a directory it lies in, is a file that packaging tools execute or read as
+/// configuration (`setup.py`, `setup.cfg`, `pyproject.toml`, `sitecustomize.py`,
+/// `usercustomize.py`, `MANIFEST.in`, `*.pth`, the root `conftest.py`), or one that assembly
+/// writes itself (`README.md`, `requirements*.txt`, `docs/...`, `test_results.xml`).
+///
+/// Names compare without regard to ASCII case, as they do on the file systems of macOS and
+/// Windows, where `Setup.py` is `setup.py`. Hidden files (`.gitignore`, `.zerorepo/`) are
+/// refused by [`file_path_problem`] already.
+pub fn reserved_path(path: &str) -> Option<&'static str> {
+    let mut prefix_end = 0;
+    for part in path.split('/') {
+        prefix_end += part.len();
+        let prefix = &path[..prefix_end];
+        prefix_end += 1; // the `/` after this part
+        let named = |list: &[(&str, &'static str)], text: &str| {
+            list.iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(text))
+                .map(|&(_, why)| why)
+        };
+        if let Some(why) = named(RESERVED_NAMES, part).or_else(|| named(RESERVED_AT_ROOT, prefix)) {
+            return Some(why);
+        }
+        let pth = part.len() >= 4
+            && part.is_char_boundary(part.len() - 4)
+            && part[part.len() - 4..].eq_ignore_ascii_case(".pth");
+        if pth {
+            return Some(
+                "names a `.pth` file, whose lines Python's site module runs at start-up; a plan may not write one",
+            );
+        }
+    }
+    None
+}
+
+/// Whether `id` can be part of a git tag name; see [`SUBGRAPH_ID_RULE`].
+pub fn subgraph_id_is_valid(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_SUBGRAPH_ID_BYTES
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        && !id.starts_with(['.', '-'])
+        && !id.ends_with('.')
+        && !id.ends_with(".lock")
+        && !id.contains("..")
+}
+
+/// One error per distinct bad subgraph id, naming its first node, so 100,000 nodes sharing
+/// one bad id make one line.
+fn check_subgraph_ids(rpg: &Rpg, errors: &mut Vec<RpgError>) {
+    let mut bad: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for (position, node) in rpg.nodes.iter().enumerate() {
+        if let Some(id) = node.subgraph_id.as_deref()
+            && !subgraph_id_is_valid(id)
+        {
+            bad.entry(id).or_insert((position, 0)).1 += 1;
+        }
+    }
+    let mut found: Vec<(usize, &str, usize)> = bad
+        .into_iter()
+        .map(|(id, (first, count))| (first, id, count - 1))
+        .collect();
+    found.sort_unstable();
+    for (first, id, others) in found {
+        errors.push(RpgError::BadSubgraphId {
+            node: rpg.nodes[first].id.clone(),
+            others,
+            subgraph: id.to_string(),
+        });
+    }
 }
 
 fn is_identifier(name: &str) -> bool {
@@ -272,20 +619,48 @@ fn is_identifier(name: &str) -> bool {
         && chars.all(|c| c.is_alphanumeric() || c == '_')
 }
 
+/// Adds the first [`MAX_WARNINGS_PER_KIND`] of `found`, and one line counting the rest, so a
+/// plan whose 100,000 nodes all carry the same oddity prints 21 lines, not 100,000.
+fn push_capped<T>(
+    warnings: &mut Vec<Warning>,
+    found: impl Iterator<Item = T>,
+    say: impl Fn(T) -> String,
+    rest: &str,
+) {
+    let mut found = found;
+    warnings.extend(
+        found
+            .by_ref()
+            .take(MAX_WARNINGS_PER_KIND)
+            .map(|f| Warning(say(f))),
+    );
+    let more = found.count();
+    if more > 0 {
+        warnings.push(Warning(format!("… and {more} more {rest}")));
+    }
+}
+
 fn warn_unknown_fields(rpg: &Rpg, warnings: &mut Vec<Warning>) {
-    for key in rpg.extra.keys() {
-        warnings.push(Warning(format!(
-            "unknown top-level field `{key}` (ignored)"
-        )));
-    }
-    for node in &rpg.nodes {
-        for key in node.extra.keys() {
-            warnings.push(Warning(format!(
-                "node `{}`: unknown field `{key}` (ignored)",
-                node.id
-            )));
-        }
-    }
+    push_capped(
+        warnings,
+        rpg.extra.keys(),
+        |key| format!("unknown top-level field `{}` (ignored)", shown(key)),
+        "unknown top-level fields (ignored)",
+    );
+    push_capped(
+        warnings,
+        rpg.nodes
+            .iter()
+            .flat_map(|node| node.extra.keys().map(move |key| (node, key))),
+        |(node, key)| {
+            format!(
+                "node `{}`: unknown field `{}` (ignored)",
+                shown(&node.id),
+                shown(key)
+            )
+        },
+        "unknown node fields (ignored)",
+    );
 }
 
 /// `dependencies` and dependency-carrying edges should say the same thing; when they do not,
@@ -305,21 +680,34 @@ fn warn_disagreements(rpg: &Rpg, warnings: &mut Vec<Warning>) {
         let (dependency, dependent) = edge.kind.dependency_pair(&edge.source, &edge.target);
         from_edges.insert((dependent, dependency), edge.kind);
     }
-    for (dependent, dependency) in &from_deps {
-        if !from_edges.contains_key(&(dependent, dependency)) {
-            warnings.push(Warning(format!(
-                "node `{dependent}` lists `{dependency}` in dependencies but no edge says so"
-            )));
-        }
-    }
-    for ((dependent, dependency), kind) in &from_edges {
-        if !from_deps.contains(&(dependent, dependency)) {
-            let kind = kind.as_str();
-            warnings.push(Warning(format!(
-                "a {kind} edge makes `{dependent}` depend on `{dependency}`, but `{dependent}`'s dependencies do not list it"
-            )));
-        }
-    }
+    push_capped(
+        warnings,
+        from_deps
+            .iter()
+            .filter(|pair| !from_edges.contains_key(*pair)),
+        |(dependent, dependency)| {
+            format!(
+                "node `{}` lists `{}` in dependencies but no edge says so",
+                shown(dependent),
+                shown(dependency)
+            )
+        },
+        "dependencies that no edge states",
+    );
+    push_capped(
+        warnings,
+        from_edges
+            .iter()
+            .filter(|(pair, _)| !from_deps.contains(*pair)),
+        |((dependent, dependency), kind)| {
+            let (dependent, dependency) = (shown(dependent), shown(dependency));
+            format!(
+                "a {} edge makes `{dependent}` depend on `{dependency}`, but `{dependent}`'s dependencies do not list it",
+                kind.as_str()
+            )
+        },
+        "edges that no dependencies list",
+    );
 }
 
 /// Checks, against the real output directory, that no node's path (nor any of `extra`, the
@@ -374,5 +762,289 @@ pub fn check_output_paths(rpg: &Rpg, out: &Path, extra: &[&str]) -> Result<(), V
         Ok(())
     } else {
         Err(errors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rpg::model::NodeType;
+
+    fn leaf(id: &str, path: &str) -> Node {
+        Node {
+            id: id.into(),
+            name: "f".into(),
+            kind: "function".into(),
+            node_type: NodeType::Leaf,
+            file_path: Some(path.into()),
+            docstring: Some("Does f.".into()),
+            dependencies: vec![],
+            subgraph_id: None,
+            signature: None,
+            examples: vec![],
+            parent: None,
+            extra: Default::default(),
+        }
+    }
+
+    fn composite(id: &str, path: &str) -> Node {
+        Node {
+            node_type: NodeType::Composite,
+            kind: "package".into(),
+            ..leaf(id, path)
+        }
+    }
+
+    fn rpg(nodes: Vec<Node>) -> Rpg {
+        Rpg {
+            nodes,
+            edges: vec![],
+            metadata: Default::default(),
+            extra: Default::default(),
+        }
+    }
+
+    fn messages(nodes: Vec<Node>) -> Vec<String> {
+        match validate(rpg(nodes)) {
+            Ok(_) => Vec::new(),
+            Err(errors) => errors.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    #[test]
+    fn files_that_packaging_tools_run_or_read_are_reserved_at_any_depth() {
+        let reserved = [
+            ("setup.py", "`pip install -e .` runs"),
+            ("src/pkg/setup.py", "`pip install -e .` runs"),
+            ("SETUP.PY", "`pip install -e .` runs"),
+            ("setup.cfg", "setuptools reads"),
+            ("pyproject.toml", "pip reads"),
+            ("src/pyproject.toml", "pip reads"),
+            ("src/sitecustomize.py", "Python runs at start-up"),
+            ("usercustomize.py", "Python runs at start-up"),
+            ("MANIFEST.in", "setuptools reads"),
+            ("src/evil.pth", "`.pth`"),
+            ("src/Evil.PTH", "`.pth`"),
+            ("conftest.py", "pytest runs"),
+            ("README.md", "assembly writes"),
+            ("readme.md", "assembly writes"),
+            ("requirements.txt", "assembly writes"),
+            ("requirements-dev.txt", "assembly writes"),
+            ("test_results.xml", "assembly writes"),
+            ("docs/rpg.json", "assembly writes"),
+            ("docs/generation_report.md", "assembly writes"),
+            ("docs/generation_checkpoint.json", "checkpoint"),
+            // A directory in the way of a reserved file is refused as well.
+            ("setup.py/x.py", "`pip install -e .` runs"),
+            ("README.md/x.py", "assembly writes"),
+            ("docs/rpg.json/x.py", "assembly writes"),
+        ];
+        for (path, why) in reserved {
+            let reason = reserved_path(path);
+            assert!(
+                reason.is_some_and(|r| r.contains(why)),
+                "{path}: {reason:?}"
+            );
+        }
+        let allowed = [
+            "src/setup_tools.py",
+            "src/pkg/conftest.py",
+            "tests/conftest.py",
+            "src/README.md",
+            "docs/rpg.py",
+            "docs",
+            "src/pth.py",
+            "src/requirements.txt",
+            "src/pkg/__init__.py",
+            "path.py",
+        ];
+        for path in allowed {
+            assert_eq!(reserved_path(path), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn file_paths_outside_what_generation_can_write_are_named_with_a_reason() {
+        let long = "x".repeat(256);
+        let deep = vec!["d"; 33].join("/");
+        let cases = [
+            ("", "is empty"),
+            ("src/m\0.py", "NUL"),
+            ("src/m\u{1b}[2J.py", "control character"),
+            ("src\\m.py", "backslash"),
+            ("/etc/x.py", "absolute"),
+            ("C:/x.py", "absolute"),
+            ("src/../x.py", "`..`"),
+            ("src/./x.py", "`.` component"),
+            (".", "`.` component"),
+            ("src//x.py", "empty component"),
+            ("src/x.py/", "empty component"),
+            (".git/hooks/pre-commit.py", "starting with `.`"),
+            (".zerorepo/journal.py", "starting with `.`"),
+            (".github/x.py", "starting with `.`"),
+            ("src/.hidden.py", "starting with `.`"),
+            ("file://x.py", "`:`"),
+            ("src/a:b.py", "`:`"),
+            (&format!("src/{long}.py"), "longer than 255 bytes"),
+            (&format!("{deep}.py"), "more than 32 components"),
+            ("src/setup.py", "`pip install -e .`"),
+        ];
+        for (path, fragment) in cases {
+            let problem = file_path_problem(path);
+            assert!(
+                problem.is_some_and(|p| p.contains(fragment)),
+                "{path:?}: {problem:?}"
+            );
+        }
+        for ok in [
+            "src/pkg/mod.py",
+            "m.py",
+            "src/pkg",
+            &format!("{}.py", vec!["d"; 32].join("/")),
+            &format!("src/{}.py", "x".repeat(252)),
+        ] {
+            assert_eq!(file_path_problem(ok), None, "{ok}");
+        }
+    }
+
+    #[test]
+    fn subgraph_ids_are_held_to_what_a_git_tag_accepts() {
+        for ok in ["stats", "data_loading", "v1.2-beta", "A9", &"a".repeat(100)] {
+            assert!(subgraph_id_is_valid(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "two words",
+            "tab\there",
+            "a..b",
+            "a~1",
+            "a^",
+            "a:b",
+            "a?",
+            "a*",
+            "a[b",
+            "a\\b",
+            "a@{b",
+            "x.lock",
+            "ends.",
+            ".starts",
+            "-starts",
+            "a/b",
+            "données",
+            &"a".repeat(101),
+        ] {
+            assert!(!subgraph_id_is_valid(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn bad_subgraph_id_is_reported_once_with_its_first_node_and_the_rule() {
+        let mut a = leaf("a", "src/m.py");
+        let mut b = leaf("b", "src/m.py");
+        let mut c = leaf("c", "src/m.py");
+        a.subgraph_id = Some("my stats".into());
+        b.subgraph_id = Some("my stats".into());
+        c.subgraph_id = Some("fine".into());
+        assert_eq!(
+            messages(vec![a, b, c]),
+            [format!(
+                "node `a` (and 1 more node(s)): subgraph_id `my stats` is not allowed: {SUBGRAPH_ID_RULE}"
+            )]
+        );
+    }
+
+    #[test]
+    fn ids_with_control_characters_or_over_255_bytes_are_rejected_and_shown_escaped() {
+        let long = "n".repeat(256);
+        let errors = messages(vec![
+            leaf("a\u{1b}[31m", "src/m.py"),
+            leaf("b\0", "src/m.py"),
+            leaf(&long, "src/m.py"),
+            leaf(&"n".repeat(255), "src/m.py"),
+        ]);
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert_eq!(
+            errors[0],
+            "node #0: id `a\\u{1b}[31m` contains a control character"
+        );
+        assert_eq!(errors[1], "node #1: id `b\\0` contains a NUL byte");
+        assert!(
+            errors[2].starts_with("node #2: id `nnn")
+                && errors[2].ends_with("…` is longer than 255 bytes"),
+            "{}",
+            errors[2]
+        );
+    }
+
+    #[test]
+    fn composite_paths_and_derived_test_files_pass_the_same_checks() {
+        let module = "x".repeat(250);
+        let errors = messages(vec![
+            composite("pkg", "src/pkg/"),
+            composite("root", "."),
+            composite("setup", "setup.py"),
+            leaf("long", &format!("src/{module}.py")),
+        ]);
+        assert_eq!(
+            errors,
+            [
+                "node `root`: file_path `.` has a `.` component (write the path without `./`)"
+                    .to_string(),
+                format!("node `setup`: file_path `setup.py` {}", RESERVED_NAMES[0].1),
+                format!(
+                    "node `long`: its tests would go to `tests/test_{}…`, which has a component longer than 255 bytes",
+                    "x".repeat(189)
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_long_cycle_is_shown_by_both_ends_and_its_size() {
+        let n = 20_000;
+        let nodes: Vec<Node> = (0..n)
+            .map(|i| Node {
+                dependencies: vec![format!("n{:05}", (i + 1) % n)],
+                ..leaf(&format!("n{i:05}"), "src/m.py")
+            })
+            .collect();
+        let errors = validate(rpg(nodes)).unwrap_err();
+        let [error] = errors.as_slice() else {
+            panic!("{errors:?}")
+        };
+        assert_eq!(
+            error.to_string(),
+            "dependency cycle of 20000 nodes: n00000 -> n00001 -> n00002 -> n00003 -> n00004 -> … 19991 more nodes … -> n19996 -> n19997 -> n19998 -> n19999 -> n00000"
+        );
+        let details = error.details();
+        assert_eq!(details.len(), 11, "{details:?}");
+        assert_eq!(details[0], "n00000 depends on n00001 (dependencies)");
+        assert_eq!(details[5], "… 19990 more steps …");
+        assert_eq!(details[10], "n19999 depends on n00000 (dependencies)");
+    }
+
+    #[test]
+    fn warnings_of_one_kind_past_the_limit_are_counted_in_one_line() {
+        let nodes: Vec<Node> = (0..100)
+            .map(|i| Node {
+                dependencies: if i == 0 { vec![] } else { vec!["n0".into()] },
+                ..leaf(&format!("n{i}"), "src/m.py")
+            })
+            .collect();
+        let valid = validate(rpg(nodes)).unwrap();
+        assert_eq!(valid.warnings.len(), MAX_WARNINGS_PER_KIND + 1);
+        assert_eq!(
+            valid.warnings[MAX_WARNINGS_PER_KIND].0,
+            "… and 79 more dependencies that no edge states"
+        );
+    }
+
+    #[test]
+    fn shown_escapes_control_characters_and_backslashes_and_truncates() {
+        assert_eq!(shown("a\u{1b}b\\c\nd"), "a\\u{1b}b\\\\c\\nd");
+        assert_eq!(shown("plain `id` é"), "plain `id` é");
+        let long = shown(&"z".repeat(1000));
+        assert_eq!(long.chars().count(), 201);
+        assert!(long.ends_with('…'));
     }
 }

@@ -2,6 +2,13 @@
 //!
 //! Subgraphs appear in the order their first node is generated; inside a subgraph nodes keep
 //! their global position, indented under their `parent` so the tree shows module structure.
+//!
+//! Building the plan is linear in the size of the RPG (subgraphs are found through a map and
+//! each node's depth comes from its parent's, computed earlier in the order), and the text
+//! indents at most [`MAX_INDENT`] levels, so a 100,000-deep parent chain prints 100,000 short
+//! lines rather than gigabytes of spaces.
+
+use std::collections::HashMap;
 
 use serde::Serialize;
 
@@ -37,8 +44,13 @@ pub struct Plan {
     pub warnings: Vec<String>,
 }
 
+/// Deeper nodes are drawn at this indentation, with their depth written out.
+pub const MAX_INDENT: usize = 16;
+
 pub fn build(rpg: &ValidRpg) -> Plan {
+    let depths = depths_in_subgraph(rpg);
     let mut subgraphs: Vec<SubgraphPlan> = Vec::new();
+    let mut subgraph_at: HashMap<String, usize> = HashMap::new();
     for (index, &position) in rpg.order.iter().enumerate() {
         let node = rpg.node(position);
         let entry = PlanEntry {
@@ -55,14 +67,17 @@ pub fn build(rpg: &ValidRpg) -> Plan {
                 .into_iter()
                 .map(|p| rpg.node(p).id.clone())
                 .collect(),
-            depth: depth_in_subgraph(rpg, position),
+            depth: depths[position],
         };
-        match subgraphs.iter_mut().find(|s| s.id == entry.subgraph) {
-            Some(s) => s.nodes.push(entry),
-            None => subgraphs.push(SubgraphPlan {
-                id: entry.subgraph.clone(),
-                nodes: vec![entry],
-            }),
+        match subgraph_at.get(&entry.subgraph) {
+            Some(&at) => subgraphs[at].nodes.push(entry),
+            None => {
+                subgraph_at.insert(entry.subgraph.clone(), subgraphs.len());
+                subgraphs.push(SubgraphPlan {
+                    id: entry.subgraph.clone(),
+                    nodes: vec![entry],
+                });
+            }
         }
     }
     Plan {
@@ -73,23 +88,22 @@ pub fn build(rpg: &ValidRpg) -> Plan {
     }
 }
 
-fn depth_in_subgraph(rpg: &ValidRpg, position: usize) -> usize {
-    let node = rpg.node(position);
-    let mut depth = 0;
-    let mut at = node;
-    while let Some(parent) = at
-        .parent
-        .as_deref()
-        .and_then(|p| rpg.position_of(p))
-        .map(|p| rpg.node(p))
-    {
-        if parent.subgraph() != node.subgraph() || depth > rpg.rpg.nodes.len() {
-            break;
+/// For each node (by position), how many `parent` links lie above it inside its subgraph.
+/// A parent comes before its children in the order, so one pass in order sees every parent's
+/// depth before its children need it: linear, where walking up from each node was quadratic
+/// on a deep chain.
+fn depths_in_subgraph(rpg: &ValidRpg) -> Vec<usize> {
+    let mut depths = vec![0; rpg.rpg.nodes.len()];
+    for &position in &rpg.order {
+        let node = rpg.node(position);
+        let parent = node.parent.as_deref().and_then(|p| rpg.position_of(p));
+        if let Some(parent) = parent
+            && rpg.node(parent).subgraph() == node.subgraph()
+        {
+            depths[position] = depths[parent] + 1;
         }
-        depth += 1;
-        at = parent;
     }
-    depth
+    depths
 }
 
 /// Renders the plan as a tree per subgraph, for a terminal.
@@ -110,7 +124,11 @@ pub fn render_text(plan: &Plan) -> String {
         let count = subgraph.nodes.len();
         for (i, entry) in subgraph.nodes.iter().enumerate() {
             let branch = if i + 1 == count { "└─" } else { "├─" };
-            let indent = "  ".repeat(entry.depth);
+            let indent = if entry.depth > MAX_INDENT {
+                format!("{}({} deep) ", "  ".repeat(MAX_INDENT), entry.depth)
+            } else {
+                "  ".repeat(entry.depth)
+            };
             let path = entry.file_path.as_deref().unwrap_or("-");
             let deps = if entry.depends_on.is_empty() {
                 String::new()

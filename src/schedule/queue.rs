@@ -324,4 +324,92 @@ mod tests {
         assert!(q.finish(1, JobOutcome::Failed).is_empty());
         assert_eq!(run_all(&mut q, &[]), (vec![0, 1], vec![]));
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+        use proptest::sample::Index;
+
+        /// Job statuses a plain reading of the rules gives: in job order (dependencies come
+        /// first), a job whose dependency failed or was skipped is skipped; otherwise it runs
+        /// and fails exactly when it is in `failing`.
+        fn reference(deps: &[Vec<usize>], failing: &BTreeSet<usize>) -> Vec<&'static str> {
+            let mut status: Vec<&'static str> = Vec::with_capacity(deps.len());
+            for (job, needs) in deps.iter().enumerate() {
+                status.push(if needs.iter().any(|&d| status[d] != "passed") {
+                    "skipped"
+                } else if failing.contains(&job) {
+                    "failed"
+                } else {
+                    "passed"
+                });
+            }
+            status
+        }
+
+        /// A random DAG over jobs `0..n` (dependencies on earlier jobs), the jobs that fail,
+        /// a concurrency limit, and the choices of which running job ends next.
+        fn case() -> impl Strategy<Value = (Vec<Vec<usize>>, BTreeSet<usize>, usize, Vec<Index>)> {
+            (1..60usize).prop_flat_map(|n| {
+                (
+                    proptest::collection::vec(proptest::collection::vec(any::<Index>(), 0..4), n)
+                        .prop_map(|picks| {
+                            picks
+                                .into_iter()
+                                .enumerate()
+                                .map(|(job, picks)| {
+                                    if job == 0 {
+                                        Vec::new()
+                                    } else {
+                                        picks.into_iter().map(|p| p.index(job)).collect()
+                                    }
+                                })
+                                .collect::<Vec<Vec<usize>>>()
+                        }),
+                    proptest::collection::btree_set(0..n, 0..4),
+                    1..5usize,
+                    proptest::collection::vec(any::<Index>(), 2 * n),
+                )
+            })
+        }
+
+        proptest! {
+            #[test]
+            fn a_failure_skips_exactly_its_transitive_dependents(
+                (deps, failing, limit, choices) in case()
+            ) {
+                let expected = reference(&deps, &failing);
+                let mut queue = DependencyQueue::new(deps.clone(), limit);
+                let mut status = vec!["waiting"; deps.len()];
+                let mut running: Vec<usize> = Vec::new();
+                let mut choices = choices.into_iter().cycle();
+                loop {
+                    while let Some(job) = queue.next_ready() {
+                        prop_assert_eq!(status[job], "waiting");
+                        running.push(job);
+                    }
+                    prop_assert!(running.len() <= limit);
+                    let Some(pick) = choices.next() else { break };
+                    if running.is_empty() {
+                        break;
+                    }
+                    let job = running.swap_remove(pick.index(running.len()));
+                    let outcome = if failing.contains(&job) {
+                        status[job] = "failed";
+                        JobOutcome::Failed
+                    } else {
+                        status[job] = "passed";
+                        JobOutcome::Passed
+                    };
+                    for skipped in queue.finish(job, outcome) {
+                        prop_assert_eq!(status[skipped.job], "waiting");
+                        prop_assert!(deps[skipped.job].contains(&skipped.because_of));
+                        status[skipped.job] = "skipped";
+                    }
+                }
+                prop_assert!(queue.is_drained());
+                prop_assert_eq!(status, expected);
+            }
+        }
+    }
 }

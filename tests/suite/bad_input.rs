@@ -476,3 +476,154 @@ fn validate_json_reports_invalid_json_as_json() {
         "{report}"
     );
 }
+
+/// One leaf line of an RPG's `nodes` array, with the given id and file_path (JSON literals,
+/// escapes kept) and extra JSON fields.
+fn leaf_json(id_json: &str, file_path_json: &str, extra: &str) -> String {
+    format!(
+        r#"{{"id": "{id_json}", "name": "f", "type": "function", "node_type": "leaf", "file_path": "{file_path_json}", "docstring": "Does f."{extra}}}"#
+    )
+}
+
+fn plan_of(nodes: &[String]) -> String {
+    format!("{{\"nodes\": [\n  {}\n]}}", nodes.join(",\n  "))
+}
+
+#[test]
+fn paths_that_packaging_tools_run_or_read_are_rejected_before_anything_runs() {
+    // `pip install -e .` at assembly would run a plan-written setup.py on the host.
+    let case = Case::new(&plan_of(&[
+        leaf_json("setup", "setup.py", ""),
+        leaf_json("nested_setup", "src/pkg/setup.py", ""),
+        leaf_json("site", "src/sitecustomize.py", ""),
+        leaf_json("conftest", "conftest.py", ""),
+        r#"{"id": "pyproject", "name": "p", "type": "module", "node_type": "composite", "file_path": "pyproject.toml"}"#.into(),
+        r#"{"id": "pth", "name": "p", "type": "module", "node_type": "composite", "file_path": "src/evil.pth"}"#.into(),
+        r#"{"id": "report", "name": "p", "type": "package", "node_type": "composite", "file_path": "docs/generation_report.md"}"#.into(),
+        r#"{"id": "readme", "name": "p", "type": "package", "node_type": "composite", "file_path": "README.md"}"#.into(),
+    ]));
+    case.assert_rejected(&[
+        "(8 problem(s))",
+        "node `setup`: file_path `setup.py` names `setup.py`, which `pip install -e .` runs when the repository is assembled",
+        "node `nested_setup`: file_path `src/pkg/setup.py` names `setup.py`",
+        "node `site`: file_path `src/sitecustomize.py` names `sitecustomize.py`",
+        "node `conftest`: file_path `conftest.py` names the root `conftest.py`",
+        "node `pyproject`: file_path `pyproject.toml` names `pyproject.toml`",
+        "node `pth`: file_path `src/evil.pth` names a `.pth` file",
+        "node `report`: file_path `docs/generation_report.md` names `docs/generation_report.md`, which assembly writes",
+        "node `readme`: file_path `README.md` names `README.md`, which assembly writes",
+    ]);
+}
+
+#[test]
+fn hidden_dotted_empty_colon_and_too_deep_paths_are_rejected_and_nothing_is_written() {
+    let deep = format!("{}/m.py", vec!["p"; 40].join("/"));
+    let case = Case::new(&plan_of(&[
+        leaf_json("git", ".git/hooks/x.py", ""),
+        leaf_json("engine", ".zerorepo/x.py", ""),
+        leaf_json("dot", "src/./x.py", ""),
+        leaf_json("empty", "src//x.py", ""),
+        leaf_json("url", "file://x.py", ""),
+        leaf_json("escape", r"src/\u001b[2Jx.py", ""),
+        leaf_json("deep", &deep, ""),
+        r#"{"id": "here", "name": "p", "type": "package", "node_type": "composite", "file_path": "."}"#.into(),
+    ]));
+    case.assert_rejected(&[
+        "(8 problem(s))",
+        "node `git`: file_path `.git/hooks/x.py` has a component starting with `.`: hidden files and directories such as `.git`, `.github`, `.gitignore` and the engine's own `.zerorepo` are off limits",
+        "node `engine`: file_path `.zerorepo/x.py` has a component starting with `.`",
+        "node `dot`: file_path `src/./x.py` has a `.` component",
+        "node `empty`: file_path `src//x.py` has an empty component",
+        "node `url`: file_path `file://x.py` has a component containing `:`",
+        r"node `escape`: file_path `src/\u{1b}[2Jx.py` contains a control character",
+        "node `deep`: file_path `p/p/p/",
+        "has more than 32 components",
+        "node `here`: file_path `.` has a `.` component",
+    ]);
+}
+
+#[test]
+fn ids_with_control_characters_or_over_255_bytes_are_rejected() {
+    let long = "n".repeat(300);
+    let case = Case::new(&plan_of(&[
+        leaf_json(r"a\u001b]0;owned\u0007", "src/m.py", ""),
+        leaf_json(&long, "src/m.py", ""),
+    ]));
+    let stderr = case.assert_rejected(&[
+        "(2 problem(s))",
+        r"node #0: id `a\u{1b}]0;owned\u{7}` contains a control character",
+        "is longer than 255 bytes",
+    ]);
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "a raw escape reached the terminal"
+    );
+}
+
+#[test]
+fn subgraph_ids_a_git_tag_cannot_hold_are_rejected_with_the_rule() {
+    let case = Case::new(&plan_of(&[
+        leaf_json("a", "src/m.py", r#", "subgraph_id": "my stats""#),
+        leaf_json("b", "src/m.py", r#", "subgraph_id": "my stats""#),
+        leaf_json("c", "src/m.py", r#", "subgraph_id": "x..y""#),
+        leaf_json("d", "src/m.py", r#", "subgraph_id": "ok-1.2_b""#),
+    ]));
+    case.assert_rejected(&[
+        "(2 problem(s))",
+        "node `a` (and 1 more node(s)): subgraph_id `my stats` is not allowed: it becomes part of the git tag `phase4-subgraph-<id>`, so it must be 1 to 100 ASCII letters, digits, `.`, `_` or `-`",
+        "node `c`: subgraph_id `x..y` is not allowed",
+    ]);
+}
+
+#[test]
+fn every_field_of_the_wrong_type_is_reported_with_its_node_and_field() {
+    let case = Case::new(&plan_of(&[
+        r#"{"id": "a", "name": 5, "type": "function", "node_type": "leaf", "file_path": "src/m.py", "docstring": "A."}"#.into(),
+        r#"{"id": "b", "name": "b", "type": "function", "node_type": "leaf", "file_path": "src/m.py", "docstring": "B.", "dependencies": "a"}"#.into(),
+        r#"{"name": "c", "type": "function", "node_type": "leef"}"#.into(),
+    ]));
+    let rpg = case.rpg.display().to_string();
+    case.assert_rejected(&[
+        &format!("{rpg}: not a valid RPG (4 problem(s)):"),
+        "node #0 (`a`): field `name`: expected a string, got the number 5",
+        "node #1 (`b`): field `dependencies`: expected an array of strings, got the string \"a\"",
+        "node #2: missing field `id`",
+        "node #2: field `node_type`: expected one of \"leaf\", \"composite\", got the string \"leef\"",
+    ]);
+    let (code, stdout, stderr) = case.validate(&["--json"]);
+    assert_eq!(code, 2, "stdout: {stdout}\nstderr: {stderr}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("stdout is JSON");
+    assert_eq!(
+        report["errors"][0], "node #0 (`a`): field `name`: expected a string, got the number 5",
+        "{report}"
+    );
+    assert_eq!(
+        report["errors"].as_array().map(Vec::len),
+        Some(4),
+        "one entry per problem: {report}"
+    );
+}
+
+#[test]
+fn a_byte_order_mark_is_accepted() {
+    let case = Case::new(&format!("\u{feff}{}", one_leaf_at("src/m.py")));
+    let (code, stdout, stderr) = case.validate(&[]);
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("valid (1 nodes, 0 edges)"), "{stdout}");
+}
+
+#[test]
+fn a_plan_that_is_not_utf8_is_rejected_with_the_place_of_the_first_bad_byte() {
+    let case = Case::new("");
+    let mut bytes = one_leaf_at("src/m.py").into_bytes();
+    let at = bytes
+        .iter()
+        .position(|&b| b == b'A')
+        .expect("the docstring's A");
+    bytes[at] = 0xC3; // a lead byte without its continuation
+    std::fs::write(&case.rpg, &bytes).expect("write rpg");
+    let rpg = case.rpg.display().to_string();
+    case.assert_rejected(&[&format!(
+        "{rpg}: not UTF-8: invalid byte at offset {at} (line 2, column 112)"
+    )]);
+}

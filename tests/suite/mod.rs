@@ -4,6 +4,7 @@ mod cli;
 mod code;
 mod engine;
 mod generation;
+mod large_plans;
 mod llm;
 mod local_model;
 mod localize;
