@@ -655,6 +655,8 @@ fn format_errors(path: &Path, errors: &[rpg::RpgError]) -> String {
 enum Invalid {
     Load(rpg::LoadError),
     Rpg(Vec<rpg::RpgError>),
+    /// The output directory cannot be generated into (a file, a `.git` link, foreign files).
+    Out(Vec<String>),
 }
 
 fn check_rpg(path: &Path, out: Option<&Path>) -> Result<ValidRpg, Invalid> {
@@ -662,6 +664,10 @@ fn check_rpg(path: &Path, out: Option<&Path>) -> Result<ValidRpg, Invalid> {
     let valid = rpg::validate(rpg).map_err(Invalid::Rpg)?;
     if let Some(out) = out {
         rpg::check_output_paths(&valid.rpg, out, engine::ENGINE_FILES).map_err(Invalid::Rpg)?;
+        let problems = engine::outdir::problems(out);
+        if !problems.is_empty() {
+            return Err(Invalid::Out(problems));
+        }
     }
     Ok(valid)
 }
@@ -690,6 +696,11 @@ fn validate(path: &Path, out: Option<&Path>, json: bool) -> Result<u8> {
                 "errors": errors.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
                 "warnings": [],
             }),
+            Err(Invalid::Out(problems)) => serde_json::json!({
+                "valid": false,
+                "errors": problems,
+                "warnings": [],
+            }),
         };
         println!("{}", serde_json::to_string_pretty(&value)?);
         return Ok(if result.is_ok() {
@@ -713,6 +724,7 @@ fn validate(path: &Path, out: Option<&Path>, json: bool) -> Result<u8> {
         }
         Err(Invalid::Load(e)) => Err(BadInput(e.to_string()).into()),
         Err(Invalid::Rpg(errors)) => Err(BadInput(format_errors(path, &errors)).into()),
+        Err(Invalid::Out(problems)) => Err(BadInput(problems.join("\n")).into()),
     }
 }
 

@@ -274,6 +274,14 @@ fn an_output_that_is_a_file_or_holds_a_foreign_repository_is_refused_up_front() 
     let (code, _, stderr) = generate_chain(&file, &[]);
     assert_eq!(code, 2, "{stderr}");
     assert_eq!(stderr.matches("is not a directory").count(), 1, "{stderr}");
+    let (code, _, stderr) = support::run(
+        support::zerorepo()
+            .arg("validate")
+            .arg(support::fixture("chain").join("rpg.json"))
+            .arg("--out")
+            .arg(&file),
+    );
+    assert_eq!(code, 2, "validate --out FILE: {stderr}");
 
     let foreign = dir.path().join("foreign");
     std::fs::create_dir(&foreign).unwrap();
