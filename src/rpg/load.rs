@@ -1,19 +1,22 @@
 //! Reading `rpg.json`: the only I/O of the `rpg` module.
 //!
-//! Loading goes in three steps so a user sees every problem with a plan in one pass, not one
-//! per run:
+//! Bytes become text first: a UTF-8 byte-order mark is dropped (editors on Windows write one),
+//! and bytes that are not UTF-8 are located by offset, line and column.
 //!
-//! 1. bytes → text: a UTF-8 byte-order mark is dropped (editors on Windows write one), and
-//!    bytes that are not UTF-8 are located by offset, line and column;
-//! 2. text → JSON tree: syntax errors keep serde_json's line and column, and a key repeated in
-//!    one object is refused there too (a plain `serde_json::Value` would keep the last one
-//!    silently, so the plan a reviewer read would not be the plan that runs);
-//! 3. tree → [`Rpg`]: the top level, each node and each edge are converted on their own, and
+//! A well-formed plan is then read by serde in one pass. Only when that fails is the text read
+//! again, more slowly, so the user sees every problem at once instead of serde's first one:
+//!
+//! 1. text → JSON tree: syntax errors keep serde_json's line and column, and a key repeated in
+//!    one object is refused with its place (serde refuses a repeated field of a node, an edge
+//!    or the top level; a plain `serde_json::Value` would keep the last one silently);
+//! 2. tree → [`Rpg`]: the top level, each node and each edge are checked on their own, and
 //!    every field of the wrong type is reported as `node #3 (`id`): field `name`: expected a
-//!    string, got the number 5`, instead of serde stopping at the first.
+//!    string, got the number 5`.
 //!
-//! Nesting is bounded by serde_json's recursion limit (128), so a hostile `[[[[...` is an
-//! error, not a stack overflow.
+//! Two passes rather than one because the tree costs: on a 100,000-node plan serde alone reads
+//! it in about a tenth of the time (see reports/validate.md). Nesting is bounded by
+//! serde_json's recursion limit (128) in both, so a hostile `[[[[...` is an error, not a stack
+//! overflow.
 
 use std::path::{Path, PathBuf};
 
@@ -97,6 +100,9 @@ pub fn parse_bytes(bytes: &[u8], path: &Path) -> Result<Rpg, LoadError> {
 /// Parses RPG JSON text; `path` only labels errors. Accepts a leading byte-order mark.
 pub fn parse_str(text: &str, path: &Path) -> Result<Rpg, LoadError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    if let Ok(rpg) = serde_json::from_str::<Rpg>(text) {
+        return Ok(rpg);
+    }
     let tree = parse_tree(text).map_err(|err| {
         // serde_json appends " at line L column C" to its message; we report them as fields.
         let message = err.to_string();
@@ -323,79 +329,19 @@ fn checked(
     (problems.len() == before).then_some(object)
 }
 
-fn take_text(object: &mut Map<String, Value>, key: &str) -> Option<String> {
-    match object.remove(key)? {
-        Value::String(text) => Some(text),
-        _ => None,
-    }
-}
-
-fn take_texts(object: &mut Map<String, Value>, key: &str) -> Vec<String> {
-    match object.remove(key) {
-        Some(Value::Array(items)) => items
-            .into_iter()
-            .filter_map(|item| match item {
-                Value::String(text) => Some(text),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
-}
-
-/// A unit enum from its JSON name, by serde, so the names stay the model's.
-fn take_name<T: serde::de::DeserializeOwned>(
-    object: &mut Map<String, Value>,
-    key: &str,
-) -> Option<T> {
-    serde_json::from_value(object.remove(key)?).ok()
-}
-
-/// Builds a node from an object [`check_fields`] accepted against [`NODE_FIELDS`]. Built by
-/// hand rather than by serde: `Node`'s flattened `extra` makes serde buffer every field and
-/// read it twice, most of the load time of a 100,000-node plan. A field added to `Node` fails
-/// to compile here until it is read (and listed in `NODE_FIELDS`); a test compares the two.
-fn build_node(mut object: Map<String, Value>) -> Option<Node> {
-    Some(Node {
-        id: take_text(&mut object, "id")?,
-        name: take_text(&mut object, "name")?,
-        kind: take_text(&mut object, "type")?,
-        node_type: take_name(&mut object, "node_type")?,
-        file_path: take_text(&mut object, "file_path"),
-        docstring: take_text(&mut object, "docstring"),
-        dependencies: take_texts(&mut object, "dependencies"),
-        subgraph_id: take_text(&mut object, "subgraph_id"),
-        signature: take_text(&mut object, "signature"),
-        examples: take_texts(&mut object, "examples"),
-        parent: take_text(&mut object, "parent"),
-        extra: object.into_iter().collect(),
-    })
-}
-
-fn build_edge(mut object: Map<String, Value>) -> Option<Edge> {
-    Some(Edge {
-        source: take_text(&mut object, "source")?,
-        target: take_text(&mut object, "target")?,
-        kind: take_name(&mut object, "type")?,
-    })
-}
-
-/// Checks and builds one element, or says it could not be read (which the checks, being
-/// complete, leave for a mismatch between them and the model only).
-fn convert<T>(
+/// Checks and converts one element: serde builds it once its fields are right, and says why
+/// not should it still fail (which the checks, being complete, leave for none).
+fn convert<T: serde::de::DeserializeOwned>(
     what: &str,
     position: usize,
     value: Value,
     fields: &[(&str, Want, bool)],
-    build: fn(Map<String, Value>) -> Option<T>,
     problems: &mut Vec<String>,
 ) -> Option<T> {
     let object = checked(what, position, value, fields, problems)?;
-    let built = build(object);
-    if built.is_none() {
-        problems.push(format!("{what} #{position}: could not be read"));
-    }
-    built
+    serde_json::from_value(Value::Object(object))
+        .map_err(|err| problems.push(format!("{what} #{position}: {err}")))
+        .ok()
 }
 
 /// Builds the RPG from its JSON tree, or says everything that is wrong with it.
@@ -437,23 +383,21 @@ fn to_rpg(tree: Value) -> Result<Rpg, Vec<String>> {
     };
     let mut nodes = Vec::with_capacity(node_values.len());
     for (position, value) in node_values.into_iter().enumerate() {
-        nodes.extend(convert(
+        nodes.extend(convert::<Node>(
             "node",
             position,
             value,
             NODE_FIELDS,
-            build_node,
             &mut problems,
         ));
     }
     let mut edges = Vec::with_capacity(edge_values.len());
     for (position, value) in edge_values.into_iter().enumerate() {
-        edges.extend(convert(
+        edges.extend(convert::<Edge>(
             "edge",
             position,
             value,
             EDGE_FIELDS,
-            build_edge,
             &mut problems,
         ));
     }
@@ -611,17 +555,22 @@ mod tests {
     }
 
     #[test]
-    fn the_loader_reads_every_field_as_serde_would() {
-        let text = r#"{"id": "a", "name": "alpha", "type": "function", "node_type": "composite",
+    fn the_detailed_pass_reads_a_valid_plan_as_serde_does_and_checks_every_field() {
+        let node = r#"{"id": "a", "name": "alpha", "type": "function", "node_type": "composite",
             "file_path": "src/m.py", "docstring": "Doc.", "dependencies": ["b", "c"],
             "subgraph_id": "s", "signature": "def alpha(x)", "examples": [">>> alpha(1)"],
             "parent": "p", "status": "passed", "other": {"k": [1]}}"#;
-        let by_serde: Node = serde_json::from_str(text).unwrap();
-        let rpg = parse_str(&format!("{{\"nodes\": [{text}]}}"), Path::new("p")).unwrap();
-        assert_eq!(rpg.nodes, [by_serde]);
+        let text = format!(
+            r#"{{"nodes": [{node}], "edges": [{{"source": "a", "target": "a", "type": "uses", "x": 1}}],
+                "metadata": {{"phase": 3}}, "extra_top": true}}"#
+        );
+        let by_serde: Rpg = serde_json::from_str(&text).unwrap();
+        let detailed = to_rpg(parse_tree(&text).unwrap()).unwrap();
+        assert_eq!(detailed, by_serde);
+        assert_eq!(parse_str(&text, Path::new("p")).unwrap(), by_serde);
         // Every field of the model is listed for the type checks.
         let listed: Vec<&str> = NODE_FIELDS.iter().map(|(name, _, _)| *name).collect();
-        let serialized = serde_json::to_value(&rpg.nodes[0]).unwrap();
+        let serialized = serde_json::to_value(&by_serde.nodes[0]).unwrap();
         let keys: Vec<&str> = serialized
             .as_object()
             .unwrap()
