@@ -137,7 +137,8 @@ pub fn import_cycles(sources: &BTreeMap<String, String>) -> Vec<Vec<String>> {
             }
         }
     }
-    let mut cycles: Vec<Vec<String>> = petgraph::algo::tarjan_scc(&graph)
+    // Kosaraju: iterative, so a long import chain cannot overflow the stack.
+    let mut cycles: Vec<Vec<String>> = petgraph::algo::kosaraju_scc(&graph)
         .into_iter()
         .filter(|scc| scc.len() > 1)
         .map(|scc| {

@@ -473,6 +473,15 @@ pub fn file_path_problem(path: &str) -> Option<&'static str> {
         };
         return Some(problem);
     }
+    // A Python file and the packages above it are imported by name, and the names are
+    // written into generated code (`from .stats import mean`): each must be an identifier.
+    if let Some(stem) = path.strip_suffix(".py")
+        && stem.split('/').any(|part| !is_identifier(part))
+    {
+        return Some(
+            "has a directory or module name that is not a Python identifier (Python could not import it)",
+        );
+    }
     reserved_path(path)
 }
 
@@ -888,6 +897,12 @@ mod tests {
             (&format!("src/{long}.py"), "longer than 255 bytes"),
             (&format!("{deep}.py"), "more than 32 components"),
             ("src/setup.py", "`pip install -e .`"),
+            ("src/my-pkg/m.py", "not a Python identifier"),
+            (
+                "src/pkg/a import b; import os #.py",
+                "not a Python identifier",
+            ),
+            ("src/pkg/1st.py", "not a Python identifier"),
         ];
         for (path, fragment) in cases {
             let problem = file_path_problem(path);
