@@ -4,9 +4,11 @@
 //! hunk is located in passes, the first that finds exactly one place wins: exact lines, then
 //! ignoring trailing whitespace, then ignoring leading and trailing whitespace, then with
 //! Unicode punctuation (curly quotes, dashes, non-breaking spaces) normalised, then by line
-//! similarity >= 0.9 over windows of the same length. All hunks of a file apply to a copy;
-//! the file changes only if every hunk applied (atomic per file). A hunk that does not apply
-//! reports the nearest candidate lines, for the fix prompt to quote.
+//! similarity >= 0.9 over windows of the same length, unless comparing would cost more than
+//! `SIMILARITY_BUDGET` (very long lines). All hunks of a file apply to a copy; the file
+//! changes only if every hunk applied (atomic per file), and lines no hunk touches keep their
+//! bytes and their ending. A hunk that does not apply reports the nearest candidate lines, for
+//! the fix prompt to quote.
 
 use sha2::{Digest, Sha256};
 
@@ -55,7 +57,24 @@ pub enum ApplyError {
         file: String,
         count: usize,
     },
+    #[error(
+        "hunk {id} for {file}: its {lines} old line(s) were not found as written, and are too \
+         long to look for similar lines; quote them exactly"
+    )]
+    TooLongToCompare {
+        id: usize,
+        file: String,
+        lines: usize,
+    },
 }
+
+/// The most character pairs the similarity pass may compare for one hunk: about a second (at
+/// 2.6 ns a pair, measured), far above what hunks of ordinary code cost (a 30-line hunk in a
+/// 2,000-line file of 40-character lines: 0.1 billion). Edit distance is quadratic in line
+/// length: a near miss on one 100,000-character line (a data table, an embedded blob) took
+/// half a minute, and every retry of the answer paid it again. Past the budget the hunk is
+/// refused with a reason instead.
+const SIMILARITY_BUDGET: u64 = 500_000_000;
 
 type Normalise = fn(&str) -> String;
 
@@ -150,6 +169,13 @@ fn locate(lines: &[String], hunk: &Hunk) -> Result<(usize, Pass), ApplyError> {
             }
         }
     }
+    if similarity_cost(lines, &hunk.old) > SIMILARITY_BUDGET {
+        return Err(ApplyError::TooLongToCompare {
+            id: hunk.id,
+            file: hunk.file.clone(),
+            lines: hunk.old.len(),
+        });
+    }
     let scored: Vec<(usize, f64)> = windows(lines, hunk.old.len())
         .map(|at| {
             (
@@ -189,13 +215,35 @@ fn locate(lines: &[String], hunk: &Hunk) -> Result<(usize, Pass), ApplyError> {
     })
 }
 
-fn windows(lines: &[String], len: usize) -> impl Iterator<Item = usize> {
+fn windows(lines: &[String], len: usize) -> std::ops::Range<usize> {
     let count = if len == 0 || len > lines.len() {
         0
     } else {
         lines.len() - len + 1
     };
     0..count
+}
+
+/// The character pairs the similarity pass compares: for every window, the product of the
+/// lengths of each line pair. Old line `i` meets file lines `i..i + windows`, so prefix sums
+/// give it in time linear in the lines.
+fn similarity_cost(lines: &[String], old: &[String]) -> u64 {
+    let count = windows(lines, old.len()).len();
+    if count == 0 {
+        return 0;
+    }
+    let mut prefix = vec![0u64];
+    for line in lines {
+        let total = prefix.last().copied().unwrap_or(0);
+        prefix.push(total.saturating_add(line.trim().chars().count() as u64));
+    }
+    old.iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let met = prefix[i + count] - prefix[i];
+            (line.trim().chars().count() as u64).saturating_mul(met)
+        })
+        .fold(0u64, u64::saturating_add)
 }
 
 /// Mean line similarity (1 - normalised edit distance) of two equally long line lists.
@@ -311,6 +359,46 @@ mod tests {
             apply_all("a", &[hunk(&["a"], &["b", "c"])]).unwrap().0,
             "b\nc"
         );
+    }
+
+    /// Found by profiling the answer fuzz target, slow because of it: a hunk that
+    /// nearly quotes one 30,000-character line cost the similarity pass 900 million character
+    /// pairs, over two seconds for one attempt. Past the budget it is refused at once.
+    #[test]
+    fn a_near_miss_on_a_very_long_line_is_refused_before_comparing() {
+        let text = format!("x = '{}'\ny = 1\n", "a".repeat(30_000));
+        let old = format!("x = '{}'", "b".repeat(30_000));
+        let err = apply_all(&text, &[hunk(&[&old], &["x = 1"])]).unwrap_err();
+        assert!(
+            matches!(err, ApplyError::TooLongToCompare { lines: 1, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("quote them exactly"), "{err}");
+        // Exact quotes of long lines still apply; so do near misses of ordinary ones.
+        let exact = format!("x = '{}'", "a".repeat(30_000));
+        assert!(apply_all(&text, &[hunk(&[&exact], &["x = 1"])]).is_ok());
+        assert_eq!(
+            apply_all(
+                TEXT,
+                &[hunk(&["    y = x + 2", "    return y"], &["    pass"])]
+            )
+            .unwrap()
+            .1,
+            [Pass::Similar]
+        );
+    }
+
+    #[test]
+    fn the_similarity_cost_is_the_sum_of_length_products_over_windows() {
+        let lines: Vec<String> = ["ab", " c ", "", "defg"].map(String::from).to_vec();
+        let old: Vec<String> = ["x", "yz"].map(String::from).to_vec();
+        let brute: u64 = windows(&lines, old.len())
+            .flat_map(|at| (0..old.len()).map(move |i| (at, i)))
+            .map(|(at, i)| (lines[at + i].trim().len() * old[i].trim().len()) as u64)
+            .sum();
+        assert_eq!(similarity_cost(&lines, &old), brute);
+        assert_eq!(brute, 13, "windows at 0, 1, 2: (2 + 2) + (1 + 0) + (0 + 8)");
+        assert_eq!(similarity_cost(&lines[..1], &old), 0);
     }
 
     #[test]
