@@ -12,6 +12,12 @@
 //!    └─ report (status of a run, plan preview)
 //! ```
 //!
+//! Every byte of a plan or of a model's answer is hostile. Plan text reaches Python files only
+//! as escaped literals (`python`); generated code, and the install check that runs its build
+//! code, run only in a sandbox whose processes never see zerorepo's environment (`sandbox`);
+//! and everything that leaves a test run passes through one redaction of known secrets
+//! (`redact`).
+//!
 //! Pure modules (`rpg`, `schedule::queue`, `edit`, `code::{units, outline, edit}`,
 //! `engine::state`) do no I/O and are unit-tested in place; the I/O edges (`checkpoint`,
 //! `workspace`, `sandbox`, `llm`, and `code::tools` with its checker and language-server
