@@ -323,6 +323,40 @@ impl Workspace {
 mod tests {
     use super::*;
 
+    /// The probe's `x.json/y` id made every later run fail: the snapshot of `x.json` was a file
+    /// where `x.json/y`'s needed a directory. Ids are plan text, never file names.
+    #[test]
+    fn snapshots_of_ids_that_look_like_paths_are_saved_and_found_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(dir.path());
+        let snapshot = ws.snapshot(&["m.py".to_string()]).unwrap();
+        let ids = ["x.json", "x.json/y", "../a", "a/../../b", "."];
+        for id in ids {
+            ws.save_snapshot(".zerorepo/snapshots", id, &snapshot)
+                .unwrap();
+        }
+        let found: Vec<String> = ws
+            .pending_snapshots(".zerorepo/snapshots")
+            .unwrap()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        let mut expected: Vec<String> = ids.map(String::from).to_vec();
+        expected.sort();
+        assert_eq!(found, expected);
+        for id in ids {
+            ws.discard_snapshot(".zerorepo/snapshots", id).unwrap();
+        }
+        assert!(
+            ws.pending_snapshots(".zerorepo/snapshots")
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            !dir.path().join("a").exists() && !dir.path().parent().unwrap().join("b.json").exists()
+        );
+    }
+
     #[test]
     fn paths_that_leave_the_root_are_refused() {
         let ws = Workspace::new("/tmp/out");
