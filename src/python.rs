@@ -1,4 +1,7 @@
-//! Python source text built from untrusted strings.
+//! Python naming and source text built from untrusted strings.
+//!
+//! [`import_path`] is how a file path becomes a module name, in one place for the engine and
+//! assembly (a base-layer helper: it uses nothing of ours).
 //!
 //! Plan text (docstrings above all) ends up inside generated Python files. Pasted between
 //! triple quotes as it is, a `"""` in a docstring closes the string and whatever follows runs
@@ -7,6 +10,15 @@
 //!
 //! Ordinary text (no backslash, no run of quotes, no control character) is written unchanged,
 //! so the literal still reads like the docstring it is.
+
+/// `src/ml_lib/data/loader.py` → `ml_lib.data.loader` (a leading `src/` is the src layout).
+/// Used by the prompts (what to import) and by assembly (exports, scripts, README).
+pub fn import_path(file_path: &str) -> String {
+    let trimmed = file_path.strip_prefix("src/").unwrap_or(file_path);
+    let trimmed = trimmed.strip_suffix(".py").unwrap_or(trimmed);
+    let trimmed = trimmed.strip_suffix("/__init__").unwrap_or(trimmed);
+    trimmed.replace('/', ".")
+}
 
 /// `text` as a triple-quoted docstring literal: `"""text"""`, or with the closing quotes on
 /// their own line when `text` has several lines. `ast.literal_eval` of the result is `text`.

@@ -153,7 +153,7 @@ fn grouped_imports(rpg: &ValidRpg, sources: &BTreeMap<String, String>) -> Vec<(S
     let local: std::collections::BTreeSet<String> = leaves()
         .filter_map(|n| n.file_path.as_deref())
         .filter_map(|f| {
-            let dotted = crate::engine::prompt::import_path(f);
+            let dotted = crate::python::import_path(f);
             dotted.split('.').next().map(str::to_string)
         })
         .collect();

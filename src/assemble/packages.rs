@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use petgraph::graph::DiGraph;
 
 use crate::checkpoint::{CheckpointMap, NodeStatus};
-use crate::engine::prompt::import_path;
+use crate::python::import_path;
 use crate::rpg::ValidRpg;
 
 pub const EXPORTS_MARKER: &str = "# --- exports (written by zerorepo; rebuilt on every run) ---";

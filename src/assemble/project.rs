@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::imports::{imported_modules, is_stdlib, requirement_for};
 use crate::checkpoint::{CheckpointMap, NodeStatus};
-use crate::engine::prompt::import_path;
+use crate::python::import_path;
 use crate::rpg::ValidRpg;
 
 /// What the project is called and how it is laid out.

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use super::project::ProjectInfo;
 use crate::checkpoint::{CheckpointMap, NodeStatus};
-use crate::engine::prompt::import_path;
+use crate::python::import_path;
 use crate::rpg::ValidRpg;
 
 /// At most this many examples in the usage section, so the README stays readable.

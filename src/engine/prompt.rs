@@ -7,13 +7,7 @@ use crate::prompts::{self, PromptError, Template};
 use crate::rpg::{Node, ValidRpg};
 use crate::workspace::Workspace;
 
-/// `src/ml_lib/data/loader.py` → `ml_lib.data.loader` (a leading `src/` is the src layout).
-pub fn import_path(file_path: &str) -> String {
-    let trimmed = file_path.strip_prefix("src/").unwrap_or(file_path);
-    let trimmed = trimmed.strip_suffix(".py").unwrap_or(trimmed);
-    let trimmed = trimmed.strip_suffix("/__init__").unwrap_or(trimmed);
-    trimmed.replace('/', ".")
-}
+pub use crate::python::import_path;
 
 /// The node's specification block, shared by every template.
 pub fn describe_node(node: &Node) -> String {
