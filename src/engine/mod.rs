@@ -280,6 +280,7 @@ async fn run(
             opened.resumed
         )));
     }
+    let published_before = checkpoint.published().files.clone();
     let (rebuilt, edited): (Vec<String>, Vec<String>) =
         publish::check_output(&out, &mut checkpoint)
             .into_iter()
@@ -306,6 +307,17 @@ async fn run(
             options.out.display(),
         )));
     }
+    // A batch a crash cut short was taken back in memory (its files still hold what they held
+    // before it); journal that, or a second crash before the next flush would replay the
+    // batch as published and mistake the untouched files for hand edits.
+    let taken_back: std::collections::BTreeMap<String, String> = checkpoint
+        .published()
+        .files
+        .iter()
+        .filter(|(path, hash)| published_before.get(*path) != Some(*hash))
+        .map(|(path, hash)| (path.clone(), hash.clone()))
+        .collect();
+    checkpoint.record_flush(taken_back)?;
     out.write_if_changed(".gitignore", OUTPUT_GITIGNORE)?;
     let git = Git::open_or_init(&options.out)?;
     let rpg_json = serde_json::to_string_pretty(&rpg.rpg).unwrap_or_default() + "\n";
