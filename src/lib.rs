@@ -19,7 +19,7 @@
 //! (`redact`).
 //!
 //! Pure modules (`rpg`, `schedule::queue`, `edit`, `code::{units, outline, edit}`,
-//! `engine::state`) do no I/O and are unit-tested in place; the I/O edges (`checkpoint`,
+//! `python`) do no I/O and are unit-tested in place; the I/O edges (`checkpoint`,
 //! `workspace`, `sandbox`, `llm`, and `code::tools` with its checker and language-server
 //! client) are covered by the integration tests in `tests/`.
 

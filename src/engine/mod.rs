@@ -280,11 +280,11 @@ async fn run(
             opened.resumed
         )));
     }
-    let published_before = checkpoint.published().files.clone();
-    let (rebuilt, edited): (Vec<String>, Vec<String>) =
-        publish::check_output(&out, &mut checkpoint)
-            .into_iter()
-            .partition(|path| crate::assemble::ASSEMBLY_FILES.contains(&path.as_str()));
+    let found = publish::check_output(&out, &mut checkpoint);
+    let (rebuilt, edited): (Vec<String>, Vec<String>) = found
+        .edited
+        .into_iter()
+        .partition(|path| crate::assemble::ASSEMBLY_FILES.contains(&path.as_str()));
     if !rebuilt.is_empty() {
         progress(Progress::Notice(format!(
             "{} changed by hand; assembly rebuilds {} from the plan (edit the RPG's metadata instead)",
@@ -310,14 +310,7 @@ async fn run(
     // A batch a crash cut short was taken back in memory (its files still hold what they held
     // before it); journal that, or a second crash before the next flush would replay the
     // batch as published and mistake the untouched files for hand edits.
-    let taken_back: std::collections::BTreeMap<String, String> = checkpoint
-        .published()
-        .files
-        .iter()
-        .filter(|(path, hash)| published_before.get(*path) != Some(*hash))
-        .map(|(path, hash)| (path.clone(), hash.clone()))
-        .collect();
-    checkpoint.record_flush(taken_back)?;
+    checkpoint.record_flush(found.taken_back)?;
     out.write_if_changed(".gitignore", OUTPUT_GITIGNORE)?;
     let git = Git::open_or_init(&options.out)?;
     let rpg_json = serde_json::to_string_pretty(&rpg.rpg).unwrap_or_default() + "\n";

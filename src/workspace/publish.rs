@@ -132,13 +132,25 @@ pub fn flush(
     Ok(report)
 }
 
+/// What [`check_output`] found in the output tree on resume.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct OutputCheck {
+    /// Published files whose content is neither what the journal says nor what it held
+    /// before the last batch: a user's edit.
+    pub edited: Vec<String>,
+    /// Files of a last batch that a crash cut off, taken back (path → the hash they still
+    /// have): the caller journals this when the run goes on, so a second crash before the
+    /// next flush does not replay the batch as published.
+    pub taken_back: BTreeMap<String, String>,
+}
+
 /// On resume: the published files whose output content is not what the journal says.
 /// A file of the last batch still at its previous hash was cut off by a crash: it is marked
-/// unpublished (the next flush writes it). Any other difference is returned: a user's edit.
-pub fn check_output(out: &Workspace, checkpoint: &mut Checkpoint) -> Vec<String> {
+/// unpublished (the next flush writes it). Any other difference is a user's edit.
+pub fn check_output(out: &Workspace, checkpoint: &mut Checkpoint) -> OutputCheck {
     let paths: Vec<String> = checkpoint.published().files.keys().cloned().collect();
     let actual = out.hashes(&paths);
-    let mut edited = Vec::new();
+    let mut found = OutputCheck::default();
     for (path, hash) in actual {
         let published = checkpoint.published();
         let expected = published.files.get(&path).map_or("", String::as_str);
@@ -147,11 +159,12 @@ pub fn check_output(out: &Workspace, checkpoint: &mut Checkpoint) -> Vec<String>
         }
         if published.before_last_flush.get(&path) == Some(&hash) {
             checkpoint.unpublish(&path);
+            found.taken_back.insert(path, hash);
         } else {
-            edited.push(path);
+            found.edited.push(path);
         }
     }
-    edited
+    found
 }
 
 /// Sets up the staging copy from the output tree when there is none (first run, or after a
@@ -234,7 +247,7 @@ mod tests {
         out.write("a.py", "x = 2\n").unwrap();
         drop(checkpoint);
         let (mut reopened, _) = Checkpoint::open(dir.path(), "rpg-hash").unwrap();
-        assert!(check_output(&out, &mut reopened).is_empty());
+        assert!(check_output(&out, &mut reopened).edited.is_empty());
         let finished = flush(&work, &out, &mut reopened, &candidates).unwrap();
         assert_eq!(
             finished.written,
@@ -243,7 +256,7 @@ mod tests {
         );
         // A user's change is reported, not overwritten.
         out.write("a.py", "x = 'mine'\n").unwrap();
-        assert_eq!(check_output(&out, &mut reopened), ["a.py"]);
+        assert_eq!(check_output(&out, &mut reopened).edited, ["a.py"]);
     }
 
     #[test]
