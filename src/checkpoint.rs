@@ -20,10 +20,9 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::workspace::write_atomic;
+use crate::fsutil::write_atomic;
+use crate::layout::{COMPACT, JOURNAL};
 
-pub const JOURNAL: &str = ".zerorepo/journal.jsonl";
-pub const COMPACT: &str = "docs/generation_checkpoint.json";
 const JOURNAL_VERSION: u32 = 1;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -72,7 +71,7 @@ pub struct NodeRecord {
     pub duration_ms: Option<u64>,
     /// Model tokens spent on the node, per role (test, impl, fix).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    pub tokens: crate::llm::UsageByRole,
+    pub tokens: crate::usage::UsageByRole,
 }
 
 impl NodeRecord {
@@ -84,7 +83,7 @@ impl NodeRecord {
             retry_count: 0,
             failure_reason: None,
             duration_ms: None,
-            tokens: crate::llm::UsageByRole::new(),
+            tokens: crate::usage::UsageByRole::new(),
         }
     }
 }
@@ -153,7 +152,7 @@ pub enum CheckpointError {
         expected: String,
     },
     #[error(transparent)]
-    Write(#[from] crate::workspace::WorkspaceError),
+    Write(#[from] crate::fsutil::FsError),
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> CheckpointError + '_ {

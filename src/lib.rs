@@ -29,8 +29,11 @@ pub mod code;
 pub mod detect;
 pub mod edit;
 pub mod engine;
+pub mod fsutil;
+pub mod layout;
 pub mod llm;
 pub mod localize;
+pub mod programs;
 pub mod progress;
 pub mod prompts;
 pub mod python;
@@ -40,6 +43,7 @@ pub mod rpg;
 pub mod sandbox;
 pub mod schedule;
 pub mod schemas;
+pub mod usage;
 pub mod workspace;
 
 /// Exit codes shared by every command (documented in the README).

@@ -663,7 +663,7 @@ fn check_rpg(path: &Path, out: Option<&Path>) -> Result<ValidRpg, Invalid> {
     let rpg = rpg::load_file(path).map_err(Invalid::Load)?;
     let valid = rpg::validate(rpg).map_err(Invalid::Rpg)?;
     if let Some(out) = out {
-        rpg::check_output_paths(&valid.rpg, out, engine::ENGINE_FILES).map_err(Invalid::Rpg)?;
+        rpg::check_output_paths(&valid.rpg, out, zerorepo::layout::ENGINE_FILES).map_err(Invalid::Rpg)?;
         let problems = engine::outdir::problems(out);
         if !problems.is_empty() {
             return Err(Invalid::Out(problems));

@@ -1,7 +1,9 @@
 //! Python naming and source text built from untrusted strings.
 //!
 //! [`import_path`] is how a file path becomes a module name, in one place for the engine and
-//! assembly (a base-layer helper: it uses nothing of ours).
+//! assembly (a base-layer helper: it uses nothing of ours); [`without_exports`] reads the
+//! exports block assembly appends to package `__init__.py` files, which the engine strips
+//! before nodes run again.
 //!
 //! Plan text (docstrings above all) ends up inside generated Python files. Pasted between
 //! triple quotes as it is, a `"""` in a docstring closes the string and whatever follows runs
@@ -55,6 +57,22 @@ fn escape_triple_quoted(text: &str, closes_after_last: bool) -> String {
         }
     }
     out
+}
+
+/// The line that starts the exports block assembly writes at the end of a package
+/// `__init__.py`; everything after it is rebuilt on every run.
+pub const EXPORTS_MARKER: &str = "# --- exports (written by zerorepo; rebuilt on every run) ---";
+
+/// An `__init__.py` without the exports block, as its composite node wrote it; `None` when
+/// it has no block.
+pub fn without_exports(text: &str) -> Option<String> {
+    let (kept, _) = text.split_once(EXPORTS_MARKER)?;
+    let kept = kept.trim_end();
+    Some(if kept.is_empty() {
+        String::new()
+    } else {
+        format!("{kept}\n")
+    })
 }
 
 #[cfg(test)]

@@ -51,7 +51,7 @@ pub struct StatusReport {
     /// Mean time of the nodes that passed, times the nodes still to do.
     pub eta_seconds: Option<u64>,
     /// Model tokens spent, per role, over every node's latest record.
-    pub tokens: crate::llm::UsageByRole,
+    pub tokens: crate::usage::UsageByRole,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -66,7 +66,7 @@ pub fn status(out: &Path) -> Result<StatusReport, StatusError> {
     let records = load_compact(out)
         .map_err(StatusError::Unreadable)?
         .ok_or_else(|| StatusError::NoCheckpoint(out.display().to_string()))?;
-    let rpg: Option<Rpg> = std::fs::read_to_string(out.join(".zerorepo/rpg.json"))
+    let rpg: Option<Rpg> = std::fs::read_to_string(out.join(crate::layout::RPG_COPY))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
     Ok(summarize(rpg.as_ref(), &records))
@@ -90,7 +90,7 @@ pub fn summarize(rpg: Option<&Rpg>, records: &CheckpointMap) -> StatusReport {
     let mut subgraphs: BTreeMap<String, StatusCounts> = BTreeMap::new();
     let mut failed = Vec::new();
     let mut durations = Vec::new();
-    let mut tokens = crate::llm::UsageByRole::new();
+    let mut tokens = crate::usage::UsageByRole::new();
     for (id, subgraph) in &nodes {
         let record = records.get(id);
         let status = record.map_or(NodeStatus::Pending, |r| r.status);

@@ -19,7 +19,7 @@ use libfuzzer_sys::fuzz_target;
 use zerorepo::edit::code_for_target;
 use zerorepo::edit::hunk::{Hunk, Pass, apply_all};
 use zerorepo::edit::parse::{EditKind, parse_answer};
-use zerorepo::workspace::Workspace;
+use zerorepo::fsutil::Workspace;
 use zerorepo::workspace::overlay::{Overlay, Source};
 
 const TARGET: &str = "src/pkg/m.py";

@@ -15,7 +15,7 @@ use std::path::{Component, Path};
 
 use libfuzzer_sys::fuzz_target;
 use zerorepo::workspace::overlay::{Overlay, OverlayError, Source};
-use zerorepo::workspace::{Workspace, WorkspaceError};
+use zerorepo::fsutil::{FsError, Workspace};
 
 /// Never created: the overlay only looks there for files it has not been given, and finds
 /// nothing.
@@ -54,7 +54,7 @@ fuzz_target!(|data: &[u8]| {
                 written.push((full, content));
             }
             // Looking for the file on disk may fail for an accepted path (a name too long).
-            Err(OverlayError::Workspace(WorkspaceError::Io { .. })) if checked.is_ok() => {}
+            Err(OverlayError::Workspace(FsError::Io { .. })) if checked.is_ok() => {}
             Err(e) => assert!(checked.is_err(), "{path:?} accepted but not written: {e}"),
         }
 

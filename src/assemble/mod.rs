@@ -24,25 +24,12 @@ use crate::checkpoint::{Checkpoint, CheckpointMap};
 use crate::rpg::ValidRpg;
 use crate::sandbox::TestRunner;
 use crate::workspace::git::Git;
-use crate::workspace::{Workspace, WorkspaceError};
+use crate::fsutil::{FsError, Workspace};
+use crate::layout::{JUNIT, REPORT, RPG_EXPORT};
 
 pub use validate::Validation;
 
-pub const REPORT: &str = "docs/generation_report.md";
-pub const RPG_EXPORT: &str = "docs/rpg.json";
-pub const JUNIT: &str = "test_results.xml";
 const ASSEMBLY_COMMIT: &str = "chore: assemble repository";
-/// Files assembly writes from the plan and the records on every run. A hand edit of one is
-/// not a conflict: it is rebuilt (the RPG's metadata is where such text comes from).
-pub const ASSEMBLY_FILES: &[&str] = &[
-    "pyproject.toml",
-    "requirements.txt",
-    "requirements-dev.txt",
-    "README.md",
-    RPG_EXPORT,
-    REPORT,
-    JUNIT,
-];
 
 /// How the repository was generated, for `docs/rpg.json` and the report. Times come from
 /// the checkpoint's records, not from this invocation, so a rerun that generates nothing
@@ -90,7 +77,7 @@ pub struct Assembly {
 #[derive(Debug, thiserror::Error)]
 pub enum AssembleError {
     #[error(transparent)]
-    Workspace(#[from] WorkspaceError),
+    Workspace(#[from] FsError),
     #[error(transparent)]
     Git(#[from] crate::workspace::git::GitError),
     #[error(transparent)]
@@ -189,7 +176,7 @@ pub async fn assemble(
     // tell an assembly cut short by a crash from a user's edit.
     let mut write = |path: &str, text: &str| -> Result<(), AssembleError> {
         if workspace.read(path)?.as_deref() != Some(text) {
-            let hash = crate::workspace::content_hash(text.as_bytes());
+            let hash = crate::fsutil::content_hash(text.as_bytes());
             checkpoint.record_flush([(path.to_string(), hash)].into())?;
             workspace.write(path, text)?;
             written.push(path.to_string());

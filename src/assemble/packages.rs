@@ -12,22 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use petgraph::graph::DiGraph;
 
 use crate::checkpoint::{CheckpointMap, NodeStatus};
-use crate::python::import_path;
+use crate::python::{EXPORTS_MARKER, import_path};
 use crate::rpg::ValidRpg;
-
-pub const EXPORTS_MARKER: &str = "# --- exports (written by zerorepo; rebuilt on every run) ---";
-
-/// An `__init__.py` without the exports block, as its composite node wrote it; `None` when
-/// it has no block.
-pub fn without_exports(text: &str) -> Option<String> {
-    let (kept, _) = text.split_once(EXPORTS_MARKER)?;
-    let kept = kept.trim_end();
-    Some(if kept.is_empty() {
-        String::new()
-    } else {
-        format!("{kept}\n")
-    })
-}
 
 /// New contents of every package `__init__.py` among `sources` (path → text).
 pub fn init_files(

@@ -19,7 +19,7 @@ use serde::Serialize;
 use tree_sitter::Node;
 
 use super::outline::{OutlineError, parse};
-use super::programs;
+use crate::programs;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {

@@ -2,7 +2,7 @@
 //!
 //! The text work is pure (`replace_body`, `insert_before`, `insert_after` map source to
 //! source); `apply_to_file` adds the I/O: read, edit, syntax-check, then an atomic write
-//! through `workspace::write_atomic`. A file whose edited text fails the check is never
+//! through `fsutil::write_atomic`. A file whose edited text fails the check is never
 //! written: the caller gets the check report and the file keeps its old bytes.
 //!
 //! Decisions:
@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use super::check::{CheckError, CheckReport, check_source};
 use super::outline::{Located, OutlineError, locate_all, parse, read_source};
-use crate::workspace::{WorkspaceError, write_atomic};
+use crate::fsutil::{FsError, write_atomic};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EditError {
@@ -38,7 +38,7 @@ pub enum EditError {
     #[error(transparent)]
     Check(#[from] CheckError),
     #[error(transparent)]
-    Write(#[from] WorkspaceError),
+    Write(#[from] FsError),
 }
 
 /// What an edit did to a file.

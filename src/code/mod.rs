@@ -9,13 +9,12 @@
 //! - [`lsp`] is a small stdio client for ty or pyright; [`refactor`] uses it for references
 //!   and rename, with a tree-sitter fallback that says it is approximate.
 //! - [`tools`] is the one interface over all of it: [`CodeTools`].
-//! - [`programs`] finds ruff and the language servers (on `PATH` or in the set-up venv).
+//! - ruff and the language servers are found by [`crate::programs`].
 
 pub mod check;
 pub mod edit;
 pub mod lsp;
 pub mod outline;
-pub mod programs;
 pub mod refactor;
 pub mod repo;
 pub mod tools;

@@ -26,7 +26,7 @@ use super::repo::{
     Reference, References, RepoError, SymbolIndex, TREE_SITTER_BACKEND, identifiers_named,
     name_references, python_files,
 };
-use crate::workspace::{Workspace, WorkspaceError, write_atomic};
+use crate::fsutil::{FsError, Workspace, write_atomic};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RefactorError {
@@ -65,7 +65,7 @@ pub enum RefactorError {
     #[error(transparent)]
     Check(#[from] CheckError),
     #[error(transparent)]
-    Write(#[from] WorkspaceError),
+    Write(#[from] FsError),
 }
 
 /// What a rename changed.

@@ -16,7 +16,7 @@ use super::lsp::ServerSpec;
 use super::outline::{FileOutline, OutlineError, outline_file, read_source};
 use super::refactor::{self, RefactorError, RenameResult};
 use super::repo::{References, RepoError, SymbolIndex, SymbolMatch};
-use crate::workspace::{Workspace, WorkspaceError};
+use crate::fsutil::{FsError, Workspace};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ToolsError {
@@ -27,7 +27,7 @@ pub enum ToolsError {
     #[error("{0}: the file does not exist")]
     NoFile(PathBuf),
     #[error(transparent)]
-    Path(#[from] WorkspaceError),
+    Path(#[from] FsError),
     #[error(transparent)]
     Outline(#[from] OutlineError),
     #[error(transparent)]
@@ -49,7 +49,7 @@ impl ToolsError {
             ToolsError::NoRepo(_)
                 | ToolsError::NotFound(_)
                 | ToolsError::NoFile(_)
-                | ToolsError::Path(WorkspaceError::OutsideRoot(_))
+                | ToolsError::Path(FsError::OutsideRoot(_))
                 | ToolsError::Edit(EditError::SymbolNotFound { .. } | EditError::Ambiguous { .. })
                 | ToolsError::Refactor(
                     RefactorError::NotFound(_)

@@ -20,32 +20,20 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use crate::checkpoint::{COMPACT, Checkpoint, CheckpointError, JOURNAL, NodeRecord, NodeStatus};
+use crate::checkpoint::{Checkpoint, CheckpointError, NodeRecord, NodeStatus};
+use crate::layout::{ASSEMBLY_FILES, ENGINE_FILES, GITIGNORE, RPG_COPY, SNAPSHOT_DIR, WORK_DIR};
 use crate::llm::{LlmProvider, Usage};
 use crate::rpg::{RpgError, ValidRpg, check_output_paths};
 use crate::sandbox::TestRunner;
 use crate::schedule::drain::Event;
 use crate::schedule::{DependencyQueue, JobOutcome, drain};
 use crate::workspace::git::{Git, GitError};
-use crate::workspace::{Workspace, WorkspaceError, publish};
+use crate::fsutil::{FsError, Workspace};
+use crate::workspace::publish;
 
 pub use node::NodeResult;
 pub use rollback::{Rollback, rollback};
 
-/// Where the engine keeps its own state inside the output directory.
-pub const STATE_DIR: &str = ".zerorepo";
-const SNAPSHOT_DIR: &str = ".zerorepo/snapshots";
-/// The staging copy nodes work in (see [`crate::workspace::publish`]).
-pub const WORK_DIR: &str = ".zerorepo/work";
-const RPG_COPY: &str = ".zerorepo/rpg.json";
-/// Files the engine itself writes; like node paths, they must not lead outside the output.
-pub const ENGINE_FILES: &[&str] = &[
-    JOURNAL,
-    COMPACT,
-    RPG_COPY,
-    ".zerorepo/snapshots/x.json",
-    ".gitignore",
-];
 const OUTPUT_GITIGNORE: &str = "__pycache__/\n*.pyc\n.pytest_cache/\n*.egg-info/\n.zerorepo/\ndocs/generation_checkpoint.json\n";
 
 #[derive(Debug, Clone)]
@@ -100,7 +88,7 @@ pub enum EngineError {
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
     #[error(transparent)]
-    Workspace(#[from] WorkspaceError),
+    Workspace(#[from] FsError),
     #[error(transparent)]
     Git(#[from] GitError),
     #[error(transparent)]
@@ -250,7 +238,7 @@ async fn run(
         .check_ready()
         .await
         .map_err(|e| EngineError::BadInput(e.to_string()))?;
-    std::fs::create_dir_all(&options.out).map_err(|source| WorkspaceError::Io {
+    std::fs::create_dir_all(&options.out).map_err(|source| FsError::Io {
         path: options.out.clone(),
         source,
     })?;
@@ -284,7 +272,7 @@ async fn run(
     let (rebuilt, edited): (Vec<String>, Vec<String>) = found
         .edited
         .into_iter()
-        .partition(|path| crate::assemble::ASSEMBLY_FILES.contains(&path.as_str()));
+        .partition(|path| ASSEMBLY_FILES.contains(&path.as_str()));
     if !rebuilt.is_empty() {
         progress(Progress::Notice(format!(
             "{} changed by hand; assembly rebuilds {} from the plan (edit the RPG's metadata instead)",
@@ -311,7 +299,7 @@ async fn run(
     // before it); journal that, or a second crash before the next flush would replay the
     // batch as published and mistake the untouched files for hand edits.
     checkpoint.record_flush(found.taken_back)?;
-    out.write_if_changed(".gitignore", OUTPUT_GITIGNORE)?;
+    out.write_if_changed(GITIGNORE, OUTPUT_GITIGNORE)?;
     let git = Git::open_or_init(&options.out)?;
     let rpg_json = serde_json::to_string_pretty(&rpg.rpg).unwrap_or_default() + "\n";
     out.write_if_changed(RPG_COPY, &rpg_json)?;
@@ -640,14 +628,14 @@ fn subgraph_finished(rpg: &ValidRpg, checkpoint: &Checkpoint, subgraph: &str) ->
 
 /// Removes the export blocks that assembly added to package `__init__.py` files: while nodes
 /// are regenerated they could name functions that do not exist yet. Assembly adds them back.
-fn strip_exports(rpg: &ValidRpg, workspace: &Workspace) -> Result<(), WorkspaceError> {
+fn strip_exports(rpg: &ValidRpg, workspace: &Workspace) -> Result<(), FsError> {
     for &position in &rpg.order {
         for file in node::files_of(rpg.node(position)) {
             if !file.ends_with("__init__.py") {
                 continue;
             }
             if let Some(text) = workspace.read(&file)?
-                && let Some(kept) = crate::assemble::packages::without_exports(&text)
+                && let Some(kept) = crate::python::without_exports(&text)
             {
                 workspace.write(&file, &kept)?;
             }

@@ -8,10 +8,11 @@ use crate::checkpoint::{NodeStatus, TestCounts};
 use crate::edit::{code_for_target, merge_python, shape_implementation, shape_tests};
 use crate::llm::{LlmError, Role, UsageByRole};
 use crate::rpg::Node;
-use crate::workspace::WorkspaceError;
+use crate::fsutil::FsError;
 
 use super::prompt::{self, PromptInputs};
-use super::{Context, SNAPSHOT_DIR, examples};
+use super::{Context, examples};
+use crate::layout::SNAPSHOT_DIR;
 
 /// How one node ended. `status` is `InProgress` when the run was interrupted.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,7 +105,7 @@ pub async fn run_node(ctx: &Context, position: usize) -> NodeResult {
 }
 
 /// A module gets its file with the module docstring; a package its `__init__.py`.
-fn write_composite(ctx: &Context, node: &Node) -> Result<NodeResult, WorkspaceError> {
+fn write_composite(ctx: &Context, node: &Node) -> Result<NodeResult, FsError> {
     let Some(path) = node.file_path.as_deref() else {
         return Ok(NodeResult::new(NodeStatus::Passed));
     };
@@ -128,7 +129,7 @@ fn write_composite(ctx: &Context, node: &Node) -> Result<NodeResult, WorkspaceEr
 
 /// Creates a missing `__init__.py` in every package directory above `file` (below `src/`).
 /// They are never reverted: an empty package marker is harmless and other nodes may need it.
-fn ensure_packages(ctx: &Context, file: &str) -> Result<(), WorkspaceError> {
+fn ensure_packages(ctx: &Context, file: &str) -> Result<(), FsError> {
     let parts: Vec<&str> = file.split('/').collect();
     let skip = usize::from(parts.first() == Some(&"src"));
     for depth in (skip + 1)..parts.len() {
@@ -147,7 +148,7 @@ enum AskError {
     Provider(String),
 }
 
-async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, WorkspaceError> {
+async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, FsError> {
     let node = ctx.rpg.node(position);
     let (Some(file), Some(test_file)) = (node.file_path.clone(), node.test_file()) else {
         return Ok(NodeResult::failed("leaf without a file path".into()));
@@ -355,7 +356,7 @@ async fn drop_disputed_tests(
     node: &Node,
     test_file: &str,
     run: &crate::sandbox::TestRun,
-) -> Result<Option<crate::sandbox::TestRun>, WorkspaceError> {
+) -> Result<Option<crate::sandbox::TestRun>, FsError> {
     let examples_test = examples::test_name(node);
     let outcome_of = |name: &str| {
         run.tests

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use super::STATE_DIR;
+use crate::layout::STATE_DIR;
 
 /// Why DIR cannot be generated into, one sentence each; empty when it can.
 pub fn problems(out: &Path) -> Vec<String> {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use crate::llm::{LlmRequest, Message, Role};
 use crate::prompts::{self, PromptError, Template};
 use crate::rpg::{Node, ValidRpg};
-use crate::workspace::Workspace;
+use crate::fsutil::Workspace;
 
 pub use crate::python::import_path;
 

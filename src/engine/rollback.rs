@@ -7,10 +7,11 @@
 
 use serde::Serialize;
 
-use super::{EngineError, RPG_COPY, SNAPSHOT_DIR, WORK_DIR, bad_input, node, rpg_sha256};
+use super::{EngineError, bad_input, node, rpg_sha256};
+use crate::layout::{RPG_COPY, SNAPSHOT_DIR, WORK_DIR};
 use crate::checkpoint::{Checkpoint, NodeRecord, NodeStatus};
 use crate::workspace::git::Git;
-use crate::workspace::{Workspace, WorkspaceError};
+use crate::fsutil::{FsError, Workspace};
 
 /// What `zerorepo rollback` did.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -104,7 +105,7 @@ pub fn rollback(out: &std::path::Path) -> Result<Rollback, EngineError> {
     for dir in [WORK_DIR, SNAPSHOT_DIR] {
         match std::fs::remove_dir_all(out.join(dir)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(WorkspaceError::Io {
+                return Err(FsError::Io {
                     path: out.join(dir),
                     source: e,
                 }

@@ -15,39 +15,7 @@ pub mod scripted;
 
 use serde::{Deserialize, Serialize};
 
-/// What a call is for.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    /// Write the tests of a node.
-    Test,
-    /// Write the implementation of a node.
-    Impl,
-    /// Repair the implementation after failing tests.
-    Fix,
-}
-
-impl Role {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Test => "test",
-            Role::Impl => "impl",
-            Role::Fix => "fix",
-        }
-    }
-}
+pub use crate::usage::{Role, Usage, UsageByRole, total};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Message {
@@ -70,33 +38,6 @@ pub struct LlmRequest {
     pub seed: Option<u64>,
     /// The prompt template that produced the messages (`id@version`).
     pub template: String,
-}
-
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-pub struct Usage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-}
-
-impl Usage {
-    pub fn add(&mut self, other: Usage) {
-        self.prompt_tokens += other.prompt_tokens;
-        self.completion_tokens += other.completion_tokens;
-    }
-}
-
-/// Tokens spent per role (tests, impl, fix, ...), for checkpoints and reports.
-pub type UsageByRole = std::collections::BTreeMap<Role, Usage>;
-
-/// The sum over roles.
-pub fn total(by_role: &UsageByRole) -> Usage {
-    let mut sum = Usage::default();
-    for usage in by_role.values() {
-        sum.add(*usage);
-    }
-    sum
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

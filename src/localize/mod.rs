@@ -615,7 +615,7 @@ pub fn load_output_dir(
 ) -> Result<(Rpg, Statuses), LocalizeError> {
     let path = match rpg_override {
         Some(p) => p.to_path_buf(),
-        None => ["docs/rpg.json", ".zerorepo/rpg.json"]
+        None => [crate::layout::RPG_EXPORT, crate::layout::RPG_COPY]
             .iter()
             .map(|rel| dir.join(rel))
             .find(|p| p.is_file())

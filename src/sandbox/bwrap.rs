@@ -228,7 +228,7 @@ impl BwrapRunner {
         // The options go through a file read on fd 3 (`--args 3`), so the sandbox's
         // `/proc/1/cmdline` shows `bwrap --args 3 <runner>`, not the output's host path.
         let args_file = args_file(&options)?;
-        let bwrap = crate::code::programs::on_path("bwrap").ok_or_else(|| SandboxError::Spawn {
+        let bwrap = crate::programs::on_path("bwrap").ok_or_else(|| SandboxError::Spawn {
             program: "bwrap".into(),
             source: std::io::Error::new(std::io::ErrorKind::NotFound, "not found on PATH"),
         })?;

@@ -178,7 +178,7 @@ pub fn wheelhouse_dir() -> Option<std::path::PathBuf> {
     if let Some(dir) = std::env::var_os("ZEROREPO_WHEELHOUSE") {
         return Some(dir.into());
     }
-    crate::code::programs::venv_dir().and_then(|venv| venv.parent().map(|c| c.join("wheelhouse")))
+    crate::programs::venv_dir().and_then(|venv| venv.parent().map(|c| c.join("wheelhouse")))
 }
 
 /// Default wall-clock limit for one test run (the seed's 30 s).

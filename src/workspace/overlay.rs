@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Workspace, WorkspaceError, content_hash};
+use crate::fsutil::{FsError, Workspace, content_hash};
 use crate::edit::hunk::{ApplyError, Hunk, Pass, apply_all};
 
 /// Who wrote a pending change.
@@ -68,7 +68,7 @@ pub struct FileDiff {
 #[derive(Debug, thiserror::Error)]
 pub enum OverlayError {
     #[error(transparent)]
-    Workspace(#[from] WorkspaceError),
+    Workspace(#[from] FsError),
     #[error("{path}: {source}")]
     Patch {
         path: String,
@@ -332,7 +332,7 @@ impl Overlay {
                 Some(text) => {
                     let mode = entry.mode.or(self.disk_mode(&path)).unwrap_or(0o644);
                     tracing::debug!(path, mode = format!("{mode:o}"), "commit");
-                    super::write_atomic_with_mode(&full, text.as_bytes(), mode)?;
+                    crate::fsutil::write_atomic_with_mode(&full, text.as_bytes(), mode)?;
                     done.written.push(path);
                 }
                 None => {

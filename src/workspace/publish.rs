@@ -16,7 +16,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use super::overlay::{Overlay, OverlayError, Source};
-use super::{Workspace, WorkspaceError};
+use crate::fsutil::{FsError, Workspace};
 use crate::checkpoint::{Checkpoint, CheckpointError, Published};
 
 /// Default number of passed nodes between flushes (`generate --flush-every`); a subgraph's
@@ -26,7 +26,7 @@ pub const FLUSH_EVERY: usize = 5;
 #[derive(Debug, thiserror::Error)]
 pub enum PublishError {
     #[error(transparent)]
-    Workspace(#[from] WorkspaceError),
+    Workspace(#[from] FsError),
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
     #[error(transparent)]
@@ -61,7 +61,7 @@ pub fn files_under(root: &Path) -> Vec<String> {
                 }
             } else if let Ok(rel) = path.strip_prefix(root) {
                 let rel = rel.to_string_lossy().into_owned();
-                if !rel.contains(super::TEMP_MARKER) {
+                if !rel.contains(crate::fsutil::TEMP_MARKER) {
                     found.push(rel);
                 }
             }
@@ -104,7 +104,7 @@ pub fn flush(
             overlay.remove(&path, Source::Generated)?;
         } else {
             let staged = work.path(&path)?;
-            let io = |source| WorkspaceError::Io {
+            let io = |source| FsError::Io {
                 path: staged.clone(),
                 source,
             };
@@ -169,13 +169,13 @@ pub fn check_output(out: &Workspace, checkpoint: &mut Checkpoint) -> OutputCheck
 
 /// Sets up the staging copy from the output tree when there is none (first run, or after a
 /// rollback), leaving out git's store and the engine's own state.
-pub fn ensure_staging(out: &Path, work: &Path) -> Result<(), WorkspaceError> {
+pub fn ensure_staging(out: &Path, work: &Path) -> Result<(), FsError> {
     if work.is_dir() {
         return Ok(());
     }
     let io = |path: &Path| {
         let path = path.to_path_buf();
-        move |source| WorkspaceError::Io { path, source }
+        move |source| FsError::Io { path, source }
     };
     let partial = work.with_extension("partial");
     let _ = std::fs::remove_dir_all(&partial);

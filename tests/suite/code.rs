@@ -91,7 +91,7 @@ fn language_server(test: &str) -> Option<ServerSpec> {
 }
 
 fn python() -> std::path::PathBuf {
-    zerorepo::code::programs::find("python3").unwrap_or_else(|| "python3".into())
+    zerorepo::programs::find("python3").unwrap_or_else(|| "python3".into())
 }
 
 #[test]

@@ -86,8 +86,8 @@ impl ServerSpec {
     /// The server to use, per `ZEROREPO_LSP` (`none`, `ty`, `pyright`) or what is installed.
     pub fn detect() -> Option<ServerSpec> {
         let choice = std::env::var("ZEROREPO_LSP").unwrap_or_default();
-        let ty = || super::programs::find("ty").map(ServerSpec::ty);
-        let pyright = || super::programs::find("pyright-langserver").map(ServerSpec::pyright);
+        let ty = || crate::programs::find("ty").map(ServerSpec::ty);
+        let pyright = || crate::programs::find("pyright-langserver").map(ServerSpec::pyright);
         match choice.as_str() {
             "none" => None,
             "ty" => ty(),

@@ -1,0 +1,45 @@
+//! The output directory's layout: every path zerorepo itself writes there, relative to the
+//! output root. A bottom-layer module (it uses nothing of the crate), so the engine, the
+//! checkpoint, assembly, rollback, validation and the CLI all name a file the same way.
+
+/// Where the engine keeps its own state inside the output directory.
+pub const STATE_DIR: &str = ".zerorepo";
+/// Per-node snapshots of the files a node may touch, saved before it starts.
+pub const SNAPSHOT_DIR: &str = ".zerorepo/snapshots";
+/// The staging copy nodes work in (see [`crate::workspace::publish`]).
+pub const WORK_DIR: &str = ".zerorepo/work";
+/// The plan a run was started from (what `rollback` and `search` read).
+pub const RPG_COPY: &str = ".zerorepo/rpg.json";
+/// The append-only journal: one JSON line per state change.
+pub const JOURNAL: &str = ".zerorepo/journal.jsonl";
+/// The compact checkpoint, rewritten from the journal.
+pub const COMPACT: &str = "docs/generation_checkpoint.json";
+/// The generation report assembly writes.
+pub const REPORT: &str = "docs/generation_report.md";
+/// The plan with statuses, exported at assembly.
+pub const RPG_EXPORT: &str = "docs/rpg.json";
+/// The JUnit file of the final test run.
+pub const JUNIT: &str = "test_results.xml";
+/// The output's `.gitignore`.
+pub const GITIGNORE: &str = ".gitignore";
+
+/// Files the engine itself writes; like node paths, they must not lead outside the output.
+pub const ENGINE_FILES: &[&str] = &[
+    JOURNAL,
+    COMPACT,
+    RPG_COPY,
+    ".zerorepo/snapshots/x.json",
+    GITIGNORE,
+];
+
+/// Files assembly writes from the plan and the records on every run. A hand edit of one is
+/// not a conflict: it is rebuilt (the RPG's metadata is where such text comes from).
+pub const ASSEMBLY_FILES: &[&str] = &[
+    "pyproject.toml",
+    "requirements.txt",
+    "requirements-dev.txt",
+    "README.md",
+    RPG_EXPORT,
+    REPORT,
+    JUNIT,
+];

@@ -1,0 +1,65 @@
+//! What a run spends on the model: tokens per call role. A domain type of its own, below the
+//! providers, because the checkpoint and the reports record it without needing a model.
+
+use serde::{Deserialize, Serialize};
+
+/// What a call is for.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Write the tests of a node.
+    Test,
+    /// Write the implementation of a node.
+    Impl,
+    /// Repair the implementation after failing tests.
+    Fix,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Test => "test",
+            Role::Impl => "impl",
+            Role::Fix => "fix",
+        }
+    }
+}
+
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: Usage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+    }
+}
+
+/// Tokens spent per role (tests, impl, fix, ...), for checkpoints and reports.
+pub type UsageByRole = std::collections::BTreeMap<Role, Usage>;
+
+/// The sum over roles.
+pub fn total(by_role: &UsageByRole) -> Usage {
+    let mut sum = Usage::default();
+    for usage in by_role.values() {
+        sum.add(*usage);
+    }
+    sum
+}
