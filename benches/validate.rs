@@ -117,7 +117,7 @@ fn main() {
             };
             let planned = median(runs, || {
                 let plan = plan::build(&valid);
-                assert_eq!(plan.total_nodes, valid.rpg.nodes.len());
+                assert_eq!(plan.total_nodes, valid.rpg().nodes.len());
             });
             println!(
                 "| {} {n} | {} | {} | {} | {} |",

@@ -44,19 +44,11 @@ pub fn write_atomic(path: &Path, content: &[u8]) -> Result<(), FsError> {
 }
 
 /// [`write_atomic`] with the file's permission bits set before it replaces the old one.
-pub fn write_atomic_with_mode(
-    path: &Path,
-    content: &[u8],
-    mode: u32,
-) -> Result<(), FsError> {
+pub fn write_atomic_with_mode(path: &Path, content: &[u8], mode: u32) -> Result<(), FsError> {
     write_atomic_inner(path, content, Some(mode))
 }
 
-fn write_atomic_inner(
-    path: &Path,
-    content: &[u8],
-    mode: Option<u32>,
-) -> Result<(), FsError> {
+fn write_atomic_inner(path: &Path, content: &[u8], mode: Option<u32>) -> Result<(), FsError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     let name = path
@@ -259,12 +251,7 @@ impl Workspace {
 
 impl Workspace {
     /// Persists a node's snapshot under `dir` (atomic), before the node touches its files.
-    pub fn save_snapshot(
-        &self,
-        dir: &str,
-        id: &str,
-        snapshot: &Snapshot,
-    ) -> Result<(), FsError> {
+    pub fn save_snapshot(&self, dir: &str, id: &str, snapshot: &Snapshot) -> Result<(), FsError> {
         let path = self.path(&snapshot_file(dir, id))?;
         let saved = SavedSnapshot {
             node: Some(id.to_string()),

@@ -33,6 +33,7 @@ pub mod fsutil;
 pub mod layout;
 pub mod llm;
 pub mod localize;
+pub mod pipeline;
 pub mod programs;
 pub mod progress;
 pub mod prompts;

@@ -629,7 +629,7 @@ fn render_search(result: &SearchResult) -> String {
 fn load_valid(path: &Path) -> Result<ValidRpg> {
     let rpg = rpg::load_file(path).map_err(|e| BadInput(e.to_string()))?;
     let valid = rpg::validate(rpg).map_err(|errors| BadInput(format_errors(path, &errors)))?;
-    for warning in &valid.warnings {
+    for warning in valid.warnings() {
         tracing::warn!("{warning}");
     }
     Ok(valid)
@@ -663,7 +663,8 @@ fn check_rpg(path: &Path, out: Option<&Path>) -> Result<ValidRpg, Invalid> {
     let rpg = rpg::load_file(path).map_err(Invalid::Load)?;
     let valid = rpg::validate(rpg).map_err(Invalid::Rpg)?;
     if let Some(out) = out {
-        rpg::check_output_paths(&valid.rpg, out, zerorepo::layout::ENGINE_FILES).map_err(Invalid::Rpg)?;
+        rpg::check_output_paths(valid.rpg(), out, zerorepo::layout::ENGINE_FILES)
+            .map_err(Invalid::Rpg)?;
         let problems = engine::outdir::problems(out);
         if !problems.is_empty() {
             return Err(Invalid::Out(problems));
@@ -678,9 +679,9 @@ fn validate(path: &Path, out: Option<&Path>, json: bool) -> Result<u8> {
         let value = match &result {
             Ok(v) => serde_json::json!({
                 "valid": true,
-                "nodes": v.rpg.nodes.len(),
+                "nodes": v.rpg().nodes.len(),
                 "errors": [],
-                "warnings": v.warnings.iter().map(|w| w.0.clone()).collect::<Vec<_>>(),
+                "warnings": v.warnings().iter().map(|w| w.0.clone()).collect::<Vec<_>>(),
             }),
             // One entry per problem, like validation errors, rather than one multi-line text.
             Err(Invalid::Load(rpg::LoadError::Format { problems, .. })) => serde_json::json!({
@@ -711,14 +712,14 @@ fn validate(path: &Path, out: Option<&Path>, json: bool) -> Result<u8> {
     }
     match result {
         Ok(valid) => {
-            for warning in &valid.warnings {
+            for warning in valid.warnings() {
                 tracing::warn!("{warning}");
             }
             println!(
                 "{}: valid ({} nodes, {} edges)",
                 path.display(),
-                valid.rpg.nodes.len(),
-                valid.rpg.edges.len()
+                valid.rpg().nodes.len(),
+                valid.rpg().edges.len()
             );
             Ok(exit::OK)
         }
@@ -782,7 +783,7 @@ async fn generate(
         phases: view.phases(),
         ..options
     };
-    let summary = engine::generate(valid, llm, runner, options, cancel, |event| {
+    let summary = zerorepo::pipeline::generate(valid, llm, runner, options, cancel, |event| {
         view.show(&event)
     })
     .await;
@@ -801,33 +802,33 @@ async fn generate(
     } else {
         println!(
             "{}: {} of {} nodes passed, {} failed, {} skipped{}{} in {:.1}s -> {}",
-            if summary.interrupted {
+            if summary.nodes.interrupted {
                 "interrupted"
             } else {
                 "done"
             },
-            summary.passed + summary.reused,
-            summary.total,
-            summary.failed,
-            summary.skipped,
-            if summary.not_run > 0 {
-                format!(", {} not run", summary.not_run)
+            summary.nodes.passed + summary.nodes.reused,
+            summary.nodes.total,
+            summary.nodes.failed,
+            summary.nodes.skipped,
+            if summary.nodes.not_run > 0 {
+                format!(", {} not run", summary.nodes.not_run)
             } else {
                 String::new()
             },
-            if summary.reused > 0 {
-                format!(" ({} kept from the checkpoint)", summary.reused)
+            if summary.nodes.reused > 0 {
+                format!(" ({} kept from the checkpoint)", summary.nodes.reused)
             } else {
                 String::new()
             },
-            summary.duration_ms as f64 / 1000.0,
-            summary.out.display()
+            summary.nodes.duration_ms as f64 / 1000.0,
+            summary.nodes.out.display()
         );
     }
     if let (Some(assembly), false) = (&summary.assembly, json) {
         println!("{}", assembly_line(assembly));
     }
-    Ok(if summary.interrupted {
+    Ok(if summary.nodes.interrupted {
         exit::INTERRUPTED
     } else if summary.succeeded() {
         exit::OK

@@ -21,11 +21,11 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::checkpoint::{Checkpoint, CheckpointMap};
+use crate::fsutil::{FsError, Workspace};
+use crate::layout::{JUNIT, REPORT, RPG_EXPORT};
 use crate::rpg::ValidRpg;
 use crate::sandbox::TestRunner;
 use crate::workspace::git::Git;
-use crate::fsutil::{FsError, Workspace};
-use crate::layout::{JUNIT, REPORT, RPG_EXPORT};
 
 pub use validate::Validation;
 
@@ -85,11 +85,17 @@ pub enum AssembleError {
     /// Cancelled (Ctrl-C) while validating: no report was written, nothing committed.
     #[error("interrupted while validating the assembled repository")]
     Interrupted,
+    #[error("cannot write docs/rpg.json: {0}")]
+    Export(#[from] serde_json::Error),
 }
 
 /// The RPG with each node's final status and the generation metadata, indented.
-pub fn rpg_export(rpg: &ValidRpg, records: &CheckpointMap, info: &GenerationInfo) -> String {
-    let mut value = serde_json::to_value(&rpg.rpg).unwrap_or_default();
+pub fn rpg_export(
+    rpg: &ValidRpg,
+    records: &CheckpointMap,
+    info: &GenerationInfo,
+) -> Result<String, serde_json::Error> {
+    let mut value = serde_json::to_value(rpg.rpg())?;
     if let Some(nodes) = value.get_mut("nodes").and_then(|n| n.as_array_mut()) {
         for node in nodes.iter_mut() {
             let id = node.get("id").and_then(|i| i.as_str()).unwrap_or_default();
@@ -107,13 +113,10 @@ pub fn rpg_export(rpg: &ValidRpg, records: &CheckpointMap, info: &GenerationInfo
             .entry("metadata")
             .or_insert_with(|| serde_json::json!({}));
         if let Some(metadata) = metadata.as_object_mut() {
-            metadata.insert(
-                "generation".into(),
-                serde_json::to_value(info).unwrap_or_default(),
-            );
+            metadata.insert("generation".into(), serde_json::to_value(info)?);
         }
     }
-    serde_json::to_string_pretty(&value).unwrap_or_default() + "\n"
+    Ok(serde_json::to_string_pretty(&value)? + "\n")
 }
 
 /// Every Python file of the repository (relative path → text), outside hidden directories.
@@ -132,7 +135,7 @@ fn python_sources(root: &Path) -> BTreeMap<String, String> {
 /// local, with their regrouped text.
 fn grouped_imports(rpg: &ValidRpg, sources: &BTreeMap<String, String>) -> Vec<(String, String)> {
     let leaves = || {
-        rpg.order
+        rpg.order()
             .iter()
             .map(|&p| rpg.node(p))
             .filter(|n| n.is_leaf())
@@ -157,83 +160,126 @@ fn grouped_imports(rpg: &ValidRpg, sources: &BTreeMap<String, String>) -> Vec<(S
         .collect()
 }
 
-/// Writes the project files, validates the result, writes the report and JUnit results, and
-/// commits them as one assembly commit.
-#[allow(clippy::too_many_arguments)]
-pub async fn assemble(
-    rpg: &ValidRpg,
-    records: &CheckpointMap,
-    checkpoint: &mut Checkpoint,
-    workspace: &Workspace,
-    staging: &Workspace,
-    git: &Git,
-    runner: &dyn TestRunner,
-    generation: &GenerationInfo,
-    cancel: &CancellationToken,
-) -> Result<Assembly, AssembleError> {
-    let mut written = Vec::new();
-    // Each file is journalled as published before it is written, so on resume the engine can
-    // tell an assembly cut short by a crash from a user's edit.
-    let mut write = |path: &str, text: &str| -> Result<(), AssembleError> {
-        if workspace.read(path)?.as_deref() != Some(text) {
+/// What assembly reads and where it writes: the plan and the node records, the output tree,
+/// the staging copy (regrouped imports go there too, so the next flush finds nothing to
+/// publish), the output's git repository, and the sandbox that validates the result.
+pub struct Assembler<'a> {
+    pub rpg: &'a ValidRpg,
+    pub records: &'a CheckpointMap,
+    pub workspace: &'a Workspace,
+    pub staging: &'a Workspace,
+    pub git: &'a Git,
+    pub runner: &'a dyn TestRunner,
+    pub generation: &'a GenerationInfo,
+    pub cancel: &'a CancellationToken,
+}
+
+/// Writes a file of the output only when its text changes, journalling it as published
+/// before it is written, so on resume the engine can tell an assembly cut short by a crash
+/// from a user's edit.
+struct Writer<'a> {
+    workspace: &'a Workspace,
+    checkpoint: &'a mut Checkpoint,
+    written: Vec<String>,
+}
+
+impl Writer<'_> {
+    fn write(&mut self, path: &str, text: &str) -> Result<(), AssembleError> {
+        if self.workspace.read(path)?.as_deref() != Some(text) {
             let hash = crate::fsutil::content_hash(text.as_bytes());
-            checkpoint.record_flush([(path.to_string(), hash)].into())?;
-            workspace.write(path, text)?;
-            written.push(path.to_string());
+            self.checkpoint
+                .record_flush([(path.to_string(), hash)].into())?;
+            self.workspace.write(path, text)?;
+            self.written.push(path.to_string());
         }
         Ok(())
-    };
-    let mut sources = python_sources(workspace.root());
-    // The staging copy is regrouped first, so the next run's flush finds nothing to publish.
-    for (path, text) in grouped_imports(rpg, &sources) {
-        staging.write(&path, &text)?;
-        write(&path, &text)?;
-        sources.insert(path, text);
     }
-    for (path, text) in packages::init_files(rpg, records, &sources) {
-        write(&path, &text)?;
-        sources.insert(path, text);
+}
+
+impl Assembler<'_> {
+    /// Writes the project files, validates the result, writes the report and JUnit results,
+    /// and commits them as one assembly commit.
+    pub async fn assemble(&self, checkpoint: &mut Checkpoint) -> Result<Assembly, AssembleError> {
+        let mut out = Writer {
+            workspace: self.workspace,
+            checkpoint,
+            written: Vec::new(),
+        };
+        let (sources, info) = self.write_project(&mut out)?;
+        let import_cycles = packages::import_cycles(&sources);
+        let files: Vec<String> = sources.keys().cloned().collect();
+        let validation =
+            validate::validate(self.workspace.root(), &files, self.runner, self.cancel).await;
+        if self.cancel.is_cancelled() {
+            // A report of a validation cut short would say "0 collected" and be committed.
+            return Err(AssembleError::Interrupted);
+        }
+        if let Some(xml) = report::junit(&validation) {
+            out.write(JUNIT, &xml)?;
+        }
+        let text = self.report(&info, &validation, &import_cycles)?;
+        out.write(REPORT, &text)?;
+        self.git
+            .commit_all(&format!("{ASSEMBLY_COMMIT} (metadata, docs, reports)"))?;
+        Ok(Assembly {
+            files_written: out.written,
+            validation,
+            import_cycles,
+        })
     }
-    let info = project::project_info(rpg, records, &sources);
-    write("pyproject.toml", &project::pyproject(&info))?;
-    write("requirements.txt", &project::requirements(&info))?;
-    write("requirements-dev.txt", &project::requirements_dev())?;
-    write("README.md", &readme::readme(rpg, records, &info))?;
-    write(RPG_EXPORT, &rpg_export(rpg, records, generation))?;
-    let import_cycles = packages::import_cycles(&sources);
-    let files: Vec<String> = sources.keys().cloned().collect();
-    let validation = validate::validate(workspace.root(), &files, runner, cancel).await;
-    if cancel.is_cancelled() {
-        // A report of a validation cut short would say "0 collected" and be committed.
-        return Err(AssembleError::Interrupted);
+
+    /// Regrouped imports, package exports, and the project files written from the plan;
+    /// returns the Python sources as they now are.
+    fn write_project(
+        &self,
+        out: &mut Writer<'_>,
+    ) -> Result<(BTreeMap<String, String>, project::ProjectInfo), AssembleError> {
+        let (rpg, records) = (self.rpg, self.records);
+        let mut sources = python_sources(self.workspace.root());
+        // The staging copy is regrouped first, so the next run's flush finds nothing to publish.
+        for (path, text) in grouped_imports(rpg, &sources) {
+            self.staging.write(&path, &text)?;
+            out.write(&path, &text)?;
+            sources.insert(path, text);
+        }
+        for (path, text) in packages::init_files(rpg, records, &sources) {
+            out.write(&path, &text)?;
+            sources.insert(path, text);
+        }
+        let info = project::project_info(rpg, records, &sources);
+        out.write("pyproject.toml", &project::pyproject(&info))?;
+        out.write("requirements.txt", &project::requirements(&info))?;
+        out.write("requirements-dev.txt", &project::requirements_dev())?;
+        out.write("README.md", &readme::readme(rpg, records, &info))?;
+        out.write(RPG_EXPORT, &rpg_export(rpg, records, self.generation)?)?;
+        Ok((sources, info))
     }
-    if let Some(xml) = report::junit(&validation) {
-        write(JUNIT, &xml)?;
+
+    fn report(
+        &self,
+        info: &project::ProjectInfo,
+        validation: &Validation,
+        cycles: &[Vec<String>],
+    ) -> Result<String, AssembleError> {
+        let status = crate::report::summarize(Some(self.rpg.rpg()), self.records);
+        // Earlier assembly commits are left out: the report describes the subgraphs' history,
+        // and listing them would make every rerun change the report and commit again.
+        let git_log: Vec<_> = self
+            .git
+            .log()?
+            .into_iter()
+            .filter(|e| !e.subject.starts_with(ASSEMBLY_COMMIT))
+            .collect();
+        Ok(report::generation_report(&report::ReportInput {
+            rpg: self.rpg,
+            records: self.records,
+            status: &status,
+            info,
+            generation: self.generation,
+            validation,
+            cycles,
+            git_log: &git_log,
+            out: &self.workspace.root().display().to_string(),
+        }))
     }
-    let status = crate::report::summarize(Some(&rpg.rpg), records);
-    // Earlier assembly commits are left out: the report describes the subgraphs' history,
-    // and listing them would make every rerun change the report and commit again.
-    let git_log: Vec<_> = git
-        .log()?
-        .into_iter()
-        .filter(|e| !e.subject.starts_with(ASSEMBLY_COMMIT))
-        .collect();
-    let text = report::generation_report(&report::ReportInput {
-        rpg,
-        records,
-        status: &status,
-        info: &info,
-        generation,
-        validation: &validation,
-        cycles: &import_cycles,
-        git_log: &git_log,
-        out: &workspace.root().display().to_string(),
-    });
-    write(REPORT, &text)?;
-    git.commit_all(&format!("{ASSEMBLY_COMMIT} (metadata, docs, reports)"))?;
-    Ok(Assembly {
-        files_written: written,
-        validation,
-        import_cycles,
-    })
 }

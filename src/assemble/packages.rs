@@ -22,7 +22,7 @@ pub fn init_files(
     sources: &BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {
     let mut exports: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    for &position in &rpg.order {
+    for &position in rpg.order() {
         let node = rpg.node(position);
         let passed = records
             .get(&node.id)

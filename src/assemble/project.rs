@@ -33,7 +33,7 @@ pub fn project_info(
     records: &CheckpointMap,
     sources: &BTreeMap<String, String>,
 ) -> ProjectInfo {
-    let meta = &rpg.rpg.metadata;
+    let meta = &rpg.rpg().metadata;
     let text = |key: &str| meta.get(key).and_then(|v| v.as_str()).map(str::to_string);
     let layout = if sources.keys().any(|p| p.starts_with("src/")) {
         "src"
@@ -64,7 +64,7 @@ pub fn project_info(
             format!("{name}, generated from a Repository Planning Graph")
         });
     let scripts = rpg
-        .order
+        .order()
         .iter()
         .map(|&p| rpg.node(p))
         .filter(|n| n.is_leaf() && n.name == "main")

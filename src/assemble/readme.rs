@@ -20,14 +20,14 @@ pub fn readme(rpg: &ValidRpg, records: &CheckpointMap, info: &ProjectInfo) -> St
             .get(id)
             .is_some_and(|r| r.status == NodeStatus::Passed)
     };
-    let nodes: Vec<_> = rpg.order.iter().map(|&p| rpg.node(p)).collect();
+    let nodes: Vec<_> = rpg.order().iter().map(|&p| rpg.node(p)).collect();
     let leaves = nodes.iter().filter(|n| n.is_leaf()).count();
     let passed_leaves = nodes
         .iter()
         .filter(|n| n.is_leaf() && passed(&n.id))
         .count();
     let overview = rpg
-        .rpg
+        .rpg()
         .metadata
         .get("description")
         .and_then(|v| v.as_str())

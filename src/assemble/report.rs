@@ -117,7 +117,7 @@ fn failed_nodes(input: &ReportInput) -> String {
     for f in &input.status.failed {
         let name = input
             .rpg
-            .rpg
+            .rpg()
             .nodes
             .iter()
             .find(|n| n.id == f.id)

@@ -6,9 +6,9 @@
 
 use crate::checkpoint::{NodeStatus, TestCounts};
 use crate::edit::{code_for_target, merge_python, shape_implementation, shape_tests};
+use crate::fsutil::FsError;
 use crate::llm::{LlmError, Role, UsageByRole};
 use crate::rpg::Node;
-use crate::fsutil::FsError;
 
 use super::prompt::{self, PromptInputs};
 use super::{Context, examples};
@@ -322,7 +322,7 @@ fn with_dependency_imports(ctx: &Context, position: usize, code: &str) -> String
     let mut imports = Vec::new();
     for dep in ctx
         .rpg
-        .graph
+        .graph()
         .dependencies_of(position)
         .into_iter()
         .map(|p| ctx.rpg.node(p))

@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::fsutil::Workspace;
 use crate::llm::{LlmRequest, Message, Role};
 use crate::prompts::{self, PromptError, Template};
 use crate::rpg::{Node, ValidRpg};
-use crate::fsutil::Workspace;
 
 pub use crate::python::import_path;
 
@@ -36,7 +36,7 @@ pub fn describe_node(node: &Node) -> String {
 pub fn dependency_context(rpg: &ValidRpg, position: usize, workspace: &Workspace) -> String {
     let own = rpg.node(position).file_path.clone();
     let mut files: Vec<String> = rpg
-        .graph
+        .graph()
         .dependencies_of(position)
         .into_iter()
         .map(|p| rpg.node(p))

@@ -8,10 +8,10 @@
 use serde::Serialize;
 
 use super::{EngineError, bad_input, node, rpg_sha256};
-use crate::layout::{RPG_COPY, SNAPSHOT_DIR, WORK_DIR};
 use crate::checkpoint::{Checkpoint, NodeRecord, NodeStatus};
-use crate::workspace::git::Git;
 use crate::fsutil::{FsError, Workspace};
+use crate::layout::{RPG_COPY, SNAPSHOT_DIR, WORK_DIR};
+use crate::workspace::git::Git;
 
 /// What `zerorepo rollback` did.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -44,9 +44,9 @@ pub fn rollback(out: &std::path::Path) -> Result<Rollback, EngineError> {
     let rpg = crate::rpg::parse_str(&text, &out.join(RPG_COPY))
         .map_err(|e| bad(e.to_string()))
         .and_then(|r| crate::rpg::validate(r).map_err(|errors| bad_input(&errors)))?;
-    let (mut checkpoint, _) = Checkpoint::open(out, &rpg_sha256(&rpg))?;
+    let (mut checkpoint, _) = Checkpoint::open(out, &rpg_sha256(&rpg)?)?;
     let passed = |subgraph: &str| {
-        rpg.rpg
+        rpg.rpg()
             .nodes
             .iter()
             .filter(|n| n.subgraph() == subgraph)
@@ -76,7 +76,7 @@ pub fn rollback(out: &std::path::Path) -> Result<Rollback, EngineError> {
     let out_ws = Workspace::new(out);
     let mut reset_nodes = Vec::new();
     let mut removed_files = Vec::new();
-    for &position in &rpg.order {
+    for &position in rpg.order() {
         let node = rpg.node(position);
         if kept.contains(node.subgraph()) {
             continue;

@@ -40,7 +40,7 @@ pub fn derive_script(
     reference_dir: &Path,
 ) -> Result<Vec<ScriptEntry>, DeriveError> {
     let leaf_names: Vec<&str> = rpg
-        .rpg
+        .rpg()
         .nodes
         .iter()
         .filter(|n| n.is_leaf())

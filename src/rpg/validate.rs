@@ -220,15 +220,38 @@ impl std::fmt::Display for Warning {
 
 /// An RPG that passed validation, with its dependency graph and deterministic order.
 #[derive(Debug, Clone)]
+///
+/// The fields are private: a `ValidRpg` is only made by [`validate`], so its graph and order
+/// always describe its plan (no caller can swap the nodes under them).
 pub struct ValidRpg {
-    pub rpg: Rpg,
-    pub graph: DepGraph,
+    rpg: Rpg,
+    graph: DepGraph,
     /// Positions in `rpg.nodes`, in generation order.
-    pub order: Vec<usize>,
-    pub warnings: Vec<Warning>,
+    order: Vec<usize>,
+    warnings: Vec<Warning>,
 }
 
 impl ValidRpg {
+    /// The plan as loaded.
+    pub fn rpg(&self) -> &Rpg {
+        &self.rpg
+    }
+
+    /// The dependency graph over node positions.
+    pub fn graph(&self) -> &DepGraph {
+        &self.graph
+    }
+
+    /// Positions in `rpg().nodes`, in generation order: the node of job `j` is `order()[j]`.
+    pub fn order(&self) -> &[usize] {
+        &self.order
+    }
+
+    /// What validation noticed but did not refuse.
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
     pub fn node(&self, position: usize) -> &Node {
         &self.rpg.nodes[position]
     }

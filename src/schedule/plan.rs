@@ -51,7 +51,7 @@ pub fn build(rpg: &ValidRpg) -> Plan {
     let depths = depths_in_subgraph(rpg);
     let mut subgraphs: Vec<SubgraphPlan> = Vec::new();
     let mut subgraph_at: HashMap<String, usize> = HashMap::new();
-    for (index, &position) in rpg.order.iter().enumerate() {
+    for (index, &position) in rpg.order().iter().enumerate() {
         let node = rpg.node(position);
         let entry = PlanEntry {
             position: index + 1,
@@ -62,7 +62,7 @@ pub fn build(rpg: &ValidRpg) -> Plan {
             file_path: node.file_path.clone(),
             subgraph: node.subgraph().to_string(),
             depends_on: rpg
-                .graph
+                .graph()
                 .declared_dependencies_of(position)
                 .into_iter()
                 .map(|p| rpg.node(p).id.clone())
@@ -81,10 +81,10 @@ pub fn build(rpg: &ValidRpg) -> Plan {
         }
     }
     Plan {
-        total_nodes: rpg.rpg.nodes.len(),
-        leaf_nodes: rpg.rpg.nodes.iter().filter(|n| n.is_leaf()).count(),
+        total_nodes: rpg.rpg().nodes.len(),
+        leaf_nodes: rpg.rpg().nodes.iter().filter(|n| n.is_leaf()).count(),
         subgraphs,
-        warnings: rpg.warnings.iter().map(|w| w.0.clone()).collect(),
+        warnings: rpg.warnings().iter().map(|w| w.0.clone()).collect(),
     }
 }
 
@@ -93,8 +93,8 @@ pub fn build(rpg: &ValidRpg) -> Plan {
 /// depth before its children need it: linear, where walking up from each node was quadratic
 /// on a deep chain.
 fn depths_in_subgraph(rpg: &ValidRpg) -> Vec<usize> {
-    let mut depths = vec![0; rpg.rpg.nodes.len()];
-    for &position in &rpg.order {
+    let mut depths = vec![0; rpg.rpg().nodes.len()];
+    for &position in rpg.order() {
         let node = rpg.node(position);
         let parent = node.parent.as_deref().and_then(|p| rpg.position_of(p));
         if let Some(parent) = parent

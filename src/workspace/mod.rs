@@ -6,4 +6,3 @@
 pub mod git;
 pub mod overlay;
 pub mod publish;
-

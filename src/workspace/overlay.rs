@@ -17,8 +17,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::fsutil::{FsError, Workspace, content_hash};
 use crate::edit::hunk::{ApplyError, Hunk, Pass, apply_all};
+use crate::fsutil::{FsError, Workspace, content_hash};
 
 /// Who wrote a pending change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -263,8 +263,8 @@ impl Overlay {
         Some(meta.permissions().mode() & 0o7777)
     }
 
-    pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(&self.entries).unwrap_or_default()
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        serde_json::to_string_pretty(&self.entries)
     }
 
     pub fn from_json(disk: Workspace, text: &str) -> Result<Overlay, OverlayError> {
@@ -603,7 +603,7 @@ mod tests {
         let mut overlay = Overlay::new(ws.clone());
         overlay.write("a.py", "A = 1\n", Source::Human).unwrap();
         overlay.set_mode("a.py", 0o755).unwrap();
-        let back = Overlay::from_json(ws.clone(), &overlay.to_json()).unwrap();
+        let back = Overlay::from_json(ws.clone(), &overlay.to_json().unwrap()).unwrap();
         assert_eq!(back.entries(), overlay.entries());
         assert!(Overlay::from_json(ws.clone(), "{\"../x\": {}}").is_err());
         assert!(Overlay::from_json(ws, "[]").is_err());

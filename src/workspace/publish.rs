@@ -16,8 +16,8 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use super::overlay::{Overlay, OverlayError, Source};
-use crate::fsutil::{FsError, Workspace};
 use crate::checkpoint::{Checkpoint, CheckpointError, Published};
+use crate::fsutil::{FsError, Workspace};
 
 /// Default number of passed nodes between flushes (`generate --flush-every`); a subgraph's
 /// end and the run's end flush too.

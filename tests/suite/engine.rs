@@ -59,7 +59,7 @@ async fn generate_chain(out: &Path, runner: Arc<Counting>) -> Result<(), String>
         flush_every: 5,
         phases: PhaseSink::default(),
     };
-    zerorepo::engine::generate(rpg, llm, runner, options, CancellationToken::new(), |_| {})
+    zerorepo::pipeline::generate(rpg, llm, runner, options, CancellationToken::new(), |_| {})
         .await
         .map(drop)
         .map_err(|e| e.to_string())

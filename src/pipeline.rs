@@ -1,0 +1,149 @@
+//! `zerorepo generate` as one pipeline: the engine's node loop ([`crate::engine`]), then
+//! assembly of the repository ([`crate::assemble`]), then the release of the sandbox.
+//!
+//! The engine and assembly do not know each other; this is the one place that runs both, so
+//! the order is visible here and neither layer reaches into the other. Every exit, error or
+//! not, goes through [`generate`]'s single release of the test runner: releasing a warm
+//! runner awaits the sandbox (a Docker container is removed over the API), which a `Drop`
+//! guard cannot do.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::assemble::{AssembleError, Assembler, Assembly, GenerationInfo};
+use crate::engine::{self, EngineError, GenerateOptions, Handoff, Progress};
+use crate::llm::LlmProvider;
+use crate::rpg::ValidRpg;
+use crate::sandbox::TestRunner;
+
+/// Why a generation stopped before its summary.
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(transparent)]
+    Assemble(#[from] AssembleError),
+}
+
+impl GenerateError {
+    /// The input was at fault (exit 2); nothing was written.
+    pub fn is_bad_input(&self) -> bool {
+        matches!(self, GenerateError::Engine(e) if e.is_bad_input())
+    }
+}
+
+/// The summary of a generation: the node loop's counts, then the assembled repository.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Summary {
+    #[serde(flatten)]
+    pub nodes: engine::Summary,
+    /// The assembly step (metadata, validation, report); `None` when the run was interrupted.
+    pub assembly: Option<Assembly>,
+}
+
+impl Summary {
+    /// Every node passed and the repository installs, compiles and passes its tests.
+    pub fn succeeded(&self) -> bool {
+        self.nodes.all_passed()
+            && self.assembly.as_ref().is_some_and(|a| {
+                let v = &a.validation;
+                v.install.ok
+                    && v.syntax_errors.is_empty()
+                    && v.tests.as_ref().is_none_or(|t| t.problem.is_none())
+            })
+    }
+}
+
+/// Generates and assembles the repository; the test runner is released on every exit.
+pub async fn generate(
+    rpg: Arc<ValidRpg>,
+    llm: Arc<dyn LlmProvider>,
+    runner: Arc<dyn TestRunner>,
+    options: GenerateOptions,
+    cancel: CancellationToken,
+    mut progress: impl FnMut(Progress),
+) -> Result<Summary, GenerateError> {
+    let result = generate_and_assemble(rpg, llm, runner.clone(), options, cancel, &mut progress);
+    let result = result.await;
+    runner.shutdown().await;
+    result
+}
+
+async fn generate_and_assemble(
+    rpg: Arc<ValidRpg>,
+    llm: Arc<dyn LlmProvider>,
+    runner: Arc<dyn TestRunner>,
+    options: GenerateOptions,
+    cancel: CancellationToken,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Summary, GenerateError> {
+    let started = Instant::now();
+    let generation = engine::generate(
+        rpg.clone(),
+        llm.clone(),
+        runner.clone(),
+        options,
+        cancel.clone(),
+        progress,
+    )
+    .await?;
+    let mut summary = Summary {
+        nodes: generation.summary,
+        assembly: None,
+    };
+    if let Some(handoff) = generation.handoff {
+        progress(Progress::Notice(
+            "assembling: package exports, pyproject.toml, README, report; validating the install and tests".into(),
+        ));
+        let stage = Stage {
+            rpg: &rpg,
+            llm: llm.as_ref(),
+            runner: runner.as_ref(),
+            cancel: &cancel,
+        };
+        match stage.assemble(handoff).await {
+            Ok(assembly) => summary.assembly = Some(assembly),
+            // Ctrl-C during validation: nothing is reported or committed; a rerun assembles.
+            Err(AssembleError::Interrupted) => summary.nodes.interrupted = true,
+            Err(e) => return Err(e.into()),
+        }
+        summary.nodes.duration_ms = started.elapsed().as_millis() as u64;
+    }
+    Ok(summary)
+}
+
+/// What assembly needs besides the engine's [`Handoff`].
+struct Stage<'a> {
+    rpg: &'a ValidRpg,
+    llm: &'a dyn LlmProvider,
+    runner: &'a dyn TestRunner,
+    cancel: &'a CancellationToken,
+}
+
+impl Stage<'_> {
+    async fn assemble(&self, handoff: Handoff) -> Result<Assembly, AssembleError> {
+        let Handoff {
+            mut checkpoint,
+            out,
+            work,
+            git,
+        } = handoff;
+        let records = checkpoint.records().clone();
+        let generation =
+            GenerationInfo::new(self.llm.name(), self.runner.name().to_string(), &records);
+        let assembler = Assembler {
+            rpg: self.rpg,
+            records: &records,
+            workspace: &out,
+            staging: &work,
+            git: &git,
+            runner: self.runner,
+            generation: &generation,
+            cancel: self.cancel,
+        };
+        assembler.assemble(&mut checkpoint).await
+    }
+}
