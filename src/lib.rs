@@ -1,16 +1,37 @@
 //! zerorepo turns a Repository Planning Graph (RPG) into a tested Python repository.
 //!
-//! The module list below is the architecture; each module's own `//!` doc says what it owns.
-//! Data flows top to bottom:
+//! The crate is built in layers. A module uses modules of its own layer or of layers below it,
+//! never above, and no two modules use each other (the test `layers` in `tests/suite/`
+//! reads the diagram below and fails on an import that breaks it). Each module's own `//!`
+//! doc says what it owns.
 //!
 //! ```text
-//! rpg.json ─ rpg (load + validate) ─ schedule (deterministic order, dependency queue)
-//!    └─ engine (test-first loop per node) ─ llm (tests, impl, fixes) ─ edit (merge answers into files)
-//!          └─ sandbox (run pytest) ─ checkpoint (journal + compact file after every node)
-//!    └─ workspace::publish (the staging copy → output tree in batches, via workspace::overlay) ─ workspace::git (a commit + tag per subgraph)
-//!    └─ assemble (package exports, pyproject, README, docs/rpg.json, report, install + test check)
-//!    └─ report (status of a run, plan preview)
+//! cli       cli
+//! pipeline  pipeline · progress · schemas
+//! stages    engine · assemble
+//! services  workspace · localize · report · llm · edit · code · checkpoint · sandbox · detect
+//! plan      rpg · schedule · usage · prompts
+//! base      layout · fsutil · python · redact · programs · exit
 //! ```
+//!
+//! - **base** uses nothing of the crate: the output directory's layout (every path zerorepo
+//!   writes), atomic writes, hashes and the confined directory tree with snapshots
+//!   (`fsutil`), Python naming and escaped literals (`python`), secret redaction, where
+//!   external programs are, and the exit codes.
+//! - **plan**: the RPG (load, validate, dependency graph, deterministic order), the
+//!   dependency queue and its async drain (`schedule`), token accounting (`usage`), and the
+//!   prompt templates. Everything but loading a file and the drain is pure.
+//! - **services** do the I/O: the output tree's overlay, batched publishing and git
+//!   (`workspace`), plan search and the dependency view (`localize`), the status of a run
+//!   (`report`), the model providers (`llm`), merging answers into files (`edit`), the Python
+//!   code model and tools (`code`), the journal and compact checkpoint (`checkpoint`), the
+//!   sandboxes that run generated code (`sandbox`), and stack detection (`detect`).
+//! - **stages**: `engine` runs the node loop (prepare, drain, publish and commit);
+//!   `assemble` turns the generated tree into a package (exports, pyproject, README, report,
+//!   install and test validation). Neither knows the other.
+//! - **pipeline** runs the engine, then assembly, then releases the sandbox; `progress` is
+//!   the terminal view of a run; `schemas` prints the JSON Schemas.
+//! - **cli** is the `zerorepo` command: one module per command.
 //!
 //! Every byte of a plan or of a model's answer is hostile. Plan text reaches Python files only
 //! as escaped literals (`python`); generated code, and the install check that runs its build
@@ -18,10 +39,10 @@
 //! and everything that leaves a test run passes through one redaction of known secrets
 //! (`redact`).
 //!
-//! Pure modules (`rpg`, `schedule::queue`, `edit`, `code::{units, outline, edit}`,
-//! `python`) do no I/O and are unit-tested in place; the I/O edges (`checkpoint`,
-//! `workspace`, `sandbox`, `llm`, and `code::tools` with its checker and language-server
-//! client) are covered by the integration tests in `tests/`.
+//! The node loop today: tests are written first, then the implementation; a failing run gets
+//! up to `--max-retries` fix prompts with the module, the test file and the failure, and a
+//! node that still fails is reverted. The localization (`localize`) and code tools (`code`)
+//! are commands of their own (`search`, `deps`, `view`); the loop does not call them yet.
 
 pub mod assemble;
 pub mod checkpoint;

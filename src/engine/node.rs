@@ -6,7 +6,7 @@
 
 use crate::checkpoint::{NodeStatus, TestCounts};
 use crate::edit::{code_for_target, merge_python, shape_implementation, shape_tests};
-use crate::fsutil::FsError;
+use crate::fsutil::{FsError, Snapshot};
 use crate::llm::{LlmError, Role, UsageByRole};
 use crate::rpg::Node;
 
@@ -156,152 +156,257 @@ async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, FsError>
     ensure_packages(ctx, &file)?;
     // The node's files as they were before it: a fresh start goes back to them.
     let before = ctx.workspace.snapshot(&[file.clone(), test_file.clone()])?;
-    // Halfway through the budget the tests themselves may be what is wrong: start over with new
-    // tests (and a fresh implementation, not a fix of code bent to fit the old tests).
-    let rewrite_tests_at = ctx.max_retries.div_ceil(2);
-    let mut usage = UsageByRole::new();
-    let mut tests_written = false;
-    // A fix that leaves the code as it was says the model thinks the code is right: then the
-    // tests are the suspects, and they are written anew on the next attempt.
-    let mut fix_changed_nothing = false;
-    let mut failure: Option<String> = None;
-    let mut last_counts = None;
+    let mut leaf = Leaf {
+        ctx,
+        position,
+        node,
+        module: prompt::import_path(&file),
+        file,
+        test_file,
+        before,
+        usage: UsageByRole::new(),
+        tests_written: false,
+        fix_changed_nothing: false,
+        failure: None,
+        last_counts: None,
+    };
     for attempt in 0..=ctx.max_retries {
-        if ctx.cancel.is_cancelled() {
-            return Ok(NodeResult {
-                usage,
-                ..NodeResult::new(NodeStatus::InProgress)
-            });
+        if let Some(result) = leaf.attempt(attempt).await? {
+            return Ok(result);
         }
-        if tests_written && attempt > 0 && (attempt == rewrite_tests_at || fix_changed_nothing) {
-            tracing::debug!(node = %node.id, attempt, "starting over with new tests");
-            ctx.workspace.restore(&before)?;
-            tests_written = false;
-            fix_changed_nothing = false;
-            failure = None;
+    }
+    Ok(leaf.exhausted())
+}
+
+/// The state of one leaf across its attempts.
+struct Leaf<'a> {
+    ctx: &'a Context,
+    position: usize,
+    node: &'a Node,
+    file: String,
+    /// `file` as a Python module path.
+    module: String,
+    test_file: String,
+    before: Snapshot,
+    usage: UsageByRole,
+    tests_written: bool,
+    /// A fix that leaves the code as it was says the model thinks the code is right: then the
+    /// tests are the suspects, and they are written anew on the next attempt.
+    fix_changed_nothing: bool,
+    /// What went wrong in the last attempt, fed back to the next prompt.
+    failure: Option<String>,
+    last_counts: Option<TestCounts>,
+}
+
+/// What a step of an attempt decided.
+enum Step {
+    /// Go on to the attempt's next step.
+    Next,
+    /// This attempt is over; the next one starts (with `failure` set).
+    Retry,
+    /// The node is finished.
+    Done(NodeResult),
+}
+
+impl Leaf<'_> {
+    /// One attempt: maybe start over, write tests if there are none, write or fix the
+    /// implementation, run the tests. `None` means another attempt is needed.
+    async fn attempt(&mut self, attempt: u32) -> Result<Option<NodeResult>, FsError> {
+        if self.ctx.cancel.is_cancelled() {
+            return Ok(Some(self.end(NodeResult::new(NodeStatus::InProgress))));
         }
-        let inputs = PromptInputs {
-            node: prompt::describe_node(node),
-            name: node.name.clone(),
-            file_path: file.clone(),
-            import_line: format!("from {} import {}", prompt::import_path(&file), node.name),
-            context: prompt::dependency_context(&ctx.rpg, position, &ctx.workspace),
-            current: ctx.workspace.read(&file)?.unwrap_or_default(),
-            tests: ctx.workspace.read(&test_file)?.unwrap_or_default(),
-            failure: failure.clone().unwrap_or_default(),
-            attempt,
-        };
-        if !tests_written {
-            let asked = ask(ctx, node, Role::Test, attempt, &inputs, &mut usage).await;
-            let specification = node.docstring.as_deref().unwrap_or("");
-            match asked
-                .and_then(|answer| {
-                    code_for_target(&answer, &test_file, &inputs.tests).map_err(AskError::Unusable)
-                })
-                .and_then(|code| shape_tests(&code, specification).map_err(AskError::Unusable))
-            {
-                Ok(code) => {
-                    let mut merged = merge_python(&inputs.tests, &code);
-                    if let Some(from_spec) =
-                        examples::examples_test(node, &prompt::import_path(&file))
-                    {
-                        merged = merge_python(&merged, &from_spec);
-                    }
-                    ctx.workspace.write_if_changed(&test_file, &merged)?;
-                    tests_written = true;
-                }
-                Err(AskError::Unusable(why)) => {
-                    failure = Some(format!("the test answer was unusable: {why}"));
-                    continue;
-                }
-                Err(AskError::Provider(why)) => {
-                    return Ok(NodeResult {
-                        usage,
-                        ..NodeResult::failed(why)
-                    });
-                }
+        self.maybe_start_over(attempt)?;
+        let inputs = self.inputs(attempt)?;
+        if !self.tests_written {
+            match self.write_tests(&inputs, attempt).await? {
+                Step::Next => {}
+                Step::Retry => return Ok(None),
+                Step::Done(result) => return Ok(Some(result)),
             }
         }
-        let role = if failure.is_some() && attempt > 0 {
+        match self.write_implementation(inputs, attempt).await? {
+            Step::Next => {}
+            Step::Retry => return Ok(None),
+            Step::Done(result) => return Ok(Some(result)),
+        }
+        self.run_tests(attempt).await
+    }
+
+    /// Halfway through the budget the tests themselves may be what is wrong: start over with
+    /// new tests (and a fresh implementation, not a fix of code bent to fit the old tests).
+    fn maybe_start_over(&mut self, attempt: u32) -> Result<(), FsError> {
+        let rewrite_tests_at = self.ctx.max_retries.div_ceil(2);
+        if self.tests_written
+            && attempt > 0
+            && (attempt == rewrite_tests_at || self.fix_changed_nothing)
+        {
+            tracing::debug!(node = %self.node.id, attempt, "starting over with new tests");
+            self.ctx.workspace.restore(&self.before)?;
+            self.tests_written = false;
+            self.fix_changed_nothing = false;
+            self.failure = None;
+        }
+        Ok(())
+    }
+
+    fn inputs(&self, attempt: u32) -> Result<PromptInputs, FsError> {
+        let (ctx, node) = (self.ctx, self.node);
+        Ok(PromptInputs {
+            node: prompt::describe_node(node),
+            name: node.name.clone(),
+            file_path: self.file.clone(),
+            import_line: format!("from {} import {}", self.module, node.name),
+            context: prompt::dependency_context(&ctx.rpg, self.position, &ctx.workspace),
+            current: ctx.workspace.read(&self.file)?.unwrap_or_default(),
+            tests: ctx.workspace.read(&self.test_file)?.unwrap_or_default(),
+            failure: self.failure.clone().unwrap_or_default(),
+            attempt,
+        })
+    }
+
+    /// Asks for tests and writes them with the specification's examples test beside them.
+    async fn write_tests(&mut self, inputs: &PromptInputs, attempt: u32) -> Result<Step, FsError> {
+        let asked = ask(
+            self.ctx,
+            self.node,
+            Role::Test,
+            attempt,
+            inputs,
+            &mut self.usage,
+        )
+        .await;
+        let specification = self.node.docstring.as_deref().unwrap_or("");
+        let code = asked
+            .and_then(|answer| {
+                code_for_target(&answer, &self.test_file, &inputs.tests).map_err(AskError::Unusable)
+            })
+            .and_then(|code| shape_tests(&code, specification).map_err(AskError::Unusable));
+        let code = match code {
+            Ok(code) => code,
+            Err(e) => return Ok(self.asked_in_vain(e, "test")),
+        };
+        let mut merged = merge_python(&inputs.tests, &code);
+        if let Some(from_spec) = examples::examples_test(self.node, &self.module) {
+            merged = merge_python(&merged, &from_spec);
+        }
+        self.ctx
+            .workspace
+            .write_if_changed(&self.test_file, &merged)?;
+        self.tests_written = true;
+        Ok(Step::Next)
+    }
+
+    /// Asks for the implementation (a fix once an attempt failed) and merges it into the
+    /// module, with the imports of dependencies it uses.
+    async fn write_implementation(
+        &mut self,
+        inputs: PromptInputs,
+        attempt: u32,
+    ) -> Result<Step, FsError> {
+        let role = if self.failure.is_some() && attempt > 0 {
             Role::Fix
         } else {
             Role::Impl
         };
         let inputs = PromptInputs {
-            tests: ctx.workspace.read(&test_file)?.unwrap_or_default(),
+            tests: self
+                .ctx
+                .workspace
+                .read(&self.test_file)?
+                .unwrap_or_default(),
             ..inputs
         };
-        let module = prompt::import_path(&file);
-        let asked = ask(ctx, node, role, attempt, &inputs, &mut usage).await;
-        match asked
+        let asked = ask(self.ctx, self.node, role, attempt, &inputs, &mut self.usage).await;
+        let code = asked
             .and_then(|answer| {
-                code_for_target(&answer, &file, &inputs.current).map_err(AskError::Unusable)
+                code_for_target(&answer, &self.file, &inputs.current).map_err(AskError::Unusable)
             })
             .and_then(|code| {
-                shape_implementation(&code, &node.name, &module, &inputs.current)
+                shape_implementation(&code, &self.node.name, &self.module, &inputs.current)
                     .map_err(AskError::Unusable)
-            }) {
-            Ok(code) => {
-                let code = with_dependency_imports(ctx, position, &code);
-                let merged = merge_python(&inputs.current, &code);
-                fix_changed_nothing = role == Role::Fix && merged == inputs.current;
-                ctx.workspace.write_if_changed(&file, &merged)?;
+            });
+        let code = match code {
+            Ok(code) => code,
+            Err(e) => return Ok(self.asked_in_vain(e, "implementation")),
+        };
+        let code = with_dependency_imports(self.ctx, self.position, &code);
+        let merged = merge_python(&inputs.current, &code);
+        self.fix_changed_nothing = role == Role::Fix && merged == inputs.current;
+        self.ctx.workspace.write_if_changed(&self.file, &merged)?;
+        Ok(Step::Next)
+    }
+
+    /// An unusable answer is fed back to the next attempt; a provider failure ends the node.
+    fn asked_in_vain(&mut self, error: AskError, what: &str) -> Step {
+        match error {
+            AskError::Unusable(why) => {
+                self.failure = Some(format!("the {what} answer was unusable: {why}"));
+                Step::Retry
             }
-            Err(AskError::Unusable(why)) => {
-                failure = Some(format!("the implementation answer was unusable: {why}"));
-                continue;
-            }
-            Err(AskError::Provider(why)) => {
-                return Ok(NodeResult {
-                    usage,
-                    ..NodeResult::failed(why)
-                });
-            }
+            AskError::Provider(why) => Step::Done(self.end(NodeResult::failed(why))),
         }
-        ctx.phases.report(&node.id, "running tests");
+    }
+
+    /// Runs the node's tests: passed, disputed tests dropped, or the failure kept for the
+    /// next attempt.
+    async fn run_tests(&mut self, attempt: u32) -> Result<Option<NodeResult>, FsError> {
+        let ctx = self.ctx;
+        ctx.phases.report(&self.node.id, "running tests");
         let run = match ctx
             .runner
-            .run_tests(ctx.workspace.root(), &test_file, &ctx.cancel)
+            .run_tests(ctx.workspace.root(), &self.test_file, &ctx.cancel)
             .await
         {
             Ok(run) => run,
             Err(e) => {
-                return Ok(NodeResult {
-                    usage,
-                    ..NodeResult::failed(format!("cannot run tests: {e}"))
-                });
+                let failed = NodeResult::failed(format!("cannot run tests: {e}"));
+                return Ok(Some(self.end(failed)));
             }
         };
         if run.cancelled {
-            return Ok(NodeResult {
-                usage,
-                ..NodeResult::new(NodeStatus::InProgress)
-            });
+            return Ok(Some(self.end(NodeResult::new(NodeStatus::InProgress))));
         }
-        last_counts = Some(counts_of(&run));
+        self.last_counts = Some(counts_of(&run));
         if run.succeeded() {
-            return Ok(NodeResult::passed(&run, attempt, usage));
+            let usage = std::mem::take(&mut self.usage);
+            return Ok(Some(NodeResult::passed(&run, attempt, usage)));
         }
-        if fix_changed_nothing
-            && let Some(run) = drop_disputed_tests(ctx, node, &test_file, &run).await?
+        if self.fix_changed_nothing
+            && let Some(run) = drop_disputed_tests(ctx, self.node, &self.test_file, &run).await?
         {
-            return Ok(NodeResult::passed(&run, attempt, usage));
+            let usage = std::mem::take(&mut self.usage);
+            return Ok(Some(NodeResult::passed(&run, attempt, usage)));
         }
-        tracing::debug!(node = %node.id, attempt, "tests failed: {}", run.failure_reason());
-        failure = Some(run.failure_reason() + "\n\n" + &run.stable_output());
+        tracing::debug!(node = %self.node.id, attempt, "tests failed: {}", run.failure_reason());
+        self.failure = Some(run.failure_reason() + "\n\n" + &run.stable_output());
+        Ok(None)
     }
-    let reason = failure
-        .as_deref()
-        .and_then(|f| f.lines().next())
-        .unwrap_or("no attempt succeeded")
-        .to_string();
-    Ok(NodeResult {
-        status: NodeStatus::Failed,
-        tests: last_counts,
-        retries: ctx.max_retries,
-        failure_reason: Some(format!("{reason} (after {} attempts)", ctx.max_retries + 1)),
-        usage,
-    })
+
+    /// `result` with the tokens this node spent.
+    fn end(&mut self, result: NodeResult) -> NodeResult {
+        NodeResult {
+            usage: std::mem::take(&mut self.usage),
+            ..result
+        }
+    }
+
+    /// Every attempt failed.
+    fn exhausted(mut self) -> NodeResult {
+        let reason = self
+            .failure
+            .as_deref()
+            .and_then(|f| f.lines().next())
+            .unwrap_or("no attempt succeeded")
+            .to_string();
+        let retries = self.ctx.max_retries;
+        NodeResult {
+            status: NodeStatus::Failed,
+            tests: self.last_counts,
+            retries,
+            failure_reason: Some(format!("{reason} (after {} attempts)", retries + 1)),
+            usage: std::mem::take(&mut self.usage),
+        }
+    }
 }
 
 /// Adds `from <module> import <name>` for each dependency in another module that the code
