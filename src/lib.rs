@@ -6,7 +6,6 @@
 //! doc says what it owns.
 //!
 //! ```text
-//! cli       cli
 //! pipeline  pipeline · progress · schemas
 //! stages    engine · assemble
 //! services  workspace · localize · report · llm · edit · code · checkpoint · sandbox · detect
@@ -31,7 +30,7 @@
 //!   install and test validation). Neither knows the other.
 //! - **pipeline** runs the engine, then assembly, then releases the sandbox; `progress` is
 //!   the terminal view of a run; `schemas` prints the JSON Schemas.
-//! - **cli** is the `zerorepo` command: one module per command.
+//! - `main.rs` is the `zerorepo` command over the library.
 //!
 //! Every byte of a plan or of a model's answer is hostile. Plan text reaches Python files only
 //! as escaped literals (`python`); generated code, and the install check that runs its build

@@ -5,6 +5,7 @@ mod code;
 mod engine;
 mod generation;
 mod large_plans;
+mod layers;
 mod llm;
 mod local_model;
 mod localize;

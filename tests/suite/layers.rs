@@ -1,0 +1,197 @@
+//! The crate's layers, as `src/lib.rs` draws them, hold in the code: a module uses only
+//! modules of its own layer or below, no two modules use each other, and every module of
+//! `lib.rs` is in the drawing. The drawing is read from `lib.rs` itself, so the diagram a
+//! newcomer reads and the rule the code obeys cannot drift apart.
+//!
+//! "Uses" means a `crate::<module>` path in the module's code outside comments and outside
+//! its `#[cfg(test)]` part (tests may reach anywhere).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// `(layer, modules)` from the first ```text block of lib.rs's `//!` doc, top layer first.
+fn drawn_layers(lib: &str) -> Vec<(String, Vec<String>)> {
+    let doc: Vec<&str> = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("//!"))
+        .map(str::trim)
+        .collect();
+    let start = doc
+        .iter()
+        .position(|l| *l == "```text")
+        .expect("a ```text block");
+    doc[start + 1..]
+        .iter()
+        .take_while(|l| **l != "```")
+        .map(|line| {
+            let mut words = line.split_whitespace().filter(|w| *w != "·");
+            let layer = words.next().expect("a layer name").to_string();
+            (layer, words.map(String::from).collect())
+        })
+        .collect()
+}
+
+/// The modules `lib.rs` declares (`pub mod x;` or an inline `pub mod x {`).
+fn declared_modules(lib: &str) -> BTreeSet<String> {
+    lib.lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .map(|rest| rest.trim_end_matches([';', '{', ' ']).to_string())
+        .collect()
+}
+
+/// The code of a file: without comments and without its `#[cfg(test)]` part.
+fn code_of(text: &str) -> String {
+    text.lines()
+        .take_while(|l| !l.trim_start().starts_with("#[cfg(test)]"))
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The top-level modules each top-level module's code names as `crate::<name>`.
+fn uses() -> BTreeMap<String, BTreeSet<String>> {
+    let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut stack = vec![src()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.extension().is_none_or(|e| e != "rs") {
+                continue;
+            }
+            let rel = path.strip_prefix(src()).unwrap();
+            let first = rel
+                .components()
+                .next()
+                .unwrap()
+                .as_os_str()
+                .to_string_lossy();
+            let module = first.trim_end_matches(".rs").to_string();
+            if module == "lib" || module == "main" {
+                continue;
+            }
+            let code = code_of(&std::fs::read_to_string(&path).unwrap());
+            let used = uses.entry(module.clone()).or_default();
+            for (i, _) in code.match_indices("crate::") {
+                let name: String = code[i + "crate::".len()..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() && name != module {
+                    used.insert(name);
+                }
+            }
+        }
+    }
+    uses
+}
+
+#[test]
+fn no_module_uses_a_module_above_its_layer_or_one_that_uses_it() {
+    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    let layers = drawn_layers(&lib);
+    assert!(layers.len() >= 3, "lib.rs draws no layers: {layers:?}");
+    // Rank 0 is the bottom layer.
+    let rank: BTreeMap<&str, (usize, &str)> = layers
+        .iter()
+        .rev()
+        .enumerate()
+        .flat_map(|(r, (layer, modules))| {
+            modules
+                .iter()
+                .map(move |m| (m.as_str(), (r, layer.as_str())))
+        })
+        .collect();
+    let declared = declared_modules(&lib);
+    let drawn: BTreeSet<String> = rank.keys().map(|m| m.to_string()).collect();
+    assert_eq!(
+        declared, drawn,
+        "lib.rs's modules and its layer drawing name different modules"
+    );
+    let uses = uses();
+    let mut wrong = Vec::new();
+    for (module, used) in &uses {
+        let (own, own_layer) = rank[module.as_str()];
+        for other in used {
+            let Some(&(theirs, their_layer)) = rank.get(other.as_str()) else {
+                wrong.push(format!(
+                    "{module} uses crate::{other}, which lib.rs does not declare"
+                ));
+                continue;
+            };
+            if theirs > own {
+                wrong.push(format!(
+                    "{module} ({own_layer}) uses {other} ({their_layer}), a layer above it"
+                ));
+            }
+            if uses.get(other).is_some_and(|back| back.contains(module)) && module < other {
+                wrong.push(format!("{module} and {other} use each other"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "layering broken:\n{}", wrong.join("\n"));
+    assert_no_cycle(&uses);
+}
+
+/// Longer cycles (a → b → c → a) within a layer, by depth-first search.
+fn assert_no_cycle(uses: &BTreeMap<String, BTreeSet<String>>) {
+    fn visit<'a>(
+        module: &'a str,
+        uses: &'a BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<&'a str>,
+        done: &mut BTreeSet<&'a str>,
+    ) {
+        if let Some(at) = path.iter().position(|m| *m == module) {
+            panic!("import cycle: {} -> {module}", path[at..].join(" -> "));
+        }
+        if !done.insert(module) {
+            return;
+        }
+        path.push(module);
+        for next in uses.get(module).into_iter().flatten() {
+            visit(next, uses, path, done);
+        }
+        path.pop();
+    }
+    let mut done = BTreeSet::new();
+    for module in uses.keys() {
+        visit(module, uses, &mut Vec::new(), &mut done);
+    }
+}
+
+#[test]
+fn the_layer_check_sees_an_upward_import_and_a_cycle() {
+    // The parser the test relies on, on a drawing and code it must reject.
+    let lib =
+        "//! ```text\n//! top  a\n//! bottom  b · c\n//! ```\npub mod a;\npub mod b;\npub mod c;\n";
+    let layers = drawn_layers(lib);
+    assert_eq!(
+        layers,
+        [
+            ("top".to_string(), vec!["a".to_string()]),
+            ("bottom".to_string(), vec!["b".to_string(), "c".to_string()])
+        ]
+    );
+    assert_eq!(
+        declared_modules(lib),
+        ["a", "b", "c"].map(String::from).into()
+    );
+    let code = code_of(
+        "use crate::b::X;\n// crate::a in a comment\nfn f() {}\n#[cfg(test)]\nmod tests { use crate::a; }\n",
+    );
+    assert!(code.contains("crate::b") && !code.contains("crate::a"));
+    let cyclic: BTreeMap<String, BTreeSet<String>> = [
+        ("b".to_string(), ["c".to_string()].into()),
+        ("c".to_string(), ["b".to_string()].into()),
+    ]
+    .into();
+    let caught = std::panic::catch_unwind(|| assert_no_cycle(&cyclic));
+    assert!(caught.is_err(), "b -> c -> b must be reported");
+}
