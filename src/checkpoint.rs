@@ -225,14 +225,14 @@ impl Checkpoint {
             }
             Err(why) => {
                 let moved = back_up(root, &[JOURNAL, COMPACT])?;
-                report.corrupt = Some((moved, why));
+                report.corrupt = Some((moved, why.to_string()));
             }
         }
         if report.corrupt.is_none()
             && let Err(why) = check_compact(&root.join(COMPACT))
         {
             let moved = back_up(root, &[JOURNAL, COMPACT])?;
-            report.corrupt = Some((moved, why));
+            report.corrupt = Some((moved, why.to_string()));
             records.clear();
             published = Published::default();
             fresh = true;
@@ -328,16 +328,53 @@ impl Checkpoint {
     }
 }
 
+/// Why the compact checkpoint file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum CompactError {
+    #[error("{}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Parse {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
 /// Reads the compact file of an output directory, for `zerorepo status`.
-pub fn load_compact(root: &Path) -> Result<Option<CheckpointMap>, String> {
+pub fn load_compact(root: &Path) -> Result<Option<CheckpointMap>, CompactError> {
     let path = root.join(COMPACT);
     match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text)
             .map(Some)
-            .map_err(|e| format!("{}: {e}", path.display())),
+            .map_err(|source| CompactError::Parse { path, source }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(format!("{}: {e}", path.display())),
+        Err(source) => Err(CompactError::Read { path, source }),
     }
+}
+
+/// Why a checkpoint is judged corrupt (and backed up, and the run starts over).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Corrupt {
+    #[error("cannot read {path}: {message}")]
+    Unreadable { path: String, message: String },
+    #[error("line 1: the header was cut short")]
+    HeaderCutShort,
+    #[error("journal version {found}, expected {JOURNAL_VERSION}")]
+    Version { found: u32 },
+    #[error("line {line}: header out of place")]
+    HeaderOutOfPlace { line: usize },
+    #[error("line {line}: {message}")]
+    BadLine { line: usize, message: String },
+    #[error("journal has no header")]
+    NoHeader,
+    /// The compact file does not parse (or cannot be read).
+    #[error("{COMPACT}: {message}")]
+    Compact { message: String },
 }
 
 /// A journal as read: the RPG hash, the records, what was published, and where a torn last
@@ -353,18 +390,23 @@ pub struct JournalContents {
 }
 
 /// `Ok(None)`: no journal. `Err(reason)`: corrupt.
-fn read_journal(path: &Path) -> Result<Option<JournalContents>, String> {
+fn read_journal(path: &Path) -> Result<Option<JournalContents>, Corrupt> {
     let bytes = match std::fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(e) => {
+            return Err(Corrupt::Unreadable {
+                path: path.display().to_string(),
+                message: e.to_string(),
+            });
+        }
     };
     parse_journal(&bytes).map(Some)
 }
 
 /// Parses the bytes of a journal file. Pure, so resume's reading can be tested and fuzzed
 /// without files. `Err(reason)`: corrupt (anything but a torn last line).
-pub fn parse_journal(bytes: &[u8]) -> Result<JournalContents, String> {
+pub fn parse_journal(bytes: &[u8]) -> Result<JournalContents, Corrupt> {
     let mut hash = None;
     let mut records = CheckpointMap::new();
     let mut published = Published::default();
@@ -380,7 +422,7 @@ pub fn parse_journal(bytes: &[u8]) -> Result<JournalContents, String> {
         // cuts it off. Kept, the next append would run on from it and corrupt that line.
         let Some(line) = line.strip_suffix(b"\n") else {
             if i == 0 {
-                return Err("line 1: the header was cut short".to_string());
+                return Err(Corrupt::HeaderCutShort);
             }
             torn = Some(start);
             break;
@@ -392,9 +434,7 @@ pub fn parse_journal(bytes: &[u8]) -> Result<JournalContents, String> {
                 rpg_sha256,
             }) if i == 0 => {
                 if version != JOURNAL_VERSION {
-                    return Err(format!(
-                        "journal version {version}, expected {JOURNAL_VERSION}"
-                    ));
+                    return Err(Corrupt::Version { found: version });
                 }
                 hash = Some(rpg_sha256);
             }
@@ -404,8 +444,13 @@ pub fn parse_journal(bytes: &[u8]) -> Result<JournalContents, String> {
             Ok(JournalLine::Flush { files }) if i > 0 => {
                 published.apply(&files);
             }
-            Ok(_) => return Err(format!("line {}: header out of place", i + 1)),
-            Err(e) => return Err(format!("line {}: {e}", i + 1)),
+            Ok(_) => return Err(Corrupt::HeaderOutOfPlace { line: i + 1 }),
+            Err(e) => {
+                return Err(Corrupt::BadLine {
+                    line: i + 1,
+                    message: e.to_string(),
+                });
+            }
         }
     }
     match hash {
@@ -415,17 +460,18 @@ pub fn parse_journal(bytes: &[u8]) -> Result<JournalContents, String> {
             published,
             torn,
         }),
-        None => Err("journal has no header".to_string()),
+        None => Err(Corrupt::NoHeader),
     }
 }
 
-fn check_compact(path: &Path) -> Result<(), String> {
+fn check_compact(path: &Path) -> Result<(), Corrupt> {
+    let corrupt = |message: String| Corrupt::Compact { message };
     match std::fs::read_to_string(path) {
         Ok(text) => serde_json::from_str::<CheckpointMap>(&text)
             .map(|_| ())
-            .map_err(|e| format!("{}: {e}", COMPACT)),
+            .map_err(|e| corrupt(e.to_string())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(format!("{}: {e}", COMPACT)),
+        Err(e) => Err(corrupt(e.to_string())),
     }
 }
 
@@ -577,7 +623,7 @@ mod tests {
         ];
         for (text, why) in cases {
             let err = parse_journal(text.as_bytes()).unwrap_err();
-            assert!(err.starts_with(why), "{text:?}: {err}");
+            assert!(err.to_string().starts_with(why), "{text:?}: {err}");
         }
     }
 

@@ -59,7 +59,7 @@ pub enum StatusError {
     #[error("{0} has no checkpoint: run `zerorepo generate RPG --out {0}` first")]
     NoCheckpoint(String),
     #[error("{0}")]
-    Unreadable(String),
+    Unreadable(#[source] crate::checkpoint::CompactError),
 }
 
 pub fn status(out: &Path) -> Result<StatusReport, StatusError> {

