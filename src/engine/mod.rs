@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 use crate::checkpoint::{Checkpoint, CheckpointError, NodeStatus};
 use crate::fsutil::{FsError, Workspace};
 use crate::llm::LlmProvider;
-use crate::rpg::{RpgError, ValidRpg};
+use crate::rpg::{NodePos, RpgError, ValidRpg};
 use crate::sandbox::TestRunner;
 use crate::schedule::{DependencyQueue, JobOutcome, drain};
 use crate::workspace::git::{Git, GitError};
@@ -256,7 +256,7 @@ pub async fn generate(
 
 /// Job `j` is the node at `rpg.order()[j]`, so job numbers are priorities in generation order.
 fn build_queue(rpg: &ValidRpg, jobs: usize) -> DependencyQueue {
-    let job_of: std::collections::HashMap<usize, usize> = rpg
+    let job_of: std::collections::HashMap<NodePos, usize> = rpg
         .order()
         .iter()
         .enumerate()

@@ -8,7 +8,7 @@ use crate::checkpoint::{NodeStatus, TestCounts};
 use crate::edit::{code_for_target, merge_python, shape_implementation, shape_tests};
 use crate::fsutil::{FsError, Snapshot};
 use crate::llm::{LlmError, Role, UsageByRole};
-use crate::rpg::Node;
+use crate::rpg::{Node, NodePos};
 
 use super::prompt::{self, PromptInputs};
 use super::{Context, examples};
@@ -74,7 +74,7 @@ pub fn files_of(node: &Node) -> Vec<String> {
     files
 }
 
-pub async fn run_node(ctx: &Context, position: usize) -> NodeResult {
+pub async fn run_node(ctx: &Context, position: NodePos) -> NodeResult {
     let node = ctx.rpg.node(position);
     let files = files_of(node);
     let snapshot = match ctx.workspace.snapshot(&files) {
@@ -148,7 +148,7 @@ enum AskError {
     Provider(String),
 }
 
-async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, FsError> {
+async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsError> {
     let node = ctx.rpg.node(position);
     let (Some(file), Some(test_file)) = (node.file_path.clone(), node.test_file()) else {
         return Ok(NodeResult::failed("leaf without a file path".into()));
@@ -181,7 +181,7 @@ async fn run_leaf(ctx: &Context, position: usize) -> Result<NodeResult, FsError>
 /// The state of one leaf across its attempts.
 struct Leaf<'a> {
     ctx: &'a Context,
-    position: usize,
+    position: NodePos,
     node: &'a Node,
     file: String,
     /// `file` as a Python module path.
@@ -412,7 +412,7 @@ impl Leaf<'_> {
 /// Adds `from <module> import <name>` for each dependency in another module that the code
 /// uses but does not import: the model often calls a dependency it was shown and forgets the
 /// import (the seed's "missing imports: detect and add").
-fn with_dependency_imports(ctx: &Context, position: usize, code: &str) -> String {
+fn with_dependency_imports(ctx: &Context, position: NodePos, code: &str) -> String {
     let own_file = ctx.rpg.node(position).file_path.clone();
     let units = crate::code::split_units(code);
     let bound: Vec<String> = units

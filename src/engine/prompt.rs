@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use crate::fsutil::Workspace;
 use crate::llm::{LlmRequest, Message, Role};
 use crate::prompts::{self, PromptError, Template};
-use crate::rpg::{Node, ValidRpg};
+use crate::rpg::{Node, NodePos, ValidRpg};
 
 pub use crate::python::import_path;
 
@@ -33,7 +33,7 @@ pub fn describe_node(node: &Node) -> String {
 }
 
 /// Current content of the files of the node's direct dependencies (other than its own file).
-pub fn dependency_context(rpg: &ValidRpg, position: usize, workspace: &Workspace) -> String {
+pub fn dependency_context(rpg: &ValidRpg, position: NodePos, workspace: &Workspace) -> String {
     let own = rpg.node(position).file_path.clone();
     let mut files: Vec<String> = rpg
         .graph()

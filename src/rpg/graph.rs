@@ -40,6 +40,23 @@ impl std::fmt::Display for DepKind {
     }
 }
 
+/// A node's position in the plan's `nodes` list: what the dependency graph and the generation
+/// order are made of. A type of its own so it cannot be mixed up with a job number (an index
+/// into the order) or with any other count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodePos(usize);
+
+impl NodePos {
+    pub fn new(index: usize) -> NodePos {
+        NodePos(index)
+    }
+
+    /// The index into `Rpg::nodes`.
+    pub fn index(self) -> usize {
+        self.0
+    }
+}
+
 /// Dependency graph over the indices of `rpg.nodes`. Built only from RPGs whose ids resolve.
 #[derive(Debug, Clone)]
 pub struct DepGraph {
@@ -108,10 +125,10 @@ impl DepGraph {
     }
 
     /// The position in `rpg.nodes` of the node with this id (the first, should ids repeat).
-    pub fn position_of(&self, id: &str) -> Option<usize> {
+    pub fn position_of(&self, id: &str) -> Option<NodePos> {
         let place = self.by_id.partition_point(|&p| self.ids[p].as_str() < id);
         let &position = self.by_id.get(place)?;
-        (self.ids[position] == id).then_some(position)
+        (self.ids[position] == id).then_some(NodePos(position))
     }
 
     /// A cycle as ids in "depends on" order, first id repeated at the end, if there is one.
@@ -193,12 +210,12 @@ impl DepGraph {
     }
 
     fn index_of(&self, id: &str) -> Option<NodeIndex> {
-        self.position_of(id).map(NodeIndex::new)
+        self.position_of(id).map(|p| NodeIndex::new(p.0))
     }
 
     /// Deterministic topological order (Kahn's algorithm, smallest id first among the ready).
     /// Returns node positions in `rpg.nodes`; `None` if the graph has a cycle.
-    pub fn topological_order(&self) -> Option<Vec<usize>> {
+    pub fn topological_order(&self) -> Option<Vec<NodePos>> {
         let mut indegree: Vec<usize> = self
             .graph
             .node_indices()
@@ -216,7 +233,7 @@ impl DepGraph {
             .collect();
         let mut order = Vec::with_capacity(self.ids.len());
         while let Some(Reverse((_, n))) = ready.pop() {
-            order.push(self.graph[n]);
+            order.push(NodePos(self.graph[n]));
             for next in self.graph.neighbors_directed(n, Direction::Outgoing) {
                 indegree[next.index()] -= 1;
                 if indegree[next.index()] == 0 {
@@ -228,11 +245,11 @@ impl DepGraph {
     }
 
     /// Direct dependencies of the node at `position`, as positions, sorted.
-    pub fn dependencies_of(&self, position: usize) -> Vec<usize> {
-        let mut deps: Vec<usize> = self
+    pub fn dependencies_of(&self, position: NodePos) -> Vec<NodePos> {
+        let mut deps: Vec<NodePos> = self
             .graph
-            .neighbors_directed(NodeIndex::new(position), Direction::Incoming)
-            .map(|n| self.graph[n])
+            .neighbors_directed(NodeIndex::new(position.0), Direction::Incoming)
+            .map(|n| NodePos(self.graph[n]))
             .collect();
         deps.sort_unstable();
         deps.dedup();
@@ -241,12 +258,12 @@ impl DepGraph {
 
     /// Direct dependencies the RPG states (dependencies and typed edges), without the
     /// structural parent/containment links, as positions, sorted.
-    pub fn declared_dependencies_of(&self, position: usize) -> Vec<usize> {
-        let mut deps: Vec<usize> = self
+    pub fn declared_dependencies_of(&self, position: NodePos) -> Vec<NodePos> {
+        let mut deps: Vec<NodePos> = self
             .graph
-            .edges_directed(NodeIndex::new(position), Direction::Incoming)
+            .edges_directed(NodeIndex::new(position.0), Direction::Incoming)
             .filter(|e| matches!(e.weight(), DepKind::Dependency | DepKind::Edge(_)))
-            .map(|e| self.graph[petgraph::visit::EdgeRef::source(&e)])
+            .map(|e| NodePos(self.graph[petgraph::visit::EdgeRef::source(&e)]))
             .collect();
         deps.sort_unstable();
         deps.dedup();
@@ -254,12 +271,12 @@ impl DepGraph {
     }
 
     /// Every node the node at `position` needs, directly or transitively, as positions, sorted.
-    pub fn transitive_dependencies_of(&self, position: usize) -> Vec<usize> {
+    pub fn transitive_dependencies_of(&self, position: NodePos) -> Vec<NodePos> {
         let mut seen = BTreeSet::new();
-        let mut stack = vec![NodeIndex::new(position)];
+        let mut stack = vec![NodeIndex::new(position.0)];
         while let Some(at) = stack.pop() {
             for dep in self.graph.neighbors_directed(at, Direction::Incoming) {
-                if seen.insert(self.graph[dep]) {
+                if seen.insert(NodePos(self.graph[dep])) {
                     stack.push(dep);
                 }
             }
@@ -371,7 +388,7 @@ mod tests {
             .topological_order()
             .unwrap()
             .into_iter()
-            .map(|p| rpg.nodes[p].id.as_str())
+            .map(|p| rpg.nodes[p.index()].id.as_str())
             .collect()
     }
 
@@ -469,8 +486,11 @@ mod tests {
         let graph = DepGraph::build(&chain);
         assert_eq!(graph.find_cycle(), None);
         let order = graph.topological_order().unwrap();
-        assert_eq!(order, (0..100_000).collect::<Vec<_>>());
-        assert_eq!(graph.transitive_dependencies_of(99_999).len(), 99_999);
+        assert_eq!(order, (0..100_000).map(NodePos).collect::<Vec<_>>());
+        assert_eq!(
+            graph.transitive_dependencies_of(NodePos(99_999)).len(),
+            99_999
+        );
     }
 
     #[test]
@@ -493,7 +513,7 @@ mod tests {
         let wide = numbered(100_000, |i| if i == 0 { vec![] } else { vec![0, 0] });
         let graph = DepGraph::build(&wide);
         assert_eq!(graph.graph.edge_count(), 99_999);
-        assert_eq!(graph.topological_order().unwrap()[0], 0);
+        assert_eq!(graph.topological_order().unwrap()[0], NodePos(0));
     }
 
     #[test]
@@ -506,7 +526,7 @@ mod tests {
         );
         let graph = DepGraph::build(&r);
         assert_eq!(graph.link_kind("b", "a"), Some(DepKind::Dependency));
-        assert_eq!(graph.position_of("b"), Some(1));
+        assert_eq!(graph.position_of("b"), Some(NodePos(1)));
         assert_eq!(graph.position_of("ghost"), None);
     }
 
@@ -619,7 +639,10 @@ mod tests {
 
         fn order_ids(r: &Rpg) -> Vec<String> {
             let order = DepGraph::build(r).topological_order().unwrap_or_default();
-            order.into_iter().map(|p| r.nodes[p].id.clone()).collect()
+            order
+                .into_iter()
+                .map(|p| r.nodes[p.index()].id.clone())
+                .collect()
         }
 
         proptest! {

@@ -16,7 +16,7 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
 
-use super::graph::DepGraph;
+use super::graph::{DepGraph, NodePos};
 use super::model::{EdgeKind, Node, Rpg};
 
 /// The longest node id or path component, in bytes: most file systems' limit on a file name.
@@ -227,7 +227,7 @@ pub struct ValidRpg {
     rpg: Rpg,
     graph: DepGraph,
     /// Positions in `rpg.nodes`, in generation order.
-    order: Vec<usize>,
+    order: Vec<NodePos>,
     warnings: Vec<Warning>,
 }
 
@@ -243,7 +243,7 @@ impl ValidRpg {
     }
 
     /// Positions in `rpg().nodes`, in generation order: the node of job `j` is `order()[j]`.
-    pub fn order(&self) -> &[usize] {
+    pub fn order(&self) -> &[NodePos] {
         &self.order
     }
 
@@ -252,18 +252,18 @@ impl ValidRpg {
         &self.warnings
     }
 
-    pub fn node(&self, position: usize) -> &Node {
-        &self.rpg.nodes[position]
+    pub fn node(&self, position: NodePos) -> &Node {
+        &self.rpg.nodes[position.index()]
     }
 
     /// The position of the node with this id (a map lookup, not a scan).
-    pub fn position_of(&self, id: &str) -> Option<usize> {
+    pub fn position_of(&self, id: &str) -> Option<NodePos> {
         self.graph.position_of(id)
     }
 
     /// Nodes in generation order.
     pub fn ordered_nodes(&self) -> impl Iterator<Item = &Node> {
-        self.order.iter().map(|&p| &self.rpg.nodes[p])
+        self.order.iter().map(|&p| &self.rpg.nodes[p.index()])
     }
 }
 

@@ -67,7 +67,7 @@ pub fn build(rpg: &ValidRpg) -> Plan {
                 .into_iter()
                 .map(|p| rpg.node(p).id.clone())
                 .collect(),
-            depth: depths[position],
+            depth: depths[position.index()],
         };
         match subgraph_at.get(&entry.subgraph) {
             Some(&at) => subgraphs[at].nodes.push(entry),
@@ -100,7 +100,7 @@ fn depths_in_subgraph(rpg: &ValidRpg) -> Vec<usize> {
         if let Some(parent) = parent
             && rpg.node(parent).subgraph() == node.subgraph()
         {
-            depths[position] = depths[parent] + 1;
+            depths[position.index()] = depths[parent.index()] + 1;
         }
     }
     depths
