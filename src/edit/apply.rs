@@ -4,12 +4,39 @@
 //! Edits that name another file are never applied (a node may only change its own files);
 //! they are reported. The result is code to merge into the target (`merge::merge_python`).
 
-use super::hunk::apply_all;
+use super::hunk::{ApplyError, apply_all};
 use super::parse::{EditKind, parse_answer};
+
+/// Why an answer gives the target no code. The text is the diagnostic the next prompt quotes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum AnswerError {
+    /// An edit for the target did not apply; the text quotes the nearest lines.
+    #[error(transparent)]
+    Hunk(#[from] ApplyError),
+    /// No code for the target, and these notes say why (edits for other files, what parsing
+    /// could not read).
+    #[error("{}", .0.join("; "))]
+    NothingForTarget(Vec<String>),
+    #[error("the answer contains no code")]
+    NoCode,
+}
 
 /// The code an answer contributes to `target` whose current text is `current`. `Err` holds the
 /// diagnostic the next prompt quotes.
+///
+/// The error is the text of an [`AnswerError`] ([`target_code`]): `engine::node` feeds it to
+/// `AskError::Unusable(String)` by function reference, and the engine is not this module's to
+/// change. Once it carries the typed error, this wrapper can go.
 pub fn code_for_target(answer: &str, target: &str, current: &str) -> Result<String, String> {
+    target_code(answer, target, current).map_err(|e| e.to_string())
+}
+
+/// [`code_for_target`] with the reason as a value.
+pub(crate) fn target_code(
+    answer: &str,
+    target: &str,
+    current: &str,
+) -> Result<String, AnswerError> {
     let parsed = parse_answer(answer);
     let mut notes = parsed.diagnostics.clone();
     let mut text = current.to_string();
@@ -27,7 +54,7 @@ pub fn code_for_target(answer: &str, target: &str, current: &str) -> Result<Stri
         match edit.kind {
             EditKind::Code(code) => fragments.push(code),
             EditKind::Hunks(hunks) => {
-                let (new_text, _) = apply_all(&text, &hunks).map_err(|e| e.to_string())?;
+                let (new_text, _) = apply_all(&text, &hunks)?;
                 text = new_text;
                 hunks_applied = true;
             }
@@ -38,9 +65,9 @@ pub fn code_for_target(answer: &str, target: &str, current: &str) -> Result<Stri
     }
     if fragments.is_empty() {
         return Err(if notes.is_empty() {
-            "the answer contains no code".into()
+            AnswerError::NoCode
         } else {
-            notes.join("; ")
+            AnswerError::NothingForTarget(notes)
         });
     }
     for note in notes {
@@ -59,6 +86,21 @@ fn same_file(named: &str, target: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The next prompt quotes these texts; they are the ones the function formatted by hand.
+    #[test]
+    fn answer_errors_keep_their_texts() {
+        assert_eq!(
+            AnswerError::NoCode.to_string(),
+            "the answer contains no code"
+        );
+        let two_foreign = "```python a.py\nx = 1\n```\n```python b.py\ny = 2\n```";
+        assert_eq!(
+            code_for_target(two_foreign, "src/m.py", "").unwrap_err(),
+            "ignored an edit for a.py (this step may only change src/m.py); \
+             ignored an edit for b.py (this step may only change src/m.py)"
+        );
+    }
 
     #[test]
     fn search_replace_edits_the_current_text() {
