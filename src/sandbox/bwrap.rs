@@ -42,6 +42,8 @@ pub struct BwrapLayout {
 }
 
 /// The whole bubblewrap command line for a policy and layout (pure; tests compare it whole).
+/// One table, kept in one piece: bubblewrap applies its options in order, so the order is
+/// part of what it says.
 pub fn bwrap_args(policy: &SandboxPolicy, layout: &BwrapLayout) -> Vec<String> {
     let mut args: Vec<String> = Vec::new();
     let mut push = |items: &[&str]| args.extend(items.iter().map(|s| s.to_string()));

@@ -48,6 +48,7 @@ pub(crate) struct DockerLayout {
 }
 
 /// The whole container configuration for a policy and layout (pure; tests compare it whole).
+/// One table, kept in one piece so it reads top to bottom against the module's promises.
 pub(crate) fn container_config(
     policy: &SandboxPolicy,
     layout: &DockerLayout,
