@@ -83,13 +83,17 @@ fn applies(exchange: &Exchange, node: &Node) -> Result<(), String> {
     match exchange.request.role {
         Role::Test => {
             let target = node.test_file().unwrap_or_default();
-            let code = code_for_target(&text, &target, "")?;
-            shape_tests(&code, node.docstring.as_deref().unwrap_or("")).map(drop)
+            let code = code_for_target(&text, &target, "").map_err(|e| e.to_string())?;
+            shape_tests(&code, node.docstring.as_deref().unwrap_or(""))
+                .map(drop)
+                .map_err(|e| e.to_string())
         }
         Role::Impl | Role::Fix => {
             let current = block_after(prompt, "currently contains:");
-            let code = code_for_target(&text, &file, &current)?;
-            shape_implementation(&code, &node.name, &import_path(&file), &current).map(drop)
+            let code = code_for_target(&text, &file, &current).map_err(|e| e.to_string())?;
+            shape_implementation(&code, &node.name, &import_path(&file), &current)
+                .map(drop)
+                .map_err(|e| e.to_string())
         }
     }
 }

@@ -11,6 +11,16 @@ pub fn checkpoint() -> String {
     pretty(schemars::schema_for!(crate::checkpoint::CheckpointMap))
 }
 
+/// The schema as the committed files hold it: pretty JSON and a final newline.
+///
+/// Serialising cannot fail, so a failure is a bug worth a panic rather than an empty file: a
+/// `Schema` is a `serde_json::Value` (its keywords put in a fixed order), serde_json fails only
+/// on a map key that is not a string or a `Serialize` impl that fails, and a `Value` has
+/// neither; the output goes to memory, so no I/O can fail either.
+#[expect(
+    clippy::expect_used,
+    reason = "a schemars Schema is a serde_json Value, which always serialises"
+)]
 fn pretty(schema: schemars::Schema) -> String {
-    serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
+    serde_json::to_string_pretty(&schema).expect("a JSON value always serialises") + "\n"
 }

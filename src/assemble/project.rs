@@ -28,27 +28,58 @@ pub struct ProjectInfo {
     pub warnings: Vec<String>,
 }
 
-pub fn project_info(
+pub(crate) fn project_info(
     rpg: &ValidRpg,
     records: &CheckpointMap,
     sources: &BTreeMap<String, String>,
 ) -> ProjectInfo {
-    let meta = &rpg.rpg().metadata;
-    let text = |key: &str| meta.get(key).and_then(|v| v.as_str()).map(str::to_string);
     let layout = if sources.keys().any(|p| p.starts_with("src/")) {
         "src"
     } else {
         "flat"
     };
+    let packages = packages(sources, layout);
+    let mut warnings = Vec::new();
+    let name = project_name(rpg, &packages, &mut warnings);
+    let description = description(rpg, &name, &mut warnings);
+    let scripts = console_scripts(rpg, records, &name);
+    let requirements = third_party(sources, &packages);
+    ProjectInfo {
+        name,
+        description,
+        layout,
+        packages: packages.into_iter().collect(),
+        scripts,
+        requirements,
+        warnings,
+    }
+}
+
+/// A string from the plan's metadata.
+fn metadata_text(rpg: &ValidRpg, key: &str) -> Option<String> {
+    rpg.rpg()
+        .metadata
+        .get(key)
+        .and_then(|v| v.as_str())
+        .map(str::to_string)
+}
+
+/// Top-level packages: directories with an `__init__.py` directly under the layout's root,
+/// the tests excepted.
+fn packages(sources: &BTreeMap<String, String>, layout: &str) -> BTreeSet<String> {
     let prefix = if layout == "src" { "src/" } else { "" };
-    let packages: BTreeSet<String> = sources
+    sources
         .keys()
         .filter_map(|p| p.strip_prefix(prefix)?.strip_suffix("/__init__.py"))
         .filter(|dir| !dir.contains('/') && *dir != "tests")
         .map(str::to_string)
-        .collect();
-    let mut warnings = Vec::new();
-    let name = text("project_name")
+        .collect()
+}
+
+/// The plan's `project_name` as a distribution name, else the first package, else a
+/// placeholder (with a warning).
+fn project_name(rpg: &ValidRpg, packages: &BTreeSet<String>, warnings: &mut Vec<String>) -> String {
+    metadata_text(rpg, "project_name")
         .map(|n| distribution_name(&n))
         .filter(|n| !n.is_empty())
         .or_else(|| packages.iter().next().cloned())
@@ -56,15 +87,22 @@ pub fn project_info(
             warnings
                 .push("the RPG's metadata has no `project_name`; using `generated-project`".into());
             "generated-project".into()
-        });
-    let description = text("description")
+        })
+}
+
+/// The first sentence of the plan's `description`, else a placeholder (with a warning).
+fn description(rpg: &ValidRpg, name: &str, warnings: &mut Vec<String>) -> String {
+    metadata_text(rpg, "description")
         .map(|d| first_sentence(&d))
         .unwrap_or_else(|| {
             warnings.push("the RPG's metadata has no `description`; using a placeholder".into());
             format!("{name}, generated from a Repository Planning Graph")
-        });
-    let scripts = rpg
-        .order()
+        })
+}
+
+/// One console script named after the project, for the first `main` function that passed.
+fn console_scripts(rpg: &ValidRpg, records: &CheckpointMap, name: &str) -> Vec<(String, String)> {
+    rpg.order()
         .iter()
         .map(|&p| rpg.node(p))
         .filter(|n| n.is_leaf() && n.name == "main")
@@ -75,12 +113,17 @@ pub fn project_info(
         })
         .filter_map(|n| {
             Some((
-                name.clone(),
+                name.to_string(),
                 format!("{}:main", import_path(n.file_path.as_deref()?)),
             ))
         })
         .take(1)
-        .collect();
+        .collect()
+}
+
+/// Requirements for what the code (not the tests) imports from outside the standard library
+/// and the project's own packages; sorted, once each.
+fn third_party(sources: &BTreeMap<String, String>, packages: &BTreeSet<String>) -> Vec<String> {
     let local: BTreeSet<&str> = packages.iter().map(String::as_str).collect();
     let requirements: BTreeSet<String> = sources
         .iter()
@@ -89,15 +132,7 @@ pub fn project_info(
         .filter(|m| !is_stdlib(m) && !local.contains(m.as_str()))
         .map(|m| requirement_for(&m))
         .collect();
-    ProjectInfo {
-        name,
-        description,
-        layout,
-        packages: packages.into_iter().collect(),
-        scripts,
-        requirements: requirements.into_iter().collect(),
-        warnings,
-    }
+    requirements.into_iter().collect()
 }
 
 /// A distribution name packaging tools accept (letters, digits, `.`, `_`, `-`, starting and
@@ -153,7 +188,7 @@ fn toml_string(text: &str) -> String {
     out
 }
 
-pub fn pyproject(info: &ProjectInfo) -> String {
+pub(crate) fn pyproject(info: &ProjectInfo) -> String {
     let dependencies: Vec<String> = info
         .requirements
         .iter()
@@ -200,7 +235,7 @@ pub fn pyproject(info: &ProjectInfo) -> String {
     text
 }
 
-pub fn requirements(info: &ProjectInfo) -> String {
+pub(crate) fn requirements(info: &ProjectInfo) -> String {
     let mut text = String::from("# Third-party packages imported by the generated code.\n");
     for r in &info.requirements {
         text.push_str(r);
@@ -209,7 +244,7 @@ pub fn requirements(info: &ProjectInfo) -> String {
     text
 }
 
-pub fn requirements_dev() -> String {
+pub(crate) fn requirements_dev() -> String {
     "-r requirements.txt\npytest>=7,<9\n".to_string()
 }
 

@@ -102,7 +102,7 @@ pub struct FileOutline {
     pub symbols: Vec<Symbol>,
 }
 
-pub const NOT_YET_GENERATED: &str = "not yet generated";
+pub(crate) const NOT_YET_GENERATED: &str = "not yet generated";
 
 /// Parses Python source (tree-sitter never fails on bad input: it marks ERROR nodes).
 pub(crate) fn parse(source: &str) -> Result<Tree, OutlineError> {
@@ -126,7 +126,7 @@ pub(crate) fn locate_all(source: &str) -> Result<Vec<Located>, OutlineError> {
 }
 
 /// The outline of a file on disk; a missing file is `not yet generated`.
-pub fn outline_file(path: &Path) -> Result<FileOutline, OutlineError> {
+pub(crate) fn outline_file(path: &Path) -> Result<FileOutline, OutlineError> {
     let source = match read_source(path)? {
         Some(s) => s,
         None => {
@@ -229,65 +229,23 @@ fn text<'a>(node: Node, source: &'a str) -> &'a str {
     source.get(node.start_byte()..node.end_byte()).unwrap_or("")
 }
 
+/// The definition `def` (inside `outer`, its decorated form, or itself) as a symbol with the
+/// byte positions edits need; `None` for a definition tree-sitter could not make sense of.
 fn locate(outer: Node, def: Node, source: &str, prefix: &str, scope: Scope) -> Option<Located> {
     let name_node = def.child_by_field_name("name")?;
     let name = text(name_node, source).to_string();
     let body = def.child_by_field_name("body")?;
-    // The header's colon is the last `:` token before the body (a comment may sit between).
-    let mut colon_end = None;
-    let mut cursor = def.walk();
-    for child in def.children(&mut cursor) {
-        if child.start_byte() >= body.start_byte() {
-            break;
-        }
-        if child.kind() == ":" {
-            colon_end = Some(child.end_byte());
-        }
-    }
-    let colon_end = colon_end?;
-    let is_async = def.child(0).is_some_and(|c| c.kind() == "async");
-    let decorators: Vec<&str> = if outer.id() != def.id() {
-        let mut cursor = outer.walk();
-        outer
-            .named_children(&mut cursor)
-            .filter(|c| c.kind() == "decorator")
-            .map(|c| text(c, source).trim_start_matches('@').trim())
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let kind = if def.kind() == "class_definition" {
-        SymbolKind::Class
-    } else if scope == Scope::Class {
-        if decorators.contains(&"staticmethod") {
-            SymbolKind::Staticmethod
-        } else if decorators.contains(&"classmethod") {
-            SymbolKind::Classmethod
-        } else if is_async {
-            SymbolKind::AsyncMethod
-        } else {
-            SymbolKind::Method
-        }
-    } else if is_async {
-        SymbolKind::AsyncFunction
-    } else {
-        SymbolKind::Function
-    };
+    let colon_end = header_colon_end(def, body)?;
+    let kind = symbol_kind(outer, def, source, scope);
     let column = outer.start_position().column;
     let signature = dedent_continuations(source.get(outer.start_byte()..colon_end)?, column);
-    let end = outer.end_position();
-    let end_row = if end.column == 0 && end.row > outer.start_position().row {
-        end.row - 1
-    } else {
-        end.row
-    };
     Some(Located {
         symbol: Symbol {
             qualified_name: format!("{prefix}{name}"),
             name,
             kind,
             start_line: outer.start_position().row + 1,
-            end_line: end_row + 1,
+            end_line: last_row(outer) + 1,
             start_byte: outer.start_byte(),
             end_byte: outer.end_byte(),
             signature,
@@ -298,6 +256,72 @@ fn locate(outer: Node, def: Node, source: &str, prefix: &str, scope: Scope) -> O
         block_end: body.end_byte(),
         docstring: docstring_of(body),
     })
+}
+
+/// The end of the header's colon: the last `:` token before the body (a comment may sit
+/// between them).
+fn header_colon_end(def: Node, body: Node) -> Option<usize> {
+    let mut colon_end = None;
+    let mut cursor = def.walk();
+    for child in def.children(&mut cursor) {
+        if child.start_byte() >= body.start_byte() {
+            break;
+        }
+        if child.kind() == ":" {
+            colon_end = Some(child.end_byte());
+        }
+    }
+    colon_end
+}
+
+/// Class, or which kind of function: a function in a class body is a method, and its
+/// decorators say whether it is a static or class method.
+fn symbol_kind(outer: Node, def: Node, source: &str, scope: Scope) -> SymbolKind {
+    if def.kind() == "class_definition" {
+        return SymbolKind::Class;
+    }
+    let is_async = def.child(0).is_some_and(|c| c.kind() == "async");
+    if scope != Scope::Class {
+        return if is_async {
+            SymbolKind::AsyncFunction
+        } else {
+            SymbolKind::Function
+        };
+    }
+    let decorators = decorators(outer, def, source);
+    if decorators.contains(&"staticmethod") {
+        SymbolKind::Staticmethod
+    } else if decorators.contains(&"classmethod") {
+        SymbolKind::Classmethod
+    } else if is_async {
+        SymbolKind::AsyncMethod
+    } else {
+        SymbolKind::Method
+    }
+}
+
+/// The decorator expressions (without `@`) when `outer` is a decorated definition.
+fn decorators<'s>(outer: Node, def: Node, source: &'s str) -> Vec<&'s str> {
+    if outer.id() == def.id() {
+        return Vec::new();
+    }
+    let mut cursor = outer.walk();
+    outer
+        .named_children(&mut cursor)
+        .filter(|c| c.kind() == "decorator")
+        .map(|c| text(c, source).trim_start_matches('@').trim())
+        .collect()
+}
+
+/// The 0-based row of the node's last character: a node that ends at column 0 ends with the
+/// newline of the row before.
+fn last_row(node: Node) -> usize {
+    let end = node.end_position();
+    if end.column == 0 && end.row > node.start_position().row {
+        end.row - 1
+    } else {
+        end.row
+    }
 }
 
 /// The body's leading string statement, if any.

@@ -149,7 +149,7 @@ fn canonical(root: &Path) -> Result<PathBuf, RefactorError> {
 
 /// References of the symbol `query` names: the language server's when one is installed and
 /// answers, else name-based (and labelled so, with the reason).
-pub async fn references(
+pub(crate) async fn references(
     root: &Path,
     index: &SymbolIndex,
     server: Option<&ServerSpec>,
@@ -277,7 +277,7 @@ const KEYWORDS: &[&str] = &[
 ];
 
 /// Whether `name` is a Python identifier that is not a keyword.
-pub fn check_identifier(name: &str) -> Result<(), RefactorError> {
+fn check_identifier(name: &str) -> Result<(), RefactorError> {
     let bad = |why| {
         Err(RefactorError::BadName {
             name: name.into(),
@@ -304,7 +304,7 @@ pub fn check_identifier(name: &str) -> Result<(), RefactorError> {
 /// Names bound directly in a scope node (module or a class/function body): definitions,
 /// assignment targets and imports, looking through `if`/`try`/`with` but not into nested
 /// definitions.
-pub fn scope_bindings(scope: Node, source: &str) -> BTreeSet<String> {
+fn scope_bindings(scope: Node, source: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     collect_bindings(scope, source, &mut out);
     out
@@ -420,7 +420,7 @@ fn collision_in_scope(target: &Target, new_name: &str) -> Result<(), RefactorErr
 type Spans = BTreeMap<PathBuf, Vec<(usize, usize)>>;
 
 /// Renames the symbol `query` names to `new_name` in every file that uses it.
-pub async fn rename(
+pub(crate) async fn rename(
     root: &Path,
     index: &SymbolIndex,
     server: Option<&ServerSpec>,
@@ -438,28 +438,80 @@ pub async fn rename(
     }
     collision_in_scope(&target, new_name)?;
     let mut texts: BTreeMap<PathBuf, String> = BTreeMap::new();
-    let (spans, backend, approximate, note) = match server {
-        Some(spec) => {
-            let spans = lsp_rename_spans(root, spec, &target, new_name, &mut texts).await?;
-            (spans, spec.name.to_string(), false, None)
-        }
-        None => (
-            fallback_spans(root, index, &target, &mut texts)?,
-            TREE_SITTER_BACKEND.to_string(),
-            true,
-            Some("no language server installed (ty or pyright): name-based rename".into()),
-        ),
-    };
-    if spans.values().all(Vec::is_empty) {
+    let found = find_spans(root, index, server, &target, new_name, &mut texts).await?;
+    if found.spans.values().all(Vec::is_empty) {
         return Err(RefactorError::NothingToRename(query.into()));
     }
-    // A touched import must not shadow a name the importing module already has.
-    for (file, file_spans) in &spans {
+    collision_in_importers(&found.spans, &texts, &target, &old_name, new_name)?;
+    let new_texts = renamed_texts(&found.spans, &texts, new_name)?;
+    write_all(root, &new_texts)?;
+    Ok(RenameResult {
+        query: query.into(),
+        old_name,
+        new_name: new_name.into(),
+        backend: found.backend,
+        approximate: found.approximate,
+        note: found.note,
+        files: new_texts
+            .into_iter()
+            .map(|renamed| RenamedFile {
+                file: renamed.file,
+                edits: renamed.edits,
+                check: renamed.check,
+            })
+            .collect(),
+    })
+}
+
+/// The spans to rename and how they were found.
+struct FoundSpans {
+    spans: Spans,
+    backend: String,
+    approximate: bool,
+    note: Option<String>,
+}
+
+/// The spans from the language server when there is one, from tree-sitter names otherwise
+/// (then the result says it is approximate). Fills `texts` with every file read.
+async fn find_spans(
+    root: &Path,
+    index: &SymbolIndex,
+    server: Option<&ServerSpec>,
+    target: &Target,
+    new_name: &str,
+    texts: &mut BTreeMap<PathBuf, String>,
+) -> Result<FoundSpans, RefactorError> {
+    Ok(match server {
+        Some(spec) => FoundSpans {
+            spans: lsp_rename_spans(root, spec, target, new_name, texts).await?,
+            backend: spec.name.to_string(),
+            approximate: false,
+            note: None,
+        },
+        None => FoundSpans {
+            spans: fallback_spans(root, index, target, texts)?,
+            backend: TREE_SITTER_BACKEND.to_string(),
+            approximate: true,
+            note: Some("no language server installed (ty or pyright): name-based rename".into()),
+        },
+    })
+}
+
+/// A touched import must not shadow a name the importing module already has
+/// (`from m import old` renamed next to an existing `new`).
+fn collision_in_importers(
+    spans: &Spans,
+    texts: &BTreeMap<PathBuf, String>,
+    target: &Target,
+    old_name: &str,
+    new_name: &str,
+) -> Result<(), RefactorError> {
+    for (file, file_spans) in spans {
         if *file == target.file {
             continue;
         }
         let text = &texts[file];
-        let imports: BTreeSet<usize> = identifiers_named(text, &old_name)?
+        let imports: BTreeSet<usize> = identifiers_named(text, old_name)?
             .into_iter()
             .filter(|r| r.role == "import")
             .map(|r| r.start_byte)
@@ -475,8 +527,26 @@ pub async fn rename(
             }
         }
     }
+    Ok(())
+}
+
+/// A file's text after the rename, checked, not yet written.
+struct Renamed {
+    file: PathBuf,
+    text: String,
+    edits: usize,
+    check: CheckReport,
+}
+
+/// Every file's new text, computed in memory; the first one with a syntax error refuses the
+/// whole rename before anything is written.
+fn renamed_texts(
+    spans: &Spans,
+    texts: &BTreeMap<PathBuf, String>,
+    new_name: &str,
+) -> Result<Vec<Renamed>, RefactorError> {
     let mut new_texts = Vec::new();
-    for (file, file_spans) in &spans {
+    for (file, file_spans) in spans {
         let mut text = texts[file].clone();
         let mut sorted = file_spans.clone();
         sorted.sort();
@@ -490,38 +560,28 @@ pub async fn rename(
                 report: check,
             });
         }
-        new_texts.push((file.clone(), text, sorted.len(), check));
+        new_texts.push(Renamed {
+            file: file.clone(),
+            text,
+            edits: sorted.len(),
+            check,
+        });
     }
-    write_all(root, &new_texts)?;
-    Ok(RenameResult {
-        query: query.into(),
-        old_name,
-        new_name: new_name.into(),
-        backend,
-        approximate,
-        note,
-        files: new_texts
-            .into_iter()
-            .map(|(file, _, edits, check)| RenamedFile { file, edits, check })
-            .collect(),
-    })
+    Ok(new_texts)
 }
 
 /// Writes every file or none: on a failed write the files already written are put back.
-fn write_all(
-    root: &Path,
-    files: &[(PathBuf, String, usize, CheckReport)],
-) -> Result<(), RefactorError> {
+fn write_all(root: &Path, files: &[Renamed]) -> Result<(), RefactorError> {
     let workspace = Workspace::new(root);
     let rels: Vec<String> = files
         .iter()
-        .map(|(f, ..)| f.to_string_lossy().into_owned())
+        .map(|renamed| renamed.file.to_string_lossy().into_owned())
         .collect();
     let snapshot = workspace.snapshot(&rels)?;
-    for (rel, (_, text, ..)) in rels.iter().zip(files) {
+    for (rel, renamed) in rels.iter().zip(files) {
         let written = workspace
             .path(rel)
-            .and_then(|path| write_atomic(&path, text.as_bytes()));
+            .and_then(|path| write_atomic(&path, renamed.text.as_bytes()));
         if let Err(e) = written {
             if let Err(undo) = workspace.restore(&snapshot) {
                 tracing::error!("rename: could not put files back after a failed write: {undo}");

@@ -4,12 +4,26 @@
 //! Edits that name another file are never applied (a node may only change its own files);
 //! they are reported. The result is code to merge into the target (`merge::merge_python`).
 
-use super::hunk::apply_all;
+use super::hunk::{ApplyError, apply_all};
 use super::parse::{EditKind, parse_answer};
+
+/// Why an answer gives the target no code. The text is the diagnostic the next prompt quotes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AnswerError {
+    /// An edit for the target did not apply; the text quotes the nearest lines.
+    #[error(transparent)]
+    Hunk(#[from] ApplyError),
+    /// No code for the target, and these notes say why (edits for other files, what parsing
+    /// could not read).
+    #[error("{}", .0.join("; "))]
+    NothingForTarget(Vec<String>),
+    #[error("the answer contains no code")]
+    NoCode,
+}
 
 /// The code an answer contributes to `target` whose current text is `current`. `Err` holds the
 /// diagnostic the next prompt quotes.
-pub fn code_for_target(answer: &str, target: &str, current: &str) -> Result<String, String> {
+pub fn code_for_target(answer: &str, target: &str, current: &str) -> Result<String, AnswerError> {
     let parsed = parse_answer(answer);
     let mut notes = parsed.diagnostics.clone();
     let mut text = current.to_string();
@@ -27,7 +41,7 @@ pub fn code_for_target(answer: &str, target: &str, current: &str) -> Result<Stri
         match edit.kind {
             EditKind::Code(code) => fragments.push(code),
             EditKind::Hunks(hunks) => {
-                let (new_text, _) = apply_all(&text, &hunks).map_err(|e| e.to_string())?;
+                let (new_text, _) = apply_all(&text, &hunks)?;
                 text = new_text;
                 hunks_applied = true;
             }
@@ -38,9 +52,9 @@ pub fn code_for_target(answer: &str, target: &str, current: &str) -> Result<Stri
     }
     if fragments.is_empty() {
         return Err(if notes.is_empty() {
-            "the answer contains no code".into()
+            AnswerError::NoCode
         } else {
-            notes.join("; ")
+            AnswerError::NothingForTarget(notes)
         });
     }
     for note in notes {
@@ -60,6 +74,23 @@ fn same_file(named: &str, target: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// The next prompt quotes these texts; they are the ones the function formatted by hand.
+    #[test]
+    fn answer_errors_keep_their_texts() {
+        assert_eq!(
+            AnswerError::NoCode.to_string(),
+            "the answer contains no code"
+        );
+        let two_foreign = "```python a.py\nx = 1\n```\n```python b.py\ny = 2\n```";
+        assert_eq!(
+            code_for_target(two_foreign, "src/m.py", "")
+                .unwrap_err()
+                .to_string(),
+            "ignored an edit for a.py (this step may only change src/m.py); \
+             ignored an edit for b.py (this step may only change src/m.py)"
+        );
+    }
+
     #[test]
     fn search_replace_edits_the_current_text() {
         let current = "def f(x):\n    return x\n";
@@ -73,7 +104,9 @@ mod tests {
     #[test]
     fn edits_for_other_files_are_never_applied() {
         let answer = "# tests/test_m.py\n```python\ndef test_x():\n    assert True\n```\n# ../../etc/passwd.py\n```python\nX = 1\n```";
-        let err = code_for_target(answer, "src/m.py", "").unwrap_err();
+        let err = code_for_target(answer, "src/m.py", "")
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("ignored an edit for tests/test_m.py")
                 && err.contains("ignored an edit for ../../etc/passwd.py"),
@@ -91,7 +124,9 @@ mod tests {
     #[test]
     fn a_hunk_that_does_not_apply_quotes_the_nearest_lines() {
         let answer = "<<<<<<< SEARCH\nnot in the file at all\n=======\nx\n>>>>>>> REPLACE";
-        let err = code_for_target(answer, "m.py", "def f():\n    return 1\n").unwrap_err();
+        let err = code_for_target(answer, "m.py", "def f():\n    return 1\n")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("nearest"), "{err}");
     }
 }

@@ -10,8 +10,6 @@
 //! bytes and their ending. A hunk that does not apply reports the nearest candidate lines, for
 //! the fix prompt to quote.
 
-use sha2::{Digest, Sha256};
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hunk {
     pub id: usize,
@@ -20,13 +18,6 @@ pub struct Hunk {
     pub start_hint: Option<usize>,
     pub old: Vec<String>,
     pub new: Vec<String>,
-}
-
-impl Hunk {
-    /// sha256 of the old text: what the hunk expects to find.
-    pub fn precondition(&self) -> String {
-        format!("{:x}", Sha256::digest(self.old.join("\n").as_bytes()))
-    }
 }
 
 /// How a hunk was located.
@@ -136,6 +127,7 @@ pub fn apply_all(text: &str, hunks: &[Hunk]) -> Result<(String, Vec<Pass>), Appl
     Ok((out, used))
 }
 
+/// Where the hunk's old lines start in `lines`, and the pass that found them.
 fn locate(lines: &[String], hunk: &Hunk) -> Result<(usize, Pass), ApplyError> {
     if hunk.old.is_empty() {
         // Pure insertion: at the hinted line, else at the end.
@@ -144,6 +136,15 @@ fn locate(lines: &[String], hunk: &Hunk) -> Result<(usize, Pass), ApplyError> {
             .map_or(lines.len(), |l| l.saturating_sub(1).min(lines.len()));
         return Ok((at, Pass::Exact));
     }
+    match locate_normalised(lines, hunk)? {
+        Some(found) => Ok(found),
+        None => locate_similar(lines, hunk),
+    }
+}
+
+/// The first normalising pass that finds the old lines; `None` when none does. Several
+/// places are told apart by the model's line number, else the hunk is ambiguous.
+fn locate_normalised(lines: &[String], hunk: &Hunk) -> Result<Option<(usize, Pass)>, ApplyError> {
     for (pass, normalise) in passes() {
         let want: Vec<String> = hunk.old.iter().map(|l| normalise(l)).collect();
         let found: Vec<usize> = windows(lines, want.len())
@@ -151,7 +152,7 @@ fn locate(lines: &[String], hunk: &Hunk) -> Result<(usize, Pass), ApplyError> {
             .collect();
         match found.len() {
             0 => continue,
-            1 => return Ok((found[0], pass)),
+            1 => return Ok(Some((found[0], pass))),
             n => {
                 // The model's line number, when close to one of the matches, chooses it.
                 if let Some(hint) = hunk.start_hint
@@ -159,7 +160,7 @@ fn locate(lines: &[String], hunk: &Hunk) -> Result<(usize, Pass), ApplyError> {
                         .iter()
                         .min_by_key(|&&at| at.abs_diff(hint.saturating_sub(1)))
                 {
-                    return Ok((at, pass));
+                    return Ok(Some((at, pass)));
                 }
                 return Err(ApplyError::Ambiguous {
                     id: hunk.id,
@@ -169,6 +170,12 @@ fn locate(lines: &[String], hunk: &Hunk) -> Result<(usize, Pass), ApplyError> {
             }
         }
     }
+    Ok(None)
+}
+
+/// The last pass: the one window of the old lines' length whose similarity is best and at
+/// least 0.9. When there is none, the error quotes the nearest window for the fix prompt.
+fn locate_similar(lines: &[String], hunk: &Hunk) -> Result<(usize, Pass), ApplyError> {
     if similarity_cost(lines, &hunk.old) > SIMILARITY_BUDGET {
         return Err(ApplyError::TooLongToCompare {
             id: hunk.id,
@@ -184,13 +191,7 @@ fn locate(lines: &[String], hunk: &Hunk) -> Result<(usize, Pass), ApplyError> {
             )
         })
         .collect();
-    let best = scored
-        .iter()
-        .cloned()
-        .fold(None::<(usize, f64)>, |best, x| match best {
-            Some(b) if b.1 >= x.1 => Some(b),
-            _ => Some(x),
-        });
+    let best = best_window(&scored);
     if let Some((at, score)) = best {
         let close: Vec<&(usize, f64)> = scored
             .iter()
@@ -213,6 +214,17 @@ fn locate(lines: &[String], hunk: &Hunk) -> Result<(usize, Pass), ApplyError> {
         nearest_line,
         nearest,
     })
+}
+
+/// The highest-scoring window; the first of equal ones.
+fn best_window(scored: &[(usize, f64)]) -> Option<(usize, f64)> {
+    scored
+        .iter()
+        .cloned()
+        .fold(None::<(usize, f64)>, |best, x| match best {
+            Some(b) if b.1 >= x.1 => Some(b),
+            _ => Some(x),
+        })
 }
 
 fn windows(lines: &[String], len: usize) -> std::ops::Range<usize> {

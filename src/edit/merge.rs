@@ -12,7 +12,7 @@
 use crate::code::{Unit, UnitKind, split_units};
 
 /// Returns `existing` with `fragment` merged in.
-pub fn merge_python(existing: &str, fragment: &str) -> String {
+pub(crate) fn merge_python(existing: &str, fragment: &str) -> String {
     let mut units = split_units(existing);
     for unit in split_units(fragment) {
         match &unit.kind {
@@ -47,6 +47,18 @@ pub fn merge_python(existing: &str, fragment: &str) -> String {
     render(&units)
 }
 
+/// Why an answer cannot be shaped into what its role asks for. The text is the diagnostic the
+/// next prompt quotes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShapeError {
+    #[error("the answer does not define `{name}` (write the function itself, not its tests)")]
+    MissingDefinition { name: String },
+    #[error(
+        "the answer contains no `def test_...` function that checks only what the specification states"
+    )]
+    NoTests,
+}
+
 /// Shapes an implementation answer for `name` in module `module` (dotted import path) whose
 /// current source is `existing`: drops imports of the module itself (a model copying the tests'
 /// `from pkg.mod import f` would make the module import itself) and imports of names the module
@@ -57,7 +69,7 @@ pub fn shape_implementation(
     name: &str,
     module: &str,
     existing: &str,
-) -> Result<String, String> {
+) -> Result<String, ShapeError> {
     let defined: Vec<String> = split_units(existing)
         .iter()
         .filter_map(|u| u.def_name().map(str::to_string))
@@ -74,9 +86,7 @@ pub fn shape_implementation(
         .filter(|u| !u.def_name().is_some_and(|n| n.starts_with("test_")))
         .collect();
     if !units.iter().any(|u| u.def_name() == Some(name)) {
-        return Err(format!(
-            "the answer does not define `{name}` (write the function itself, not its tests)"
-        ));
+        return Err(ShapeError::MissingDefinition { name: name.into() });
     }
     Ok(render(&units))
 }
@@ -84,7 +94,7 @@ pub fn shape_implementation(
 /// Shapes a tests answer against the node's specification: a test that expects an exception
 /// the specification never names is dropped (small models like to invent `TypeError` checks
 /// the code is not asked to make), and at least one test must remain.
-pub fn shape_tests(code: &str, specification: &str) -> Result<String, String> {
+pub fn shape_tests(code: &str, specification: &str) -> Result<String, ShapeError> {
     let units: Vec<Unit> = split_units(code)
         .into_iter()
         .filter(|u| {
@@ -103,7 +113,7 @@ pub fn shape_tests(code: &str, specification: &str) -> Result<String, String> {
         .iter()
         .any(|u| u.def_name().is_some_and(|n| n.starts_with("test_")))
     {
-        return Err("the answer contains no `def test_...` function that checks only what the specification states".into());
+        return Err(ShapeError::NoTests);
     }
     Ok(render(&units))
 }
@@ -135,13 +145,13 @@ fn imports_module(import: &str, module: &str) -> bool {
 }
 
 /// Joins units with conventional spacing: imports together, two blank lines around definitions.
-pub fn render(units: &[Unit]) -> String {
+pub(crate) fn render(units: &[Unit]) -> String {
     render_grouped(units, |_| 0)
 }
 
 /// As [`render`], with a blank line between two consecutive imports whose `group` differs
 /// (PEP 8's standard library / third party / local sections).
-pub fn render_grouped(units: &[Unit], group: impl Fn(&Unit) -> u8) -> String {
+pub(crate) fn render_grouped(units: &[Unit], group: impl Fn(&Unit) -> u8) -> String {
     let mut out = String::new();
     for (i, unit) in units.iter().enumerate() {
         if i > 0 {
@@ -165,6 +175,21 @@ pub fn render_grouped(units: &[Unit], group: impl Fn(&Unit) -> u8) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The next prompt quotes these texts; they are the ones the functions formatted by hand.
+    #[test]
+    fn shape_errors_keep_their_texts() {
+        assert_eq!(
+            shape_implementation("x = 1\n", "double", "chain.steps", "")
+                .unwrap_err()
+                .to_string(),
+            "the answer does not define `double` (write the function itself, not its tests)"
+        );
+        assert_eq!(
+            shape_tests("x = 1\n", "").unwrap_err().to_string(),
+            "the answer contains no `def test_...` function that checks only what the specification states"
+        );
+    }
 
     const BASE: &str = "\"\"\"Stats.\"\"\"\n\nimport math\n\n\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n";
 
@@ -202,7 +227,9 @@ mod tests {
         );
         let only_tests =
             "from chain.steps import double\n\ndef test_double():\n    assert double(1) == 2\n";
-        let err = shape_implementation(only_tests, "double", "chain.steps", "").unwrap_err();
+        let err = shape_implementation(only_tests, "double", "chain.steps", "")
+            .unwrap_err()
+            .to_string();
         let sibling =
             "from chain import double\n\ndef double_plus_one(x):\n    return double(x) + 1\n";
         assert_eq!(

@@ -13,4 +13,5 @@ pub mod merge;
 pub mod parse;
 
 pub use apply::code_for_target;
-pub use merge::{merge_python, shape_implementation, shape_tests};
+pub(crate) use merge::merge_python;
+pub use merge::{shape_implementation, shape_tests};

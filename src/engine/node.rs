@@ -141,6 +141,11 @@ fn ensure_packages(ctx: &Context, file: &str) -> Result<(), FsError> {
     Ok(())
 }
 
+/// An answer that could not be used, as the reason fed back to the next attempt.
+fn unusable(error: impl std::fmt::Display) -> AskError {
+    AskError::Unusable(error.to_string())
+}
+
 enum AskError {
     /// The answer had no usable code: worth another attempt, with the reason fed back.
     Unusable(String),
@@ -278,9 +283,9 @@ impl Leaf<'_> {
         let specification = self.node.docstring.as_deref().unwrap_or("");
         let code = asked
             .and_then(|answer| {
-                code_for_target(&answer, &self.test_file, &inputs.tests).map_err(AskError::Unusable)
+                code_for_target(&answer, &self.test_file, &inputs.tests).map_err(unusable)
             })
-            .and_then(|code| shape_tests(&code, specification).map_err(AskError::Unusable));
+            .and_then(|code| shape_tests(&code, specification).map_err(unusable));
         let code = match code {
             Ok(code) => code,
             Err(e) => return Ok(self.asked_in_vain(e, "test")),
@@ -319,11 +324,11 @@ impl Leaf<'_> {
         let asked = ask(self.ctx, self.node, role, attempt, &inputs, &mut self.usage).await;
         let code = asked
             .and_then(|answer| {
-                code_for_target(&answer, &self.file, &inputs.current).map_err(AskError::Unusable)
+                code_for_target(&answer, &self.file, &inputs.current).map_err(unusable)
             })
             .and_then(|code| {
                 shape_implementation(&code, &self.node.name, &self.module, &inputs.current)
-                    .map_err(AskError::Unusable)
+                    .map_err(unusable)
             });
         let code = match code {
             Ok(code) => code,

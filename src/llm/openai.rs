@@ -23,7 +23,7 @@ impl ApiKey {
         ApiKey(key)
     }
 
-    pub fn from_env(var: &str) -> Option<ApiKey> {
+    pub(crate) fn from_env(var: &str) -> Option<ApiKey> {
         std::env::var(var)
             .ok()
             .filter(|k| !k.is_empty())
@@ -59,7 +59,7 @@ impl Default for RetryPolicy {
 
 impl RetryPolicy {
     /// Full jitter: a uniform delay in `[0, min(max, base * 2^attempt)]`, `unit` in `[0, 1)`.
-    pub fn backoff(&self, attempt: u32, unit: f64) -> Duration {
+    pub(crate) fn backoff(&self, attempt: u32, unit: f64) -> Duration {
         let ceiling = self
             .base_delay_ms
             .saturating_mul(1u64 << attempt.min(20))
@@ -144,6 +144,26 @@ impl OpenAiProvider {
     }
 
     async fn attempt(&self, request: &LlmRequest) -> Attempt {
+        let reply = match self.send(request).await {
+            Ok(reply) => reply,
+            Err(why) => return Attempt::Retry(why, None),
+        };
+        let status = reply.status;
+        if status.as_u16() == 429 || status.is_server_error() {
+            return Attempt::Retry(
+                format!("HTTP {status}: {}", snippet(&reply.text)),
+                reply.retry_after,
+            );
+        }
+        if !status.is_success() {
+            return Attempt::Fail(format!("HTTP {status}: {}", snippet(&reply.text)));
+        }
+        answer(&reply.text, request)
+    }
+
+    /// Posts the request and reads the whole reply. `Err` is why no reply came (a timeout, a
+    /// failed connection or body): always worth another attempt.
+    async fn send(&self, request: &LlmRequest) -> Result<Reply, String> {
         let url = format!(
             "{}/chat/completions",
             self.config.base_url.trim_end_matches('/')
@@ -162,9 +182,9 @@ impl OpenAiProvider {
         let response = match call.send().await {
             Ok(r) => r,
             Err(e) if e.is_timeout() => {
-                return Attempt::Retry(format!("timed out after {:?}", self.config.timeout), None);
+                return Err(format!("timed out after {:?}", self.config.timeout));
             }
-            Err(e) => return Attempt::Retry(format!("request failed: {e}"), None),
+            Err(e) => return Err(format!("request failed: {e}")),
         };
         let status = response.status();
         let retry_after = response
@@ -173,51 +193,65 @@ impl OpenAiProvider {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let text = match response.text().await {
-            Ok(t) => t,
-            Err(e) => return Attempt::Retry(format!("reading the body failed: {e}"), None),
-        };
-        if status.as_u16() == 429 || status.is_server_error() {
-            return Attempt::Retry(format!("HTTP {status}: {}", snippet(&text)), retry_after);
-        }
-        if !status.is_success() {
-            return Attempt::Fail(format!("HTTP {status}: {}", snippet(&text)));
-        }
-        let parsed: ChatResponse = match serde_json::from_str(&text) {
-            Ok(p) => p,
-            Err(e) => {
-                return Attempt::Retry(
-                    format!("malformed response ({e}): {}", snippet(&text)),
-                    None,
-                );
-            }
-        };
-        let Some(content) = parsed
-            .choices
-            .into_iter()
-            .next()
-            .and_then(|c| c.message.content)
-        else {
-            return Attempt::Retry("response without choices[0].message.content".into(), None);
-        };
-        let usage = parsed.usage.map_or_else(
-            || Usage {
-                prompt_tokens: request
-                    .messages
-                    .iter()
-                    .map(|m| super::estimate_tokens(&m.content))
-                    .sum(),
-                completion_tokens: super::estimate_tokens(&content),
-            },
-            |u| Usage {
-                prompt_tokens: u.prompt_tokens,
-                completion_tokens: u.completion_tokens,
-            },
-        );
-        Attempt::Done(LlmResponse {
-            text: content,
-            usage,
+        let text = response
+            .text()
+            .await
+            .map_err(|e| format!("reading the body failed: {e}"))?;
+        Ok(Reply {
+            status,
+            retry_after,
+            text,
         })
+    }
+}
+
+/// A reply that arrived whole, whatever its status.
+struct Reply {
+    status: reqwest::StatusCode,
+    /// `Retry-After` in seconds, when the server sent one.
+    retry_after: Option<Duration>,
+    text: String,
+}
+
+/// The answer in a successful reply's body. A body without one is retried: servers under
+/// load send truncated or empty ones.
+fn answer(text: &str, request: &LlmRequest) -> Attempt {
+    let parsed: ChatResponse = match serde_json::from_str(text) {
+        Ok(p) => p,
+        Err(e) => {
+            return Attempt::Retry(format!("malformed response ({e}): {}", snippet(text)), None);
+        }
+    };
+    let Some(content) = parsed
+        .choices
+        .into_iter()
+        .next()
+        .and_then(|c| c.message.content)
+    else {
+        return Attempt::Retry("response without choices[0].message.content".into(), None);
+    };
+    let usage = parsed.usage.map_or_else(
+        || estimated_usage(request, &content),
+        |u| Usage {
+            prompt_tokens: u.prompt_tokens,
+            completion_tokens: u.completion_tokens,
+        },
+    );
+    Attempt::Done(LlmResponse {
+        text: content,
+        usage,
+    })
+}
+
+/// For servers that report no usage: an estimate from the text sent and received.
+fn estimated_usage(request: &LlmRequest, content: &str) -> Usage {
+    Usage {
+        prompt_tokens: request
+            .messages
+            .iter()
+            .map(|m| super::estimate_tokens(&m.content))
+            .sum(),
+        completion_tokens: super::estimate_tokens(content),
     }
 }
 
@@ -226,7 +260,7 @@ fn snippet(text: &str) -> String {
 }
 
 /// Replaces the key, wherever it appears, with `***`.
-pub fn redact(text: &str, key: Option<&ApiKey>) -> String {
+fn redact(text: &str, key: Option<&ApiKey>) -> String {
     match key {
         Some(ApiKey(k)) if k.len() >= 4 => text.replace(k.as_str(), "***"),
         _ => text.to_string(),

@@ -21,10 +21,10 @@ use super::policy::SandboxPolicy;
 use super::warm::{Job, RUNNER_PY, Session, SessionResources, WarmChannel, WarmPool};
 use super::{SandboxError, TestRun, TestRunner};
 
-pub const REPO_IN_SANDBOX: &str = "/repo";
-pub const RUNNER_IN_SANDBOX: &str = "/opt/zerorepo";
+const REPO_IN_SANDBOX: &str = "/repo";
+const RUNNER_IN_SANDBOX: &str = "/opt/zerorepo";
 /// Where the wheelhouse (setuptools and pip wheels for the install check) is mounted.
-pub const WHEELHOUSE_IN_SANDBOX: &str = "/opt/wheelhouse";
+pub(crate) const WHEELHOUSE_IN_SANDBOX: &str = "/opt/wheelhouse";
 /// The interpreter inside the sandbox; only `/usr` is mounted, so it must live there.
 pub const DEFAULT_PYTHON: &str = "/usr/bin/python3";
 
@@ -42,6 +42,8 @@ pub struct BwrapLayout {
 }
 
 /// The whole bubblewrap command line for a policy and layout (pure; tests compare it whole).
+/// One table, kept in one piece: bubblewrap applies its options in order, so the order is
+/// part of what it says.
 pub fn bwrap_args(policy: &SandboxPolicy, layout: &BwrapLayout) -> Vec<String> {
     let mut args: Vec<String> = Vec::new();
     let mut push = |items: &[&str]| args.extend(items.iter().map(|s| s.to_string()));
@@ -111,7 +113,7 @@ pub fn bwrap_args(policy: &SandboxPolicy, layout: &BwrapLayout) -> Vec<String> {
 
 /// The command bubblewrap runs: the warm runner, by sandbox paths only (it is what the
 /// sandbox sees as its command line; every option with a host path goes through `--args`).
-pub fn runner_command(layout: &BwrapLayout) -> Vec<String> {
+fn runner_command(layout: &BwrapLayout) -> Vec<String> {
     let python = layout.python.display().to_string();
     let script = format!("{RUNNER_IN_SANDBOX}/runner.py");
     [&python, &script, "--sweep", "--repo", REPO_IN_SANDBOX]
@@ -121,7 +123,7 @@ pub fn runner_command(layout: &BwrapLayout) -> Vec<String> {
 
 /// A world-readable temp directory holding `runner.py`, mounted read-only into sandboxes
 /// (uid 65534 must be able to read it).
-pub fn runner_dir() -> Result<tempfile::TempDir, SandboxError> {
+pub(crate) fn runner_dir() -> Result<tempfile::TempDir, SandboxError> {
     let dir = tempfile::Builder::new()
         .prefix(&super::leftovers::temp_prefix("runner"))
         .tempdir()?;
@@ -144,6 +146,69 @@ fn args_file(args: &[String]) -> Result<tempfile::NamedTempFile, SandboxError> {
     }
     file.flush()?;
     Ok(file)
+}
+
+fn bwrap_program() -> Result<PathBuf, SandboxError> {
+    crate::programs::on_path("bwrap").ok_or_else(|| SandboxError::Spawn {
+        program: "bwrap".into(),
+        source: std::io::Error::new(std::io::ErrorKind::NotFound, "not found on PATH"),
+    })
+}
+
+/// `sh -c` that writes its own pid into each cgroup's `cgroup.procs`, then execs bubblewrap
+/// with its options on fd 3. Joining the cgroup(s) happens inside the process that becomes
+/// bubblewrap: no race. The caller appends `--` and the command line the sandbox runs.
+fn launcher(
+    bwrap: &Path,
+    args_file: &Path,
+    cgroup: Option<&CgroupGuard>,
+) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new("/bin/sh");
+    command
+        .arg("-c")
+        .arg(r#"unset PWD OLDPWD; bwrap=$1; args=$2; shift 2; while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$bwrap" --args 3 "$@" 3<"$args""#)
+        .arg("zerorepo-sandbox")
+        .arg(bwrap)
+        .arg(args_file);
+    if let Some(guard) = cgroup {
+        command.args(guard.procs_files());
+    }
+    command
+}
+
+/// bubblewrap becomes PID 1 of the sandbox, and anything inside can read PID 1's environment:
+/// it must not inherit ours (API keys). `--clearenv` only clears the child's.
+fn without_host_environment(command: &mut tokio::process::Command) {
+    command
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .current_dir("/") // sh exports PWD: our working directory is a host path too
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true);
+}
+
+/// Waits for the runner inside to say hello on the child's pipes; the channel to it then.
+async fn greet(
+    child: &mut tokio::process::Child,
+    repo: &Path,
+) -> Result<WarmChannel, SandboxError> {
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(SandboxError::Failed(
+            "bubblewrap started without pipes".into(),
+        ));
+    };
+    let started = WarmChannel::start(
+        Box::new(stdin),
+        Box::new(BufReader::new(stdout)),
+        Duration::from_secs(30),
+    )
+    .await;
+    let (channel, hello) =
+        started.map_err(|e| SandboxError::Failed(format!("the sandbox did not start: {e}")))?;
+    tracing::debug!(repo = %repo.display(), "sandbox ready: {}", hello.trim());
+    Ok(channel)
 }
 
 /// What a bubblewrap session holds: dropping the child (kill_on_drop) ends bubblewrap and,
@@ -206,55 +271,13 @@ impl BwrapRunner {
         let mut options = bwrap_args(&self.policy, &layout);
         let command_line = runner_command(&layout);
         options.truncate(options.len() - command_line.len());
-        let cgroup = if self.as_root {
-            let name = format!(
-                "zerorepo-{}-{}",
-                std::process::id(),
-                SANDBOXES.fetch_add(1, Ordering::Relaxed)
-            );
-            match CgroupGuard::create(&name, self.policy.max_processes, self.policy.memory_bytes())
-            {
-                Ok(guard) => Some(guard),
-                Err(why) => {
-                    tracing::warn!(
-                        "no cgroup for the sandbox ({why}): running as root, process count is not limited"
-                    );
-                    None
-                }
-            }
-        } else {
-            None
-        };
+        let cgroup = self.cgroup();
         // The options go through a file read on fd 3 (`--args 3`), so the sandbox's
         // `/proc/1/cmdline` shows `bwrap --args 3 <runner>`, not the output's host path.
         let args_file = args_file(&options)?;
-        let bwrap = crate::programs::on_path("bwrap").ok_or_else(|| SandboxError::Spawn {
-            program: "bwrap".into(),
-            source: std::io::Error::new(std::io::ErrorKind::NotFound, "not found on PATH"),
-        })?;
-        // Joining the cgroup(s) happens inside the process that becomes bubblewrap: no race.
-        let mut command = tokio::process::Command::new("/bin/sh");
-        command
-            .arg("-c")
-            .arg(r#"unset PWD OLDPWD; bwrap=$1; args=$2; shift 2; while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$bwrap" --args 3 "$@" 3<"$args""#)
-            .arg("zerorepo-sandbox")
-            .arg(&bwrap)
-            .arg(args_file.path());
-        if let Some(guard) = &cgroup {
-            command.args(guard.procs_files());
-        }
-        // bubblewrap becomes PID 1 of the sandbox, and anything inside can read PID 1's
-        // environment: it must not inherit ours (API keys). `--clearenv` only clears the child's.
-        command
-            .arg("--")
-            .args(&command_line)
-            .env_clear()
-            .env("PATH", "/usr/bin:/bin")
-            .current_dir("/") // sh exports PWD: our working directory is a host path too
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true);
+        let mut command = launcher(&bwrap_program()?, args_file.path(), cgroup.as_ref());
+        command.arg("--").args(&command_line);
+        without_host_environment(&mut command);
         if !self.as_root {
             tracing::debug!("unprivileged bubblewrap; RLIMIT_NPROC bounds processes");
         }
@@ -262,20 +285,7 @@ impl BwrapRunner {
             program: "bwrap".into(),
             source,
         })?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err(SandboxError::Failed(
-                "bubblewrap started without pipes".into(),
-            ));
-        };
-        let started = WarmChannel::start(
-            Box::new(stdin),
-            Box::new(BufReader::new(stdout)),
-            Duration::from_secs(30),
-        )
-        .await;
-        let (channel, hello) =
-            started.map_err(|e| SandboxError::Failed(format!("the sandbox did not start: {e}")))?;
-        tracing::debug!(repo = %repo.display(), "sandbox ready: {}", hello.trim());
+        let channel = greet(&mut child, &repo).await?;
         // bubblewrap has read its arguments once the runner inside says hello.
         drop(args_file);
         let resources = Box::new(BwrapResources {
@@ -287,6 +297,29 @@ impl BwrapRunner {
             channel,
             resources,
         })
+    }
+
+    /// As root, the cgroup that bounds the sandbox's processes and memory. Without one the
+    /// sandbox still starts (a warning says the process count is not limited): refusing to run
+    /// would leave root users with no sandbox at all.
+    fn cgroup(&self) -> Option<CgroupGuard> {
+        if !self.as_root {
+            return None;
+        }
+        let name = format!(
+            "zerorepo-{}-{}",
+            std::process::id(),
+            SANDBOXES.fetch_add(1, Ordering::Relaxed)
+        );
+        match CgroupGuard::create(&name, self.policy.max_processes, self.policy.memory_bytes()) {
+            Ok(guard) => Some(guard),
+            Err(why) => {
+                tracing::warn!(
+                    "no cgroup for the sandbox ({why}): running as root, process count is not limited"
+                );
+                None
+            }
+        }
     }
 
     async fn run_job(

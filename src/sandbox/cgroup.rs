@@ -11,19 +11,36 @@ use std::path::{Path, PathBuf};
 
 const ROOT: &str = "/sys/fs/cgroup";
 
+/// Why no cgroup could be made. The sandbox then runs without one and logs this text.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CgroupError {
+    #[error("cannot create {}: {source}", .dir.display())]
+    Create {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write {}: {source}", .path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no cgroup hierarchy under {ROOT}")]
+    NoHierarchy,
+}
+
 #[derive(Debug)]
-pub struct CgroupGuard {
+pub(crate) struct CgroupGuard {
     dirs: Vec<PathBuf>,
 }
 
 impl CgroupGuard {
     /// Creates the cgroup(s) with the limits; `Err` explains why it could not (not root, no
     /// writable hierarchy, ...).
-    pub fn create(
+    pub(crate) fn create(
         name: &str,
         max_processes: u64,
         memory_bytes: u64,
-    ) -> Result<CgroupGuard, String> {
+    ) -> Result<CgroupGuard, CgroupError> {
         let root = Path::new(ROOT);
         let mut guard = CgroupGuard { dirs: Vec::new() };
         if root.join("cgroup.controllers").exists() {
@@ -45,18 +62,18 @@ impl CgroupGuard {
                 let _ = write(&memory.join("memory.memsw.limit_in_bytes"), memory_bytes);
             }
         } else {
-            return Err(format!("no cgroup hierarchy under {ROOT}"));
+            return Err(CgroupError::NoHierarchy);
         }
         Ok(guard)
     }
 
     /// The `cgroup.procs` files a process writes its pid into to join.
-    pub fn procs_files(&self) -> Vec<PathBuf> {
+    pub(crate) fn procs_files(&self) -> Vec<PathBuf> {
         self.dirs.iter().map(|d| d.join("cgroup.procs")).collect()
     }
 
     /// Pids currently in the cgroup.
-    pub fn members(&self) -> Vec<i32> {
+    pub(crate) fn members(&self) -> Vec<i32> {
         let Some(dir) = self.dirs.first() else {
             return Vec::new();
         };
@@ -68,23 +85,28 @@ impl CgroupGuard {
     }
 }
 
-fn make(dir: &Path) -> Result<(), String> {
+fn make(dir: &Path) -> Result<(), CgroupError> {
     match std::fs::create_dir(dir) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(format!("cannot create {}: {e}", dir.display())),
+        Err(source) => Err(CgroupError::Create {
+            dir: dir.to_path_buf(),
+            source,
+        }),
     }
 }
 
-fn write(path: &Path, value: u64) -> Result<(), String> {
-    std::fs::write(path, value.to_string())
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+fn write(path: &Path, value: u64) -> Result<(), CgroupError> {
+    std::fs::write(path, value.to_string()).map_err(|source| CgroupError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// Cgroups whose name says they belong to a zerorepo process that no longer exists (one
 /// killed with `kill -9` leaves its sandbox's cgroup behind): their processes are killed and
 /// the directories removed. Returns how many were removed.
-pub fn remove_stale() -> usize {
+pub(crate) fn remove_stale() -> usize {
     let root = Path::new(ROOT);
     let mut removed = 0;
     for parent in [root.to_path_buf(), root.join("pids"), root.join("memory")] {
@@ -122,5 +144,39 @@ impl Drop for CgroupGuard {
         for dir in &self.dirs {
             let _ = std::fs::remove_dir(dir);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sandbox logs these texts when it runs without a cgroup; they are the ones it always
+    /// logged.
+    #[test]
+    fn messages_are_the_old_texts() {
+        let denied = || std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        let dir = Path::new("/sys/fs/cgroup/zerorepo-1-0");
+        let create = CgroupError::Create {
+            dir: dir.to_path_buf(),
+            source: denied(),
+        };
+        assert_eq!(
+            create.to_string(),
+            format!("cannot create {}: {}", dir.display(), denied())
+        );
+        let file = dir.join("pids.max");
+        let write = CgroupError::Write {
+            path: file.clone(),
+            source: denied(),
+        };
+        assert_eq!(
+            write.to_string(),
+            format!("cannot write {}: {}", file.display(), denied())
+        );
+        assert_eq!(
+            CgroupError::NoHierarchy.to_string(),
+            "no cgroup hierarchy under /sys/fs/cgroup"
+        );
     }
 }

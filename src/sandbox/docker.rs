@@ -14,16 +14,18 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bollard::Docker;
+use bollard::container::{AttachContainerResults, LogOutput};
 use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits};
 use bollard::query_parameters::{
     AttachContainerOptionsBuilder, CreateContainerOptionsBuilder, KillContainerOptionsBuilder,
     RemoveContainerOptionsBuilder,
 };
-use futures_util::StreamExt;
+use futures_util::{Stream, StreamExt};
 use tokio::io::BufReader;
 use tokio_util::sync::CancellationToken;
 
@@ -37,7 +39,7 @@ const RUNNER_IN_CONTAINER: &str = "/opt/zerorepo";
 
 /// Host paths and names a container is built from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DockerLayout {
+pub(crate) struct DockerLayout {
     pub image: String,
     pub repo: PathBuf,
     pub runner_dir: PathBuf,
@@ -46,7 +48,11 @@ pub struct DockerLayout {
 }
 
 /// The whole container configuration for a policy and layout (pure; tests compare it whole).
-pub fn container_config(policy: &SandboxPolicy, layout: &DockerLayout) -> ContainerCreateBody {
+/// One table, kept in one piece so it reads top to bottom against the module's promises.
+pub(crate) fn container_config(
+    policy: &SandboxPolicy,
+    layout: &DockerLayout,
+) -> ContainerCreateBody {
     let memory = i64::try_from(policy.memory_bytes()).unwrap_or(i64::MAX);
     let repo_mode = if policy.repo_read_only { "ro" } else { "rw" };
     let mut binds = vec![
@@ -141,7 +147,7 @@ pub struct DockerRunner {
 static CONTAINERS: AtomicU64 = AtomicU64::new(0);
 
 /// Connects to the engine (`DOCKER_HOST` or the default socket) at the API version it speaks.
-pub async fn connect() -> Result<Docker, SandboxError> {
+async fn connect() -> Result<Docker, SandboxError> {
     let docker = Docker::connect_with_local_defaults()
         .map_err(|e| SandboxError::Unavailable(format!("cannot reach a Docker engine: {e}")))?;
     docker
@@ -186,51 +192,14 @@ impl DockerRunner {
     }
 
     async fn start(&self, docker: &Docker, repo: &Path) -> Result<Session, SandboxError> {
-        let layout = DockerLayout {
-            image: self.image.clone(),
-            repo: repo.to_path_buf(),
-            runner_dir: self.runner_dir.path().to_path_buf(),
-            wheelhouse: super::wheelhouse_dir().filter(|w| w.is_dir()),
-        };
         let name = format!(
             "zerorepo-{}-{}",
             std::process::id(),
             CONTAINERS.fetch_add(1, Ordering::Relaxed)
         );
-        let created = docker
-            .create_container(Some(CreateContainerOptionsBuilder::new().name(&name).build()), container_config(&self.policy, &layout))
-            .await
-            .map_err(|e| SandboxError::Unavailable(format!("cannot create a container from {}: {e} (build it with `zerorepo sandbox build-image`)", self.image)))?;
-        let id = created.id;
-        let attach = AttachContainerOptionsBuilder::new()
-            .stream(true)
-            .stdin(true)
-            .stdout(true)
-            .stderr(false)
-            .build();
-        let attached = match docker.attach_container(&id, Some(attach)).await {
-            Ok(a) => a,
-            Err(e) => {
-                remove(docker, &id).await;
-                return Err(SandboxError::Failed(format!(
-                    "cannot attach to the container: {e}"
-                )));
-            }
-        };
-        if let Err(e) = docker.start_container(&id, None).await {
-            remove(docker, &id).await;
-            return Err(SandboxError::Failed(format!(
-                "cannot start the container: {e}"
-            )));
-        }
-        let stdout = attached.output.filter_map(|item| async move {
-            match item {
-                Ok(bollard::container::LogOutput::StdOut { message }) => Some(Ok(message)),
-                Ok(_) => None,
-                Err(e) => Some(Err(std::io::Error::other(e))),
-            }
-        });
-        let reader = BufReader::new(tokio_util::io::StreamReader::new(Box::pin(stdout)));
+        let id = self.create(docker, &name, repo).await?;
+        let attached = attach_and_start(docker, &id).await?;
+        let reader = stdout_reader(attached.output);
         match WarmChannel::start(
             Box::new(attached.input),
             Box::new(reader),
@@ -258,6 +227,71 @@ impl DockerRunner {
             }
         }
     }
+
+    /// Creates the container for `repo` (not started yet); returns its id. Failing here
+    /// usually means the image was never built, so the error says how to build it.
+    async fn create(
+        &self,
+        docker: &Docker,
+        name: &str,
+        repo: &Path,
+    ) -> Result<String, SandboxError> {
+        let layout = DockerLayout {
+            image: self.image.clone(),
+            repo: repo.to_path_buf(),
+            runner_dir: self.runner_dir.path().to_path_buf(),
+            wheelhouse: super::wheelhouse_dir().filter(|w| w.is_dir()),
+        };
+        let created = docker
+            .create_container(Some(CreateContainerOptionsBuilder::new().name(name).build()), container_config(&self.policy, &layout))
+            .await
+            .map_err(|e| SandboxError::Unavailable(format!("cannot create a container from {}: {e} (build it with `zerorepo sandbox build-image`)", self.image)))?;
+        Ok(created.id)
+    }
+}
+
+/// Attaches to the container's stdin and stdout, then starts it; attaching first means no
+/// output is lost. On failure the container is removed: nobody else knows its id.
+async fn attach_and_start(
+    docker: &Docker,
+    id: &str,
+) -> Result<AttachContainerResults, SandboxError> {
+    let attach = AttachContainerOptionsBuilder::new()
+        .stream(true)
+        .stdin(true)
+        .stdout(true)
+        .stderr(false)
+        .build();
+    let attached = match docker.attach_container(id, Some(attach)).await {
+        Ok(a) => a,
+        Err(e) => {
+            remove(docker, id).await;
+            return Err(SandboxError::Failed(format!(
+                "cannot attach to the container: {e}"
+            )));
+        }
+    };
+    if let Err(e) = docker.start_container(id, None).await {
+        remove(docker, id).await;
+        return Err(SandboxError::Failed(format!(
+            "cannot start the container: {e}"
+        )));
+    }
+    Ok(attached)
+}
+
+/// The container's stdout as a byte stream the warm channel reads lines from.
+fn stdout_reader(
+    output: Pin<Box<dyn Stream<Item = Result<LogOutput, bollard::errors::Error>> + Send>>,
+) -> impl tokio::io::AsyncBufRead + Send + Unpin + 'static {
+    let stdout = output.filter_map(|item| async move {
+        match item {
+            Ok(LogOutput::StdOut { message }) => Some(Ok(message)),
+            Ok(_) => None,
+            Err(e) => Some(Err(std::io::Error::other(e))),
+        }
+    });
+    BufReader::new(tokio_util::io::StreamReader::new(Box::pin(stdout)))
 }
 
 /// Kill through the API, then remove (auto_remove may already have done it).
@@ -361,11 +395,10 @@ tar --create --file=- --owner=0 --group=0 -C "$stage" tmp repo opt etc -C / --fi
     Ok(tag.to_string())
 }
 
-/// Paths (relative to `/`) that make a working Python with pytest.
-async fn image_files() -> Result<Vec<String>, SandboxError> {
-    // Run a tiny pytest session (with JUnit XML, as the runner does) and keep every
-    // third-party package it imported: the image then holds exactly what a run needs.
-    let probe = r#"
+/// Run by the host's python: a tiny pytest session (with JUnit XML, as the runner does), then
+/// every third-party package it imported on stdout and the standard library's extension
+/// modules on stderr. The image then holds exactly what a run needs.
+const PROBE: &str = r#"
 import glob, io, os, sys, sysconfig, tempfile, contextlib
 import pytest
 d = tempfile.mkdtemp()
@@ -383,8 +416,27 @@ for mod in list(sys.modules.values()):
 print("\n".join(sorted(paths)))
 print("\n".join(glob.glob(stdlib + "/lib-dynload/*.so")), file=sys.stderr)
 "#;
+
+/// Paths (relative to `/`) that make a working Python with pytest.
+async fn image_files() -> Result<Vec<String>, SandboxError> {
+    let (mut paths, extensions) = probe_python().await?;
+    let mut binaries: Vec<String> = vec!["/usr/bin/python3".into()];
+    binaries.extend(extensions);
+    for binary in binaries {
+        paths.extend(linked_libraries(&binary).await?);
+    }
+    for link in ["/bin", "/lib", "/lib64", "/sbin"] {
+        if std::fs::symlink_metadata(link).is_ok_and(|m| m.file_type().is_symlink()) {
+            paths.push(link.into());
+        }
+    }
+    Ok(archive_list(&paths))
+}
+
+/// Runs [`PROBE`]; returns the paths it imported and the extension modules it found.
+async fn probe_python() -> Result<(Vec<String>, Vec<String>), SandboxError> {
     let out = tokio::process::Command::new("/usr/bin/python3")
-        .args(["-c", probe])
+        .args(["-c", PROBE])
         .output()
         .await
         .map_err(|source| SandboxError::Spawn {
@@ -394,39 +446,41 @@ print("\n".join(glob.glob(stdlib + "/lib-dynload/*.so")), file=sys.stderr)
     if !out.status.success() {
         return Err(SandboxError::Unavailable("/usr/bin/python3 with pytest is needed to build the image (apt-get install python3-pytest)".into()));
     }
-    let mut paths: Vec<String> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(str::to_string)
-        .collect();
-    let mut binaries: Vec<String> = vec!["/usr/bin/python3".into()];
-    binaries.extend(
-        String::from_utf8_lossy(&out.stderr)
+    let lines = |bytes: &[u8]| -> Vec<String> {
+        String::from_utf8_lossy(bytes)
             .lines()
-            .map(str::to_string),
-    );
-    for binary in binaries {
-        let ldd = tokio::process::Command::new("ldd")
-            .arg(&binary)
-            .output()
-            .await?;
-        for line in String::from_utf8_lossy(&ldd.stdout).lines() {
-            let lib = line
-                .split("=>")
-                .nth(1)
-                .unwrap_or(line)
-                .split_whitespace()
-                .next()
-                .unwrap_or("");
-            if lib.starts_with('/') {
-                paths.extend(with_links(Path::new(lib)));
-            }
+            .map(str::to_string)
+            .collect()
+    };
+    Ok((lines(&out.stdout), lines(&out.stderr)))
+}
+
+/// The shared libraries `binary` links, as `ldd` lists them, with every symlink on the way.
+async fn linked_libraries(binary: &str) -> Result<Vec<String>, SandboxError> {
+    let ldd = tokio::process::Command::new("ldd")
+        .arg(binary)
+        .output()
+        .await?;
+    let mut paths = Vec::new();
+    for line in String::from_utf8_lossy(&ldd.stdout).lines() {
+        // `libz.so.1 => /lib/x86_64-linux-gnu/libz.so.1 (0x...)`, or the loader's bare path.
+        let lib = line
+            .split("=>")
+            .nth(1)
+            .unwrap_or(line)
+            .split_whitespace()
+            .next()
+            .unwrap_or("");
+        if lib.starts_with('/') {
+            paths.extend(with_links(Path::new(lib)));
         }
     }
-    for link in ["/bin", "/lib", "/lib64", "/sbin"] {
-        if std::fs::symlink_metadata(link).is_ok_and(|m| m.file_type().is_symlink()) {
-            paths.push(link.into());
-        }
-    }
+    Ok(paths)
+}
+
+/// The paths as `tar --files-from` takes them: relative to `/`, sorted, once each, and none
+/// inside a directory that is itself listed (tar would archive it twice).
+fn archive_list(paths: &[String]) -> Vec<String> {
     let mut relative: Vec<String> = paths
         .iter()
         .map(|p| p.trim_start_matches('/').to_string())
@@ -434,7 +488,6 @@ print("\n".join(glob.glob(stdlib + "/lib-dynload/*.so")), file=sys.stderr)
         .collect();
     relative.sort();
     relative.dedup();
-    // A path inside a listed directory is already included.
     let is_real_dir =
         |p: &String| std::fs::symlink_metadata(Path::new("/").join(p)).is_ok_and(|m| m.is_dir());
     let dirs: Vec<String> = relative
@@ -447,7 +500,7 @@ print("\n".join(glob.glob(stdlib + "/lib-dynload/*.so")), file=sys.stderr)
             .iter()
             .any(|d| p != d && p.starts_with(&format!("{d}/")))
     });
-    Ok(relative)
+    relative
 }
 
 /// A path and every symlink met while resolving it (merged-/usr hosts reach the loader as

@@ -17,7 +17,7 @@
 //! limit on a request never cuts a message in half.
 
 pub mod edits;
-pub mod framing;
+pub(crate) mod framing;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, Command};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::mpsc;
 
 use edits::{Encoding, Location, Position, path_to_uri};
@@ -111,8 +111,69 @@ const SETTLE_LIMIT: Duration = Duration::from_secs(30);
 /// At most this many files are opened for servers that need them open.
 const MAX_OPEN_FILES: usize = 2000;
 
+/// The server process in `root`, in its own process group, killed when dropped.
+fn spawn(spec: &ServerSpec, root: &Path) -> Result<Child, LspError> {
+    Command::new(&spec.program)
+        .args(&spec.args)
+        .current_dir(root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .process_group(0)
+        .spawn()
+        .map_err(|source| LspError::Spawn {
+            program: spec.program.display().to_string(),
+            source,
+        })
+}
+
+/// A task that owns the server's stdout and forwards whole messages, so that a time limit on
+/// a request never cuts a message in half. It ends with the server's output.
+fn forward_messages(stdout: ChildStdout) -> mpsc::UnboundedReceiver<Value> {
+    let (tx, messages) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut reader = BufReader::new(stdout);
+        while let Ok(Some(message)) = framing::read_message(&mut reader).await {
+            if tx.send(message).is_err() {
+                break;
+            }
+        }
+    });
+    messages
+}
+
+/// The `initialize` request for `root`: the capabilities this client uses (progress, so it
+/// can wait for indexing; document changes in workspace edits; both position encodings).
+fn initialize_params(root: &Path) -> Value {
+    let uri = path_to_uri(root);
+    let name = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    json!({
+        "processId": std::process::id(),
+        "rootUri": uri,
+        "workspaceFolders": [{"uri": uri, "name": name}],
+        "capabilities": {
+            "general": {"positionEncodings": ["utf-8", "utf-16"]},
+            "window": {"workDoneProgress": true},
+            "workspace": {
+                "workspaceEdit": {"documentChanges": true},
+                "configuration": true,
+                "workspaceFolders": true
+            },
+            "textDocument": {
+                "references": {},
+                "rename": {"prepareSupport": false},
+                "synchronization": {"didSave": false}
+            }
+        }
+    })
+}
+
 /// One running server session.
-pub struct LspClient {
+pub(crate) struct LspClient {
     spec: ServerSpec,
     child: Child,
     stdin: ChildStdin,
@@ -126,70 +187,23 @@ pub struct LspClient {
 
 impl LspClient {
     /// Starts the server for `root` (an absolute, canonical directory) and initializes it.
-    pub async fn start(spec: &ServerSpec, root: &Path) -> Result<LspClient, LspError> {
-        let mut child = Command::new(&spec.program)
-            .args(&spec.args)
-            .current_dir(root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .process_group(0)
-            .spawn()
-            .map_err(|source| LspError::Spawn {
-                program: spec.program.display().to_string(),
-                source,
-            })?;
+    pub(crate) async fn start(spec: &ServerSpec, root: &Path) -> Result<LspClient, LspError> {
+        let mut child = spawn(spec, root)?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(LspError::Exited);
         };
-        let (tx, messages) = mpsc::unbounded_channel();
-        tokio::spawn(async move {
-            let mut reader = BufReader::new(stdout);
-            while let Ok(Some(message)) = framing::read_message(&mut reader).await {
-                if tx.send(message).is_err() {
-                    break;
-                }
-            }
-        });
         let mut client = LspClient {
             spec: spec.clone(),
             child,
             stdin,
-            messages,
+            messages: forward_messages(stdout),
             next_id: 0,
             encoding: Encoding::Utf16,
             progress: HashSet::new(),
             opened: HashSet::new(),
         };
-        let uri = path_to_uri(root);
-        let name = root
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
         let result = client
-            .request(
-                "initialize",
-                json!({
-                    "processId": std::process::id(),
-                    "rootUri": uri,
-                    "workspaceFolders": [{"uri": uri, "name": name}],
-                    "capabilities": {
-                        "general": {"positionEncodings": ["utf-8", "utf-16"]},
-                        "window": {"workDoneProgress": true},
-                        "workspace": {
-                            "workspaceEdit": {"documentChanges": true},
-                            "configuration": true,
-                            "workspaceFolders": true
-                        },
-                        "textDocument": {
-                            "references": {},
-                            "rename": {"prepareSupport": false},
-                            "synchronization": {"didSave": false}
-                        }
-                    }
-                }),
-            )
+            .request("initialize", initialize_params(root))
             .await?;
         client.encoding = Encoding::from_name(
             result
@@ -200,12 +214,8 @@ impl LspClient {
         Ok(client)
     }
 
-    pub fn encoding(&self) -> Encoding {
+    pub(crate) fn encoding(&self) -> Encoding {
         self.encoding
-    }
-
-    pub fn server_name(&self) -> &'static str {
-        self.spec.name
     }
 
     async fn send(&mut self, message: Value) -> Result<(), LspError> {
@@ -263,7 +273,7 @@ impl LspClient {
     }
 
     /// Sends a request and waits for its answer, serving the server meanwhile.
-    pub async fn request(&mut self, method: &str, params: Value) -> Result<Value, LspError> {
+    pub(crate) async fn request(&mut self, method: &str, params: Value) -> Result<Value, LspError> {
         self.next_id += 1;
         let id = self.next_id;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
@@ -295,7 +305,7 @@ impl LspClient {
     }
 
     /// Waits until no progress is in flight and the server has been quiet for [`QUIET`].
-    pub async fn settle(&mut self) -> Result<(), LspError> {
+    pub(crate) async fn settle(&mut self) -> Result<(), LspError> {
         let limit = tokio::time::Instant::now() + SETTLE_LIMIT;
         while tokio::time::Instant::now() < limit {
             match tokio::time::timeout(QUIET, self.messages.recv()).await {
@@ -314,7 +324,7 @@ impl LspClient {
     }
 
     /// `textDocument/didOpen` of a file (once per session).
-    pub async fn open(&mut self, path: &Path) -> Result<(), LspError> {
+    pub(crate) async fn open(&mut self, path: &Path) -> Result<(), LspError> {
         if self.opened.contains(path) {
             return Ok(());
         }
@@ -335,7 +345,7 @@ impl LspClient {
 
     /// Opens `file`, and every file in `all` when the server needs them open, then waits for
     /// the server to finish indexing.
-    pub async fn prepare(&mut self, file: &Path, all: &[PathBuf]) -> Result<(), LspError> {
+    pub(crate) async fn prepare(&mut self, file: &Path, all: &[PathBuf]) -> Result<(), LspError> {
         if self.spec.wants_all_files_open() {
             for path in all.iter().take(MAX_OPEN_FILES) {
                 self.open(path).await?;
@@ -347,7 +357,7 @@ impl LspClient {
 
     /// References of the symbol at `position` (declaration included), asked until two
     /// answers in a row agree.
-    pub async fn references(
+    pub(crate) async fn references(
         &mut self,
         file: &Path,
         position: Position,
@@ -387,7 +397,7 @@ impl LspClient {
     }
 
     /// The server's `WorkspaceEdit` for renaming the symbol at `position`.
-    pub async fn rename(
+    pub(crate) async fn rename(
         &mut self,
         file: &Path,
         position: Position,
@@ -405,7 +415,7 @@ impl LspClient {
     }
 
     /// Polite shutdown; the process is killed if it does not leave within two seconds.
-    pub async fn shutdown(mut self) {
+    pub(crate) async fn shutdown(mut self) {
         let polite = async {
             self.request("shutdown", Value::Null).await?;
             self.notify("exit", Value::Null).await
