@@ -8,7 +8,7 @@
 //!
 //! Only syntax errors block a write. Pyflakes findings (`F401` unused import, `F821` undefined
 //! name) are reported as findings: a half-finished edit that leaves an unused import is still a
-//! file the next edit can work on, and refusing it would trap the debug loop.
+//! file the next edit can work on, and refusing it would trap whoever edits step by step.
 //! CPython is fed on stdin rather than through `py_compile`, which would leave `__pycache__`
 //! files in the repository being edited.
 

@@ -1,4 +1,6 @@
-//! Python source structure: what the engine and the debug loop read and edit by symbol.
+//! Python source structure, read and edited by symbol: the line splitter the engine's answer
+//! merger uses, and the symbol tools behind `zerorepo view` (the node loop does not call those
+//! yet).
 //!
 //! - [`units`] splits a module into top-level units with a small line lexer (used by the
 //!   answer merger; it needs no parser and never fails).

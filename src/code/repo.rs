@@ -2,7 +2,7 @@
 //! lookup by plain or qualified name, and name-based references.
 //!
 //! Lookups go through [`SymbolIndex`], which keeps each file's outline keyed by its size,
-//! mtime and inode, so the debug loop asking for symbol after symbol re-parses only files
+//! mtime and inode, so a caller asking for symbol after symbol re-parses only files
 //! that changed. A file is parsed at all only if its text contains the name asked for.
 //!
 //! Name-based references are the fallback when no language server is installed: every

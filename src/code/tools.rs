@@ -1,5 +1,5 @@
-//! [`CodeTools`]: the one interface the debug loop (and `zerorepo view`) uses to read and edit
-//! a repository by symbol. Every result is a serde type, so it can be shown to a model as
+//! [`CodeTools`]: the one interface to read and edit a repository by symbol (`zerorepo view`
+//! is its command-line face; the engine's node loop does not call it yet). Every result is a serde type, so it can be shown to a model as
 //! JSON as it is.
 //!
 //! Paths given to the tools are relative to the repository root and may not leave it (the

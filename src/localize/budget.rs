@@ -1,5 +1,5 @@
-//! The attempt budget of the debug loop: a fixed number of localization queries per debug
-//! iteration, and the history of every query so the next iteration (or the next prompt) can
+//! The attempt budget meant for a debug loop (the engine runs none yet): a fixed number of
+//! localization queries per debug iteration, and the history of every query so the next iteration (or the next prompt) can
 //! see what was already looked at. Pure.
 
 use serde::Serialize;

@@ -1,6 +1,7 @@
 //! Graph-guided localization: where in the plan (and so in the generated code) a problem
-//! lives. The debug loop and `zerorepo search` / `zerorepo deps` use one interface, the
-//! [`Localizer`]: a search index over node names and docstrings, the RPG's dependency links,
+//! lives. `zerorepo search` / `zerorepo deps` use one interface, the [`Localizer`] (built
+//! for a debug loop too, which the engine does not run yet): a search index over node names
+//! and docstrings, the RPG's dependency links,
 //! the nodes' generation statuses, and an attempt budget.
 //!
 //! - Search ranks by cosine similarity of sentence embeddings (all-MiniLM-L6-v2, see
@@ -300,7 +301,7 @@ impl Index {
 /// Announce the lexical fallback once per process, not once per localizer.
 static FALLBACK_ANNOUNCED: AtomicBool = AtomicBool::new(false);
 
-/// Index + graph + statuses + budget: the one interface of the debug loop.
+/// Index + graph + statuses + budget: the one interface of localization.
 #[derive(Debug)]
 pub struct Localizer {
     rpg: Rpg,
@@ -720,7 +721,7 @@ mod tests {
 
     #[test]
     fn a_localizer_can_move_to_another_thread() {
-        // The debug loop runs on tokio and hands the localizer to blocking tasks.
+        // An async caller (the CLI, a future debug loop) hands the localizer to blocking tasks.
         fn assert_send<T: Send>() {}
         assert_send::<Localizer>();
     }
