@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 
 use zerorepo::edit::cutoff::drop_unfinished_tail;
 use zerorepo::edit::{code_for_target, shape_implementation, shape_tests};
-use zerorepo::engine::prompt::import_path;
 use zerorepo::llm::Role;
 use zerorepo::llm::record::Exchange;
+use zerorepo::python::import_path;
 use zerorepo::rpg::{Node, Rpg};
 
 fn recordings(root: &Path) -> Vec<(String, PathBuf)> {

@@ -9,12 +9,12 @@
 //! [`prompt`] builds what the model sees, [`rollback`] is `zerorepo rollback`. The engine knows
 //! nothing of assembly: [`crate::pipeline`] runs it after the engine, on the [`Handoff`].
 
-pub mod examples;
-pub mod node;
+mod examples;
+mod node;
 pub mod outdir;
 mod output;
 mod prepare;
-pub mod prompt;
+mod prompt;
 mod rollback;
 mod run;
 
