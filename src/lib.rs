@@ -10,6 +10,7 @@
 //!    └─ workspace::publish (the staging copy → output tree in batches, via workspace::overlay) ─ workspace::git (a commit + tag per subgraph)
 //!    └─ assemble (package exports, pyproject, README, docs/rpg.json, report, install + test check)
 //!    └─ report (status of a run, plan preview)
+//! cli (the top layer: the `zerorepo` command line, over all of the above; nothing uses it)
 //! ```
 //!
 //! Every byte of a plan or of a model's answer is hostile. Plan text reaches Python files only
@@ -25,6 +26,7 @@
 
 pub mod assemble;
 pub mod checkpoint;
+pub mod cli;
 pub mod code;
 pub mod detect;
 pub mod edit;
