@@ -18,6 +18,7 @@ use crate::detect::Commands;
 use crate::engine::{Rollback, Summary};
 use crate::localize::{SearchMethod, SearchResult};
 use crate::rpg::{self, ValidRpg};
+use crate::workspace::git::TAG_PREFIX;
 
 /// `--json`: the value, pretty-printed, and a newline.
 pub(crate) fn json(value: &impl Serialize) -> Result<String, CliError> {
@@ -121,7 +122,7 @@ pub(crate) fn assembly_line(assembly: &Assembly) -> String {
 /// `rollback`: where the output now is and what `generate` will redo.
 pub(crate) fn rollback(dir: &Path, done: &Rollback) -> String {
     format!(
-        "rolled {} back to {} (tag phase4-subgraph-{}); {} node(s) set back to pending, {} file(s) removed; run `zerorepo generate` again to redo them\n",
+        "rolled {} back to {} (tag {TAG_PREFIX}{}); {} node(s) set back to pending, {} file(s) removed; run `zerorepo generate` again to redo them\n",
         dir.display(),
         done.commit,
         done.subgraph,
