@@ -6,6 +6,7 @@
 //! doc says what it owns.
 //!
 //! ```text
+//! cli       cli
 //! pipeline  pipeline · progress · schemas
 //! stages    engine · assemble
 //! services  workspace · localize · report · llm · edit · code · checkpoint · sandbox · detect
@@ -30,7 +31,9 @@
 //!   install and test validation). Neither knows the other.
 //! - **pipeline** runs the engine, then assembly, then releases the sandbox; `progress` is
 //!   the terminal view of a run; `schemas` prints the JSON Schemas.
-//! - `main.rs` is the `zerorepo` command over the library.
+//! - **cli** is the `zerorepo` command line: one module per command with its flags and its
+//!   run, one error type that picks the exit code, all text output in `cli::render`.
+//!   `main.rs` only calls [`cli::main`].
 //!
 //! Every byte of a plan or of a model's answer is hostile. Plan text reaches Python files only
 //! as escaped literals (`python`); generated code, and the install check that runs its build
@@ -45,6 +48,7 @@
 
 pub mod assemble;
 pub mod checkpoint;
+pub mod cli;
 pub mod code;
 pub mod detect;
 pub mod edit;

@@ -1,0 +1,178 @@
+//! `zerorepo generate`: the one long-running command. Besides its flags it owns what only a
+//! run needs: the choice of test runner for `--sandbox`, and the SIGINT/SIGTERM handling that
+//! stops a run cleanly so it can be resumed.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::EXIT_CODES;
+use super::error::CliError;
+use super::llm_args::LlmArgs;
+use super::render;
+use super::validate::load_valid;
+use crate::engine::GenerateOptions;
+use crate::exit;
+use crate::pipeline::{self, Summary};
+use crate::sandbox::{self, BwrapRunner, DockerRunner, LocalRunner, SandboxPolicy, TestRunner};
+
+/// Generate the repository: tests first, then code, node by node, checkpointed.
+///
+/// Running the same command again resumes: passed nodes are kept, failed and interrupted
+/// ones are retried.
+#[derive(clap::Args)]
+#[command(after_help = EXIT_CODES)]
+pub(crate) struct Args {
+    rpg: PathBuf,
+    /// Output repository directory (created if missing).
+    #[arg(long)]
+    out: PathBuf,
+    /// Regenerate this node and every node after it in the order (its dependencies must
+    /// have passed); earlier nodes are left as they are.
+    #[arg(long, value_name = "ID")]
+    start_from_node: Option<String>,
+    /// Fix attempts after the first implementation of a node.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(0..=100))]
+    max_retries: u32,
+    /// Nodes generated at once (nodes sharing a file never run together).
+    #[arg(long, default_value_t = 1,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    jobs: usize,
+    /// Passed nodes between two writes of the output tree (nodes work in a staging copy;
+    /// each subgraph's end and the run's end write too). 1 publishes every passed node.
+    #[arg(long, value_name = "N", default_value_t = crate::workspace::publish::FLUSH_EVERY,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000),
+          env = "ZEROREPO_FLUSH_EVERY")]
+    flush_every: usize,
+    #[command(flatten)]
+    llm: LlmArgs,
+    /// Wall-clock limit of one test run, in seconds (at most a day).
+    #[arg(long, default_value_t = sandbox::DEFAULT_TIMEOUT.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    test_timeout: u64,
+    /// Where generated tests run: `auto` (bubblewrap), `bwrap`, `docker`, or `none` (no isolation at all).
+    #[arg(long, value_enum, default_value = "auto", env = "ZEROREPO_SANDBOX")]
+    sandbox: sandbox::Backend,
+    /// Print the final summary as JSON on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) async fn run(args: Args, quiet: bool) -> Result<u8, CliError> {
+    // Everything that can reject the input does so before anything is written: the
+    // sandbox, the RPG, the model.
+    let runner = test_runner(args.sandbox, Duration::from_secs(args.test_timeout))?;
+    let valid = Arc::new(load_valid(&args.rpg)?);
+    let llm = args.llm.provider()?;
+    let cancel = CancellationToken::new();
+    spawn_signal_handler(cancel.clone());
+    // Bars only when a person watches both streams; `--json` keeps stdout for the summary.
+    let bars = !args.json && std::io::stdout().is_terminal() && std::io::stderr().is_terminal();
+    let mut view = crate::progress::ProgressView::new(bars, quiet);
+    let options = GenerateOptions {
+        out: args.out,
+        start_from: args.start_from_node,
+        max_retries: args.max_retries,
+        jobs: args.jobs,
+        flush_every: args.flush_every,
+        phases: view.phases(),
+    };
+    let summary = pipeline::generate(valid, llm, runner, options, cancel, |event| {
+        view.show(&event)
+    })
+    .await;
+    view.finish();
+    let summary = summary.map_err(|e| CliError::from(e).context("generation stopped"))?;
+    if args.json {
+        print!("{}", render::json(&summary)?);
+    } else {
+        print!("{}", render::generate_summary(&summary));
+    }
+    Ok(exit_code(&summary))
+}
+
+/// A run that ended: 130 when interrupted (resumable), 0 when everything passed and the
+/// repository checks out, else 1.
+fn exit_code(summary: &Summary) -> u8 {
+    if summary.nodes.interrupted {
+        exit::INTERRUPTED
+    } else if summary.succeeded() {
+        exit::OK
+    } else {
+        exit::FAILED
+    }
+}
+
+/// The test runner for `--sandbox`. `none` runs generated code with the user's full rights,
+/// so it is never chosen implicitly and always says so. A sandbox this machine cannot
+/// provide is the user's to fix (exit 2), before anything is written.
+fn test_runner(
+    backend: sandbox::Backend,
+    timeout: Duration,
+) -> Result<Arc<dyn TestRunner>, CliError> {
+    let policy = SandboxPolicy {
+        wall_timeout_secs: timeout.as_secs().max(1),
+        ..SandboxPolicy::default()
+    };
+    match backend {
+        sandbox::Backend::None => {
+            tracing::warn!(
+                "--sandbox none: generated tests run as plain subprocesses with your rights; nothing is isolated"
+            );
+            Ok(Arc::new(LocalRunner::new(
+                LocalRunner::default_python(),
+                timeout,
+            )))
+        }
+        sandbox::Backend::Docker => {
+            let image = std::env::var("ZEROREPO_SANDBOX_IMAGE")
+                .unwrap_or_else(|_| sandbox::docker::DEFAULT_IMAGE.into());
+            let runner = DockerRunner::new(policy, image).map_err(CliError::bad_input)?;
+            Ok(Arc::new(runner))
+        }
+        sandbox::Backend::Auto | sandbox::Backend::Bwrap => {
+            let python = std::env::var_os("ZEROREPO_SANDBOX_PYTHON").map_or_else(
+                || PathBuf::from(sandbox::bwrap::DEFAULT_PYTHON),
+                PathBuf::from,
+            );
+            let runner = BwrapRunner::new(policy, python).map_err(CliError::bad_input)?;
+            Ok(Arc::new(runner))
+        }
+    }
+}
+
+/// First SIGINT/SIGTERM: stop starting nodes, let the current write finish, exit 130.
+/// A second one exits at once.
+fn spawn_signal_handler(cancel: CancellationToken) {
+    tokio::spawn(async move {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!("cannot listen for SIGTERM: {e}");
+                    return;
+                }
+            };
+        for round in 0..2 {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            if round == 0 {
+                // Cancel first, and never panic on a closed stderr: a reader that went away
+                // must not keep the run from stopping cleanly.
+                cancel.cancel();
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "interrupted: finishing the current write; press Ctrl-C again to quit at once"
+                );
+            } else {
+                std::process::exit(i32::from(exit::INTERRUPTED));
+            }
+        }
+    });
+}

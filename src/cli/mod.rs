@@ -1,0 +1,146 @@
+//! The `zerorepo` command line: the top layer, over every other module of the library.
+//!
+//! This module owns what is common to all commands: the parser (`Cli`, with the global
+//! flags), the logging set-up, the async runtime, and the one place that turns a command's
+//! result into the process's exit code. Each command lives in its own file, with its
+//! arguments (`Args`, whose doc comment is the command's help) and its `run`; the human
+//! readable output of every command is in `render`, and the one error type in `error`.
+//!
+//! Nothing else in the library uses this module: it only calls down.
+
+mod deps;
+mod derive_script;
+mod detect;
+mod error;
+mod generate;
+mod llm_args;
+mod model;
+mod plan;
+mod render;
+mod rollback;
+mod sandbox;
+mod schema;
+mod search;
+mod status;
+mod validate;
+mod view;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::exit;
+use error::CliError;
+
+/// The exit codes, shown under the top-level help and `generate`'s (the command that uses
+/// all of them).
+const EXIT_CODES: &str = "Exit codes: 0 ok, 1 finished with failed/skipped nodes (or an operation failed), 2 bad input (nothing written), 130 interrupted (resume by running the same command again).";
+
+#[derive(Parser)]
+#[command(
+    name = "zerorepo",
+    version,
+    about = "Turn a Repository Planning Graph (RPG) into a tested Python repository"
+)]
+#[command(
+    after_help = EXIT_CODES
+)]
+struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Flags every command accepts (before or after its name).
+#[derive(clap::Args)]
+struct GlobalArgs {
+    /// More log output (-v debug, -vv trace). RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Only warnings and errors; no progress lines.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+}
+
+/// One variant per command; each command's help is the doc comment of its `Args`.
+#[derive(Subcommand)]
+enum Command {
+    Validate(validate::Args),
+    Plan(plan::Args),
+    Generate(generate::Args),
+    Status(status::Args),
+    Rollback(rollback::Args),
+    DeriveScript(derive_script::Args),
+    Detect(detect::Args),
+    View(view::Args),
+    Search(search::Args),
+    Deps(deps::Args),
+    /// The local models (code model, embedder): fetch them, or show where they live.
+    #[command(subcommand)]
+    Model(model::Command),
+    /// Sandbox maintenance.
+    #[command(subcommand)]
+    Sandbox(sandbox::Command),
+    Schema(schema::Args),
+}
+
+/// The whole program: parse, set up logging and the runtime, run the command, and turn its
+/// outcome into the exit code (an error is printed once, here, as `error: ...`).
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.global.verbose, cli.global.quiet);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(exit::FAILED);
+        }
+    };
+    match runtime.block_on(run(cli.command, &cli.global)) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("error: {err}");
+            ExitCode::from(err.exit_code())
+        }
+    }
+}
+
+fn init_logging(verbose: u8, quiet: bool) {
+    let level = match (quiet, verbose) {
+        (true, _) => "warn",
+        (false, 0) => "info",
+        (false, 1) => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("zerorepo={level}")));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
+
+/// Runs one command. `Ok` carries the exit code of a command that ran to its end (a finished
+/// generation with failed nodes, or an invalid RPG under `validate --json`, is not an error).
+async fn run(command: Command, global: &GlobalArgs) -> Result<u8, CliError> {
+    match command {
+        Command::Validate(args) => validate::run(args),
+        Command::Plan(args) => plan::run(args),
+        Command::Generate(args) => generate::run(args, global.quiet).await,
+        Command::Status(args) => status::run(args),
+        Command::Rollback(args) => rollback::run(args),
+        Command::DeriveScript(args) => derive_script::run(args),
+        Command::Detect(args) => detect::run(args),
+        Command::View(args) => view::run(args),
+        Command::Search(args) => search::run(args).await,
+        Command::Deps(args) => deps::run(args),
+        Command::Model(command) => model::run(command, global.quiet).await,
+        Command::Sandbox(command) => sandbox::run(command).await,
+        Command::Schema(args) => schema::run(args),
+    }
+}
