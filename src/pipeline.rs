@@ -7,14 +7,13 @@
 //! runner awaits the sandbox (a Docker container is removed over the API), which a `Drop`
 //! guard cannot do.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::assemble::{AssembleError, Assembler, Assembly, GenerationInfo};
-use crate::engine::{self, EngineError, GenerateOptions, Handoff, Progress};
+use crate::engine::{self, EngineError, Handoff, Progress, Request};
 use crate::llm::LlmProvider;
 use crate::rpg::ValidRpg;
 use crate::sandbox::TestRunner;
@@ -59,37 +58,27 @@ impl Summary {
 
 /// Generates and assembles the repository; the test runner is released on every exit.
 pub async fn generate(
-    rpg: Arc<ValidRpg>,
-    llm: Arc<dyn LlmProvider>,
-    runner: Arc<dyn TestRunner>,
-    options: GenerateOptions,
-    cancel: CancellationToken,
+    request: Request,
     mut progress: impl FnMut(Progress),
 ) -> Result<Summary, GenerateError> {
-    let result = generate_and_assemble(rpg, llm, runner.clone(), options, cancel, &mut progress);
-    let result = result.await;
+    let runner = request.runner.clone();
+    let result = generate_and_assemble(request, &mut progress).await;
     runner.shutdown().await;
     result
 }
 
 async fn generate_and_assemble(
-    rpg: Arc<ValidRpg>,
-    llm: Arc<dyn LlmProvider>,
-    runner: Arc<dyn TestRunner>,
-    options: GenerateOptions,
-    cancel: CancellationToken,
+    request: Request,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Summary, GenerateError> {
     let started = Instant::now();
-    let generation = engine::generate(
-        rpg.clone(),
-        llm.clone(),
-        runner.clone(),
-        options,
-        cancel.clone(),
-        progress,
-    )
-    .await?;
+    let (rpg, llm, runner) = (
+        request.rpg.clone(),
+        request.llm.clone(),
+        request.runner.clone(),
+    );
+    let cancel = request.cancel.clone();
+    let generation = engine::generate(request, progress).await?;
     let mut summary = Summary {
         nodes: generation.summary,
         assembly: None,

@@ -14,7 +14,7 @@ use super::error::CliError;
 use super::llm_args::LlmArgs;
 use super::render;
 use super::validate::load_valid;
-use crate::engine::GenerateOptions;
+use crate::engine::{GenerateOptions, Request};
 use crate::exit;
 use crate::pipeline::{self, Summary};
 use crate::sandbox::{self, BwrapRunner, DockerRunner, LocalRunner, SandboxPolicy, TestRunner};
@@ -80,10 +80,14 @@ pub(crate) async fn run(args: Args, quiet: bool) -> Result<u8, CliError> {
         flush_every: args.flush_every,
         phases: view.phases(),
     };
-    let summary = pipeline::generate(valid, llm, runner, options, cancel, |event| {
-        view.show(&event)
-    })
-    .await;
+    let request = Request {
+        rpg: valid,
+        llm,
+        runner,
+        options,
+        cancel,
+    };
+    let summary = pipeline::generate(request, |event| view.show(&event)).await;
     view.finish();
     let summary = summary.map_err(|e| CliError::from(e).context("generation stopped"))?;
     if args.json {

@@ -187,18 +187,31 @@ pub fn rpg_sha256(rpg: &ValidRpg) -> Result<String, serde_json::Error> {
     Ok(format!("{:x}", Sha256::digest(bytes)))
 }
 
+/// What a generation runs with: the plan, the model, the sandbox, the options, and the
+/// token that stops it (Ctrl-C).
+pub struct Request {
+    pub rpg: Arc<ValidRpg>,
+    pub llm: Arc<dyn LlmProvider>,
+    pub runner: Arc<dyn TestRunner>,
+    pub options: GenerateOptions,
+    pub cancel: CancellationToken,
+}
+
 /// Runs the node loop of a generation: prepares the output directory, drains the queue, and
 /// publishes and commits what finished. Errors are returned before any file is written when
 /// the input is at fault; once nodes run, failures are recorded per node and counted in the
 /// summary. Assembly is the caller's next step ([`crate::pipeline`]), on the [`Handoff`].
 pub async fn generate(
-    rpg: Arc<ValidRpg>,
-    llm: Arc<dyn LlmProvider>,
-    runner: Arc<dyn TestRunner>,
-    options: GenerateOptions,
-    cancel: CancellationToken,
+    request: Request,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Generated, EngineError> {
+    let Request {
+        rpg,
+        llm,
+        runner,
+        options,
+        cancel,
+    } = request;
     let started = Instant::now();
     let prepared = prepare::prepare(&rpg, runner.as_ref(), &options, progress).await?;
     let mut queue = build_queue(&rpg, options.jobs);

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio_util::sync::CancellationToken;
-use zerorepo::engine::{GenerateOptions, PhaseSink};
+use zerorepo::engine::{GenerateOptions, PhaseSink, Request};
 use zerorepo::sandbox::{LocalRunner, SandboxError, TestRun, TestRunner};
 
 use super::support;
@@ -59,7 +59,14 @@ async fn generate_chain(out: &Path, runner: Arc<Counting>) -> Result<(), String>
         flush_every: 5,
         phases: PhaseSink::default(),
     };
-    zerorepo::pipeline::generate(rpg, llm, runner, options, CancellationToken::new(), |_| {})
+    let request = Request {
+        rpg,
+        llm,
+        runner,
+        options,
+        cancel: CancellationToken::new(),
+    };
+    zerorepo::pipeline::generate(request, |_| {})
         .await
         .map(drop)
         .map_err(|e| e.to_string())
