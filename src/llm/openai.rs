@@ -146,7 +146,7 @@ impl OpenAiProvider {
     async fn attempt(&self, request: &LlmRequest) -> Attempt {
         let reply = match self.send(request).await {
             Ok(reply) => reply,
-            Err(why) => return Attempt::Retry(why, None),
+            Err(why) => return Attempt::Retry(why.to_string(), None),
         };
         let status = reply.status;
         if status.as_u16() == 429 || status.is_server_error() {
@@ -163,7 +163,7 @@ impl OpenAiProvider {
 
     /// Posts the request and reads the whole reply. `Err` is why no reply came (a timeout, a
     /// failed connection or body): always worth another attempt.
-    async fn send(&self, request: &LlmRequest) -> Result<Reply, String> {
+    async fn send(&self, request: &LlmRequest) -> Result<Reply, SendError> {
         let url = format!(
             "{}/chat/completions",
             self.config.base_url.trim_end_matches('/')
@@ -181,10 +181,8 @@ impl OpenAiProvider {
         }
         let response = match call.send().await {
             Ok(r) => r,
-            Err(e) if e.is_timeout() => {
-                return Err(format!("timed out after {:?}", self.config.timeout));
-            }
-            Err(e) => return Err(format!("request failed: {e}")),
+            Err(e) if e.is_timeout() => return Err(SendError::Timeout(self.config.timeout)),
+            Err(e) => return Err(SendError::Request(e)),
         };
         let status = response.status();
         let retry_after = response
@@ -193,16 +191,24 @@ impl OpenAiProvider {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let text = response
-            .text()
-            .await
-            .map_err(|e| format!("reading the body failed: {e}"))?;
+        let text = response.text().await.map_err(SendError::Body)?;
         Ok(Reply {
             status,
             retry_after,
             text,
         })
     }
+}
+
+/// Why no reply came: always worth another attempt.
+#[derive(Debug, thiserror::Error)]
+enum SendError {
+    #[error("timed out after {0:?}")]
+    Timeout(Duration),
+    #[error("request failed: {0}")]
+    Request(#[source] reqwest::Error),
+    #[error("reading the body failed: {0}")]
+    Body(#[source] reqwest::Error),
 }
 
 /// A reply that arrived whole, whatever its status.
