@@ -23,11 +23,15 @@ pub struct NodeResult {
     pub failure_reason: Option<String>,
     /// Tokens per role spent on this node in this run.
     pub usage: UsageByRole,
+    /// A failed node's module text to keep after its files are reverted (its best candidate,
+    /// or a stub), so the module stays importable for every other function in it.
+    pub keep: Option<String>,
 }
 
 impl NodeResult {
     fn new(status: NodeStatus) -> NodeResult {
         NodeResult {
+            keep: None,
             status,
             tests: None,
             retries: 0,
@@ -43,6 +47,7 @@ impl NodeResult {
             retries,
             failure_reason: None,
             usage,
+            keep: None,
         }
     }
 
@@ -100,6 +105,11 @@ pub async fn run_node(ctx: &Context, position: NodePos) -> NodeResult {
         && let Err(e) = ctx.workspace.restore(&snapshot)
     {
         tracing::error!(node = %node.id, "could not revert the node's files: {e}");
+    }
+    if let (Some(text), Some(file)) = (&result.keep, &node.file_path)
+        && let Err(e) = ctx.workspace.write_if_changed(file, text)
+    {
+        tracing::error!(node = %node.id, "could not keep the node's best candidate: {e}");
     }
     result
 }
@@ -174,13 +184,14 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
         fix_changed_nothing: false,
         failure: None,
         last_counts: None,
+        best: None,
     };
     for attempt in 0..=ctx.max_retries {
         if let Some(result) = leaf.attempt(attempt).await? {
             return Ok(result);
         }
     }
-    Ok(leaf.exhausted())
+    leaf.exhausted()
 }
 
 /// The state of one leaf across its attempts.
@@ -201,6 +212,26 @@ struct Leaf<'a> {
     /// What went wrong in the last attempt, fed back to the next prompt.
     failure: Option<String>,
     last_counts: Option<TestCounts>,
+    /// The best implementation that ran so far, kept if no attempt passes.
+    best: Option<Candidate>,
+}
+
+/// An implementation that imported and ran, with the evidence it earned.
+struct Candidate {
+    /// The module's text with it.
+    text: String,
+    /// The specification's examples test passed (the strongest evidence there is).
+    examples_passed: bool,
+    /// Generated tests passed.
+    passed: u32,
+}
+
+impl Candidate {
+    /// Better evidence wins; on a tie the earlier candidate stays (`>`, not `>=`): a later
+    /// one was bent towards tests that may be wrong.
+    fn beats(&self, other: &Candidate) -> bool {
+        (self.examples_passed, self.passed) > (other.examples_passed, other.passed)
+    }
 }
 
 /// What a step of an attempt decided.
@@ -218,7 +249,7 @@ impl Leaf<'_> {
     /// implementation, run the tests. `None` means another attempt is needed.
     async fn attempt(&mut self, attempt: u32) -> Result<Option<NodeResult>, FsError> {
         if self.ctx.cancel.is_cancelled() {
-            return Ok(Some(self.end(NodeResult::new(NodeStatus::InProgress))));
+            return Ok(Some(self.end(NodeResult::new(NodeStatus::InProgress))?));
         }
         self.maybe_start_over(attempt)?;
         let inputs = self.inputs(attempt)?;
@@ -288,7 +319,7 @@ impl Leaf<'_> {
             .and_then(|code| shape_tests(&code, specification).map_err(unusable));
         let code = match code {
             Ok(code) => code,
-            Err(e) => return Ok(self.asked_in_vain(e, "test")),
+            Err(e) => return self.asked_in_vain(e, "test"),
         };
         let mut merged = merge_python(&inputs.tests, &code);
         if let Some(from_spec) = examples::examples_test(self.node, &self.module) {
@@ -332,7 +363,7 @@ impl Leaf<'_> {
             });
         let code = match code {
             Ok(code) => code,
-            Err(e) => return Ok(self.asked_in_vain(e, "implementation")),
+            Err(e) => return self.asked_in_vain(e, "implementation"),
         };
         let code = with_dependency_imports(self.ctx, self.position, &code);
         let merged = merge_python(&inputs.current, &code);
@@ -342,13 +373,13 @@ impl Leaf<'_> {
     }
 
     /// An unusable answer is fed back to the next attempt; a provider failure ends the node.
-    fn asked_in_vain(&mut self, error: AskError, what: &str) -> Step {
+    fn asked_in_vain(&mut self, error: AskError, what: &str) -> Result<Step, FsError> {
         match error {
             AskError::Unusable(why) => {
                 self.failure = Some(format!("the {what} answer was unusable: {why}"));
-                Step::Retry
+                Ok(Step::Retry)
             }
-            AskError::Provider(why) => Step::Done(self.end(NodeResult::failed(why))),
+            AskError::Provider(why) => Ok(Step::Done(self.end(NodeResult::failed(why))?)),
         }
     }
 
@@ -365,11 +396,11 @@ impl Leaf<'_> {
             Ok(run) => run,
             Err(e) => {
                 let failed = NodeResult::failed(format!("cannot run tests: {e}"));
-                return Ok(Some(self.end(failed)));
+                return Ok(Some(self.end(failed)?));
             }
         };
         if run.cancelled {
-            return Ok(Some(self.end(NodeResult::new(NodeStatus::InProgress))));
+            return Ok(Some(self.end(NodeResult::new(NodeStatus::InProgress))?));
         }
         self.last_counts = Some(counts_of(&run));
         if run.succeeded() {
@@ -383,20 +414,64 @@ impl Leaf<'_> {
             return Ok(Some(NodeResult::passed(&run, attempt, usage)));
         }
         tracing::debug!(node = %self.node.id, attempt, "tests failed: {}", run.failure_reason());
+        self.remember(&run)?;
         self.failure = Some(run.failure_reason() + "\n\n" + &run.stable_output());
         Ok(None)
     }
 
-    /// `result` with the tokens this node spent.
-    fn end(&mut self, result: NodeResult) -> NodeResult {
-        NodeResult {
-            usage: std::mem::take(&mut self.usage),
-            ..result
+    /// Keeps the implementation just run if it imported (some test passed or failed rather
+    /// than erred) and has better evidence than the best so far.
+    fn remember(&mut self, run: &crate::sandbox::TestRun) -> Result<(), FsError> {
+        if run.passed + run.failed == 0 {
+            return Ok(());
         }
+        let examples = examples::test_name(self.node);
+        let candidate = Candidate {
+            text: self.ctx.workspace.read(&self.file)?.unwrap_or_default(),
+            examples_passed: run.tests.iter().any(|t| {
+                t.name.rsplit("::").next() == Some(examples.as_str()) && t.outcome == "passed"
+            }),
+            passed: run.passed,
+        };
+        if self.best.as_ref().is_none_or(|best| candidate.beats(best)) {
+            self.best = Some(candidate);
+        }
+        Ok(())
+    }
+
+    /// What a failed node leaves in its module: its best candidate, else a stub that says
+    /// why it is missing. Reverted to nothing, a failed function breaks every module and
+    /// test that imports anything from its file.
+    fn kept_text(&mut self, reason: &str) -> Result<Option<String>, FsError> {
+        if let Some(best) = self.best.take() {
+            return Ok(Some(best.text));
+        }
+        let Some(stub) = stub(self.node, reason) else {
+            return Ok(None);
+        };
+        let before = self
+            .before
+            .content(&self.file)
+            .flatten()
+            .unwrap_or_default();
+        Ok(Some(merge_python(&String::from_utf8_lossy(before), &stub)))
+    }
+
+    /// `result` with the tokens this node spent, and for a failure what its module keeps.
+    fn end(&mut self, result: NodeResult) -> Result<NodeResult, FsError> {
+        let keep = match (&result.status, &result.failure_reason) {
+            (NodeStatus::Failed, Some(reason)) => self.kept_text(reason)?,
+            _ => None,
+        };
+        Ok(NodeResult {
+            usage: std::mem::take(&mut self.usage),
+            keep,
+            ..result
+        })
     }
 
     /// Every attempt failed.
-    fn exhausted(mut self) -> NodeResult {
+    fn exhausted(mut self) -> Result<NodeResult, FsError> {
         let reason = self
             .failure
             .as_deref()
@@ -404,14 +479,48 @@ impl Leaf<'_> {
             .unwrap_or("no attempt succeeded")
             .to_string();
         let retries = self.ctx.max_retries;
-        NodeResult {
+        let failed = NodeResult {
             status: NodeStatus::Failed,
             tests: self.last_counts,
             retries,
             failure_reason: Some(format!("{reason} (after {} attempts)", retries + 1)),
-            usage: std::mem::take(&mut self.usage),
-        }
+            ..NodeResult::new(NodeStatus::Failed)
+        };
+        self.end(failed)
     }
+}
+
+/// A top-level function that raises `NotImplementedError` with the reason, from the plan's
+/// signature and docstring; `None` for methods and classes (their place is inside a class)
+/// and for nodes without a `def` signature. Plan and failure text enter only as escaped
+/// literals.
+fn stub(node: &Node, reason: &str) -> Option<String> {
+    let signature = node.signature.as_deref()?.trim().trim_end_matches(':');
+    let own_def = [
+        format!("def {}(", node.name),
+        format!("async def {}(", node.name),
+    ];
+    let is_function = node.kind == "function"
+        && !signature.contains('\n')
+        && own_def.iter().any(|d| signature.starts_with(d.as_str()));
+    if !is_function {
+        return None;
+    }
+    let doc = node.docstring.as_deref().unwrap_or("").trim();
+    let first = reason.lines().next().unwrap_or("");
+    let message = format!("zerorepo could not generate {}: {first}", node.name);
+    let mut text = format!("{signature}:\n");
+    if !doc.is_empty() {
+        text.push_str(&format!("    {}\n", crate::python::docstring_literal(doc)));
+    }
+    text.push_str(&format!(
+        "    raise NotImplementedError({})\n",
+        crate::python::docstring_literal(&message)
+    ));
+    // A signature that does not parse gives no stub rather than a module that does not.
+    crate::code::check::tree_sitter_errors(&text)
+        .is_ok_and(|errors| errors.is_empty())
+        .then_some(text)
 }
 
 /// Adds `from <module> import <name>` for each dependency in another module that the code
@@ -553,5 +662,67 @@ async fn ask(
         }
         Err(e @ LlmError::Transient { .. }) => Err(AskError::Unusable(e.to_string())),
         Err(e) => Err(AskError::Provider(format!("LLM provider failed: {e}"))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(kind: &str, name: &str, signature: &str, docstring: &str) -> Node {
+        serde_json::from_value(serde_json::json!({
+            "id": "n", "name": name, "type": kind, "node_type": "leaf",
+            "file_path": "src/m.py", "signature": signature, "docstring": docstring,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_stub_keeps_the_signature_and_escapes_plan_and_failure_text() {
+        let n = node(
+            "function",
+            "f",
+            "def f(x: int) -> int",
+            "Doc with \"\"\" quotes.",
+        );
+        let text = stub(&n, "tests failed: \"\"\"; import os\nsecond line").unwrap();
+        assert!(text.starts_with("def f(x: int) -> int:\n"), "{text}");
+        assert!(text.contains("raise NotImplementedError("), "{text}");
+        assert!(
+            !text.contains("second line"),
+            "only the reason's first line: {text}"
+        );
+        assert!(
+            crate::code::check::tree_sitter_errors(&text)
+                .unwrap()
+                .is_empty()
+        );
+        // One statement after the docstring: the injected `import os` stays inside a string.
+        let body: Vec<&str> = text
+            .lines()
+            .skip(1)
+            .filter(|l| l.starts_with("    "))
+            .collect();
+        assert_eq!(body.len(), 2, "{text}");
+    }
+
+    #[test]
+    fn no_stub_for_methods_other_names_or_signatures_that_do_not_parse() {
+        assert!(stub(&node("method", "f", "def f(self)", "d"), "r").is_none());
+        assert!(stub(&node("function", "f", "def g(x)", "d"), "r").is_none());
+        assert!(stub(&node("function", "f", "def f(x", "d"), "r").is_none());
+        assert!(stub(&node("function", "f", "def f(x):\n    pass", "d"), "r").is_none());
+    }
+
+    #[test]
+    fn the_specification_outranks_generated_tests_and_a_tie_keeps_the_earlier() {
+        let c = |examples_passed, passed| Candidate {
+            text: String::new(),
+            examples_passed,
+            passed,
+        };
+        assert!(c(true, 0).beats(&c(false, 9)));
+        assert!(c(false, 3).beats(&c(false, 2)));
+        assert!(!c(false, 2).beats(&c(false, 2)));
     }
 }

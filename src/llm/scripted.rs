@@ -6,7 +6,8 @@
 //! A line may carry `"fault"` instead of (or besides) an answer:
 //! - `"wrong_first"`: attempt 0 gets an implementation that raises, later attempts the answer;
 //! - `"permanent"`: every call fails with a permanent provider error;
-//! - `"malformed"`: the answer is prose without code.
+//! - `"malformed"`: the answer is prose without code;
+//! - `"always_wrong"`: every implementation and fix gets an implementation that raises.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -21,6 +22,7 @@ pub enum Fault {
     WrongFirst,
     Permanent,
     Malformed,
+    AlwaysWrong,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -185,6 +187,7 @@ impl LlmProvider for ScriptedProvider {
             Some(Fault::WrongFirst) if request.attempt == 0 && request.role != Role::Test => {
                 wrong_answer(request)
             }
+            Some(Fault::AlwaysWrong) if request.role != Role::Test => wrong_answer(request),
             _ => self
                 .entry_for(&request.node_id, request.role, request.attempt)
                 .and_then(|e| e.answer.clone())

@@ -290,11 +290,14 @@ fn failed_node_skips_its_dependents_and_is_reverted() {
     {
         assert_eq!(status_of(&out, id), "passed", "{id}");
     }
-    // node_002's tests and code were reverted; node_001 (same files) kept.
+    // node_002's tests were reverted; node_001 (same files) kept. No implementation of
+    // node_002 ever ran, so its module holds a stub that says why, and still imports.
     let case = std::fs::read_to_string(out.join("src/textops/case.py")).unwrap();
     let tests = std::fs::read_to_string(out.join("tests/test_case.py")).unwrap();
+    assert!(case.contains("def to_snake_case("), "{case}");
+    let stub = case.split("def capitalize_words(").nth(1).expect("a stub");
     assert!(
-        case.contains("def to_snake_case(") && !case.contains("def capitalize_words("),
+        stub.contains("raise NotImplementedError(") && stub.contains("injected permanent failure"),
         "{case}"
     );
     assert!(!tests.contains("def test_capitalize_words"), "{tests}");
@@ -353,16 +356,57 @@ fn malformed_answers_exhaust_the_retries_and_leave_nothing_behind() {
         reason.contains("unusable") && reason.contains("after 4 attempts"),
         "{reason}"
     );
+    // No answer was code: the module keeps a stub from the plan's signature, not nothing.
     let steps = std::fs::read_to_string(out.join("src/chain/steps.py")).unwrap();
+    assert_eq!(steps.matches("def ").count(), 1, "{steps}");
     assert!(
-        !steps.contains("def "),
-        "reverted to the module docstring only: {steps}"
+        steps.contains("raise NotImplementedError(") && steps.contains("unusable"),
+        "{steps}"
     );
     assert!(!out.join("tests/test_steps.py").exists());
     assert_eq!(
         (status_of(&out, "node_b"), status_of(&out, "node_c")),
         ("skipped".into(), "skipped".into())
     );
+}
+
+#[test]
+fn a_node_that_never_passes_keeps_its_best_candidate_importable() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = edited_script(dir.path(), "chain", |v| {
+        if v["node"] == "node_b" && v["role"] == "impl" {
+            v["fault"] = "always_wrong".into();
+        }
+    });
+    let out = dir.path().join("o");
+    let (code, _, stderr) = generate("chain", &script, &out, &["--max-retries", "2"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(status_of(&out, "node_a"), "passed");
+    assert_eq!(status_of(&out, "node_b"), "failed");
+    assert_eq!(status_of(&out, "node_c"), "skipped");
+    // Every candidate ran and failed its tests; the first one is kept (a tie goes to the
+    // earlier), beside node_a's passing function, and the module still compiles.
+    let steps = std::fs::read_to_string(out.join("src/chain/steps.py")).unwrap();
+    assert!(steps.contains("def double("), "{steps}");
+    assert!(
+        steps.contains("def double_plus_one(") && steps.contains("scripted wrong answer"),
+        "{steps}"
+    );
+    let tests = std::fs::read_to_string(out.join("tests/test_steps.py")).unwrap();
+    assert!(
+        !tests.contains("double_plus_one"),
+        "its rejected tests are reverted: {tests}"
+    );
+    let python = require_python().unwrap();
+    let compiled = std::process::Command::new(python)
+        .args(["-m", "py_compile"])
+        .arg(out.join("src/chain/steps.py"))
+        .status()
+        .unwrap();
+    assert!(compiled.success());
 }
 
 #[test]
