@@ -422,7 +422,7 @@ impl Leaf<'_> {
     /// Keeps the implementation just run if it imported (some test passed or failed rather
     /// than erred) and has better evidence than the best so far.
     fn remember(&mut self, run: &crate::sandbox::TestRun) -> Result<(), FsError> {
-        if run.passed + run.failed == 0 {
+        if run.passed + run.failed == 0 || self.breaks_earlier_tests(run) {
             return Ok(());
         }
         let examples = examples::test_name(self.node);
@@ -437,6 +437,27 @@ impl Leaf<'_> {
             self.best = Some(candidate);
         }
         Ok(())
+    }
+
+    /// Whether a test that was in the test file before this node (an earlier function's, in
+    /// the same module) failed: a candidate that breaks working code is never kept.
+    fn breaks_earlier_tests(&self, run: &crate::sandbox::TestRun) -> bool {
+        let before = self
+            .before
+            .content(&self.test_file)
+            .flatten()
+            .unwrap_or_default();
+        let earlier: Vec<String> = crate::code::split_units(&String::from_utf8_lossy(before))
+            .iter()
+            .filter_map(|u| u.def_name().map(str::to_string))
+            .collect();
+        run.tests.iter().any(|t| {
+            t.outcome != "passed"
+                && t.name
+                    .rsplit("::")
+                    .next()
+                    .is_some_and(|n| earlier.iter().any(|e| e == n))
+        })
     }
 
     /// What a failed node leaves in its module: its best candidate, else a stub that says
@@ -490,26 +511,25 @@ impl Leaf<'_> {
     }
 }
 
-/// A top-level function that raises `NotImplementedError` with the reason, from the plan's
-/// signature and docstring; `None` for methods and classes (their place is inside a class)
-/// and for nodes without a `def` signature. Plan and failure text enter only as escaped
-/// literals.
+/// A top-level function that raises `NotImplementedError` with the reason, with the plan's
+/// docstring; `None` for methods and classes (their place is inside a class). It takes any
+/// arguments rather than the plan's signature: that may name types the module never imports,
+/// and a stub that fails to import would break the module it exists to keep importable. Plan
+/// and failure text enter only as escaped literals.
 fn stub(node: &Node, reason: &str) -> Option<String> {
-    let signature = node.signature.as_deref()?.trim().trim_end_matches(':');
-    let own_def = [
-        format!("def {}(", node.name),
-        format!("async def {}(", node.name),
-    ];
-    let is_function = node.kind == "function"
-        && !signature.contains('\n')
-        && own_def.iter().any(|d| signature.starts_with(d.as_str()));
-    if !is_function {
+    let name = node.name.as_str();
+    let identifier = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if node.kind != "function" || !identifier {
         return None;
     }
     let doc = node.docstring.as_deref().unwrap_or("").trim();
     let first = reason.lines().next().unwrap_or("");
-    let message = format!("zerorepo could not generate {}: {first}", node.name);
-    let mut text = format!("{signature}:\n");
+    let message = format!("zerorepo could not generate {name}: {first}");
+    let mut text = format!("def {name}(*args, **kwargs):\n");
     if !doc.is_empty() {
         text.push_str(&format!("    {}\n", crate::python::docstring_literal(doc)));
     }
@@ -517,7 +537,7 @@ fn stub(node: &Node, reason: &str) -> Option<String> {
         "    raise NotImplementedError({})\n",
         crate::python::docstring_literal(&message)
     ));
-    // A signature that does not parse gives no stub rather than a module that does not.
+    // A keyword as the name would not parse: no stub rather than a module that does not.
     crate::code::check::tree_sitter_errors(&text)
         .is_ok_and(|errors| errors.is_empty())
         .then_some(text)
@@ -678,7 +698,7 @@ mod tests {
     }
 
     #[test]
-    fn a_stub_keeps_the_signature_and_escapes_plan_and_failure_text() {
+    fn a_stub_takes_any_arguments_and_escapes_plan_and_failure_text() {
         let n = node(
             "function",
             "f",
@@ -686,7 +706,7 @@ mod tests {
             "Doc with \"\"\" quotes.",
         );
         let text = stub(&n, "tests failed: \"\"\"; import os\nsecond line").unwrap();
-        assert!(text.starts_with("def f(x: int) -> int:\n"), "{text}");
+        assert!(text.starts_with("def f(*args, **kwargs):\n"), "{text}");
         assert!(text.contains("raise NotImplementedError("), "{text}");
         assert!(
             !text.contains("second line"),
@@ -707,11 +727,17 @@ mod tests {
     }
 
     #[test]
-    fn no_stub_for_methods_other_names_or_signatures_that_do_not_parse() {
+    fn no_stub_for_methods_classes_or_names_that_are_not_identifiers() {
         assert!(stub(&node("method", "f", "def f(self)", "d"), "r").is_none());
-        assert!(stub(&node("function", "f", "def g(x)", "d"), "r").is_none());
-        assert!(stub(&node("function", "f", "def f(x", "d"), "r").is_none());
-        assert!(stub(&node("function", "f", "def f(x):\n    pass", "d"), "r").is_none());
+        assert!(stub(&node("class", "C", "class C", "d"), "r").is_none());
+        assert!(
+            stub(
+                &node("function", "f(x): pass\nimport os\ndef g", "", "d"),
+                "r"
+            )
+            .is_none()
+        );
+        assert!(stub(&node("function", "class", "", "d"), "r").is_none());
     }
 
     #[test]
