@@ -75,6 +75,37 @@ pub fn without_exports(text: &str) -> Option<String> {
     })
 }
 
+/// Top-level module names of the standard library (Python 3.11's `sys.stdlib_module_names`,
+/// without private ones).
+const STDLIB: &str = include_str!("stdlib.txt");
+
+/// Whether `module` is a top-level module of the standard library.
+pub fn is_stdlib(module: &str) -> bool {
+    module == "__future__" || STDLIB.lines().any(|l| l == module)
+}
+
+/// The names of `typing` that annotations use most; a module that uses one without binding
+/// it fails at import with a `NameError`.
+pub const TYPING_NAMES: &[&str] = &[
+    "Any",
+    "Callable",
+    "Dict",
+    "FrozenSet",
+    "Generator",
+    "Iterable",
+    "Iterator",
+    "List",
+    "Mapping",
+    "MutableMapping",
+    "Optional",
+    "Sequence",
+    "Set",
+    "Tuple",
+    "Type",
+    "TypeVar",
+    "Union",
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;

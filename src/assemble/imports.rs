@@ -11,13 +11,7 @@
 
 use std::collections::BTreeSet;
 
-/// Top-level module names of the standard library (Python 3.11's `sys.stdlib_module_names`,
-/// without private ones).
-const STDLIB: &str = include_str!("stdlib.txt");
-
-pub fn is_stdlib(module: &str) -> bool {
-    module == "__future__" || STDLIB.lines().any(|l| l == module)
-}
+pub use crate::python::is_stdlib;
 
 /// Top-level module names imported anywhere in `source` (absolute imports only).
 pub fn imported_modules(source: &str) -> BTreeSet<String> {

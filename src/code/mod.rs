@@ -23,4 +23,4 @@ pub mod tools;
 pub mod units;
 
 pub use tools::{CodeTools, ToolsError, View};
-pub use units::{Unit, UnitKind, identifiers, split_units};
+pub use units::{Unit, UnitKind, attribute_bases, identifiers, split_units};

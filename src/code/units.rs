@@ -230,6 +230,36 @@ pub fn identifiers(code: &str) -> std::collections::BTreeSet<String> {
     names
 }
 
+/// Names used as the base of an attribute (`math` in `math.sqrt(x)`, not `sqrt`, not `self`
+/// in `x.self.y`), ignoring strings and comments: the modules code reaches into.
+pub fn attribute_bases(code: &str) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    let mut st = LineState::default();
+    for line in code.lines() {
+        let visible: Vec<char> = code_outside_strings(line, st).chars().collect();
+        st = scan_line(line, st);
+        let mut start = 0;
+        while start < visible.len() {
+            let is_word = |c: char| c.is_alphanumeric() || c == '_';
+            if !is_word(visible[start]) {
+                start += 1;
+                continue;
+            }
+            let end = (start..visible.len())
+                .find(|&i| !is_word(visible[i]))
+                .unwrap_or(visible.len());
+            let after_dot = start > 0 && visible[start - 1] == '.';
+            let before_dot = visible.get(end) == Some(&'.');
+            let word: String = visible[start..end].iter().collect();
+            if before_dot && !after_dot && !word.starts_with(|c: char| c.is_ascii_digit()) {
+                names.insert(word);
+            }
+            start = end;
+        }
+    }
+    names
+}
+
 /// The parts of a line that are code: strings and comments blanked out, except the
 /// `{expressions}` of f-strings, which are code. A triple-quoted f-string spanning lines is
 /// treated as plain text after its first line (rare in generated code, and only costs an import).
@@ -293,6 +323,14 @@ fn code_outside_strings(line: &str, st: LineState) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn attribute_bases_are_the_names_before_a_dot() {
+        let code =
+            "def f(x):\n    s = 'math.pi'  # re.x\n    return math.sqrt(os.path.join(x).y) + 1.5\n";
+        let bases: Vec<String> = attribute_bases(code).into_iter().collect();
+        assert_eq!(bases, ["math", "os"]);
+    }
     use super::*;
 
     fn kinds(src: &str) -> Vec<UnitKind> {

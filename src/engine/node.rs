@@ -4,6 +4,8 @@
 //! Before touching anything the node's files are snapshotted to disk; the snapshot is what a
 //! failure reverts to, and what a resumed run restores after a crash in the middle of the node.
 
+use std::collections::BTreeSet;
+
 use crate::checkpoint::{NodeStatus, TestCounts};
 use crate::edit::{code_for_target, merge_python, shape_implementation, shape_tests};
 use crate::fsutil::{FsError, Snapshot};
@@ -365,7 +367,7 @@ impl Leaf<'_> {
             Ok(code) => code,
             Err(e) => return self.asked_in_vain(e, "implementation"),
         };
-        let code = with_dependency_imports(self.ctx, self.position, &code);
+        let code = with_missing_imports(self.ctx, self.position, &code, &inputs.current);
         let merged = merge_python(&inputs.current, &code);
         self.fix_changed_nothing = role == Role::Fix && merged == inputs.current;
         self.ctx.workspace.write_if_changed(&self.file, &merged)?;
@@ -543,21 +545,66 @@ fn stub(node: &Node, reason: &str) -> Option<String> {
         .then_some(text)
 }
 
-/// Adds `from <module> import <name>` for each dependency in another module that the code
-/// uses but does not import: the model often calls a dependency it was shown and forgets the
-/// import (the seed's "missing imports: detect and add").
-fn with_dependency_imports(ctx: &Context, position: NodePos, code: &str) -> String {
-    let own_file = ctx.rpg.node(position).file_path.clone();
-    let units = crate::code::split_units(code);
-    let bound: Vec<String> = units
+/// Names a piece of Python binds at its top level: imports and definitions.
+fn bound_names(code: &str) -> BTreeSet<String> {
+    crate::code::split_units(code)
         .iter()
         .flat_map(|u| {
             u.imported_names()
                 .into_iter()
                 .chain(u.def_name().map(str::to_string))
         })
-        .collect();
+        .collect()
+}
+
+/// Adds the imports the code needs and forgets, before anything runs (the seed's "missing
+/// imports: detect and add"): a dependency in another module it calls, a `typing` name it
+/// annotates with, a standard-library module it reaches into (`math.sqrt`). A 1.5B model
+/// forgets these often, and each one fails every test of the module at import.
+fn with_missing_imports(ctx: &Context, position: NodePos, code: &str, current: &str) -> String {
     let used = crate::code::identifiers(code);
+    let mut imports = dependency_imports(ctx, position, &bound_names(code), &used);
+    imports.extend(standard_imports(code, current));
+    if imports.is_empty() {
+        return code.to_string();
+    }
+    merge_python(&imports.join("\n"), code)
+}
+
+/// The `typing` names and standard-library modules `code` uses that neither it nor the
+/// module it goes into (`current`) binds, as import lines.
+fn standard_imports(code: &str, current: &str) -> Vec<String> {
+    let used = crate::code::identifiers(code);
+    let bound: BTreeSet<String> = bound_names(code)
+        .into_iter()
+        .chain(bound_names(current))
+        .collect();
+    let mut imports = Vec::new();
+    let typing: Vec<&str> = crate::python::TYPING_NAMES
+        .iter()
+        .copied()
+        .filter(|n| used.contains(*n) && !bound.contains(*n))
+        .collect();
+    if !typing.is_empty() {
+        imports.push(format!("from typing import {}", typing.join(", ")));
+    }
+    for module in crate::code::attribute_bases(code) {
+        if crate::python::is_stdlib(&module) && !bound.contains(&module) {
+            imports.push(format!("import {module}"));
+        }
+    }
+    imports
+}
+
+/// `from <module> import <name>` for each dependency in another module that the code uses but
+/// does not import: the model often calls a dependency it was shown and forgets the import.
+fn dependency_imports(
+    ctx: &Context,
+    position: NodePos,
+    bound: &BTreeSet<String>,
+    used: &BTreeSet<String>,
+) -> Vec<String> {
+    let own_file = ctx.rpg.node(position).file_path.clone();
     let mut imports = Vec::new();
     for dep in ctx
         .rpg
@@ -581,10 +628,7 @@ fn with_dependency_imports(ctx: &Context, position: NodePos, code: &str) -> Stri
             ));
         }
     }
-    if imports.is_empty() {
-        return code.to_string();
-    }
-    merge_python(&imports.join("\n"), code)
+    imports
 }
 
 /// When the model keeps the code as it is, the plan's own examples pass, and only
@@ -738,6 +782,25 @@ mod tests {
             .is_none()
         );
         assert!(stub(&node("function", "class", "", "d"), "r").is_none());
+    }
+
+    #[test]
+    fn forgotten_typing_names_and_standard_modules_are_imported() {
+        let code =
+            "def f(x: Optional[List[int]]) -> float:\n    return math.sqrt(len(x)) + self_made.y\n";
+        assert_eq!(
+            standard_imports(code, ""),
+            ["from typing import List, Optional", "import math"]
+        );
+        // What the module or the answer already binds is left alone.
+        let current = "from typing import Optional, List\nimport math\n";
+        assert!(standard_imports(code, current).is_empty());
+        let answer =
+            "import math\nfrom typing import *\ndef f(x: Optional[int]):\n    return math.pi\n";
+        assert_eq!(
+            standard_imports(answer, ""),
+            ["from typing import Optional"]
+        );
     }
 
     #[test]
