@@ -175,11 +175,13 @@ pub struct Evaluation {
     pub reference: String,
     /// The backend that ran the tests; `none` means nothing was isolated.
     pub sandbox: String,
+    /// Every reference test, whether or not it names a node.
     pub overall: Tally,
     /// Tests attributed to a node, per subgraph, in plan order.
     pub subgraphs: Vec<SubgraphScore>,
     /// The leaves that reference tests are attributed to, in plan order.
     pub nodes: Vec<NodeScore>,
+    /// Per reference file, by name.
     pub files: Vec<FileScore>,
     /// Ids of the leaves no reference test is attributed to: the reference says nothing of them.
     pub untested_leaves: Vec<String>,
