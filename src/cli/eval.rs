@@ -45,14 +45,7 @@ pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
     let reference = Reference::load(&args.out, &args.reference, args.rpg.as_deref())?;
     let runner = test_runner(args.sandbox, Duration::from_secs(args.test_timeout))?;
     let cancel = CancellationToken::new();
-    let on_ctrl_c = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                cancel.cancel();
-            }
-        })
-    };
+    let on_ctrl_c = tokio::spawn(stop_on_ctrl_c(cancel.clone()));
     let evaluated = eval::evaluate(&reference, runner.as_ref(), &cancel).await;
     on_ctrl_c.abort();
     let evaluation = match evaluated {
@@ -68,4 +61,16 @@ pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
         print!("{}", render::eval(&evaluation));
     }
     Ok(exit::OK)
+}
+
+/// First Ctrl-C: stop the file that is running, release the sandbox, remove the scratch copy,
+/// exit 130. A second one exits at once (the sandbox dies with its parent).
+async fn stop_on_ctrl_c(cancel: CancellationToken) {
+    if tokio::signal::ctrl_c().await.is_err() {
+        return;
+    }
+    cancel.cancel();
+    if tokio::signal::ctrl_c().await.is_ok() {
+        std::process::exit(i32::from(exit::INTERRUPTED));
+    }
 }

@@ -138,8 +138,11 @@ fn from_report(file: &str, run: &TestRun, reasons: &BTreeMap<String, String>) ->
                 return None;
             }
             // `reference_tests.test_x.TestK` -> `TestK::`: the classes after the module.
-            let mut parts = classname.split('.').skip_while(|p| *p != stem).skip(1);
-            let classes: Vec<&str> = parts.by_ref().collect();
+            let classes: Vec<&str> = classname
+                .split('.')
+                .skip_while(|p| *p != stem)
+                .skip(1)
+                .collect();
             let id = classes
                 .iter()
                 .chain(std::iter::once(&name))
@@ -225,9 +228,12 @@ fn file_problem(declared: &[String], run: &TestRun, cases: &[Case]) -> Option<St
     })
 }
 
-/// The first `E ` line of pytest's output (the exception that stopped it), else the runner's
-/// one-line reason (a timeout, a kill, no tests).
+/// A run stopped from outside (a timeout, a sandbox limit) says so; otherwise the first `E `
+/// line of pytest's output (the exception that stopped it), else the runner's one-line reason.
 fn first_error(run: &TestRun) -> String {
+    if run.timed_out || run.killed_by.is_some() {
+        return run.failure_reason();
+    }
     run.output
         .lines()
         .find_map(|l| l.strip_prefix("E "))
@@ -423,6 +429,13 @@ mod tests {
         };
         let file = read_run("test_x.py", &declared, &timed_out);
         assert!(file.cases.iter().all(|c| c.outcome == Outcome::Error));
+        assert!(file.problem.unwrap_or_default().contains("timed out"));
+        // A failure printed before the hang is not why the file did not finish.
+        let hung_after_a_failure = TestRun {
+            output: "E   assert 1 == 2\n".into(),
+            ..timed_out.clone()
+        };
+        let file = read_run("test_x.py", &declared, &hung_after_a_failure);
         assert!(file.problem.unwrap_or_default().contains("timed out"));
         let collection = run(
             Some(1),

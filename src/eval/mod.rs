@@ -134,11 +134,6 @@ impl Reference {
             files,
         })
     }
-
-    /// How many tests the reference files declare.
-    pub fn declared_tests(&self) -> usize {
-        self.files.iter().map(|f| f.declared.len()).sum()
-    }
 }
 
 /// The `test_*.py` files directly in `tests`, by name, with the tests each declares.
