@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! cli       cli
-//! pipeline  pipeline · progress · schemas
+//! pipeline  pipeline · progress · schemas · eval
 //! stages    engine · assemble
 //! services  workspace · localize · report · llm · edit · code · checkpoint · sandbox · detect
 //! plan      rpg · schedule · usage · prompts
@@ -30,7 +30,8 @@
 //!   `assemble` turns the generated tree into a package (exports, pyproject, README, report,
 //!   install and test validation). Neither knows the other.
 //! - **pipeline** runs the engine, then assembly, then releases the sandbox; `progress` is
-//!   the terminal view of a run; `schemas` prints the JSON Schemas.
+//!   the terminal view of a run; `schemas` prints the JSON Schemas; `eval` measures a
+//!   generated repository by reference tests the engine never saw, run in the sandbox.
 //! - **cli** is the `zerorepo` command line: one module per command with its flags and its
 //!   run, one error type that picks the exit code, all text output in `cli::render`.
 //!   `main.rs` only calls [`cli::main`].
@@ -53,6 +54,7 @@ pub mod code;
 pub mod detect;
 pub mod edit;
 pub mod engine;
+pub mod eval;
 pub mod fsutil;
 pub mod layout;
 pub mod llm;

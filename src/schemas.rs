@@ -11,6 +11,11 @@ pub fn checkpoint() -> String {
     pretty(schemars::schema_for!(crate::checkpoint::CheckpointMap))
 }
 
+/// `schemas/eval.schema.json`: what `zerorepo eval --json` prints.
+pub fn eval() -> String {
+    pretty(schemars::schema_for!(crate::eval::Evaluation))
+}
+
 /// The schema as the committed files hold it: pretty JSON and a final newline.
 ///
 /// Serialising cannot fail, so a failure is a bug worth a panic rather than an empty file: a

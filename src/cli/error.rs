@@ -10,6 +10,7 @@ use std::fmt;
 
 use crate::code::tools::ToolsError;
 use crate::engine::EngineError;
+use crate::eval::EvalError;
 use crate::exit;
 use crate::llm::model::ModelError;
 use crate::localize::LocalizeError;
@@ -78,6 +79,12 @@ impl UserFault for GenerateError {
 }
 
 impl UserFault for ToolsError {
+    fn is_user_fault(&self) -> bool {
+        self.is_bad_input()
+    }
+}
+
+impl UserFault for EvalError {
     fn is_user_fault(&self) -> bool {
         self.is_bad_input()
     }

@@ -112,8 +112,9 @@ fn exit_code(summary: &Summary) -> u8 {
 
 /// The test runner for `--sandbox`. `none` runs generated code with the user's full rights,
 /// so it is never chosen implicitly and always says so. A sandbox this machine cannot
-/// provide is the user's to fix (exit 2), before anything is written.
-fn test_runner(
+/// provide is the user's to fix (exit 2), before anything is written. `eval` runs the
+/// reference tests in the same sandbox.
+pub(super) fn test_runner(
     backend: sandbox::Backend,
     timeout: Duration,
 ) -> Result<Arc<dyn TestRunner>, CliError> {

@@ -12,6 +12,7 @@ mod deps;
 mod derive_script;
 mod detect;
 mod error;
+mod eval;
 mod generate;
 mod llm_args;
 mod model;
@@ -76,6 +77,7 @@ enum Command {
     View(view::Args),
     Search(search::Args),
     Deps(deps::Args),
+    Eval(eval::Args),
     /// The local models (code model, embedder): fetch them, or show where they live.
     #[command(subcommand)]
     Model(model::Command),
@@ -139,6 +141,7 @@ async fn run(command: Command, global: &GlobalArgs) -> Result<u8, CliError> {
         Command::View(args) => view::run(args),
         Command::Search(args) => search::run(args).await,
         Command::Deps(args) => deps::run(args),
+        Command::Eval(args) => eval::run(args).await,
         Command::Model(command) => model::run(command, global.quiet).await,
         Command::Sandbox(command) => sandbox::run(command).await,
         Command::Schema(args) => schema::run(args),

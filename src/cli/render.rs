@@ -16,6 +16,7 @@ use super::validate::Invalid;
 use crate::assemble::Assembly;
 use crate::detect::Commands;
 use crate::engine::Rollback;
+use crate::eval::{Evaluation, Outcome, Tally};
 use crate::localize::{SearchMethod, SearchResult};
 use crate::pipeline::Summary;
 use crate::rpg::{self, ValidRpg};
@@ -208,4 +209,176 @@ pub(crate) fn model_path(path: &Path) -> String {
 /// `sandbox build-image`: the tag of the image built.
 pub(crate) fn built_image(tag: &str) -> String {
     format!("built {tag}\n")
+}
+
+/// How many tests that did not pass `eval` lists in text; `--json` has them all.
+const EVAL_LISTED: usize = 20;
+
+/// `eval`: the overall figure, then tables per subgraph, per node and per file, then the
+/// tests that did not pass, each with its node and pytest's reason.
+pub(crate) fn eval(e: &Evaluation) -> String {
+    let place = if e.sandbox == "none" {
+        "outside any sandbox (--sandbox none: nothing isolated)".to_string()
+    } else {
+        format!("in the {} sandbox", e.sandbox)
+    };
+    let mut text = format!(
+        "reference tests: {} of {} passed ({}), {} failed, {} errors, {} skipped, {place}\n  {} against {}\n",
+        e.overall.passed,
+        e.overall.total,
+        rate(&e.overall),
+        e.overall.failed,
+        e.overall.errors,
+        e.overall.skipped,
+        e.reference,
+        e.out,
+    );
+    let subgraphs = e.subgraphs.iter().map(|s| vec![s.subgraph.clone()]);
+    text.push_str(&eval_table(
+        &["subgraph"],
+        subgraphs.zip(e.subgraphs.iter().map(|s| &s.tally)),
+    ));
+    let nodes = e.nodes.iter().map(|n| {
+        let status = n.status.map_or("-", |s| s.as_str());
+        vec![
+            n.id.clone(),
+            n.name.clone(),
+            n.subgraph.clone(),
+            status.to_string(),
+        ]
+    });
+    let node_tallies = e.nodes.iter().map(|n| &n.tally);
+    text.push_str(&eval_table(
+        &["node", "name", "subgraph", "status"],
+        nodes.zip(node_tallies),
+    ));
+    let files = e.files.iter().map(|f| vec![f.file.clone()]);
+    text.push_str(&eval_table(
+        &["file"],
+        files.zip(e.files.iter().map(|f| &f.tally)),
+    ));
+    text.push_str(&eval_notes(e));
+    text
+}
+
+/// Rows of leading text columns and a tally, as an aligned table after a blank line.
+fn eval_table<'a>(head: &[&str], rows: impl Iterator<Item = (Vec<String>, &'a Tally)>) -> String {
+    let mut lines: Vec<Vec<String>> = vec![
+        head.iter()
+            .chain(&["passed", "total", "rate"])
+            .map(|h| h.to_string())
+            .collect(),
+    ];
+    for (mut cells, tally) in rows {
+        cells.extend([
+            tally.passed.to_string(),
+            tally.total.to_string(),
+            rate(tally),
+        ]);
+        lines.push(cells);
+    }
+    let widths: Vec<usize> = (0..lines[0].len())
+        .map(|c| {
+            lines
+                .iter()
+                .map(|l| l.get(c).map_or(0, String::len))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut text = String::from("\n");
+    for line in &lines {
+        let cells: Vec<String> = line
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(c, (cell, w))| {
+                if c < head.len() {
+                    format!("{cell:<w$}")
+                } else {
+                    format!("{cell:>w$}")
+                }
+            })
+            .collect();
+        text.push_str(cells.join("  ").trim_end());
+        text.push('\n');
+    }
+    text
+}
+
+/// The files that did not run, the tests that did not pass, and what the reference leaves out.
+fn eval_notes(e: &Evaluation) -> String {
+    let mut text = String::new();
+    let mut problems = Vec::new();
+    for file in &e.files {
+        if let Some(problem) = &file.problem {
+            text.push_str(&format!("\n{}: {problem}\n", file.file));
+            problems.push((file.file.as_str(), problem.as_str()));
+        }
+    }
+    // A test that shares its file's problem is in the line above, not one line per test.
+    let of_file = |t: &&crate::eval::TestResult| {
+        problems.contains(&(t.file.as_str(), t.reason.as_deref().unwrap_or_default()))
+    };
+    let not_passed: Vec<_> = e
+        .tests
+        .iter()
+        .filter(|t| t.outcome != Outcome::Passed && !of_file(t))
+        .collect();
+    if !not_passed.is_empty() {
+        let shown = not_passed.len().min(EVAL_LISTED);
+        text.push_str(&format!(
+            "\nnot passed ({shown} of {} listed):\n",
+            not_passed.len()
+        ));
+        for t in &not_passed[..shown] {
+            let node = t.node.as_deref().map_or_else(String::new, |id| {
+                let name = e.nodes.iter().find(|n| n.id == id).map_or("", |n| &n.name);
+                format!("  [{id} {name}]")
+            });
+            let outcome = match t.outcome {
+                Outcome::Failed => "failed",
+                Outcome::Error => "error",
+                Outcome::Skipped => "skipped",
+                Outcome::Passed => "passed",
+            };
+            let reason: String = t
+                .reason
+                .as_deref()
+                .unwrap_or("")
+                .chars()
+                .take(120)
+                .collect();
+            text.push_str(&format!(
+                "  {}::{}{node}  {outcome}: {reason}\n",
+                t.file, t.test
+            ));
+        }
+    }
+    let unattributed = e.tests.iter().filter(|t| t.node.is_none()).count();
+    if unattributed > 0 {
+        text.push_str(&format!(
+            "\n{unattributed} test(s) name no leaf of the plan: counted in their file and overall only\n"
+        ));
+    }
+    if !e.untested_leaves.is_empty() {
+        text.push_str(&format!(
+            "\n{} leaf node(s) have no reference test: {}\n",
+            e.untested_leaves.len(),
+            e.untested_leaves.join(", ")
+        ));
+    }
+    text
+}
+
+/// `97.4%`, or `-` when there is no test.
+fn rate(tally: &Tally) -> String {
+    tally
+        .pass_rate
+        .map_or_else(|| "-".into(), |r| format!("{:.1}%", r * 100.0))
+}
+
+/// `eval` stopped by Ctrl-C: nothing to report, nothing to clean up by hand.
+pub(crate) fn eval_interrupted() -> String {
+    "eval: interrupted; no figure (the scratch copy was removed, the output directory is untouched)\n".into()
 }

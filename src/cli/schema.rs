@@ -15,6 +15,8 @@ pub(crate) struct Args {
 enum Kind {
     Rpg,
     Checkpoint,
+    /// What `zerorepo eval --json` prints.
+    Eval,
 }
 
 pub(crate) fn run(args: Args) -> Result<u8, CliError> {
@@ -24,6 +26,7 @@ pub(crate) fn run(args: Args) -> Result<u8, CliError> {
         match args.which {
             Kind::Rpg => crate::schemas::rpg(),
             Kind::Checkpoint => crate::schemas::checkpoint(),
+            Kind::Eval => crate::schemas::eval(),
         }
     );
     Ok(exit::OK)

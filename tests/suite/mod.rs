@@ -3,6 +3,7 @@ mod bad_input;
 mod cli;
 mod code;
 mod engine;
+mod eval;
 mod generation;
 mod large_plans;
 mod layers;

@@ -1,0 +1,121 @@
+//! The scratch copy the reference tests run in: the generated repository, read-only from the
+//! evaluation's point of view, plus the reference tests in a directory of their own.
+//!
+//! Copying rather than pointing the sandbox at OUT keeps OUT exactly as generation left it
+//! (a reference file named like a generated one would otherwise replace it), and leaves the
+//! engine's state and git's store out of the sandbox's view.
+
+use std::path::{Path, PathBuf};
+
+use tempfile::TempDir;
+
+use super::EvalError;
+
+/// Where the reference tests go in the scratch copy: apart from the generated `tests/`, so
+/// only the reference runs and no file of one replaces a file of the other.
+pub const REFERENCE_DIR: &str = "reference_tests";
+
+/// Names left out at any depth: git's store, the engine's state, byte-code caches. None is
+/// part of the repository under test.
+const LEFT_OUT: &[&str] = &[".git", ".zerorepo", "__pycache__"];
+
+/// A fresh temp directory holding a copy of `out` and, under [`REFERENCE_DIR`], of
+/// `reference_tests`. Named so that a killed run's copy is found and removed by the next
+/// evaluation or generation ([`crate::sandbox::leftovers`]), which this one starts with.
+pub(super) fn prepare(out: &Path, reference_tests: &Path) -> Result<TempDir, EvalError> {
+    let removed = crate::sandbox::leftovers::clean();
+    if removed > 0 {
+        tracing::debug!("removed {removed} leftover(s) of killed runs");
+    }
+    let scratch = tempfile::Builder::new()
+        .prefix(&crate::sandbox::leftovers::temp_prefix("eval"))
+        .tempdir()
+        .map_err(|source| EvalError::Scratch {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+    let fail = |path: PathBuf| move |source| EvalError::Scratch { path, source };
+    copy_tree(out, scratch.path()).map_err(fail(out.to_path_buf()))?;
+    let target = scratch.path().join(REFERENCE_DIR);
+    // A generated directory of that name is not the reference: it must not mix with it.
+    if target.exists() {
+        std::fs::remove_dir_all(&target).map_err(fail(target.clone()))?;
+    }
+    copy_tree(reference_tests, &target).map_err(fail(reference_tests.to_path_buf()))?;
+    Ok(scratch)
+}
+
+/// Copies the regular files and directories under `from` to `to`. Symbolic links and special
+/// files are left out: a link in a generated tree could point anywhere on this machine, and
+/// following it would copy what it points at into the sandbox's view.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    let mut stack = vec![(from.to_path_buf(), to.to_path_buf())];
+    while let Some((src, dst)) = stack.pop() {
+        for entry in std::fs::read_dir(&src)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            if LEFT_OUT.iter().any(|l| name == *l) {
+                continue;
+            }
+            let kind = entry.file_type()?;
+            let target = dst.join(&name);
+            if kind.is_dir() {
+                std::fs::create_dir(&target)?;
+                stack.push((entry.path(), target));
+            } else if kind.is_file() {
+                std::fs::copy(entry.path(), &target)?;
+            } else {
+                tracing::debug!(
+                    "eval: {} left out of the copy (not a regular file)",
+                    entry.path().display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_copy_leaves_out_state_caches_and_links_and_keeps_the_reference_apart() {
+        let out = tempfile::tempdir().unwrap();
+        let reference = tempfile::tempdir().unwrap();
+        let write = |root: &Path, rel: &str, text: &str| {
+            let path = root.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        };
+        write(out.path(), "src/pkg/mod.py", "x = 1\n");
+        write(out.path(), "tests/test_mod.py", "generated\n");
+        write(out.path(), ".zerorepo/journal.jsonl", "{}\n");
+        write(out.path(), ".git/HEAD", "ref\n");
+        write(out.path(), "src/pkg/__pycache__/mod.pyc", "bytes");
+        write(out.path(), "reference_tests/test_mod.py", "impostor\n");
+        std::os::unix::fs::symlink("/etc", out.path().join("src/link")).unwrap();
+        write(reference.path(), "test_mod.py", "reference\n");
+        write(reference.path(), "data/rows.csv", "a,b\n");
+
+        let scratch = prepare(out.path(), reference.path()).unwrap();
+        let read = |rel: &str| std::fs::read_to_string(scratch.path().join(rel)).ok();
+        assert_eq!(read("src/pkg/mod.py").as_deref(), Some("x = 1\n"));
+        assert_eq!(read("tests/test_mod.py").as_deref(), Some("generated\n"));
+        assert_eq!(
+            read("reference_tests/test_mod.py").as_deref(),
+            Some("reference\n")
+        );
+        assert_eq!(
+            read("reference_tests/data/rows.csv").as_deref(),
+            Some("a,b\n")
+        );
+        for gone in [".zerorepo", ".git", "src/pkg/__pycache__", "src/link"] {
+            assert!(
+                std::fs::symlink_metadata(scratch.path().join(gone)).is_err(),
+                "{gone} was copied"
+            );
+        }
+    }
+}
