@@ -6,7 +6,7 @@
 pub const STATE_DIR: &str = ".zerorepo";
 /// Per-node snapshots of the files a node may touch, saved before it starts.
 pub const SNAPSHOT_DIR: &str = ".zerorepo/snapshots";
-/// The staging copy nodes work in (see [`crate::workspace::publish`]).
+/// The staging copy nodes work in; passed work is published from it to the output tree.
 pub const WORK_DIR: &str = ".zerorepo/work";
 /// The plan a run was started from (what `rollback` and `search` read).
 pub const RPG_COPY: &str = ".zerorepo/rpg.json";

@@ -7,7 +7,7 @@
 //! on the one task that owns the checkpoint; [`output`] publishes passed work from the staging
 //! copy and commits each finished subgraph. [`node`] is the per-node test-first loop,
 //! [`prompt`] builds what the model sees, [`rollback`] is `zerorepo rollback`. The engine knows
-//! nothing of assembly: [`crate::pipeline`] runs it after the engine, on the [`Handoff`].
+//! nothing of assembly: the pipeline module runs that after the engine, on the [`Handoff`].
 
 mod examples;
 mod node;
@@ -200,7 +200,7 @@ pub struct Request {
 /// Runs the node loop of a generation: prepares the output directory, drains the queue, and
 /// publishes and commits what finished. Errors are returned before any file is written when
 /// the input is at fault; once nodes run, failures are recorded per node and counted in the
-/// summary. Assembly is the caller's next step ([`crate::pipeline`]), on the [`Handoff`].
+/// summary. Assembly is the caller's next step (the pipeline module), on the [`Handoff`].
 pub async fn generate(
     request: Request,
     progress: &mut dyn FnMut(Progress),
