@@ -1,16 +1,14 @@
 //! `zerorepo eval`: a generated repository measured by hidden reference tests, in the sandbox.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
 use super::error::CliError;
-use super::generate::test_runner;
 use super::render;
+use super::sandbox_args::SandboxArgs;
 use crate::eval::{self, EvalError, Reference};
 use crate::exit;
-use crate::sandbox;
 
 /// Measure a generated repository with reference tests it never saw, run in the sandbox.
 ///
@@ -28,13 +26,8 @@ pub(crate) struct Args {
     /// Read the RPG from this file instead of OUT (docs/rpg.json or .zerorepo/rpg.json).
     #[arg(long, value_name = "PATH")]
     rpg: Option<PathBuf>,
-    /// Wall-clock limit of one reference file's run, in seconds (at most a day).
-    #[arg(long, default_value_t = sandbox::DEFAULT_TIMEOUT.as_secs(),
-          value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    test_timeout: u64,
-    /// Where the tests run: `auto` (bubblewrap), `bwrap`, `docker`, or `none` (no isolation at all).
-    #[arg(long, value_enum, default_value = "auto", env = "ZEROREPO_SANDBOX")]
-    sandbox: sandbox::Backend,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
     /// Print the evaluation as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -43,7 +36,7 @@ pub(crate) struct Args {
 pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
     // The input is checked before a sandbox is set up.
     let reference = Reference::load(&args.out, &args.reference, args.rpg.as_deref())?;
-    let runner = test_runner(args.sandbox, Duration::from_secs(args.test_timeout))?;
+    let runner = args.sandbox.runner()?;
     let cancel = CancellationToken::new();
     let on_ctrl_c = tokio::spawn(stop_on_ctrl_c(cancel.clone()));
     let evaluated = eval::evaluate(&reference, runner.as_ref(), &cancel).await;

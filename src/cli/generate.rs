@@ -1,11 +1,9 @@
 //! `zerorepo generate`: the one long-running command. Besides its flags it owns what only a
-//! run needs: the choice of test runner for `--sandbox`, and the SIGINT/SIGTERM handling that
-//! stops a run cleanly so it can be resumed.
+//! run needs: the SIGINT/SIGTERM handling that stops a run cleanly so it can be resumed.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
@@ -13,11 +11,11 @@ use super::EXIT_CODES;
 use super::error::CliError;
 use super::llm_args::LlmArgs;
 use super::render;
+use super::sandbox_args::SandboxArgs;
 use super::validate::load_valid;
 use crate::engine::{GenerateOptions, Request};
 use crate::exit;
 use crate::pipeline::{self, Summary};
-use crate::sandbox::{self, BwrapRunner, DockerRunner, LocalRunner, SandboxPolicy, TestRunner};
 
 /// Generate the repository: tests first, then code, node by node, checkpointed.
 ///
@@ -49,13 +47,8 @@ pub(crate) struct Args {
     flush_every: usize,
     #[command(flatten)]
     llm: LlmArgs,
-    /// Wall-clock limit of one test run, in seconds (at most a day).
-    #[arg(long, default_value_t = sandbox::DEFAULT_TIMEOUT.as_secs(),
-          value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    test_timeout: u64,
-    /// Where generated tests run: `auto` (bubblewrap), `bwrap`, `docker`, or `none` (no isolation at all).
-    #[arg(long, value_enum, default_value = "auto", env = "ZEROREPO_SANDBOX")]
-    sandbox: sandbox::Backend,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
     /// Print the final summary as JSON on stdout.
     #[arg(long)]
     json: bool,
@@ -64,7 +57,7 @@ pub(crate) struct Args {
 pub(crate) async fn run(args: Args, quiet: bool) -> Result<u8, CliError> {
     // Everything that can reject the input does so before anything is written: the
     // sandbox, the RPG, the model.
-    let runner = test_runner(args.sandbox, Duration::from_secs(args.test_timeout))?;
+    let runner = args.sandbox.runner()?;
     let valid = Arc::new(load_valid(&args.rpg)?);
     let llm = args.llm.provider()?;
     let cancel = CancellationToken::new();
@@ -107,45 +100,6 @@ fn exit_code(summary: &Summary) -> u8 {
         exit::OK
     } else {
         exit::FAILED
-    }
-}
-
-/// The test runner for `--sandbox`. `none` runs generated code with the user's full rights,
-/// so it is never chosen implicitly and always says so. A sandbox this machine cannot
-/// provide is the user's to fix (exit 2), before anything is written. `eval` runs the
-/// reference tests in the same sandbox.
-pub(super) fn test_runner(
-    backend: sandbox::Backend,
-    timeout: Duration,
-) -> Result<Arc<dyn TestRunner>, CliError> {
-    let policy = SandboxPolicy {
-        wall_timeout_secs: timeout.as_secs().max(1),
-        ..SandboxPolicy::default()
-    };
-    match backend {
-        sandbox::Backend::None => {
-            tracing::warn!(
-                "--sandbox none: generated tests run as plain subprocesses with your rights; nothing is isolated"
-            );
-            Ok(Arc::new(LocalRunner::new(
-                LocalRunner::default_python(),
-                timeout,
-            )))
-        }
-        sandbox::Backend::Docker => {
-            let image = std::env::var("ZEROREPO_SANDBOX_IMAGE")
-                .unwrap_or_else(|_| sandbox::docker::DEFAULT_IMAGE.into());
-            let runner = DockerRunner::new(policy, image).map_err(CliError::bad_input)?;
-            Ok(Arc::new(runner))
-        }
-        sandbox::Backend::Auto | sandbox::Backend::Bwrap => {
-            let python = std::env::var_os("ZEROREPO_SANDBOX_PYTHON").map_or_else(
-                || PathBuf::from(sandbox::bwrap::DEFAULT_PYTHON),
-                PathBuf::from,
-            );
-            let runner = BwrapRunner::new(policy, python).map_err(CliError::bad_input)?;
-            Ok(Arc::new(runner))
-        }
     }
 }
 

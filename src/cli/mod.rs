@@ -20,6 +20,7 @@ mod plan;
 mod render;
 mod rollback;
 mod sandbox;
+mod sandbox_args;
 mod schema;
 mod search;
 mod status;
