@@ -31,6 +31,10 @@ pub enum NodeStatus {
     Pending,
     InProgress,
     Passed,
+    /// Its code passes the specification's examples and every earlier test of its module, but
+    /// some model-written tests still fail and the evidence could not tell which side is
+    /// wrong: the code is kept, dependents run, and a person should look.
+    NeedsReview,
     Failed,
     Skipped,
 }
@@ -41,9 +45,20 @@ impl NodeStatus {
             NodeStatus::Pending => "pending",
             NodeStatus::InProgress => "in_progress",
             NodeStatus::Passed => "passed",
+            NodeStatus::NeedsReview => "needs_review",
             NodeStatus::Failed => "failed",
             NodeStatus::Skipped => "skipped",
         }
+    }
+
+    /// Whether the node's code is kept and its dependents may build on it.
+    pub fn is_usable(self) -> bool {
+        matches!(self, NodeStatus::Passed | NodeStatus::NeedsReview)
+    }
+
+    /// Whether the node is finished: it will not run again in this run.
+    pub fn is_finished(self) -> bool {
+        !matches!(self, NodeStatus::Pending | NodeStatus::InProgress)
     }
 }
 

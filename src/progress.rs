@@ -49,7 +49,7 @@ pub fn finished_line(event: &Progress) -> Option<String> {
         } => {
             let width = total.to_string().len();
             let detail = match (status, reason) {
-                (NodeStatus::Failed, Some(r)) => format!(": {r}"),
+                (NodeStatus::Failed | NodeStatus::NeedsReview, Some(r)) => format!(": {r}"),
                 _ => String::new(),
             };
             Some(format!(

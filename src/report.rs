@@ -16,6 +16,7 @@ use crate::rpg::Rpg;
 pub struct StatusCounts {
     pub total: usize,
     pub passed: usize,
+    pub needs_review: usize,
     pub failed: usize,
     pub skipped: usize,
     pub in_progress: usize,
@@ -27,6 +28,7 @@ impl StatusCounts {
         self.total += 1;
         match status {
             NodeStatus::Passed => self.passed += 1,
+            NodeStatus::NeedsReview => self.needs_review += 1,
             NodeStatus::Failed => self.failed += 1,
             NodeStatus::Skipped => self.skipped += 1,
             NodeStatus::InProgress => self.in_progress += 1,
@@ -100,7 +102,10 @@ pub fn summarize(rpg: Option<&Rpg>, records: &CheckpointMap) -> StatusReport {
             for (role, usage) in &r.tokens {
                 tokens.entry(*role).or_default().add(*usage);
             }
-            if matches!(status, NodeStatus::Failed | NodeStatus::Skipped) {
+            if matches!(
+                status,
+                NodeStatus::Failed | NodeStatus::Skipped | NodeStatus::NeedsReview
+            ) {
                 failed.push(FailedNode {
                     id: id.clone(),
                     status,
@@ -108,7 +113,7 @@ pub fn summarize(rpg: Option<&Rpg>, records: &CheckpointMap) -> StatusReport {
                     retry_count: r.retry_count,
                 });
             }
-            if status == NodeStatus::Passed {
+            if status.is_usable() {
                 durations.extend(r.duration_ms);
             }
         }
@@ -133,8 +138,13 @@ pub(crate) fn percent(part: usize, total: usize) -> String {
 
 pub fn render_text(report: &StatusReport) -> String {
     let o = &report.overall;
+    let review = if o.needs_review > 0 {
+        format!("{} need review, ", o.needs_review)
+    } else {
+        String::new()
+    };
     let mut out = format!(
-        "{} nodes: {} passed ({}), {} failed, {} skipped, {} in progress, {} pending\n",
+        "{} nodes: {} passed ({}), {review}{} failed, {} skipped, {} in progress, {} pending\n",
         o.total,
         o.passed,
         percent(o.passed, o.total),

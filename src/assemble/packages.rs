@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use petgraph::graph::DiGraph;
 
-use crate::checkpoint::{CheckpointMap, NodeStatus};
+use crate::checkpoint::CheckpointMap;
 use crate::python::{EXPORTS_MARKER, import_path};
 use crate::rpg::ValidRpg;
 
@@ -24,9 +24,7 @@ pub fn init_files(
     let mut exports: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     for &position in rpg.order() {
         let node = rpg.node(position);
-        let passed = records
-            .get(&node.id)
-            .is_some_and(|r| r.status == NodeStatus::Passed);
+        let passed = records.get(&node.id).is_some_and(|r| r.status.is_usable());
         let Some(file) = node.file_path.as_deref() else {
             continue;
         };
@@ -140,7 +138,7 @@ pub fn import_cycles(sources: &BTreeMap<String, String>) -> Vec<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkpoint::NodeRecord;
+    use crate::checkpoint::{NodeRecord, NodeStatus};
     use crate::rpg::{Node, NodeType, Rpg, validate};
 
     fn node(id: &str, name: &str, kind: NodeType, path: &str) -> Node {

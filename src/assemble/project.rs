@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::imports::{imported_modules, is_stdlib, requirement_for};
-use crate::checkpoint::{CheckpointMap, NodeStatus};
+use crate::checkpoint::CheckpointMap;
 use crate::python::import_path;
 use crate::rpg::ValidRpg;
 
@@ -106,11 +106,7 @@ fn console_scripts(rpg: &ValidRpg, records: &CheckpointMap, name: &str) -> Vec<(
         .iter()
         .map(|&p| rpg.node(p))
         .filter(|n| n.is_leaf() && n.name == "main")
-        .filter(|n| {
-            records
-                .get(&n.id)
-                .is_some_and(|r| r.status == NodeStatus::Passed)
-        })
+        .filter(|n| records.get(&n.id).is_some_and(|r| r.status.is_usable()))
         .filter_map(|n| {
             Some((
                 name.to_string(),

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::project::ProjectInfo;
-use crate::checkpoint::{CheckpointMap, NodeStatus};
+use crate::checkpoint::CheckpointMap;
 use crate::python::import_path;
 use crate::rpg::{Node, ValidRpg};
 
@@ -24,9 +24,7 @@ pub(crate) fn readme(rpg: &ValidRpg, records: &CheckpointMap, info: &ProjectInfo
 }
 
 fn passed(records: &CheckpointMap, id: &str) -> bool {
-    records
-        .get(id)
-        .is_some_and(|r| r.status == NodeStatus::Passed)
+    records.get(id).is_some_and(|r| r.status.is_usable())
 }
 
 /// Title, overview (the plan's description, else the project's) and how to install.

@@ -69,7 +69,8 @@ pub fn generation_report(input: &ReportInput) -> String {
         "# Code Generation Report\n\n**Generated**: {}\n**Phase**: 4 (Graph-Guided Code Generation)\n\
          **RPG Input**: docs/rpg.json\n**Repository Output**: {}\n**Engine**: {}\n**Model**: {}\n\
          **Sandbox**: {}\n\n## Summary\n\n- **Total Nodes Planned**: {}\n- **Nodes Passed**: {} ({})\n\
-         - **Nodes Failed**: {} ({})\n- **Nodes Skipped**: {} ({})\n",
+         - **Nodes Needing Review**: {} ({})\n- **Nodes Failed**: {} ({})\n\
+         - **Nodes Skipped**: {} ({})\n",
         g.finished_at,
         input.out,
         g.engine,
@@ -78,6 +79,8 @@ pub fn generation_report(input: &ReportInput) -> String {
         o.total,
         o.passed,
         percent(o.passed, o.total),
+        o.needs_review,
+        percent(o.needs_review, o.total),
         o.failed,
         percent(o.failed, o.total),
         o.skipped,
@@ -113,6 +116,7 @@ pub fn generation_report(input: &ReportInput) -> String {
 fn failed_nodes(input: &ReportInput) -> String {
     let mut text = String::from("\n## Failed Nodes (detail)\n");
     let mut skipped = Vec::new();
+    let mut review = Vec::new();
     let mut any = false;
     for f in &input.status.failed {
         let name = input
@@ -126,6 +130,10 @@ fn failed_nodes(input: &ReportInput) -> String {
             skipped.push(format!("- {}: {name} ({})", f.id, f.reason));
             continue;
         }
+        if f.status == NodeStatus::NeedsReview {
+            review.push(format!("- {}: {name} ({})", f.id, f.reason));
+            continue;
+        }
         any = true;
         let (cause, advice) = diagnose(&f.reason);
         text.push_str(&format!(
@@ -136,6 +144,14 @@ fn failed_nodes(input: &ReportInput) -> String {
     }
     if !any {
         text.push_str("\nNo node failed.\n");
+    }
+    if !review.is_empty() {
+        text.push_str(&format!(
+            "\n### Nodes needing review\n\nTheir code passes the specification's examples and \
+             the module's earlier tests and is kept; the model-written tests listed failed \
+             against it, and nothing showed which side is wrong.\n\n{}\n",
+            review.join("\n")
+        ));
     }
     if !skipped.is_empty() {
         text.push_str(&format!("\n### Skipped nodes\n\n{}\n", skipped.join("\n")));

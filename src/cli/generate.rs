@@ -35,6 +35,11 @@ pub(crate) struct Args {
     /// Fix attempts after the first implementation of a node.
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(0..=100))]
     max_retries: u32,
+    /// The baseline to measure the engine against: ask the model once per node for an
+    /// implementation, with no tests, and keep what it wrote without running it (every node
+    /// ends `needs_review`). Compare with `zerorepo eval`.
+    #[arg(long, conflicts_with = "start_from_node")]
+    one_shot: bool,
     /// Nodes generated at once (nodes sharing a file never run together).
     #[arg(long, default_value_t = 1,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
@@ -69,6 +74,7 @@ pub(crate) async fn run(args: Args, quiet: bool) -> Result<u8, CliError> {
         out: args.out,
         start_from: args.start_from_node,
         max_retries: args.max_retries,
+        one_shot: args.one_shot,
         jobs: args.jobs,
         flush_every: args.flush_every,
         phases: view.phases(),

@@ -77,8 +77,13 @@ pub(crate) fn generate_summary(generated: &Summary) -> String {
     } else {
         String::new()
     };
+    let review = if summary.needs_review > 0 {
+        format!("{} need review, ", summary.needs_review)
+    } else {
+        String::new()
+    };
     let mut text = format!(
-        "{}: {} of {} nodes passed, {} failed, {} skipped{not_run}{reused} in {:.1}s -> {}\n",
+        "{}: {} of {} nodes passed, {review}{} failed, {} skipped{not_run}{reused} in {:.1}s -> {}\n",
         if summary.interrupted {
             "interrupted"
         } else {

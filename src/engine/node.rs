@@ -28,12 +28,16 @@ pub struct NodeResult {
     /// A failed node's module text to keep after its files are reverted (its best candidate,
     /// or a stub), so the module stays importable for every other function in it.
     pub keep: Option<String>,
+    /// The test file to keep with `keep`: the earlier functions' tests and those of this node
+    /// that its kept candidate passes. `None` reverts the test file.
+    pub keep_tests: Option<String>,
 }
 
 impl NodeResult {
     fn new(status: NodeStatus) -> NodeResult {
         NodeResult {
             keep: None,
+            keep_tests: None,
             status,
             tests: None,
             retries: 0,
@@ -50,6 +54,7 @@ impl NodeResult {
             failure_reason: None,
             usage,
             keep: None,
+            keep_tests: None,
         }
     }
 
@@ -112,6 +117,11 @@ pub async fn run_node(ctx: &Context, position: NodePos) -> NodeResult {
         && let Err(e) = ctx.workspace.write_if_changed(file, text)
     {
         tracing::error!(node = %node.id, "could not keep the node's best candidate: {e}");
+    }
+    if let (Some(text), Some(file)) = (&result.keep_tests, node.test_file())
+        && let Err(e) = ctx.workspace.write_if_changed(&file, text)
+    {
+        tracing::error!(node = %node.id, "could not keep the node's undisputed tests: {e}");
     }
     result
 }
@@ -187,7 +197,11 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
         failure: None,
         last_counts: None,
         best: None,
+        disputed_runs: 0,
     };
+    if ctx.one_shot {
+        return leaf.one_shot().await;
+    }
     for attempt in 0..=ctx.max_retries {
         if let Some(result) = leaf.attempt(attempt).await? {
             return Ok(result);
@@ -216,25 +230,38 @@ struct Leaf<'a> {
     last_counts: Option<TestCounts>,
     /// The best implementation that ran so far, kept if no attempt passes.
     best: Option<Candidate>,
+    /// Failed runs since a candidate passed the gates.
+    disputed_runs: u32,
 }
 
 /// An implementation that imported and ran, with the evidence it earned.
 struct Candidate {
     /// The module's text with it.
     text: String,
-    /// The specification's examples test passed (the strongest evidence there is).
-    examples_passed: bool,
+    /// It passed the gates: the specification's examples test (when the plan gives examples)
+    /// and every earlier function's tests. Only the gates are ground truth; the generated
+    /// tests are evidence, and a third of them are wrong.
+    gated: bool,
     /// Generated tests passed.
     passed: u32,
+    /// The generated tests of this node it failed.
+    disputed: Vec<String>,
+    /// The test file without the disputed tests.
+    undisputed_tests: String,
 }
 
 impl Candidate {
     /// Better evidence wins; on a tie the earlier candidate stays (`>`, not `>=`): a later
     /// one was bent towards tests that may be wrong.
     fn beats(&self, other: &Candidate) -> bool {
-        (self.examples_passed, self.passed) > (other.examples_passed, other.passed)
+        (self.gated, self.passed) > (other.gated, other.passed)
     }
 }
+
+/// Fix rounds spent on model-written tests that fail against a candidate which passes the
+/// gates. Measured on the recorded answers, fix rounds turned as many right nodes wrong as
+/// wrong ones right: past this, the gated candidate is kept and the node needs review.
+const DISPUTE_FIXES: u32 = 1;
 
 /// What a step of an attempt decided.
 enum Step {
@@ -268,6 +295,25 @@ impl Leaf<'_> {
             Step::Done(result) => return Ok(Some(result)),
         }
         self.run_tests(attempt).await
+    }
+
+    /// The baseline: one implementation, no tests, nothing run; what came back is kept.
+    async fn one_shot(mut self) -> Result<NodeResult, FsError> {
+        let inputs = self.inputs(0)?;
+        match self.write_implementation(inputs, 0).await? {
+            Step::Next => {}
+            Step::Done(result) => return Ok(result),
+            Step::Retry => {
+                let reason = self.failure.clone().unwrap_or_default();
+                return self.end(NodeResult::failed(reason));
+            }
+        }
+        Ok(NodeResult {
+            failure_reason: Some("one-shot baseline: written once, never run".into()),
+            usage: std::mem::take(&mut self.usage),
+            keep: self.ctx.workspace.read(&self.file)?,
+            ..NodeResult::new(NodeStatus::NeedsReview)
+        })
     }
 
     /// Halfway through the budget the tests themselves may be what is wrong: start over with
@@ -417,8 +463,42 @@ impl Leaf<'_> {
         }
         tracing::debug!(node = %self.node.id, attempt, "tests failed: {}", run.failure_reason());
         self.remember(&run)?;
+        if self.best.as_ref().is_some_and(|b| b.gated) {
+            self.disputed_runs += 1;
+            if self.disputed_runs > DISPUTE_FIXES {
+                return Ok(self.review(attempt));
+            }
+        }
         self.failure = Some(run.failure_reason() + "\n\n" + &run.stable_output());
         Ok(None)
+    }
+
+    /// Ends the node with its gated candidate kept: `needs_review`, or `None` without one.
+    fn review(&mut self, retries: u32) -> Option<NodeResult> {
+        let best = self.best.take_if(|b| b.gated)?;
+        let reason = format!(
+            "{} model-written test(s) fail against code that passes {}: {}",
+            best.disputed.len(),
+            if examples::examples_test(self.node, &self.module).is_some() {
+                "the specification's examples and the module's earlier tests"
+            } else {
+                "the module's earlier tests (the plan gives no examples)"
+            },
+            best.disputed.join(", ")
+        );
+        tracing::info!(node = %self.node.id, "needs review: {reason}");
+        Some(NodeResult {
+            status: NodeStatus::NeedsReview,
+            tests: Some(TestCounts {
+                passed: best.passed,
+                failed: best.disputed.len() as u32,
+            }),
+            retries,
+            failure_reason: Some(reason),
+            usage: std::mem::take(&mut self.usage),
+            keep: Some(best.text),
+            keep_tests: Some(best.undisputed_tests),
+        })
     }
 
     /// Keeps the implementation just run if it imported (some test passed or failed rather
@@ -428,12 +508,27 @@ impl Leaf<'_> {
             return Ok(());
         }
         let examples = examples::test_name(self.node);
+        let has_examples = examples::examples_test(self.node, &self.module).is_some();
+        let examples_passed = run.tests.iter().any(|t| {
+            t.name.rsplit("::").next() == Some(examples.as_str()) && t.outcome == "passed"
+        });
+        let disputed: Vec<String> = run
+            .tests
+            .iter()
+            .filter(|t| t.outcome != "passed")
+            .filter_map(|t| t.name.rsplit("::").next().map(str::to_string))
+            .collect();
+        let tests = self
+            .ctx
+            .workspace
+            .read(&self.test_file)?
+            .unwrap_or_default();
         let candidate = Candidate {
             text: self.ctx.workspace.read(&self.file)?.unwrap_or_default(),
-            examples_passed: run.tests.iter().any(|t| {
-                t.name.rsplit("::").next() == Some(examples.as_str()) && t.outcome == "passed"
-            }),
+            gated: examples_passed || !has_examples,
             passed: run.passed,
+            undisputed_tests: without_tests(&tests, &disputed),
+            disputed,
         };
         if self.best.as_ref().is_none_or(|best| candidate.beats(best)) {
             self.best = Some(candidate);
@@ -493,8 +588,11 @@ impl Leaf<'_> {
         })
     }
 
-    /// Every attempt failed.
+    /// Every attempt failed: a gated candidate is kept for review, else the node failed.
     fn exhausted(mut self) -> Result<NodeResult, FsError> {
+        if let Some(review) = self.review(self.ctx.max_retries) {
+            return Ok(review);
+        }
         let reason = self
             .failure
             .as_deref()
@@ -650,11 +748,11 @@ async fn drop_disputed_tests(
     if outcome_of(&examples_test) != Some("passed") {
         return Ok(None);
     }
-    let disputed: Vec<&str> = run
+    let disputed: Vec<String> = run
         .tests
         .iter()
         .filter(|t| t.outcome == "failed" || t.outcome == "error")
-        .filter_map(|t| t.name.rsplit("::").next())
+        .filter_map(|t| t.name.rsplit("::").next().map(str::to_string))
         .collect();
     if disputed.is_empty() {
         return Ok(None);
@@ -662,12 +760,7 @@ async fn drop_disputed_tests(
     let Some(current) = ctx.workspace.read(test_file)? else {
         return Ok(None);
     };
-    let kept = crate::edit::merge::render(
-        &crate::code::split_units(&current)
-            .into_iter()
-            .filter(|u| !u.def_name().is_some_and(|n| disputed.contains(&n)))
-            .collect::<Vec<_>>(),
-    );
+    let kept = without_tests(&current, &disputed);
     ctx.workspace.write_if_changed(test_file, &kept)?;
     let rerun = match ctx
         .runner
@@ -682,6 +775,16 @@ async fn drop_disputed_tests(
     };
     tracing::info!(node = %node.id, "dropped {} generated test(s) that contradicted passing spec examples: {}", disputed.len(), disputed.join(", "));
     Ok(Some(rerun))
+}
+
+/// A test file without the test functions named in `names`.
+fn without_tests(tests: &str, names: &[String]) -> String {
+    crate::edit::merge::render(
+        &crate::code::split_units(tests)
+            .into_iter()
+            .filter(|u| !u.def_name().is_some_and(|n| names.iter().any(|d| d == n)))
+            .collect::<Vec<_>>(),
+    )
 }
 
 async fn ask(
@@ -805,10 +908,12 @@ mod tests {
 
     #[test]
     fn the_specification_outranks_generated_tests_and_a_tie_keeps_the_earlier() {
-        let c = |examples_passed, passed| Candidate {
+        let c = |gated, passed| Candidate {
             text: String::new(),
-            examples_passed,
+            gated,
             passed,
+            disputed: Vec::new(),
+            undisputed_tests: String::new(),
         };
         assert!(c(true, 0).beats(&c(false, 9)));
         assert!(c(false, 3).beats(&c(false, 2)));

@@ -126,10 +126,5 @@ fn subgraph_finished(rpg: &ValidRpg, checkpoint: &Checkpoint, subgraph: &str) ->
         .iter()
         .map(|&p| rpg.node(p))
         .filter(|n| n.subgraph() == subgraph)
-        .all(|n| {
-            matches!(
-                checkpoint.status_of(&n.id),
-                NodeStatus::Passed | NodeStatus::Failed | NodeStatus::Skipped
-            )
-        })
+        .all(|n| checkpoint.status_of(&n.id).is_finished())
 }

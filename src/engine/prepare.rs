@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::{EngineError, GenerateOptions, Progress, bad_input, node, rpg_sha256};
-use crate::checkpoint::{Checkpoint, NodeStatus};
+use crate::checkpoint::Checkpoint;
 use crate::fsutil::{FsError, Workspace};
 use crate::layout::{ASSEMBLY_FILES, ENGINE_FILES, GITIGNORE, RPG_COPY, SNAPSHOT_DIR, WORK_DIR};
 use crate::rpg::{ValidRpg, check_output_paths};
@@ -93,11 +93,7 @@ fn check_start_node(rpg: &ValidRpg, out: &Path, index: usize) -> Result<(), Engi
         .transitive_dependencies_of(position)
         .into_iter()
         .map(|p| &rpg.node(p).id)
-        .filter(|id| {
-            records
-                .get(*id)
-                .is_none_or(|r| r.status != NodeStatus::Passed)
-        })
+        .filter(|id| records.get(*id).is_none_or(|r| !r.status.is_usable()))
         .map(|id| {
             format!(
                 "{id} ({})",
@@ -222,7 +218,7 @@ fn restore_interrupted_nodes(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<(), EngineError> {
     for (id, snapshot) in workspace.pending_snapshots(SNAPSHOT_DIR)? {
-        if checkpoint.status_of(&id) != NodeStatus::Passed {
+        if !checkpoint.status_of(&id).is_usable() {
             workspace.restore(&snapshot)?;
             progress(Progress::Notice(format!(
                 "{id} was interrupted: its files were restored to their state before it started"

@@ -84,7 +84,7 @@ fn target(
             .nodes
             .iter()
             .filter(|n| n.subgraph() == subgraph)
-            .all(|n| checkpoint.status_of(&n.id) == NodeStatus::Passed)
+            .all(|n| checkpoint.status_of(&n.id).is_usable())
     };
     // Newest first: the first tagged commit whose subgraph passed is the one to keep.
     let mut kept = BTreeSet::new();

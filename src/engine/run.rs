@@ -66,7 +66,7 @@ impl<'a> Run<'a> {
     /// `--start-from-node`, the nodes before it that did not pass make their dependents skip.
     pub(super) fn preset(&mut self, queue: &mut DependencyQueue, start: Option<usize>) {
         for job in 0..self.rpg.order().len() {
-            let passed = self.checkpoint.status_of(&self.node(job).id) == NodeStatus::Passed;
+            let passed = self.checkpoint.status_of(&self.node(job).id).is_usable();
             match start {
                 Some(start) if job < start => {
                     if passed {
@@ -137,6 +137,7 @@ impl<'a> Run<'a> {
         }
         match result.status {
             NodeStatus::Passed => self.summary.passed += 1,
+            NodeStatus::NeedsReview => self.summary.needs_review += 1,
             _ => self.summary.failed += 1,
         }
         let record = NodeRecord {
@@ -149,7 +150,7 @@ impl<'a> Run<'a> {
         };
         self.checkpoint.record(&node.id, record)?;
         self.output.work.discard_snapshot(SNAPSHOT_DIR, &node.id)?;
-        let passed = result.status == NodeStatus::Passed;
+        let passed = result.status.is_usable();
         self.output
             .node_ended(self.rpg, &mut self.checkpoint, node, passed)?;
         (self.progress)(Progress::Finished {

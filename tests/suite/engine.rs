@@ -55,6 +55,7 @@ async fn generate_chain(out: &Path, runner: Arc<Counting>) -> Result<(), String>
         out: out.to_path_buf(),
         start_from: None,
         max_retries: 1,
+        one_shot: false,
         jobs: 1,
         flush_every: 5,
         phases: PhaseSink::default(),

@@ -548,3 +548,93 @@ fn a_missing_import_of_a_dependency_is_added() {
         "{module}"
     );
 }
+
+/// chain's script with node_b's tests holding one wrong expected value, and a fix that
+/// rewrites the (correct) code without satisfying it.
+fn script_with_a_wrong_test(dir: &Path) -> PathBuf {
+    let mut lines: Vec<Value> = std::fs::read_to_string(script_of("chain"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for v in &mut lines {
+        if v["node"] == "node_b" && v["role"] == "test" {
+            let answer = v["answer"].as_str().unwrap().replace(
+                "assert double_plus_one(0) == 1",
+                "assert double_plus_one(0) == 2",
+            );
+            v["answer"] = answer.into();
+        }
+    }
+    lines.push(serde_json::json!({
+        "node": "node_b", "role": "fix", "attempt": 1,
+        "answer": "```python\ndef double_plus_one(x: int) -> int:\n    return 2 * x + 1\n```\n",
+    }));
+    let path = dir.join("script.jsonl");
+    let text: Vec<String> = lines.iter().map(|v| v.to_string()).collect();
+    std::fs::write(&path, text.join("\n") + "\n").unwrap();
+    path
+}
+
+#[test]
+fn a_wrong_generated_test_does_not_sink_code_that_passes_the_specification() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = script_with_a_wrong_test(dir.path());
+    let out = dir.path().join("o");
+    let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
+    assert_eq!(
+        code, 1,
+        "needs review is not a clean pass: {stdout}\n{stderr}"
+    );
+    assert!(stdout.contains("1 need review"), "{stdout}");
+    assert_eq!(status_of(&out, "node_b"), "needs_review");
+    // One fix round only, then the gated candidate is kept and its dependent runs on it.
+    assert_eq!(checkpoint(&out)["node_b"]["retry_count"], 1);
+    assert_eq!(status_of(&out, "node_c"), "passed");
+    let reason = checkpoint(&out)["node_b"]["failure_reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(reason.contains("test_double_plus_one_zero"), "{reason}");
+    // The first candidate (a tie with the fix goes to the earlier) is kept; the disputed test
+    // is dropped, the specification's examples and the undisputed tests stay.
+    let steps = std::fs::read_to_string(out.join("src/chain/steps.py")).unwrap();
+    assert!(steps.contains("return double(x) + 1"), "{steps}");
+    let tests = std::fs::read_to_string(out.join("tests/test_steps.py")).unwrap();
+    assert!(!tests.contains("double_plus_one(0) == 2"), "{tests}");
+    assert!(
+        tests.contains("def test_double_plus_one_positive"),
+        "{tests}"
+    );
+    assert!(
+        tests.contains("def test_double_plus_one_examples_from_spec"),
+        "{tests}"
+    );
+    let (_, status, _) = run(zerorepo().arg("status").arg(&out));
+    assert!(status.contains("1 need review"), "{status}");
+    let report = std::fs::read_to_string(out.join("docs/generation_report.md")).unwrap();
+    assert!(report.contains("Nodes needing review"), "{report}");
+}
+
+#[test]
+fn one_shot_asks_once_per_node_and_runs_nothing() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    let (code, stdout, stderr) = generate("chain", &script_of("chain"), &out, &["--one-shot"]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    for id in ["node_a", "node_b", "node_c"] {
+        assert_eq!(status_of(&out, id), "needs_review", "{id}");
+        let tokens = &checkpoint(&out)[id]["tokens"];
+        assert!(tokens.get("test").is_none(), "no tests asked: {tokens}");
+    }
+    let steps = std::fs::read_to_string(out.join("src/chain/steps.py")).unwrap();
+    for name in ["double", "double_plus_one", "describe_value"] {
+        assert!(steps.contains(&format!("def {name}(")), "{steps}");
+    }
+}
