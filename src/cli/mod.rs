@@ -36,7 +36,7 @@ use error::CliError;
 
 /// The exit codes, shown under the top-level help and `generate`'s (the command that uses
 /// all of them).
-const EXIT_CODES: &str = "Exit codes: 0 ok, 1 finished with failed/skipped nodes (or an operation failed), 2 bad input (nothing written), 130 interrupted (resume by running the same command again).";
+const EXIT_CODES: &str = "Exit codes: 0 ok (nodes that need review are listed, not failures), 1 finished with failed/skipped nodes (or an operation failed), 2 bad input (nothing written), 130 interrupted (resume by running the same command again).";
 
 #[derive(Parser)]
 #[command(

@@ -170,6 +170,28 @@ pub fn reindent(code: &str, indent: &str) -> String {
     out.join("\n")
 }
 
+/// Puts the docstring statement `literal` first in the body of `name` (after leading
+/// comments, which do not count as statements), at the body's
+/// indentation, when that body has none of its own. `literal`'s later lines are inserted as
+/// they are (they are inside the string). `None` when `name` is not defined, already has a
+/// docstring, or keeps its body on the `def` line.
+pub fn insert_docstring(source: &str, name: &str, literal: &str) -> Option<String> {
+    let loc = find_located(source, name).ok()?;
+    if loc.docstring.is_some() || !source[loc.colon_end..loc.block_start].contains('\n') {
+        return None;
+    }
+    let first = line_start(source, loc.block_start);
+    let indent = &source[first..loc.block_start];
+    if !indent.chars().all(|c| c == ' ' || c == '\t') {
+        return None;
+    }
+    Some(format!(
+        "{}{indent}{literal}\n{}",
+        &source[..first],
+        &source[first..]
+    ))
+}
+
 /// Whether `code` starts with a string statement.
 fn starts_with_docstring(code: &str) -> bool {
     let Ok(tree) = parse(code.trim_start()) else {
@@ -323,6 +345,19 @@ mod tests {
     use super::*;
 
     const SOURCE: &str = "import math\n\n\n@cache  # keep me\ndef area(\n    r: float,\n) -> float:  # header comment\n    \"\"\"Area of a circle.\"\"\"\n    # old comment\n    return math.pi * r * r\n\n\nclass Shape:\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n";
+
+    #[test]
+    fn a_docstring_goes_first_in_a_body_without_one() {
+        let source = "import os\n\n\ndef f(x):\n    # why\n    return x\n";
+        let done = insert_docstring(source, "f", "\"\"\"Doc.\n\n    More.\n    \"\"\"").unwrap();
+        assert_eq!(
+            done,
+            "import os\n\n\ndef f(x):\n    # why\n    \"\"\"Doc.\n\n    More.\n    \"\"\"\n    return x\n"
+        );
+        assert!(insert_docstring(&done, "f", "\"\"\"Other.\"\"\"").is_none());
+        assert!(insert_docstring("def f(x): return x\n", "f", "\"\"\"D.\"\"\"").is_none());
+        assert!(insert_docstring(source, "g", "\"\"\"D.\"\"\"").is_none());
+    }
 
     #[test]
     fn replace_body_keeps_every_non_body_line_byte_exact_and_the_docstring() {

@@ -161,12 +161,10 @@ pub struct Summary {
 }
 
 impl Summary {
-    pub fn all_passed(&self) -> bool {
-        !self.interrupted
-            && self.failed == 0
-            && self.needs_review == 0
-            && self.skipped == 0
-            && self.not_run == 0
+    /// Every node has usable code: it passed, or it needs review (complete code whose
+    /// disputed tests are listed), and nothing failed, was skipped or is left to run.
+    pub fn is_complete(&self) -> bool {
+        !self.interrupted && self.failed == 0 && self.skipped == 0 && self.not_run == 0
     }
 }
 

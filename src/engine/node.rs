@@ -413,6 +413,7 @@ impl Leaf<'_> {
             Ok(code) => code,
             Err(e) => return self.asked_in_vain(e, "implementation"),
         };
+        let code = with_plan_docstring(self.node, code);
         let code = with_missing_imports(self.ctx, self.position, &code, &inputs.current);
         let merged = merge_python(&inputs.current, &code);
         self.fix_changed_nothing = role == Role::Fix && merged == inputs.current;
@@ -641,6 +642,31 @@ fn stub(node: &Node, reason: &str) -> Option<String> {
     crate::code::check::tree_sitter_errors(&text)
         .is_ok_and(|errors| errors.is_empty())
         .then_some(text)
+}
+
+/// The function with the plan's docstring as its own when the answer brings none: the
+/// prompt no longer asks the model to re-type it (about half of what it wrote was the
+/// docstring again). Plan text enters only as an escaped literal.
+fn with_plan_docstring(node: &Node, code: String) -> String {
+    let doc = node.docstring.as_deref().unwrap_or("").trim();
+    if node.kind != "function" || doc.is_empty() {
+        return code;
+    }
+    const INDENT: &str = "    ";
+    let indented: Vec<String> = doc
+        .lines()
+        .enumerate()
+        .map(|(i, line)| match i {
+            0 => line.to_string(),
+            _ if line.trim().is_empty() => String::new(),
+            _ => format!("{INDENT}{line}"),
+        })
+        .collect();
+    let mut literal = crate::python::docstring_literal(&indented.join("\n"));
+    if let Some(open) = literal.strip_suffix("\n\"\"\"") {
+        literal = format!("{open}\n{INDENT}\"\"\"");
+    }
+    crate::code::edit::insert_docstring(&code, &node.name, &literal).unwrap_or(code)
 }
 
 /// Names a piece of Python binds at its top level: imports and definitions.

@@ -24,7 +24,7 @@ pub const WRITE_TESTS: Template = Template {
 };
 pub const WRITE_IMPL: Template = Template {
     id: "write_impl",
-    version: 4,
+    version: 5,
     body: include_str!("write_impl.md"),
 };
 pub const FIX_IMPL: Template = Template {

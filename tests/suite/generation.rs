@@ -586,8 +586,8 @@ fn a_wrong_generated_test_does_not_sink_code_that_passes_the_specification() {
     let out = dir.path().join("o");
     let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
     assert_eq!(
-        code, 1,
-        "needs review is not a clean pass: {stdout}\n{stderr}"
+        code, 0,
+        "needs review is listed, not a failure: {stdout}\n{stderr}"
     );
     assert!(stdout.contains("1 need review"), "{stdout}");
     assert_eq!(status_of(&out, "node_b"), "needs_review");
@@ -627,7 +627,7 @@ fn one_shot_asks_once_per_node_and_runs_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o");
     let (code, stdout, stderr) = generate("chain", &script_of("chain"), &out, &["--one-shot"]);
-    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
     for id in ["node_a", "node_b", "node_c"] {
         assert_eq!(status_of(&out, id), "needs_review", "{id}");
         let tokens = &checkpoint(&out)[id]["tokens"];

@@ -142,8 +142,11 @@ fn known_secrets_never_reach_the_journal_checkpoint_report_or_logs() {
         {"id": "mod", "name": "m", "type": "module", "node_type": "composite",
          "file_path": "src/leak/m.py", "docstring": "Leaks."},
         {"id": "leak", "name": "leak", "type": "function", "node_type": "leaf",
-         "file_path": "src/leak/m.py", "docstring": "Returns 1.", "parent": "mod"}
+         "file_path": "src/leak/m.py", "docstring": "Returns 2.", "parent": "mod",
+         "examples": [">>> leak()\n2"]}
     ]});
+    // The code returns 1, so the plan's example fails it: the node fails with the test output
+    // as its reason (code that passed the example would be kept for review instead).
     // A test that prints the secret as it is and base64-encoded (behind 0, 1 and 2 bytes), as
     // a test that read it from somewhere would. The source holds it reversed: a secret in a
     // model's answer is refused before it reaches a prompt, which is another wall.
