@@ -1,6 +1,6 @@
 //! From generated node files to a conventional Python project, after the last node.
 //!
-//! [`imports`] groups each module's imports (stdlib / third party / local) and lists its
+//! Skipped functions get stubs first (so every planned name can be imported), then [`imports`] groups each module's imports (stdlib / third party / local) and lists its
 //! requirements, [`packages`] writes `__init__.py` exports and finds import cycles, [`project`] the
 //! packaging metadata, [`readme`] the README, [`report`] the generation report and JUnit
 //! results; those are pure. [`validate`] checks the result (compile, `pip install -e .`,
@@ -20,7 +20,7 @@ use std::path::Path;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::checkpoint::{Checkpoint, CheckpointMap};
+use crate::checkpoint::{Checkpoint, CheckpointMap, NodeStatus};
 use crate::fsutil::{FsError, Workspace};
 use crate::layout::{JUNIT, REPORT, RPG_EXPORT};
 use crate::rpg::ValidRpg;
@@ -160,6 +160,44 @@ fn grouped_imports(rpg: &ValidRpg, sources: &BTreeMap<String, String>) -> Vec<(S
         .collect()
 }
 
+/// Stubs for the functions of skipped nodes (their dependency did not pass, so they never
+/// ran), merged into their modules: a reference or user test that imports several names from
+/// a module in one statement then still collects, and only the missing function fails.
+/// Failed nodes already keep a candidate or a stub of their own.
+fn skipped_stubs(
+    rpg: &ValidRpg,
+    records: &CheckpointMap,
+    sources: &BTreeMap<String, String>,
+) -> Vec<(String, String)> {
+    let mut modules: BTreeMap<String, String> = BTreeMap::new();
+    for node in rpg.order().iter().map(|&p| rpg.node(p)) {
+        let Some(record) = records.get(&node.id) else {
+            continue;
+        };
+        let Some(file) = node.file_path.as_deref().filter(|f| f.ends_with(".py")) else {
+            continue;
+        };
+        if record.status != NodeStatus::Skipped || !node.is_leaf() || node.kind != "function" {
+            continue;
+        }
+        let text = modules
+            .entry(file.to_string())
+            .or_insert_with(|| sources.get(file).cloned().unwrap_or_default());
+        if crate::code::stub::defines(text, &node.name) {
+            continue;
+        }
+        let reason = record.failure_reason.as_deref().unwrap_or("it was skipped");
+        let doc = node.docstring.as_deref().unwrap_or("");
+        if let Some(stub) = crate::code::stub::function_stub(&node.name, doc, reason) {
+            *text = crate::edit::merge_python(text, &stub);
+        }
+    }
+    modules
+        .into_iter()
+        .filter(|(path, text)| sources.get(path) != Some(text))
+        .collect()
+}
+
 /// What assembly reads and where it writes: the plan and the node records, the output tree,
 /// the staging copy (regrouped imports go there too, so the next flush finds nothing to
 /// publish), the output's git repository, and the sandbox that validates the result.
@@ -236,7 +274,12 @@ impl Assembler<'_> {
     ) -> Result<(BTreeMap<String, String>, project::ProjectInfo), AssembleError> {
         let (rpg, records) = (self.rpg, self.records);
         let mut sources = python_sources(self.workspace.root());
-        // The staging copy is regrouped first, so the next run's flush finds nothing to publish.
+        // The staging copy is written first, so the next run's flush finds nothing to publish.
+        for (path, text) in skipped_stubs(rpg, records, &sources) {
+            self.staging.write(&path, &text)?;
+            out.write(&path, &text)?;
+            sources.insert(path, text);
+        }
         for (path, text) in grouped_imports(rpg, &sources) {
             self.staging.write(&path, &text)?;
             out.write(&path, &text)?;

@@ -40,6 +40,12 @@ pub(crate) struct Args {
     /// ends `needs_review`). Compare with `zerorepo eval`.
     #[arg(long, conflicts_with = "start_from_node")]
     one_shot: bool,
+    /// Candidates asked for each node's first implementation: all are run against the
+    /// node's tests and the best by evidence is kept (the local model decodes them together;
+    /// see reports/batching.md). 1 asks for one.
+    #[arg(long, value_name = "N", default_value_t = 3,
+          value_parser = clap::value_parser!(u32).range(1..=4))]
+    candidates: u32,
     /// Nodes generated at once (nodes sharing a file never run together).
     #[arg(long, default_value_t = 1,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
@@ -75,6 +81,7 @@ pub(crate) async fn run(args: Args, quiet: bool) -> Result<u8, CliError> {
         start_from: args.start_from_node,
         max_retries: args.max_retries,
         one_shot: args.one_shot,
+        candidates: args.candidates,
         jobs: args.jobs,
         flush_every: args.flush_every,
         phases: view.phases(),

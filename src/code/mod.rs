@@ -10,6 +10,7 @@
 //! - [`check`] is the syntax check every write goes through (tree-sitter, then ruff/CPython).
 //! - [`lsp`] is a small stdio client for ty or pyright; [`refactor`] uses it for references
 //!   and rename, with a tree-sitter fallback that says it is approximate.
+//! - [`stub`] is the stand-in for a function that could not be generated.
 //! - [`tools`] is the one interface over all of it: [`CodeTools`].
 //! - ruff and the language servers are found by [`crate::programs`].
 
@@ -19,6 +20,7 @@ pub mod lsp;
 pub mod outline;
 pub mod refactor;
 pub mod repo;
+pub mod stub;
 pub mod tools;
 pub mod units;
 

@@ -51,6 +51,8 @@ pub struct GenerateOptions {
     /// The baseline the engine is measured against: one implementation per node, asked once,
     /// with no tests, never run, never reverted (every node ends `needs_review`).
     pub one_shot: bool,
+    /// Candidates asked for a node's first implementation, all run, the best kept.
+    pub candidates: u32,
     /// Nodes run at once (nodes that share a file never do).
     pub jobs: usize,
     /// Passed nodes between two flushes of the staging copy to the output tree (at least 1;
@@ -185,6 +187,7 @@ pub struct Context {
     pub workspace: Workspace,
     pub max_retries: u32,
     pub one_shot: bool,
+    pub candidates: u32,
     pub cancel: CancellationToken,
     pub phases: PhaseSink,
 }
@@ -235,6 +238,7 @@ pub async fn generate(
         workspace: prepared.work.clone(),
         max_retries: options.max_retries,
         one_shot: options.one_shot,
+        candidates: options.candidates,
         cancel: cancel.clone(),
         phases: options.phases.clone(),
     });

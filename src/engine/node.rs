@@ -400,25 +400,104 @@ impl Leaf<'_> {
                 .unwrap_or_default(),
             ..inputs
         };
-        let asked = ask(self.ctx, self.node, role, attempt, &inputs, &mut self.usage).await;
-        let code = asked
-            .and_then(|answer| {
-                code_for_target(&answer, &self.file, &inputs.current).map_err(unusable)
-            })
-            .and_then(|code| {
-                shape_implementation(&code, &self.node.name, &self.module, &inputs.current)
-                    .map_err(unusable)
-            });
-        let code = match code {
-            Ok(code) => code,
-            Err(e) => return self.asked_in_vain(e, "implementation"),
+        // A first implementation is asked as several candidates, chosen by running them; a
+        // fix answers one specific failure and stays single.
+        let n = match role {
+            Role::Impl if !self.ctx.one_shot => self.ctx.candidates.max(1),
+            _ => 1,
         };
-        let code = with_plan_docstring(self.node, code);
-        let code = with_missing_imports(self.ctx, self.position, &code, &inputs.current);
-        let merged = merge_python(&inputs.current, &code);
+        let asked = ask_many(
+            self.ctx,
+            self.node,
+            role,
+            attempt,
+            &inputs,
+            &mut self.usage,
+            n,
+        );
+        let mut modules: Vec<String> = Vec::new();
+        let mut refused = None;
+        for answer in asked.await {
+            match self.module_with(answer, &inputs.current) {
+                Ok(module) if !modules.contains(&module) => modules.push(module),
+                Ok(_) => {}
+                Err(e) => {
+                    refused.get_or_insert(e);
+                }
+            }
+        }
+        let merged = match (modules.len(), refused) {
+            (0, Some(e)) => return self.asked_in_vain(e, "implementation"),
+            (0, None) => return self.asked_in_vain(unusable("no answer"), "implementation"),
+            (1, _) => modules.remove(0),
+            _ => {
+                let chosen = self.choose(&modules).await?;
+                modules.swap_remove(chosen)
+            }
+        };
         self.fix_changed_nothing = role == Role::Fix && merged == inputs.current;
         self.ctx.workspace.write_if_changed(&self.file, &merged)?;
         Ok(Step::Next)
+    }
+
+    /// The module as it would be with this answer: the function shaped, the plan's docstring
+    /// and the forgotten imports added, merged into `current`.
+    fn module_with(
+        &self,
+        answer: Result<String, AskError>,
+        current: &str,
+    ) -> Result<String, AskError> {
+        let code = answer
+            .and_then(|answer| code_for_target(&answer, &self.file, current).map_err(unusable))
+            .and_then(|code| {
+                shape_implementation(&code, &self.node.name, &self.module, current)
+                    .map_err(unusable)
+            })?;
+        let code = with_plan_docstring(self.node, code);
+        let code = with_missing_imports(self.ctx, self.position, &code, current);
+        Ok(merge_python(current, &code))
+    }
+
+    /// Runs the node's tests with each candidate module in place and returns the index of
+    /// the one to keep (see [`pick`]). A warm sandbox run costs far less than a token.
+    async fn choose(&mut self, modules: &[String]) -> Result<usize, FsError> {
+        let ctx = self.ctx;
+        let mut evidence = Vec::with_capacity(modules.len());
+        for (i, module) in modules.iter().enumerate() {
+            ctx.phases.report(
+                &self.node.id,
+                &format!("running candidate {}/{}", i + 1, modules.len()),
+            );
+            ctx.workspace.write_if_changed(&self.file, module)?;
+            let run = ctx
+                .runner
+                .run_tests(ctx.workspace.root(), &self.test_file, &ctx.cancel)
+                .await;
+            evidence.push(match run {
+                Ok(run) if !run.cancelled => Some(self.evidence(&run)),
+                _ => None,
+            });
+        }
+        let chosen = pick(&evidence);
+        tracing::debug!(node = %self.node.id, candidates = modules.len(), chosen, "candidates ran");
+        Ok(chosen)
+    }
+
+    /// What a run says about the implementation in place.
+    fn evidence(&self, run: &crate::sandbox::TestRun) -> Evidence {
+        let examples = examples::test_name(self.node);
+        let has_examples = examples::examples_test(self.node, &self.module).is_some();
+        let passed: BTreeSet<String> = run
+            .tests
+            .iter()
+            .filter(|t| t.outcome == "passed")
+            .filter_map(|t| t.name.rsplit("::").next().map(str::to_string))
+            .collect();
+        Evidence {
+            usable: run.passed + run.failed > 0 && !self.breaks_earlier_tests(run),
+            gated: passed.contains(&examples) || !has_examples,
+            passed,
+        }
     }
 
     /// An unusable answer is fed back to the next attempt; a provider failure ends the node.
@@ -505,14 +584,10 @@ impl Leaf<'_> {
     /// Keeps the implementation just run if it imported (some test passed or failed rather
     /// than erred) and has better evidence than the best so far.
     fn remember(&mut self, run: &crate::sandbox::TestRun) -> Result<(), FsError> {
-        if run.passed + run.failed == 0 || self.breaks_earlier_tests(run) {
+        let evidence = self.evidence(run);
+        if !evidence.usable {
             return Ok(());
         }
-        let examples = examples::test_name(self.node);
-        let has_examples = examples::examples_test(self.node, &self.module).is_some();
-        let examples_passed = run.tests.iter().any(|t| {
-            t.name.rsplit("::").next() == Some(examples.as_str()) && t.outcome == "passed"
-        });
         let disputed: Vec<String> = run
             .tests
             .iter()
@@ -526,7 +601,7 @@ impl Leaf<'_> {
             .unwrap_or_default();
         let candidate = Candidate {
             text: self.ctx.workspace.read(&self.file)?.unwrap_or_default(),
-            gated: examples_passed || !has_examples,
+            gated: evidence.gated,
             passed: run.passed,
             undisputed_tests: without_tests(&tests, &disputed),
             disputed,
@@ -612,36 +687,14 @@ impl Leaf<'_> {
     }
 }
 
-/// A top-level function that raises `NotImplementedError` with the reason, with the plan's
-/// docstring; `None` for methods and classes (their place is inside a class). It takes any
-/// arguments rather than the plan's signature: that may name types the module never imports,
-/// and a stub that fails to import would break the module it exists to keep importable. Plan
-/// and failure text enter only as escaped literals.
+/// The stub a failed function leaves (see [`crate::code::stub`]); `None` for methods and
+/// classes, whose place is inside a class.
 fn stub(node: &Node, reason: &str) -> Option<String> {
-    let name = node.name.as_str();
-    let identifier = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if node.kind != "function" || !identifier {
+    if node.kind != "function" {
         return None;
     }
-    let doc = node.docstring.as_deref().unwrap_or("").trim();
-    let first = reason.lines().next().unwrap_or("");
-    let message = format!("zerorepo could not generate {name}: {first}");
-    let mut text = format!("def {name}(*args, **kwargs):\n");
-    if !doc.is_empty() {
-        text.push_str(&format!("    {}\n", crate::python::docstring_literal(doc)));
-    }
-    text.push_str(&format!(
-        "    raise NotImplementedError({})\n",
-        crate::python::docstring_literal(&message)
-    ));
-    // A keyword as the name would not parse: no stub rather than a module that does not.
-    crate::code::check::tree_sitter_errors(&text)
-        .is_ok_and(|errors| errors.is_empty())
-        .then_some(text)
+    let doc = node.docstring.as_deref().unwrap_or("");
+    crate::code::stub::function_stub(&node.name, doc, reason)
 }
 
 /// The function with the plan's docstring as its own when the answer brings none: the
@@ -813,6 +866,7 @@ fn without_tests(tests: &str, names: &[String]) -> String {
     )
 }
 
+/// One answer of the model for this node and role.
 async fn ask(
     ctx: &Context,
     node: &Node,
@@ -821,20 +875,55 @@ async fn ask(
     inputs: &PromptInputs,
     usage: &mut UsageByRole,
 ) -> Result<String, AskError> {
-    let phase = match role {
-        Role::Test => "writing tests".to_string(),
-        Role::Impl => "writing code".to_string(),
-        Role::Fix => format!("fixing (attempt {})", attempt + 1),
+    ask_many(ctx, node, role, attempt, inputs, usage, 1)
+        .await
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| Err(AskError::Provider("the provider gave no answer".into())))
+}
+
+/// `n` candidate answers to one prompt (the local model decodes them together).
+async fn ask_many(
+    ctx: &Context,
+    node: &Node,
+    role: Role,
+    attempt: u32,
+    inputs: &PromptInputs,
+    usage: &mut UsageByRole,
+    n: u32,
+) -> Vec<Result<String, AskError>> {
+    let phase = match (role, n) {
+        (Role::Test, _) => "writing tests".to_string(),
+        (Role::Impl, 1) => "writing code".to_string(),
+        (Role::Impl, n) => format!("writing {n} candidates"),
+        (Role::Fix, _) => format!("fixing (attempt {})", attempt + 1),
     };
     ctx.phases.report(&node.id, &phase);
-    let request = prompt::request(&node.id, role, attempt, inputs)
-        .map_err(|e| AskError::Provider(e.to_string()))?;
-    let response = tokio::select! {
-        r = ctx.llm.complete(&request) => r,
-        _ = ctx.cancel.cancelled() => return Err(AskError::Unusable("interrupted".into())),
+    let request = match prompt::request(&node.id, role, attempt, inputs) {
+        Ok(request) => request,
+        Err(e) => return vec![Err(AskError::Provider(e.to_string()))],
     };
+    let responses = tokio::select! {
+        r = ctx.llm.complete_many(&request, n) => r,
+        _ = ctx.cancel.cancelled() => return vec![Err(AskError::Unusable("interrupted".into()))],
+    };
+    responses
+        .into_iter()
+        .map(|response| judge(node, role, request.max_tokens, response, usage))
+        .collect()
+}
+
+/// An answer as the node loop can use it: its tokens counted, a cut-off answer refused (but
+/// the complete tests of one kept), a provider failure told apart from a transient one.
+fn judge(
+    node: &Node,
+    role: Role,
+    max_tokens: u32,
+    response: Result<crate::llm::LlmResponse, LlmError>,
+    usage: &mut UsageByRole,
+) -> Result<String, AskError> {
     match response {
-        Ok(response) if response.usage.completion_tokens >= u64::from(request.max_tokens) => {
+        Ok(response) if response.usage.completion_tokens >= u64::from(max_tokens) => {
             usage.entry(role).or_default().add(response.usage);
             // Tests are independent: the complete ones of a long answer are still useful.
             // A cut-off implementation is not, whatever it parses to.
@@ -845,8 +934,7 @@ async fn ask(
                 return Ok(kept);
             }
             Err(AskError::Unusable(format!(
-                "the answer was cut off at the {} token limit (it probably repeated itself)",
-                request.max_tokens
+                "the answer was cut off at the {max_tokens} token limit (it probably repeated itself)"
             )))
         }
         Ok(response) => {
@@ -856,6 +944,42 @@ async fn ask(
         Err(e @ LlmError::Transient { .. }) => Err(AskError::Unusable(e.to_string())),
         Err(e) => Err(AskError::Provider(format!("LLM provider failed: {e}"))),
     }
+}
+
+/// What running the node's tests said about one candidate.
+#[derive(Debug, Clone, PartialEq)]
+struct Evidence {
+    /// It imported and left every earlier function's tests green.
+    usable: bool,
+    /// It passed the gates (see [`Candidate::gated`]).
+    gated: bool,
+    /// The generated tests it passed.
+    passed: BTreeSet<String>,
+}
+
+/// The candidate to keep, by execution (CodeT's dual agreement): usable before not, gated
+/// before not; then candidates are grouped by the exact set of tests they pass and scored by
+/// group size times tests passed, so code that several samples agree on outranks a lone
+/// sample bent to one test; ties go to the earlier candidate (the first is sampled greedily).
+fn pick(evidence: &[Option<Evidence>]) -> usize {
+    let score = |e: &Option<Evidence>| match e {
+        None => (false, false, 0),
+        Some(e) => {
+            let agreeing = evidence
+                .iter()
+                .flatten()
+                .filter(|o| o.usable && o.passed == e.passed)
+                .count();
+            (e.usable, e.gated, agreeing * e.passed.len())
+        }
+    };
+    let mut best = 0;
+    for i in 1..evidence.len() {
+        if score(&evidence[i]) > score(&evidence[best]) {
+            best = i;
+        }
+    }
+    best
 }
 
 #[cfg(test)]
@@ -871,46 +995,41 @@ mod tests {
     }
 
     #[test]
-    fn a_stub_takes_any_arguments_and_escapes_plan_and_failure_text() {
-        let n = node(
-            "function",
-            "f",
-            "def f(x: int) -> int",
-            "Doc with \"\"\" quotes.",
+    fn candidates_are_picked_by_gates_then_agreement_and_ties_go_to_the_first() {
+        let e = |usable, gated, passed: &[&str]| {
+            Some(Evidence {
+                usable,
+                gated,
+                passed: passed.iter().map(|s| s.to_string()).collect(),
+            })
+        };
+        // The gated one wins over one that passes more generated tests.
+        assert_eq!(
+            pick(&[e(true, false, &["a", "b", "c"]), e(true, true, &["a"])]),
+            1
         );
-        let text = stub(&n, "tests failed: \"\"\"; import os\nsecond line").unwrap();
-        assert!(text.starts_with("def f(*args, **kwargs):\n"), "{text}");
-        assert!(text.contains("raise NotImplementedError("), "{text}");
-        assert!(
-            !text.contains("second line"),
-            "only the reason's first line: {text}"
+        // Two that agree on {a, b} outrank a lone one passing {a, b, c}.
+        assert_eq!(
+            pick(&[
+                e(true, true, &["a", "b", "c"]),
+                e(true, true, &["a", "b"]),
+                e(true, true, &["a", "b"]),
+            ]),
+            1
         );
-        assert!(
-            crate::code::check::tree_sitter_errors(&text)
-                .unwrap()
-                .is_empty()
+        // Unusable (did not import, or broke earlier tests) and missing ones come last.
+        assert_eq!(
+            pick(&[None, e(false, true, &["a"]), e(true, false, &[])]),
+            2
         );
-        // One statement after the docstring: the injected `import os` stays inside a string.
-        let body: Vec<&str> = text
-            .lines()
-            .skip(1)
-            .filter(|l| l.starts_with("    "))
-            .collect();
-        assert_eq!(body.len(), 2, "{text}");
+        assert_eq!(pick(&[e(true, true, &["a"]), e(true, true, &["b"])]), 0);
     }
 
     #[test]
-    fn no_stub_for_methods_classes_or_names_that_are_not_identifiers() {
+    fn no_stub_for_methods_or_classes() {
         assert!(stub(&node("method", "f", "def f(self)", "d"), "r").is_none());
         assert!(stub(&node("class", "C", "class C", "d"), "r").is_none());
-        assert!(
-            stub(
-                &node("function", "f(x): pass\nimport os\ndef g", "", "d"),
-                "r"
-            )
-            .is_none()
-        );
-        assert!(stub(&node("function", "class", "", "d"), "r").is_none());
+        assert!(stub(&node("function", "f", "def f()", "d"), "r").is_some());
     }
 
     #[test]

@@ -126,6 +126,7 @@ pub fn request(
         max_tokens: 1024,
         seed: Some(u64::from(attempt)),
         template: template.label(),
+        candidate: 0,
     })
 }
 

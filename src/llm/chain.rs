@@ -50,6 +50,25 @@ impl LlmProvider for Failover {
             message: "no provider configured".into(),
         }))
     }
+
+    /// The first provider that gives any answer gives all of them (the local model batches
+    /// candidates; asking candidate by candidate down the chain would not).
+    async fn complete_many(
+        &self,
+        request: &LlmRequest,
+        n: u32,
+    ) -> Vec<Result<LlmResponse, LlmError>> {
+        let mut last = Vec::new();
+        for provider in &self.providers {
+            let answers = provider.complete_many(request, n).await;
+            if answers.iter().any(Result::is_ok) {
+                return answers;
+            }
+            tracing::warn!(provider = %provider.name(), "failing over: no candidate answered");
+            last = answers;
+        }
+        last
+    }
 }
 
 /// Settings for `openai:` providers.

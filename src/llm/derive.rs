@@ -134,6 +134,7 @@ fn entry(node: &str, role: Role, answer: &str) -> ScriptEntry {
         node: node.to_string(),
         role,
         attempt: 0,
+        candidate: 0,
         answer: Some(answer.to_string()),
         fault: None,
     }

@@ -6,6 +6,12 @@
 //! the previous one (the system prompt, the node's specification and dependency code are put
 //! first for this reason) only evaluates what differs. Long prompts are decoded in batches.
 //! The chat template is the one stored in the GGUF.
+//!
+//! Several candidates of one request are decoded together: the prompt is evaluated once on
+//! sequence 0, its cache is shared with sequences 1..n, and each step decodes one token of
+//! every live sequence in one batch. On a CPU a step of n sequences costs much less than n
+//! steps of one (the weights are read once per step), which is what makes asking for
+//! several candidates affordable.
 
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
@@ -31,10 +37,14 @@ use crate::edit::cutoff::{MOST_TESTS, stop_after_tests};
 
 const CONTEXT_TOKENS: u32 = 8192;
 const BATCH: usize = 512;
+/// The most candidates decoded together; more are capped to this.
+pub(crate) const MAX_SEQUENCES: u32 = 4;
 
 struct Job {
     request: LlmRequest,
-    reply: tokio::sync::oneshot::Sender<Result<LlmResponse, LlmError>>,
+    /// Candidates wanted.
+    n: u32,
+    reply: tokio::sync::oneshot::Sender<Vec<Result<LlmResponse, LlmError>>>,
 }
 
 pub(crate) struct LocalProvider {
@@ -97,6 +107,12 @@ enum LocalError {
     EmptyPrompt,
     #[error("prompt of {tokens} tokens does not fit the {context} token context")]
     PromptTooLong { tokens: usize, context: u32 },
+    #[error("{n} answers of up to {max_tokens} tokens do not fit the {context} token context")]
+    AnswersTooLong {
+        n: u32,
+        max_tokens: u32,
+        context: u32,
+    },
     #[error(transparent)]
     KvCache(#[from] KvCacheConversionError),
     #[error(transparent)]
@@ -123,16 +139,32 @@ impl LlmProvider for LocalProvider {
     }
 
     async fn complete(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError> {
-        let (reply, answer) = tokio::sync::oneshot::channel();
-        self.jobs
-            .send(Job {
-                request: request.clone(),
-                reply,
-            })
-            .map_err(|_| permanent("the model thread has stopped".into()))?;
-        answer
+        self.complete_many(request, 1)
             .await
-            .map_err(|_| permanent("the model thread dropped the request".into()))?
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| Err(permanent("the model thread gave no answer".into())))
+    }
+
+    async fn complete_many(
+        &self,
+        request: &LlmRequest,
+        n: u32,
+    ) -> Vec<Result<LlmResponse, LlmError>> {
+        let (reply, answer) = tokio::sync::oneshot::channel();
+        let job = Job {
+            request: request.clone(),
+            n,
+            reply,
+        };
+        if self.jobs.send(job).is_err() {
+            return vec![Err(permanent("the model thread has stopped".into()))];
+        }
+        answer.await.unwrap_or_else(|_| {
+            vec![Err(permanent(
+                "the model thread dropped the request".into(),
+            ))]
+        })
     }
 }
 
@@ -187,8 +219,11 @@ impl<'m> Session<'m> {
         path: &Path,
     ) -> Result<Session<'m>, LocalError> {
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as i32;
+        // One cache for all sequences: candidates share the prompt's entries.
         let params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(CONTEXT_TOKENS))
+            .with_n_seq_max(MAX_SEQUENCES)
+            .with_kv_unified(true)
             .with_n_batch(BATCH as u32)
             .with_n_threads(threads)
             .with_n_threads_batch(threads);
@@ -211,11 +246,14 @@ impl<'m> Session<'m> {
 
     fn serve(&mut self, jobs: &mpsc::Receiver<Job>) {
         while let Ok(job) = jobs.recv() {
-            let result = self.answer(&job.request);
-            if result.is_err() {
-                self.forget();
-            }
-            let _ = job.reply.send(result.map_err(failed));
+            let answers = match self.answer(&job.request, job.n) {
+                Ok(answers) => answers.into_iter().map(Ok).collect(),
+                Err(e) => {
+                    self.forget();
+                    vec![Err(failed(e))]
+                }
+            };
+            let _ = job.reply.send(answers);
         }
     }
 
@@ -225,33 +263,48 @@ impl<'m> Session<'m> {
         self.ctx.clear_kv_cache();
     }
 
-    fn answer(&mut self, request: &LlmRequest) -> Result<LlmResponse, LocalError> {
+    /// `n` candidates of `request` (see [`LlmRequest::candidate`]), decoded together.
+    fn answer(&mut self, request: &LlmRequest, n: u32) -> Result<Vec<LlmResponse>, LocalError> {
+        let n = n.clamp(1, MAX_SEQUENCES);
         let started = Instant::now();
-        let tokens = self.prompt(request)?;
+        let tokens = self.prompt(request, n)?;
         let keep = self.reuse_prefix(&tokens)?;
-        let mut batch = self.evaluate(&tokens[keep..])?;
-        let (text, generated) = self.generate(request, &mut batch)?;
+        let batch = self.evaluate(&tokens[keep..])?;
+        for seq in 1..n {
+            self.ctx.copy_kv_cache_seq(0, seq as i32, None, None)?;
+        }
+        let generated = self.generate(request, n, batch.n_tokens() - 1);
+        for seq in 1..n {
+            self.ctx.clear_kv_cache_seq(Some(seq), None, None)?;
+        }
+        let sequences = generated?;
         tracing::debug!(
             node = %request.node_id,
             role = request.role.as_str(),
             prompt_tokens = tokens.len(),
             reused = keep,
-            generated,
+            candidates = n,
+            generated = sequences.iter().map(|s| s.generated).sum::<u64>(),
             seconds = started.elapsed().as_secs_f64(),
             "local model call"
         );
-        Ok(LlmResponse {
-            text,
-            usage: Usage {
-                prompt_tokens: tokens.len() as u64,
-                completion_tokens: generated,
-            },
-        })
+        // The prompt was evaluated once: its tokens count once, with the first candidate.
+        Ok(sequences
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| LlmResponse {
+                text: String::from_utf8_lossy(&s.text).into_owned(),
+                usage: Usage {
+                    prompt_tokens: if i == 0 { tokens.len() as u64 } else { 0 },
+                    completion_tokens: s.generated,
+                },
+            })
+            .collect())
     }
 
     /// The request through the GGUF's chat template, tokenized; refused when it leaves no room
     /// in the context for the answer.
-    fn prompt(&self, request: &LlmRequest) -> Result<Vec<LlamaToken>, LocalError> {
+    fn prompt(&self, request: &LlmRequest, n: u32) -> Result<Vec<LlamaToken>, LocalError> {
         let chat = request
             .messages
             .iter()
@@ -264,8 +317,14 @@ impl<'m> Session<'m> {
         if tokens.is_empty() {
             return Err(LocalError::EmptyPrompt);
         }
-        let budget = CONTEXT_TOKENS as usize - request.max_tokens as usize;
-        if tokens.len() > budget {
+        let answers = CONTEXT_TOKENS
+            .checked_sub(request.max_tokens.saturating_mul(n))
+            .ok_or(LocalError::AnswersTooLong {
+                n,
+                max_tokens: request.max_tokens,
+                context: CONTEXT_TOKENS,
+            })?;
+        if tokens.len() > answers as usize {
             return Err(LocalError::PromptTooLong {
                 tokens: tokens.len(),
                 context: CONTEXT_TOKENS,
@@ -309,41 +368,72 @@ impl<'m> Session<'m> {
         Ok(batch)
     }
 
-    /// Samples up to `max_tokens` tokens; returns the text and how many tokens it took.
+    /// Samples up to `max_tokens` tokens for each of `n` sequences, all starting from the
+    /// logits at `first` (the prompt's last token); every step decodes the next token of each
+    /// live sequence in one batch. Sequence 0's tokens join `cached`; the caller drops the
+    /// others' cache entries.
     fn generate(
         &mut self,
         request: &LlmRequest,
-        batch: &mut LlamaBatch<'_>,
-    ) -> Result<(String, u64), LocalError> {
+        n: u32,
+        first: i32,
+    ) -> Result<Vec<Sequence>, LocalError> {
         let model = self.model;
-        let mut sampler = sampler(model, request);
         let vocab = model.vocab();
-        let mut text: Vec<u8> = Vec::new();
-        let mut generated = 0u64;
-        for _ in 0..request.max_tokens {
-            let token = sampler.sample(&self.ctx, batch.n_tokens() - 1);
-            sampler.accept(token);
-            if vocab.is_eog(token) {
-                break;
+        let mut sequences: Vec<Sequence> = (0..n)
+            .map(|i| Sequence {
+                sampler: sampler(model, &request.candidate(i)),
+                text: Vec::new(),
+                generated: 0,
+                logits: Some(first),
+                position: self.cached.len() as i32,
+            })
+            .collect();
+        let mut batch = LlamaBatch::new(n as usize, 1);
+        loop {
+            batch.clear();
+            let mut fed_to_first = None;
+            for (seq, s) in sequences.iter_mut().enumerate() {
+                let Some(index) = s.logits.take() else {
+                    continue;
+                };
+                let token = s.sampler.sample(&self.ctx, index);
+                s.sampler.accept(token);
+                if vocab.is_eog(token) {
+                    continue;
+                }
+                s.text.extend(vocab.token_to_piece(token, false, None));
+                s.generated += 1;
+                if s.generated >= u64::from(request.max_tokens)
+                    || answer_is_complete(&mut s.text, request.role)
+                {
+                    continue;
+                }
+                s.logits = Some(batch.n_tokens());
+                batch.add(token, s.position, &[seq as i32], true)?;
+                s.position += 1;
+                if seq == 0 {
+                    fed_to_first = Some(token);
+                }
             }
-            text.extend(vocab.token_to_piece(token, false, None));
-            generated += 1;
-            self.feed(batch, token)?;
-            if answer_is_complete(&mut text, request.role) {
-                break;
+            if batch.n_tokens() == 0 {
+                return Ok(sequences);
             }
+            self.ctx.decode(&mut batch)?;
+            self.cached.extend(fed_to_first);
         }
-        Ok((String::from_utf8_lossy(&text).into_owned(), generated))
     }
+}
 
-    /// Decodes one sampled token, so that the next sample follows it.
-    fn feed(&mut self, batch: &mut LlamaBatch<'_>, token: LlamaToken) -> Result<(), LocalError> {
-        batch.clear();
-        batch.add(token, self.cached.len() as i32, &[0], true)?;
-        self.ctx.decode(batch)?;
-        self.cached.push(token);
-        Ok(())
-    }
+/// One candidate being decoded.
+struct Sequence {
+    sampler: LlamaSampler,
+    text: Vec<u8>,
+    generated: u64,
+    /// Where in the last decoded batch this sequence's next logits are; `None` once finished.
+    logits: Option<i32>,
+    /// The position its next token takes.
+    position: i32,
 }
 
 /// Greedy at temperature 0 (reproducible), otherwise top-k with the request's seed.

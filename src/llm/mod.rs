@@ -38,6 +38,35 @@ pub struct LlmRequest {
     pub seed: Option<u64>,
     /// The prompt template that produced the messages (`id@version`).
     pub template: String,
+    /// Which of several answers to the same messages this is (see
+    /// [`LlmProvider::complete_many`]); 0 for the first or only one.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub candidate: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// The sampling temperature of every candidate after the first: different enough that the
+/// candidates differ, low enough that a 1.5B model still writes valid code.
+pub const CANDIDATE_TEMPERATURE: f32 = 0.7;
+
+impl LlmRequest {
+    /// Candidate `i` of this request: the request itself for 0; for the others the same
+    /// messages sampled at [`CANDIDATE_TEMPERATURE`] (or the request's, if higher) with seed
+    /// `seed + i`, so every candidate is reproducible.
+    pub fn candidate(&self, i: u32) -> LlmRequest {
+        if i == 0 {
+            return self.clone();
+        }
+        LlmRequest {
+            candidate: i,
+            temperature: self.temperature.max(CANDIDATE_TEMPERATURE),
+            seed: Some(self.seed.unwrap_or(0).wrapping_add(u64::from(i))),
+            ..self.clone()
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,6 +96,21 @@ pub trait LlmProvider: Send + Sync {
     /// A short name for logs and reports (never contains a secret).
     fn name(&self) -> String;
     async fn complete(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError>;
+
+    /// `n` answers to one request, candidate `i` sampled as [`LlmRequest::candidate`] says.
+    /// The default asks `n` times; the local model decodes them together as `n` sequences
+    /// over one evaluation of the shared prompt.
+    async fn complete_many(
+        &self,
+        request: &LlmRequest,
+        n: u32,
+    ) -> Vec<Result<LlmResponse, LlmError>> {
+        let mut answers = Vec::with_capacity(n as usize);
+        for i in 0..n.max(1) {
+            answers.push(self.complete(&request.candidate(i)).await);
+        }
+        answers
+    }
 }
 
 /// Rough token estimate for providers that do not count (4 characters per token).

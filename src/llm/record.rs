@@ -27,8 +27,14 @@ pub struct Exchange {
 
 fn key(request: &LlmRequest) -> String {
     let messages = serde_json::to_vec(&request.messages).unwrap_or_default();
+    // The candidate joins the key only when it is not the first: recordings made before
+    // candidates existed keep their keys.
+    let candidate = match request.candidate {
+        0 => String::new(),
+        i => format!("#{i}"),
+    };
     format!(
-        "{}|{}|{}|{:x}",
+        "{}|{}|{}{candidate}|{:x}",
         request.node_id,
         request.role.as_str(),
         request.attempt,
@@ -64,11 +70,36 @@ impl LlmProvider for RecordingProvider {
     async fn complete(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError> {
         let started = std::time::Instant::now();
         let response = self.inner.complete(request).await?;
+        self.record(request, &response, started.elapsed().as_secs_f64());
+        Ok(response)
+    }
+
+    /// The inner provider answers all candidates at once (the local model batches them);
+    /// each answer is recorded as its candidate's exchange.
+    async fn complete_many(
+        &self,
+        request: &LlmRequest,
+        n: u32,
+    ) -> Vec<Result<LlmResponse, LlmError>> {
+        let started = std::time::Instant::now();
+        let answers = self.inner.complete_many(request, n).await;
+        let seconds = started.elapsed().as_secs_f64() / answers.len().max(1) as f64;
+        for (i, answer) in answers.iter().enumerate() {
+            if let Ok(response) = answer {
+                self.record(&request.candidate(i as u32), response, seconds);
+            }
+        }
+        answers
+    }
+}
+
+impl RecordingProvider {
+    fn record(&self, request: &LlmRequest, response: &LlmResponse, seconds: f64) {
         let exchange = Exchange {
             request: request.clone(),
             response: response.clone(),
             provider: self.inner.name(),
-            seconds: started.elapsed().as_secs_f64(),
+            seconds,
         };
         if let Ok(mut line) = serde_json::to_string(&exchange) {
             line.push('\n');
@@ -78,7 +109,6 @@ impl LlmProvider for RecordingProvider {
                 tracing::warn!("cannot record an exchange: {e}");
             }
         }
-        Ok(response)
     }
 }
 

@@ -31,10 +31,18 @@ pub struct ScriptEntry {
     pub role: Role,
     #[serde(default)]
     pub attempt: u32,
+    /// Which candidate of the request this answers (see `LlmRequest::candidate`); a
+    /// candidate with no entry of its own gets candidate 0's answer.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub candidate: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fault: Option<Fault>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -112,6 +120,7 @@ impl ScriptedProvider {
                     node: node.into(),
                     role,
                     attempt: 0,
+                    candidate: 0,
                     answer: None,
                     fault: Some(fault),
                 },
@@ -119,12 +128,21 @@ impl ScriptedProvider {
         }
     }
 
-    fn entry_for(&self, node: &str, role: Role, attempt: u32) -> Option<&ScriptEntry> {
-        let pick = |role: Role| {
+    fn entry_for(&self, request: &LlmRequest) -> Option<&ScriptEntry> {
+        let (node, attempt) = (&request.node_id, request.attempt);
+        let pick_candidate = |role: Role, candidate: u32| {
             self.entries
                 .get(&(node.to_string(), role))
-                .and_then(|list| list.iter().rev().find(|e| e.attempt <= attempt))
+                .and_then(|list| {
+                    list.iter()
+                        .rev()
+                        .find(|e| e.attempt <= attempt && e.candidate == candidate)
+                })
         };
+        let pick = |role: Role| {
+            pick_candidate(role, request.candidate).or_else(|| pick_candidate(role, 0))
+        };
+        let role = request.role;
         pick(role).or_else(|| {
             if role == Role::Fix {
                 pick(Role::Impl)
@@ -189,7 +207,7 @@ impl LlmProvider for ScriptedProvider {
             }
             Some(Fault::AlwaysWrong) if request.role != Role::Test => wrong_answer(request),
             _ => self
-                .entry_for(&request.node_id, request.role, request.attempt)
+                .entry_for(request)
                 .and_then(|e| e.answer.clone())
                 .ok_or_else(|| LlmError::Permanent {
                     provider: self.name(),
@@ -233,6 +251,7 @@ mod tests {
             max_tokens: 100,
             seed: None,
             template: "t@1".into(),
+            candidate: 0,
         }
     }
 
@@ -241,6 +260,7 @@ mod tests {
             node: "n".into(),
             role,
             attempt,
+            candidate: 0,
             answer: Some(answer.into()),
             fault: None,
         }

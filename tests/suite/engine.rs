@@ -56,6 +56,7 @@ async fn generate_chain(out: &Path, runner: Arc<Counting>) -> Result<(), String>
         start_from: None,
         max_retries: 1,
         one_shot: false,
+        candidates: 1,
         jobs: 1,
         flush_every: 5,
         phases: PhaseSink::default(),

@@ -302,6 +302,15 @@ fn failed_node_skips_its_dependents_and_is_reverted() {
     );
     assert!(!tests.contains("def test_capitalize_words"), "{tests}");
     assert!(!out.join("tests/test_titles.py").exists());
+    // The skipped functions never ran; assembly stubs them, so their module imports.
+    let titles = std::fs::read_to_string(out.join("src/textops/titles.py")).unwrap();
+    for name in ["make_title", "make_banner"] {
+        let stub = titles
+            .split(&format!("def {name}("))
+            .nth(1)
+            .unwrap_or_else(|| panic!("a stub of {name}: {titles}"));
+        assert!(stub.contains("skipped: dependency node_00"), "{titles}");
+    }
     // status tells the same story
     let (code, stdout, _) = run(zerorepo().arg("status").arg(&out));
     assert_eq!(code, 0);
@@ -356,11 +365,16 @@ fn malformed_answers_exhaust_the_retries_and_leave_nothing_behind() {
         reason.contains("unusable") && reason.contains("after 4 attempts"),
         "{reason}"
     );
-    // No answer was code: the module keeps a stub from the plan's signature, not nothing.
+    // No answer was code: the module keeps a stub, not nothing; so do its skipped dependents.
     let steps = std::fs::read_to_string(out.join("src/chain/steps.py")).unwrap();
-    assert_eq!(steps.matches("def ").count(), 1, "{steps}");
+    assert_eq!(steps.matches("def ").count(), 3, "{steps}");
+    assert_eq!(
+        steps.matches("raise NotImplementedError(").count(),
+        3,
+        "{steps}"
+    );
     assert!(
-        steps.contains("raise NotImplementedError(") && steps.contains("unusable"),
+        steps.contains("unusable") && steps.contains("skipped: dependency"),
         "{steps}"
     );
     assert!(!out.join("tests/test_steps.py").exists());
@@ -637,4 +651,43 @@ fn one_shot_asks_once_per_node_and_runs_nothing() {
     for name in ["double", "double_plus_one", "describe_value"] {
         assert!(steps.contains(&format!("def {name}(")), "{steps}");
     }
+}
+
+#[test]
+fn the_candidate_that_passes_is_kept_when_the_first_is_wrong() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines: Vec<Value> = std::fs::read_to_string(script_of("chain"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let answer =
+        |body: &str| format!("```python\ndef double_plus_one(x: int) -> int:\n    {body}\n```\n");
+    for v in &mut lines {
+        if v["node"] == "node_b" && v["role"] == "impl" {
+            v["answer"] = answer("return double(x)").into();
+        }
+    }
+    for (candidate, body) in [(1, "return x + 1"), (2, "return double(x) + 1")] {
+        lines.push(serde_json::json!({
+            "node": "node_b", "role": "impl", "attempt": 0, "candidate": candidate,
+            "answer": answer(body),
+        }));
+    }
+    let script = dir.path().join("script.jsonl");
+    let text: Vec<String> = lines.iter().map(|v| v.to_string()).collect();
+    std::fs::write(&script, text.join("\n") + "\n").unwrap();
+    let out = dir.path().join("o");
+    let (code, stdout, stderr) = generate("chain", &script, &out, &["--candidates", "3"]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(status_of(&out, "node_b"), "passed");
+    // The third candidate passed on the first attempt: no fix round was needed.
+    assert_eq!(checkpoint(&out)["node_b"]["retry_count"], 0);
+    let steps = std::fs::read_to_string(out.join("src/chain/steps.py")).unwrap();
+    assert!(steps.contains("return double(x) + 1"), "{steps}");
+    // The engine put the plan's docstring into the answer, which had none.
+    assert!(steps.contains("Double an integer and add one."), "{steps}");
 }

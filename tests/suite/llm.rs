@@ -31,6 +31,7 @@ fn request() -> LlmRequest {
         max_tokens: 64,
         seed: Some(7),
         template: "write_impl@2".into(),
+        candidate: 0,
     }
 }
 
@@ -125,6 +126,7 @@ async fn server_errors_forever_fail_over_to_the_next_provider() {
         node: "node_a".into(),
         role: Role::Impl,
         attempt: 0,
+        candidate: 0,
         answer: Some("from the fallback".into()),
         fault: None,
     }]);
@@ -302,14 +304,23 @@ async fn generation_over_http_passes_and_no_artifact_contains_the_key_then_repla
     assert_eq!(files_containing(&out, KEY), Vec::<String>::new());
     assert_eq!(files_containing(&recording, KEY), Vec::<String>::new());
     let requests = server.received_requests().await.unwrap();
-    assert_eq!(requests.len(), 6, "tests and impl for three nodes");
+    // Per node one test request and three implementation candidates (the default); this
+    // provider is asked once per candidate.
+    assert_eq!(
+        requests.len(),
+        12,
+        "tests and impl candidates for three nodes"
+    );
     // Token accounting per role lands in the checkpoint.
     let cp: Value = serde_json::from_str(
         &std::fs::read_to_string(out.join("docs/generation_checkpoint.json")).unwrap(),
     )
     .unwrap();
     assert_eq!(cp["node_b"]["tokens"]["test"]["prompt_tokens"], 11);
-    assert_eq!(cp["node_b"]["tokens"]["impl"]["completion_tokens"], 5);
+    assert_eq!(
+        cp["node_b"]["tokens"]["impl"]["completion_tokens"], 15,
+        "three candidates of 5 tokens"
+    );
     // The recording replays the same generation without the server.
     let replayed = dir.path().join("replayed");
     let (code, stdout, stderr) = run(zerorepo()
@@ -323,7 +334,7 @@ async fn generation_over_http_passes_and_no_artifact_contains_the_key_then_repla
     assert_eq!(super::support::tree(&replayed), super::support::tree(&out));
     assert_eq!(
         server.received_requests().await.unwrap().len(),
-        6,
+        12,
         "replay made no request"
     );
 }

@@ -1,0 +1,98 @@
+//! Throughput of the embedded model when several candidates of one request are decoded
+//! together (`LlmProvider::complete_many`): aggregate generated tokens per second for 1, 2 and
+//! 4 sequences over one shared prompt, and the prompt-evaluation rate.
+//!
+//! `cargo bench --bench batching` prints a Markdown table (copied into reports/batching.md).
+//! It needs the local model (`zerorepo model pull`) and takes a few minutes on two cores, so
+//! under `cargo test` (no `--bench`) it only says that it skipped.
+
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Instant;
+
+use zerorepo::llm::chain::{OpenAiOptions, from_spec};
+use zerorepo::llm::{LlmRequest, Message, Role};
+
+/// A write-implementation prompt of ml_lib's size: the spec of `parse_csv_text`.
+fn request() -> LlmRequest {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let rpg: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("fixtures/ml_lib/rpg.json")).unwrap(),
+    )
+    .unwrap();
+    let node = rpg["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == "parse_csv_text")
+        .unwrap();
+    let user = format!(
+        "Signature: {}\nSpecification:\n{}\n\nTask: write the function `parse_csv_text` itself \
+         (not tests). Reply with one ```python block holding the complete definition with the \
+         exact signature above and its body.",
+        node["signature"].as_str().unwrap(),
+        node["docstring"].as_str().unwrap()
+    );
+    LlmRequest {
+        node_id: "bench".into(),
+        role: Role::Impl,
+        attempt: 0,
+        messages: vec![
+            Message {
+                role: "system".into(),
+                content: "You write correct, idiomatic Python 3.".into(),
+            },
+            Message {
+                role: "user".into(),
+                content: user,
+            },
+        ],
+        // Every sequence samples (candidate 0 too): greedy would stop early and alike.
+        temperature: 0.7,
+        max_tokens: 256,
+        seed: Some(1),
+        template: "bench@1".into(),
+        candidate: 0,
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        eprintln!(
+            "SKIPPED: the batching bench runs the local model for minutes; run `cargo bench --bench batching`"
+        );
+        return;
+    }
+    let llm = from_spec(Some("local"), None, &OpenAiOptions::default(), None).unwrap();
+    let request = request();
+    // The first call evaluates the prompt; later calls reuse it from the cache.
+    let started = Instant::now();
+    let first = llm.complete(&request).await.unwrap();
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "first call: {} prompt tokens + {} generated in {seconds:.1}s\n",
+        first.usage.prompt_tokens, first.usage.completion_tokens
+    );
+    println!(
+        "| sequences | generated tokens | seconds | aggregate tok/s | per sequence tok/s | vs 1 |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let mut single = None;
+    for n in [1u32, 2, 4] {
+        let started = Instant::now();
+        let answers = llm.complete_many(&request, n).await;
+        let seconds = started.elapsed().as_secs_f64();
+        let generated: u64 = answers
+            .iter()
+            .map(|a| a.as_ref().unwrap().usage.completion_tokens)
+            .sum();
+        let rate = generated as f64 / seconds;
+        let base = *single.get_or_insert(rate);
+        println!(
+            "| {n} | {generated} | {seconds:.1} | {rate:.1} | {:.1} | {:.2}× |",
+            rate / f64::from(n),
+            rate / base
+        );
+    }
+}

@@ -1,0 +1,83 @@
+//! The stand-in for a function the engine could not generate: a top-level `def` with the
+//! plan's docstring that raises `NotImplementedError` saying why.
+//!
+//! A module missing one function breaks every module and test that imports anything from it
+//! in one statement; a stub keeps the rest importable and fails only where it is called. It
+//! takes any arguments rather than the plan's signature: that may name types the module never
+//! imports, and a stub that fails to import would break the module it exists to keep
+//! importable. Plan and failure text enter only as escaped literals.
+
+/// The stub of function `name`, or `None` when `name` is not an identifier that can be
+/// defined (a keyword, or plan text that is not a name at all).
+pub fn function_stub(name: &str, docstring: &str, reason: &str) -> Option<String> {
+    let identifier = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !identifier {
+        return None;
+    }
+    let doc = docstring.trim();
+    let first = reason.lines().next().unwrap_or("");
+    let message = format!("zerorepo could not generate {name}: {first}");
+    let mut text = format!("def {name}(*args, **kwargs):\n");
+    if !doc.is_empty() {
+        text.push_str(&format!("    {}\n", crate::python::docstring_literal(doc)));
+    }
+    text.push_str(&format!(
+        "    raise NotImplementedError({})\n",
+        crate::python::docstring_literal(&message)
+    ));
+    // A keyword as the name would not parse: no stub rather than a module that does not.
+    super::check::tree_sitter_errors(&text)
+        .is_ok_and(|errors| errors.is_empty())
+        .then_some(text)
+}
+
+/// Whether `module` defines `name` at its top level.
+pub fn defines(module: &str, name: &str) -> bool {
+    super::split_units(module)
+        .iter()
+        .any(|u| u.def_name() == Some(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stub_takes_any_arguments_and_escapes_plan_and_failure_text() {
+        let text = function_stub(
+            "f",
+            "Doc with \"\"\" quotes.",
+            "tests failed: \"\"\"; import os\nsecond line",
+        )
+        .unwrap();
+        assert!(text.starts_with("def f(*args, **kwargs):\n"), "{text}");
+        assert!(text.contains("raise NotImplementedError("), "{text}");
+        assert!(
+            !text.contains("second line"),
+            "only the reason's first line: {text}"
+        );
+        assert!(
+            crate::code::check::tree_sitter_errors(&text)
+                .unwrap()
+                .is_empty()
+        );
+        // One statement after the docstring: the injected `import os` stays inside a string.
+        let body: Vec<&str> = text
+            .lines()
+            .skip(1)
+            .filter(|l| l.starts_with("    "))
+            .collect();
+        assert_eq!(body.len(), 2, "{text}");
+        assert!(defines(&text, "f") && !defines(&text, "g"));
+    }
+
+    #[test]
+    fn no_stub_for_names_that_are_not_identifiers() {
+        assert!(function_stub("f(x): pass\nimport os\ndef g", "d", "r").is_none());
+        assert!(function_stub("class", "d", "r").is_none());
+    }
+}
