@@ -42,10 +42,14 @@
 //! and everything that leaves a test run passes through one redaction of known secrets
 //! (`redact`).
 //!
-//! The node loop today: tests are written first, then the implementation; a failing run gets
-//! up to `--max-retries` fix prompts with the module, the test file and the failure, and a
-//! node that still fails is reverted. The localization (`localize`) and code tools (`code`)
-//! are commands of their own (`search`, `deps`, `view`); the loop does not call them yet.
+//! The node loop today: tests are written first, then `--candidates` implementations that are
+//! all run and chosen by evidence (the plan's examples and the earlier functions' tests are
+//! gates, the model's tests only evidence); a failing choice gets up to `--max-retries` fix
+//! prompts with the module, the test file and the failure. Code that passes the gates but
+//! not every generated test ends `needs_review` and is built on; a node that fails the gates
+//! to the end keeps its best candidate (or a stub) and its dependents are skipped. The
+//! localization (`localize`) and code tools (`code`) are commands of their own (`search`,
+//! `deps`, `view`); the loop does not call them yet.
 
 pub mod assemble;
 pub mod checkpoint;

@@ -230,6 +230,44 @@ pub fn identifiers(code: &str) -> std::collections::BTreeSet<String> {
     names
 }
 
+/// Names called as plain functions (`f` in `f(x)`, not `g` in `x.g(y)`, not `def h(`),
+/// ignoring strings and comments.
+pub fn called_names(code: &str) -> std::collections::BTreeSet<String> {
+    let mut names = std::collections::BTreeSet::new();
+    let mut st = LineState::default();
+    for line in code.lines() {
+        let visible: Vec<char> = code_outside_strings(line, st).chars().collect();
+        st = scan_line(line, st);
+        let mut i = 0;
+        while i < visible.len() {
+            let start = i;
+            while i < visible.len() && (visible[i].is_alphanumeric() || visible[i] == '_') {
+                i += 1;
+            }
+            if i == start {
+                i += 1;
+                continue;
+            }
+            let word: String = visible[start..i].iter().collect();
+            let before = visible[..start].iter().rev().find(|c| !c.is_whitespace());
+            let after = visible[i..].iter().find(|c| !c.is_whitespace());
+            let defined = visible[..start]
+                .iter()
+                .collect::<String>()
+                .trim_end()
+                .ends_with("def");
+            if after == Some(&'(')
+                && before != Some(&'.')
+                && !defined
+                && !word.starts_with(|c: char| c.is_ascii_digit())
+            {
+                names.insert(word);
+            }
+        }
+    }
+    names
+}
+
 /// Names used as the base of an attribute (`math` in `math.sqrt(x)`, not `sqrt`, not `self`
 /// in `x.self.y`), ignoring strings and comments: the modules code reaches into.
 pub fn attribute_bases(code: &str) -> std::collections::BTreeSet<String> {

@@ -190,6 +190,23 @@ pub struct Context {
     pub candidates: u32,
     pub cancel: CancellationToken,
     pub phases: PhaseSink,
+    /// The plan's top-level functions by name, for imports the plan did not declare.
+    pub functions: std::collections::HashMap<String, Vec<NodePos>>,
+}
+
+/// The plan's leaf functions by name.
+fn functions_by_name(rpg: &ValidRpg) -> std::collections::HashMap<String, Vec<NodePos>> {
+    let mut functions: std::collections::HashMap<String, Vec<NodePos>> = Default::default();
+    for &position in rpg.order() {
+        let node = rpg.node(position);
+        if node.is_leaf() && node.kind == "function" {
+            functions
+                .entry(node.name.clone())
+                .or_default()
+                .push(position);
+        }
+    }
+    functions
 }
 
 /// The sha256 that ties a checkpoint to its RPG.
@@ -241,6 +258,7 @@ pub async fn generate(
         candidates: options.candidates,
         cancel: cancel.clone(),
         phases: options.phases.clone(),
+        functions: functions_by_name(&rpg),
     });
     let output = Output::new(
         prepared.out,

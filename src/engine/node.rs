@@ -1,5 +1,11 @@
-//! The test-first loop of one node: tests, implementation, run, fix (up to `max_retries`),
-//! revert on final failure.
+//! The test-first loop of one node: tests, candidate implementations chosen by running them,
+//! fix rounds (up to `max_retries`), then `passed`, `needs_review` or `failed`.
+//!
+//! Ground truth is the plan: the examples test from the specification and the earlier
+//! functions' tests are gates; the model's own tests are evidence, since a third of them are
+//! wrong. Code that passes the gates is never thrown away for failing a generated test: after
+//! [`DISPUTE_FIXES`] fix round it is kept as `needs_review` and its dependents run on it.
+//! A failed node keeps its best candidate (or a stub), so its module stays importable.
 //!
 //! Before touching anything the node's files are snapshotted to disk; the snapshot is what a
 //! failure reverts to, and what a resumed run restores after a crash in the middle of the node.
@@ -740,8 +746,16 @@ fn bound_names(code: &str) -> BTreeSet<String> {
 /// forgets these often, and each one fails every test of the module at import.
 fn with_missing_imports(ctx: &Context, position: NodePos, code: &str, current: &str) -> String {
     let used = crate::code::identifiers(code);
+    let bound: BTreeSet<String> = bound_names(code)
+        .into_iter()
+        .chain(bound_names(current))
+        .collect();
     let mut imports = dependency_imports(ctx, position, &bound_names(code), &used);
     imports.extend(standard_imports(code, current));
+    let called = crate::code::units::called_names(code);
+    imports.extend(plan_function_imports(ctx, position, &bound, &called));
+    let mut seen = BTreeSet::new();
+    imports.retain(|line| seen.insert(line.clone()));
     if imports.is_empty() {
         return code.to_string();
     }
@@ -768,6 +782,50 @@ fn standard_imports(code: &str, current: &str) -> Vec<String> {
     for module in crate::code::attribute_bases(code) {
         if crate::python::is_stdlib(&module) && !bound.contains(&module) {
             imports.push(format!("import {module}"));
+        }
+    }
+    imports
+}
+
+/// `from m import f` for a plan function `f` the code calls without importing that is not a
+/// declared dependency (the plan missed the edge, or the model used a helper it knew of):
+/// only from another module that already defines `f`, and only when `f`'s node does not
+/// depend on this one (the import would be circular). Builtins are never shadowed.
+fn plan_function_imports(
+    ctx: &Context,
+    position: NodePos,
+    bound: &BTreeSet<String>,
+    used: &BTreeSet<String>,
+) -> Vec<String> {
+    let own = ctx.rpg.node(position).file_path.as_deref();
+    let mut imports = Vec::new();
+    let unbound = used
+        .iter()
+        .filter(|n| !bound.contains(*n) && !crate::python::BUILTINS.contains(&n.as_str()));
+    for name in unbound {
+        let Some(nodes) = ctx.functions.get(name) else {
+            continue;
+        };
+        let source = nodes.iter().find_map(|&other| {
+            let file = ctx.rpg.node(other).file_path.as_deref()?;
+            let defined = ctx
+                .workspace
+                .read(file)
+                .ok()
+                .flatten()
+                .is_some_and(|text| crate::code::stub::defines(&text, name));
+            let usable = Some(file) != own
+                && file.ends_with(".py")
+                && defined
+                && !ctx
+                    .rpg
+                    .graph()
+                    .transitive_dependencies_of(other)
+                    .contains(&position);
+            usable.then(|| prompt::import_path(file))
+        });
+        if let Some(module) = source {
+            imports.push(format!("from {module} import {name}"));
         }
     }
     imports
@@ -1023,6 +1081,13 @@ mod tests {
             2
         );
         assert_eq!(pick(&[e(true, true, &["a"]), e(true, true, &["b"])]), 0);
+    }
+
+    #[test]
+    fn called_names_are_plain_calls_only() {
+        let code = "def f(x):\n    y = percentage(x, 2) + obj.mean(x)\n    return helper (y)  # other(z)\n";
+        let called: Vec<String> = crate::code::units::called_names(code).into_iter().collect();
+        assert_eq!(called, ["helper", "percentage"]);
     }
 
     #[test]

@@ -563,6 +563,34 @@ fn a_missing_import_of_a_dependency_is_added() {
     );
 }
 
+#[test]
+fn a_plan_function_used_without_a_declared_dependency_is_imported_from_where_it_is_defined() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // text_report calls numops.basic.percentage, which the plan does not list among its
+    // dependencies, and does not import it.
+    let script = edited_script(dir.path(), "subgraphs20", |v| {
+        if v["node"] == "node_019" && v["role"] == "impl" {
+            let answer = v["answer"].as_str().unwrap().replace(
+                "(\"Vowel Ratio\", vowel_ratio(text))",
+                "(\"Vowel Ratio\", percentage(1, 1) / 100 * vowel_ratio(text))",
+            );
+            assert!(answer.contains("percentage(1, 1)"));
+            v["answer"] = answer.into();
+        }
+    });
+    let out = dir.path().join("o");
+    let (code, _, stderr) = generate("subgraphs20", &script, &out, &["--max-retries", "0"]);
+    assert_eq!(code, 0, "{stderr}");
+    let module = std::fs::read_to_string(out.join("src/reporting/summary.py")).unwrap();
+    assert!(
+        module.contains("from numops.basic import percentage"),
+        "{module}"
+    );
+}
+
 /// chain's script with node_b's tests holding one wrong expected value, and a fix that
 /// rewrites the (correct) code without satisfying it.
 fn script_with_a_wrong_test(dir: &Path) -> PathBuf {
