@@ -453,8 +453,13 @@ impl Leaf<'_> {
         answer: Result<String, AskError>,
         current: &str,
     ) -> Result<String, AskError> {
+        let src_layout = self.file.starts_with("src/");
         let code = answer
             .and_then(|answer| code_for_target(&answer, &self.file, current).map_err(unusable))
+            .map(|code| match src_layout {
+                true => without_src_prefix(&code),
+                false => code,
+            })
             .and_then(|code| {
                 shape_implementation(&code, &self.node.name, &self.module, current)
                     .map_err(unusable)
@@ -497,11 +502,11 @@ impl Leaf<'_> {
             .tests
             .iter()
             .filter(|t| t.outcome == "passed")
-            .filter_map(|t| t.name.rsplit("::").next().map(str::to_string))
+            .map(|t| t.name.clone())
             .collect();
         Evidence {
             usable: run.passed + run.failed > 0 && !self.breaks_earlier_tests(run),
-            gated: passed.contains(&examples) || !has_examples,
+            gated: passed.iter().any(|n| test_function(n) == examples) || !has_examples,
             passed,
         }
     }
@@ -542,6 +547,7 @@ impl Leaf<'_> {
             return Ok(Some(NodeResult::passed(&run, attempt, usage)));
         }
         if self.fix_changed_nothing
+            && !self.breaks_earlier_tests(&run)
             && let Some(run) = drop_disputed_tests(ctx, self.node, &self.test_file, &run).await?
         {
             let usage = std::mem::take(&mut self.usage);
@@ -594,12 +600,7 @@ impl Leaf<'_> {
         if !evidence.usable {
             return Ok(());
         }
-        let disputed: Vec<String> = run
-            .tests
-            .iter()
-            .filter(|t| t.outcome != "passed")
-            .filter_map(|t| t.name.rsplit("::").next().map(str::to_string))
-            .collect();
+        let disputed = failing_functions(run);
         let tests = self
             .ctx
             .workspace
@@ -630,13 +631,9 @@ impl Leaf<'_> {
             .iter()
             .filter_map(|u| u.def_name().map(str::to_string))
             .collect();
-        run.tests.iter().any(|t| {
-            t.outcome != "passed"
-                && t.name
-                    .rsplit("::")
-                    .next()
-                    .is_some_and(|n| earlier.iter().any(|e| e == n))
-        })
+        failing_functions(run)
+            .iter()
+            .any(|n| earlier.iter().any(|e| e == n))
     }
 
     /// What a failed node leaves in its module: its best candidate, else a stub that says
@@ -726,6 +723,27 @@ fn with_plan_docstring(node: &Node, code: String) -> String {
         literal = format!("{open}\n{INDENT}\"\"\"");
     }
     crate::code::edit::insert_docstring(&code, &node.name, &literal).unwrap_or(code)
+}
+
+/// Project imports written as `from src.pkg.mod import f` without the `src.`: in a src
+/// layout the directory is not part of the import path, and models often write it (the
+/// one-shot baseline imported its own module that way, which is circular). `import src.x`
+/// stays: the code names `src.x.f`, and rewriting the import would break that.
+fn without_src_prefix(code: &str) -> String {
+    let units = crate::code::split_units(code);
+    let fixed: Vec<crate::code::Unit> = units
+        .into_iter()
+        .map(|mut unit| {
+            if unit.kind == crate::code::UnitKind::Import {
+                let text = unit.text.trim_start();
+                if let Some(rest) = text.strip_prefix("from src.") {
+                    unit.text = format!("from {rest}");
+                }
+            }
+            unit
+        })
+        .collect();
+    crate::edit::merge::render(&fixed)
 }
 
 /// Names a piece of Python binds at its top level: imports and definitions.
@@ -879,18 +897,13 @@ async fn drop_disputed_tests(
     let outcome_of = |name: &str| {
         run.tests
             .iter()
-            .find(|t| t.name.rsplit("::").next() == Some(name))
+            .find(|t| test_function(&t.name) == name)
             .map(|t| t.outcome.as_str())
     };
     if outcome_of(&examples_test) != Some("passed") {
         return Ok(None);
     }
-    let disputed: Vec<String> = run
-        .tests
-        .iter()
-        .filter(|t| t.outcome == "failed" || t.outcome == "error")
-        .filter_map(|t| t.name.rsplit("::").next().map(str::to_string))
-        .collect();
+    let disputed = failing_functions(run);
     if disputed.is_empty() {
         return Ok(None);
     }
@@ -912,6 +925,26 @@ async fn drop_disputed_tests(
     };
     tracing::info!(node = %node.id, "dropped {} generated test(s) that contradicted passing spec examples: {}", disputed.len(), disputed.join(", "));
     Ok(Some(rerun))
+}
+
+/// The test function a pytest node id names: `tests/t.py::test_f[1-2]` is `test_f` (every
+/// case of a parametrized test belongs to one function, which is what the file defines).
+fn test_function(id: &str) -> &str {
+    let last = id.rsplit("::").next().unwrap_or(id);
+    last.split('[').next().unwrap_or(last)
+}
+
+/// The test functions with a case that did not pass, once each, in run order.
+fn failing_functions(run: &crate::sandbox::TestRun) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let failed = |outcome: &str| !matches!(outcome, "passed" | "skipped" | "xfailed");
+    for t in run.tests.iter().filter(|t| failed(&t.outcome)) {
+        let name = test_function(&t.name);
+        if !names.iter().any(|n| n == name) {
+            names.push(name.to_string());
+        }
+    }
+    names
 }
 
 /// A test file without the test functions named in `names`.
@@ -1081,6 +1114,25 @@ mod tests {
             2
         );
         assert_eq!(pick(&[e(true, true, &["a"]), e(true, true, &["b"])]), 0);
+    }
+
+    #[test]
+    fn every_case_of_a_parametrized_test_belongs_to_its_function() {
+        assert_eq!(test_function("tests/t.py::test_f[a,b\\n1-:-x2]"), "test_f");
+        assert_eq!(test_function("tests/t.py::test_g"), "test_g");
+        assert_eq!(test_function("test_h[1]"), "test_h");
+    }
+
+    #[test]
+    fn the_src_directory_is_not_part_of_an_import() {
+        let code = "from src.numops.basic import *\nimport src.textops.case\nimport os\n\n\ndef f():\n    return 1\n";
+        let fixed = without_src_prefix(code);
+        assert!(fixed.contains("from numops.basic import *\n"), "{fixed}");
+        assert!(fixed.contains("import src.textops.case\n"), "{fixed}");
+        assert!(
+            fixed.contains("import os\n") && fixed.contains("def f():"),
+            "{fixed}"
+        );
     }
 
     #[test]

@@ -536,69 +536,73 @@ fn sigint_exits_130_with_a_consistent_checkpoint_and_resume_completes() {
     assert!(stdout.contains("31 of 31 nodes passed"), "{stdout}");
 }
 
-#[test]
-fn a_missing_import_of_a_dependency_is_added() {
+/// Generates subgraphs20 with one implementation answer edited from `from` to `to` (the
+/// edit must apply), and checks that `module` ends up with the `import` line.
+fn generates_with_the_import(node: &str, from: &str, to: &str, module: &str, import: &str) {
     if require_python().is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    // vowel_ratio calls count_vowels from textops.analysis; the answer forgets the import.
     let script = edited_script(dir.path(), "subgraphs20", |v| {
-        if v["node"] == "node_012" && v["role"] == "impl" {
-            let answer = v["answer"]
-                .as_str()
-                .unwrap()
-                .replace("from textops.analysis import count_vowels\n", "");
-            assert!(!answer.contains("import count_vowels"));
-            v["answer"] = answer.into();
+        if v["node"] == node && v["role"] == "impl" {
+            let answer = v["answer"].as_str().unwrap();
+            assert!(answer.contains(from), "{answer}");
+            v["answer"] = answer.replace(from, to).into();
         }
     });
     let out = dir.path().join("o");
     let (code, _, stderr) = generate("subgraphs20", &script, &out, &["--max-retries", "0"]);
     assert_eq!(code, 0, "{stderr}");
-    let module = std::fs::read_to_string(out.join("src/numops/text_metrics.py")).unwrap();
-    assert!(
-        module.contains("from textops.analysis import count_vowels"),
-        "{module}"
+    let text = std::fs::read_to_string(out.join(module)).unwrap();
+    assert!(text.contains(import), "{text}");
+}
+
+#[test]
+fn a_missing_import_of_a_dependency_is_added() {
+    // vowel_ratio calls count_vowels from textops.analysis; the answer forgets the import.
+    generates_with_the_import(
+        "node_012",
+        "from textops.analysis import count_vowels\n",
+        "",
+        "src/numops/text_metrics.py",
+        "from textops.analysis import count_vowels",
     );
 }
 
 #[test]
 fn a_plan_function_used_without_a_declared_dependency_is_imported_from_where_it_is_defined() {
-    if require_python().is_none() {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
     // text_report calls numops.basic.percentage, which the plan does not list among its
     // dependencies, and does not import it.
-    let script = edited_script(dir.path(), "subgraphs20", |v| {
-        if v["node"] == "node_019" && v["role"] == "impl" {
-            let answer = v["answer"].as_str().unwrap().replace(
-                "(\"Vowel Ratio\", vowel_ratio(text))",
-                "(\"Vowel Ratio\", percentage(1, 1) / 100 * vowel_ratio(text))",
-            );
-            assert!(answer.contains("percentage(1, 1)"));
-            v["answer"] = answer.into();
-        }
-    });
-    let out = dir.path().join("o");
-    let (code, _, stderr) = generate("subgraphs20", &script, &out, &["--max-retries", "0"]);
-    assert_eq!(code, 0, "{stderr}");
-    let module = std::fs::read_to_string(out.join("src/reporting/summary.py")).unwrap();
-    assert!(
-        module.contains("from numops.basic import percentage"),
-        "{module}"
+    generates_with_the_import(
+        "node_019",
+        "(\"Vowel Ratio\", vowel_ratio(text))",
+        "(\"Vowel Ratio\", percentage(1, 1) / 100 * vowel_ratio(text))",
+        "src/reporting/summary.py",
+        "from numops.basic import percentage",
     );
+}
+
+/// chain's script as JSON lines.
+fn chain_lines() -> Vec<Value> {
+    std::fs::read_to_string(script_of("chain"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Writes `lines` as the script `dir/script.jsonl`.
+fn write_script(dir: &Path, lines: &[Value]) -> PathBuf {
+    let path = dir.join("script.jsonl");
+    let text: Vec<String> = lines.iter().map(|v| v.to_string()).collect();
+    std::fs::write(&path, text.join("\n") + "\n").unwrap();
+    path
 }
 
 /// chain's script with node_b's tests holding one wrong expected value, and a fix that
 /// rewrites the (correct) code without satisfying it.
 fn script_with_a_wrong_test(dir: &Path) -> PathBuf {
-    let mut lines: Vec<Value> = std::fs::read_to_string(script_of("chain"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let mut lines = chain_lines();
     for v in &mut lines {
         if v["node"] == "node_b" && v["role"] == "test" {
             let answer = v["answer"].as_str().unwrap().replace(
@@ -612,10 +616,7 @@ fn script_with_a_wrong_test(dir: &Path) -> PathBuf {
         "node": "node_b", "role": "fix", "attempt": 1,
         "answer": "```python\ndef double_plus_one(x: int) -> int:\n    return 2 * x + 1\n```\n",
     }));
-    let path = dir.join("script.jsonl");
-    let text: Vec<String> = lines.iter().map(|v| v.to_string()).collect();
-    std::fs::write(&path, text.join("\n") + "\n").unwrap();
-    path
+    write_script(dir, &lines)
 }
 
 #[test]
@@ -687,11 +688,7 @@ fn the_candidate_that_passes_is_kept_when_the_first_is_wrong() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let mut lines: Vec<Value> = std::fs::read_to_string(script_of("chain"))
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let mut lines = chain_lines();
     let answer =
         |body: &str| format!("```python\ndef double_plus_one(x: int) -> int:\n    {body}\n```\n");
     for v in &mut lines {
@@ -705,9 +702,7 @@ fn the_candidate_that_passes_is_kept_when_the_first_is_wrong() {
             "answer": answer(body),
         }));
     }
-    let script = dir.path().join("script.jsonl");
-    let text: Vec<String> = lines.iter().map(|v| v.to_string()).collect();
-    std::fs::write(&script, text.join("\n") + "\n").unwrap();
+    let script = write_script(dir.path(), &lines);
     let out = dir.path().join("o");
     let (code, stdout, stderr) = generate("chain", &script, &out, &["--candidates", "3"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
