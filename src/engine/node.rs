@@ -494,10 +494,14 @@ impl Leaf<'_> {
         Ok(chosen)
     }
 
+    /// Whether the plan gives this node examples that make a test (the strongest gate).
+    fn has_examples(&self) -> bool {
+        examples::examples_test(self.node, &self.module).is_some()
+    }
+
     /// What a run says about the implementation in place.
     fn evidence(&self, run: &crate::sandbox::TestRun) -> Evidence {
         let examples = examples::test_name(self.node);
-        let has_examples = examples::examples_test(self.node, &self.module).is_some();
         let passed: BTreeSet<String> = run
             .tests
             .iter()
@@ -506,7 +510,7 @@ impl Leaf<'_> {
             .collect();
         Evidence {
             usable: run.passed + run.failed > 0 && !self.breaks_earlier_tests(run),
-            gated: passed.iter().any(|n| test_function(n) == examples) || !has_examples,
+            gated: passed.iter().any(|n| test_function(n) == examples) || !self.has_examples(),
             passed,
         }
     }
@@ -571,7 +575,7 @@ impl Leaf<'_> {
         let reason = format!(
             "{} model-written test(s) fail against code that passes {}: {}",
             best.disputed.len(),
-            if examples::examples_test(self.node, &self.module).is_some() {
+            if self.has_examples() {
                 "the specification's examples and the module's earlier tests"
             } else {
                 "the module's earlier tests (the plan gives no examples)"
