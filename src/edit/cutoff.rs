@@ -7,8 +7,8 @@
 //! Every top-level definition that started before another one did is complete, so the cut
 //! is always at the start of a line that begins a definition.
 
-/// The most test functions kept from one answer; the prompt asks for 3 to 5.
-pub const MOST_TESTS: usize = 6;
+/// The most test functions kept from one answer; the prompt asks for 3.
+pub const MOST_TESTS: usize = 4;
 
 /// Byte offsets of lines that begin a top-level definition (`def`, `async def`, `class`, or
 /// the first decorator above one).

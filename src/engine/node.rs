@@ -204,16 +204,24 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
         last_counts: None,
         best: None,
         disputed_runs: 0,
+        spent: 0,
+        started_over: false,
+        focus: Vec::new(),
     };
     if ctx.one_shot {
         return leaf.one_shot().await;
     }
-    for attempt in 0..=ctx.max_retries {
+    // The budget counts implementations asked after the first round (a round of k fix
+    // candidates spends k), and every round spends at least one.
+    let mut attempt = 0;
+    while leaf.spent <= ctx.max_retries {
         if let Some(result) = leaf.attempt(attempt).await? {
             return Ok(result);
         }
+        attempt += 1;
+        leaf.spent = leaf.spent.max(attempt);
     }
-    leaf.exhausted()
+    leaf.exhausted(attempt)
 }
 
 /// The state of one leaf across its attempts.
@@ -238,6 +246,12 @@ struct Leaf<'a> {
     best: Option<Candidate>,
     /// Failed runs since a candidate passed the gates.
     disputed_runs: u32,
+    /// Implementations asked after the first round: the retry budget.
+    spent: u32,
+    /// Whether the fresh start halfway through the budget happened.
+    started_over: bool,
+    /// The failing test functions the next fix must answer (see [`Leaf::focus`]).
+    focus: Vec<String>,
 }
 
 /// An implementation that imported and ran, with the evidence it earned.
@@ -266,8 +280,9 @@ impl Candidate {
 
 /// Fix rounds spent on model-written tests that fail against a candidate which passes the
 /// gates. Measured on the recorded answers, fix rounds turned as many right nodes wrong as
-/// wrong ones right: past this, the gated candidate is kept and the node needs review.
-const DISPUTE_FIXES: u32 = 1;
+/// wrong ones right (2 each, at 30-40 s a round): the gated candidate is kept at once and
+/// the node needs review.
+const DISPUTE_FIXES: u32 = 0;
 
 /// What a step of an attempt decided.
 enum Step {
@@ -322,20 +337,31 @@ impl Leaf<'_> {
         })
     }
 
-    /// Halfway through the budget the tests themselves may be what is wrong: start over with
-    /// new tests (and a fresh implementation, not a fix of code bent to fit the old tests).
+    /// Halfway through the budget (or when a fix changed nothing) fixes have stopped
+    /// helping: start over with fresh implementation candidates, not a fix of code bent to
+    /// fit. Without examples the generated tests may be what is wrong, so they are written
+    /// anew too; with examples, the examples test is what failed, and it stays.
     fn maybe_start_over(&mut self, attempt: u32) -> Result<(), FsError> {
-        let rewrite_tests_at = self.ctx.max_retries.div_ceil(2);
-        if self.tests_written
-            && attempt > 0
-            && (attempt == rewrite_tests_at || self.fix_changed_nothing)
-        {
-            tracing::debug!(node = %self.node.id, attempt, "starting over with new tests");
-            self.ctx.workspace.restore(&self.before)?;
-            self.tests_written = false;
-            self.fix_changed_nothing = false;
-            self.failure = None;
+        let halfway = !self.started_over && self.spent >= self.ctx.max_retries.div_ceil(2);
+        if !(self.tests_written && attempt > 0 && (halfway || self.fix_changed_nothing)) {
+            return Ok(());
         }
+        let keep_tests = self.has_examples();
+        tracing::debug!(node = %self.node.id, attempt, keep_tests, "starting over");
+        let tests = self.ctx.workspace.read(&self.test_file)?;
+        self.ctx.workspace.restore(&self.before)?;
+        match tests {
+            Some(tests) if keep_tests => {
+                self.ctx
+                    .workspace
+                    .write_if_changed(&self.test_file, &tests)?;
+            }
+            _ => self.tests_written = false,
+        }
+        self.started_over |= halfway;
+        self.fix_changed_nothing = false;
+        self.failure = None;
+        self.focus.clear();
         Ok(())
     }
 
@@ -399,19 +425,18 @@ impl Leaf<'_> {
             Role::Impl
         };
         let inputs = PromptInputs {
-            tests: self
-                .ctx
-                .workspace
-                .read(&self.test_file)?
-                .unwrap_or_default(),
+            tests: self.prompt_tests(role)?,
             ..inputs
         };
-        // A first implementation is asked as several candidates, chosen by running them; a
-        // fix answers one specific failure and stays single.
-        let n = match role {
-            Role::Impl if !self.ctx.one_shot => self.ctx.candidates.max(1),
-            _ => 1,
+        // Implementations and fixes are asked as several candidates, chosen by running them:
+        // a warm sandbox run costs less than a token, and k sequences decode together.
+        let n = match self.ctx.one_shot {
+            true => 1,
+            false => self.ctx.candidates.max(1),
         };
+        if attempt > 0 {
+            self.spent += n;
+        }
         let asked = ask_many(
             self.ctx,
             self.node,
@@ -444,6 +469,41 @@ impl Leaf<'_> {
         self.fix_changed_nothing = role == Role::Fix && merged == inputs.current;
         self.ctx.workspace.write_if_changed(&self.file, &merged)?;
         Ok(Step::Next)
+    }
+
+    /// The tests a prompt shows: a fix sees only the failing tests it must answer; a first
+    /// implementation sees this node's tests, not those of the module's earlier functions.
+    fn prompt_tests(&self, role: Role) -> Result<String, FsError> {
+        let tests = self
+            .ctx
+            .workspace
+            .read(&self.test_file)?
+            .unwrap_or_default();
+        Ok(match role {
+            Role::Fix if !self.focus.is_empty() => only_tests(&tests, &self.focus),
+            _ => without_tests(&tests, &self.earlier_tests()),
+        })
+    }
+
+    /// The test functions the test file had before this node: the module's earlier functions'.
+    fn earlier_tests(&self) -> Vec<String> {
+        let before = self
+            .before
+            .content(&self.test_file)
+            .flatten()
+            .unwrap_or_default();
+        crate::code::split_units(&String::from_utf8_lossy(before))
+            .iter()
+            .filter_map(|u| u.def_name().map(str::to_string))
+            .collect()
+    }
+
+    /// The failing test functions a fix must answer, strongest evidence first: the earlier
+    /// functions' tests it broke, else the specification's examples, else the generated
+    /// tests that fail. A fix shown every failure bends code to the wrong tests too.
+    fn focus(&self, run: &crate::sandbox::TestRun) -> Vec<String> {
+        let examples = examples::test_name(self.node);
+        focus(failing_functions(run), &self.earlier_tests(), &examples)
     }
 
     /// The module as it would be with this answer: the function shaped, the plan's docstring
@@ -565,7 +625,8 @@ impl Leaf<'_> {
                 return Ok(self.review(attempt));
             }
         }
-        self.failure = Some(run.failure_reason() + "\n\n" + &run.stable_output());
+        self.focus = self.focus(&run);
+        self.failure = Some(run.failure_reason() + "\n\n" + &run.output_of(&self.focus));
         Ok(None)
     }
 
@@ -626,15 +687,7 @@ impl Leaf<'_> {
     /// Whether a test that was in the test file before this node (an earlier function's, in
     /// the same module) failed: a candidate that breaks working code is never kept.
     fn breaks_earlier_tests(&self, run: &crate::sandbox::TestRun) -> bool {
-        let before = self
-            .before
-            .content(&self.test_file)
-            .flatten()
-            .unwrap_or_default();
-        let earlier: Vec<String> = crate::code::split_units(&String::from_utf8_lossy(before))
-            .iter()
-            .filter_map(|u| u.def_name().map(str::to_string))
-            .collect();
+        let earlier = self.earlier_tests();
         failing_functions(run)
             .iter()
             .any(|n| earlier.iter().any(|e| e == n))
@@ -672,8 +725,8 @@ impl Leaf<'_> {
     }
 
     /// Every attempt failed: a gated candidate is kept for review, else the node failed.
-    fn exhausted(mut self) -> Result<NodeResult, FsError> {
-        if let Some(review) = self.review(self.ctx.max_retries) {
+    fn exhausted(mut self, attempts: u32) -> Result<NodeResult, FsError> {
+        if let Some(review) = self.review(attempts.saturating_sub(1)) {
             return Ok(review);
         }
         let reason = self
@@ -682,12 +735,11 @@ impl Leaf<'_> {
             .and_then(|f| f.lines().next())
             .unwrap_or("no attempt succeeded")
             .to_string();
-        let retries = self.ctx.max_retries;
         let failed = NodeResult {
             status: NodeStatus::Failed,
             tests: self.last_counts,
-            retries,
-            failure_reason: Some(format!("{reason} (after {} attempts)", retries + 1)),
+            retries: attempts.saturating_sub(1),
+            failure_reason: Some(format!("{reason} (after {attempts} attempts)")),
             ..NodeResult::new(NodeStatus::Failed)
         };
         self.end(failed)
@@ -951,12 +1003,37 @@ fn failing_functions(run: &crate::sandbox::TestRun) -> Vec<String> {
     names
 }
 
+/// See [`Leaf::focus`]: of the `failing` test functions, those a fix must answer.
+fn focus(failing: Vec<String>, earlier: &[String], examples: &str) -> Vec<String> {
+    let broken: Vec<String> = failing
+        .iter()
+        .filter(|n| earlier.contains(n))
+        .cloned()
+        .collect();
+    if !broken.is_empty() {
+        return broken;
+    }
+    match failing.iter().any(|n| n == examples) {
+        true => vec![examples.to_string()],
+        false => failing,
+    }
+}
+
 /// A test file without the test functions named in `names`.
 fn without_tests(tests: &str, names: &[String]) -> String {
+    tests_where(tests, |name| !names.iter().any(|d| d == name))
+}
+
+/// A test file with only the test functions named in `names` (and everything not a function).
+fn only_tests(tests: &str, names: &[String]) -> String {
+    tests_where(tests, |name| names.iter().any(|d| d == name))
+}
+
+fn tests_where(tests: &str, keep: impl Fn(&str) -> bool) -> String {
     crate::edit::merge::render(
         &crate::code::split_units(tests)
             .into_iter()
-            .filter(|u| !u.def_name().is_some_and(|n| names.iter().any(|d| d == n)))
+            .filter(|u| u.def_name().is_none_or(&keep))
             .collect::<Vec<_>>(),
     )
 }
@@ -1118,6 +1195,30 @@ mod tests {
             2
         );
         assert_eq!(pick(&[e(true, true, &["a"]), e(true, true, &["b"])]), 0);
+    }
+
+    #[test]
+    fn a_fix_answers_broken_earlier_tests_then_the_examples_then_the_rest() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let failing = names(&["test_f_ex", "test_f_zero", "test_g_one"]);
+        let earlier = names(&["test_g_one"]);
+        assert_eq!(
+            focus(failing.clone(), &earlier, "test_f_ex"),
+            names(&["test_g_one"])
+        );
+        assert_eq!(
+            focus(failing[..2].to_vec(), &earlier, "test_f_ex"),
+            names(&["test_f_ex"])
+        );
+        assert_eq!(
+            focus(failing[1..2].to_vec(), &earlier, "test_f_ex"),
+            names(&["test_f_zero"])
+        );
+        let tests = "import pytest\n\ndef test_f_ex():\n    pass\n\ndef test_f_zero():\n    pass\n";
+        assert_eq!(
+            only_tests(tests, &names(&["test_f_zero"])),
+            "import pytest\n\n\ndef test_f_zero():\n    pass\n"
+        );
     }
 
     #[test]

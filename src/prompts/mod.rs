@@ -19,17 +19,17 @@ pub struct Template {
 
 pub const WRITE_TESTS: Template = Template {
     id: "write_tests",
-    version: 4,
+    version: 5,
     body: include_str!("write_tests.md"),
 };
 pub const WRITE_IMPL: Template = Template {
     id: "write_impl",
-    version: 5,
+    version: 6,
     body: include_str!("write_impl.md"),
 };
 pub const FIX_IMPL: Template = Template {
     id: "fix_impl",
-    version: 4,
+    version: 5,
     body: include_str!("fix_impl.md"),
 };
 

@@ -99,6 +99,36 @@ impl TestRun {
             .join("\n")
     }
 
+    /// [`stable_output`](Self::stable_output) cut to the traceback sections of the named test
+    /// functions (a parametrized `test_f[case]` belongs to `test_f`) and the summary line.
+    /// Pytest heads each failure with `____ test_name ____`; when no section matches (a
+    /// collection error, say) the whole output is what explains the failure.
+    pub fn output_of(&self, names: &[String]) -> String {
+        let stable = self.stable_output();
+        let mut kept: Vec<&str> = Vec::new();
+        let mut keeping = false;
+        let mut found = false;
+        for line in stable.lines() {
+            if let Some(title) = section_title(line) {
+                let function = title.split('[').next().unwrap_or(title);
+                keeping = names.iter().any(|n| n == function);
+                found |= keeping;
+            } else if line.starts_with("===") {
+                keeping = false;
+            }
+            if keeping {
+                kept.push(line);
+            }
+        }
+        if !found {
+            return stable;
+        }
+        if let Some(summary) = stable.lines().rev().find(|l| !l.trim().is_empty()) {
+            kept.push(summary);
+        }
+        kept.join("\n")
+    }
+
     /// One line for checkpoints and reports.
     pub fn failure_reason(&self) -> String {
         if self.timed_out {
@@ -198,6 +228,14 @@ pub enum Backend {
 }
 
 /// `1 failed, 2 passed in 0.03s` -> `1 failed, 2 passed`.
+/// The test named by a pytest failure header such as `_____ test_f[1-2] _____`.
+fn section_title(line: &str) -> Option<&str> {
+    let inner = line.strip_prefix("___")?.trim_start_matches('_');
+    let inner = inner.strip_suffix("___")?.trim_end_matches('_');
+    let title = inner.strip_prefix(' ')?.strip_suffix(' ')?;
+    (!title.is_empty() && !title.contains(' ')).then_some(title)
+}
+
 fn strip_timing(line: &str) -> String {
     match line.rfind(" in ") {
         Some(at)
@@ -251,6 +289,25 @@ mod tests {
     fn stable_output_drops_temp_paths_and_timings() {
         let run = TestRun { output: "F\n---- generated xml file: /tmp/run-x1/.junit.xml ----\n1 failed, 2 passed in 0.03s\n".into(), ..TestRun::cancelled("t") };
         assert_eq!(run.stable_output(), "F\n1 failed, 2 passed");
+    }
+
+    #[test]
+    fn output_of_keeps_the_named_failures_and_the_summary() {
+        let output = "F.F\n=== FAILURES ===\n\
+            ____ test_a[1-2] ____\nE   assert 1 == 2\n\
+            ____ test_b ____\nE   boom\n\
+            === short test summary info ===\nFAILED t.py::test_a\n2 failed, 1 passed in 0.03s\n";
+        let run = TestRun {
+            output: output.into(),
+            ..TestRun::cancelled("t")
+        };
+        assert_eq!(
+            run.output_of(&["test_a".into()]),
+            "____ test_a[1-2] ____\nE   assert 1 == 2\n2 failed, 1 passed"
+        );
+        assert_eq!(run.output_of(&["test_c".into()]), run.stable_output());
+        assert_eq!(section_title("____ test_b ____"), Some("test_b"));
+        assert_eq!(section_title("______"), None);
     }
 
     #[test]
