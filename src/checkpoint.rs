@@ -87,6 +87,37 @@ pub struct NodeRecord {
     /// Model tokens spent on the node, per role (test, impl, fix).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub tokens: crate::usage::UsageByRole,
+    /// What the node's loop did and where its time went (function nodes of this version on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work: Option<NodeWork>,
+}
+
+/// What a node's loop did: the figures behind the run's first-try rate and time split.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NodeWork {
+    /// Implementation rounds: the first, then each fix or fresh start.
+    pub rounds: u32,
+    /// Implementation answers asked, over all rounds (candidates count one each).
+    pub answers: u32,
+    /// The first round's chosen candidate passed every test: the seed's first-try pass.
+    pub first_try: bool,
+    /// Test runs in the sandbox.
+    pub sandbox_runs: u32,
+    /// Wall time waiting for the model.
+    pub model_ms: u64,
+    /// Wall time running tests in the sandbox.
+    pub sandbox_ms: u64,
+}
+
+impl NodeWork {
+    pub fn add(&mut self, other: &NodeWork) {
+        self.rounds += other.rounds;
+        self.answers += other.answers;
+        self.first_try |= other.first_try;
+        self.sandbox_runs += other.sandbox_runs;
+        self.model_ms += other.model_ms;
+        self.sandbox_ms += other.sandbox_ms;
+    }
 }
 
 impl NodeRecord {
@@ -99,6 +130,7 @@ impl NodeRecord {
             failure_reason: None,
             duration_ms: None,
             tokens: crate::usage::UsageByRole::new(),
+            work: None,
         }
     }
 }

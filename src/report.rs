@@ -54,6 +54,55 @@ pub struct StatusReport {
     pub eta_seconds: Option<u64>,
     /// Model tokens spent, per role, over every node's latest record.
     pub tokens: crate::usage::UsageByRole,
+    /// What the node loops did, over the records that say (function nodes).
+    pub work: WorkSummary,
+}
+
+/// The loop's figures over a run: first-try rate, rounds, answers, and where time went.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct WorkSummary {
+    /// Nodes whose record says what their loop did.
+    pub nodes: usize,
+    /// Of them, those whose first round's chosen candidate passed every test.
+    pub first_try: usize,
+    /// Rounds, answers, sandbox runs and times summed over them (see
+    /// [`crate::checkpoint::NodeWork`]).
+    pub totals: crate::checkpoint::NodeWork,
+    /// Their wall time: what is neither model nor sandbox is the engine's own.
+    pub node_ms: u64,
+}
+
+impl WorkSummary {
+    pub fn add(&mut self, work: &crate::checkpoint::NodeWork, duration_ms: u64) {
+        self.nodes += 1;
+        self.first_try += usize::from(work.first_try);
+        let first_try = self.totals.first_try;
+        self.totals.add(work);
+        self.totals.first_try = first_try;
+        self.node_ms += duration_ms;
+    }
+
+    /// One line for `status` and the report; `None` when no record says.
+    pub fn render(&self) -> Option<String> {
+        if self.nodes == 0 {
+            return None;
+        }
+        let t = &self.totals;
+        let per = |x: u32| f64::from(x) / self.nodes as f64;
+        let engine_ms = self.node_ms.saturating_sub(t.model_ms + t.sandbox_ms);
+        Some(format!(
+            "{} nodes ran the loop: {} passed on the first try ({}); {:.1} rounds and {:.1} answers per node; {} sandbox runs; time: model {:.0} s, sandbox {:.0} s, engine {:.0} s",
+            self.nodes,
+            self.first_try,
+            percent(self.first_try, self.nodes),
+            per(t.rounds),
+            per(t.answers),
+            t.sandbox_runs,
+            t.model_ms as f64 / 1000.0,
+            t.sandbox_ms as f64 / 1000.0,
+            engine_ms as f64 / 1000.0,
+        ))
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -93,6 +142,7 @@ pub fn summarize(rpg: Option<&Rpg>, records: &CheckpointMap) -> StatusReport {
     let mut failed = Vec::new();
     let mut durations = Vec::new();
     let mut tokens = crate::usage::UsageByRole::new();
+    let mut work = WorkSummary::default();
     for (id, subgraph) in &nodes {
         let record = records.get(id);
         let status = record.map_or(NodeStatus::Pending, |r| r.status);
@@ -101,6 +151,9 @@ pub fn summarize(rpg: Option<&Rpg>, records: &CheckpointMap) -> StatusReport {
         if let Some(r) = record {
             for (role, usage) in &r.tokens {
                 tokens.entry(*role).or_default().add(*usage);
+            }
+            if let Some(w) = &r.work {
+                work.add(w, r.duration_ms.unwrap_or_default());
             }
             if matches!(
                 status,
@@ -127,6 +180,7 @@ pub fn summarize(rpg: Option<&Rpg>, records: &CheckpointMap) -> StatusReport {
         failed,
         eta_seconds,
         tokens,
+        work,
     }
 }
 
@@ -167,6 +221,10 @@ pub fn render_text(report: &StatusReport) -> String {
             })
             .collect();
         out.push_str(&format!("model tokens: {}\n", parts.join(", ")));
+    }
+    if let Some(work) = report.work.render() {
+        out.push_str(&work);
+        out.push('\n');
     }
     if let Some(eta) = report.eta_seconds {
         out.push_str(&format!(

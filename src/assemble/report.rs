@@ -213,6 +213,9 @@ fn performance(input: &ReportInput) -> String {
             usage.completion_tokens
         ));
     }
+    if let Some(work) = input.status.work.render() {
+        text.push_str(&format!("- **Loop**: {work}\n"));
+    }
     text.push_str(&format!(
         "- **Prompt Templates**: {}\n",
         g.prompt_templates.join(", ")

@@ -32,7 +32,8 @@ pub(crate) struct Args {
     /// have passed); earlier nodes are left as they are.
     #[arg(long, value_name = "ID")]
     start_from_node: Option<String>,
-    /// Fix attempts after the first implementation of a node.
+    /// Answers asked after a node's first implementation round, while its code fails a
+    /// gate (a round of N candidates spends N; every round spends at least one).
     #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(0..=100))]
     max_retries: u32,
     /// The baseline to measure the engine against: ask the model once per node for an
@@ -40,7 +41,7 @@ pub(crate) struct Args {
     /// ends `needs_review`). Compare with `zerorepo eval`.
     #[arg(long, conflicts_with = "start_from_node")]
     one_shot: bool,
-    /// Candidates asked for each node's first implementation: all are run against the
+    /// Candidates asked for each implementation and fix round: all are run against the
     /// node's tests and the best by evidence is kept (the local model decodes them together;
     /// see reports/batching.md). 1 asks for one.
     #[arg(long, value_name = "N", default_value_t = 3,

@@ -96,6 +96,10 @@ pub(crate) fn generate_summary(generated: &Summary) -> String {
         summary.duration_ms as f64 / 1000.0,
         summary.out.display()
     );
+    if let Some(work) = summary.work.render() {
+        text.push_str(&work);
+        text.push('\n');
+    }
     if let Some(assembly) = &generated.assembly {
         text.push_str(&assembly_line(assembly));
         text.push('\n');

@@ -62,8 +62,10 @@ pub enum ShapeError {
 /// Shapes an implementation answer for `name` in module `module` (dotted import path) whose
 /// current source is `existing`: drops imports of the module itself (a model copying the tests'
 /// `from pkg.mod import f` would make the module import itself) and imports of names the module
-/// already defines (they would shadow or fail), drops test functions, and insists that `name`
-/// is defined.
+/// already defines (they would shadow or fail), drops test functions and copies of the
+/// module's other functions (those exist and passed their tests; prompts show them cut to
+/// their signature, and a copied outline would replace working code), and insists that
+/// `name` is defined.
 pub fn shape_implementation(
     code: &str,
     name: &str,
@@ -84,6 +86,10 @@ pub fn shape_implementation(
                     .any(|n| defined.contains(n) || n == name))
         })
         .filter(|u| !u.def_name().is_some_and(|n| n.starts_with("test_")))
+        .filter(|u| {
+            !u.def_name()
+                .is_some_and(|n| n != name && defined.iter().any(|d| d == n))
+        })
         .collect();
     if !units.iter().any(|u| u.def_name() == Some(name)) {
         return Err(ShapeError::MissingDefinition { name: name.into() });
@@ -242,6 +248,19 @@ mod tests {
             .unwrap(),
             "def double_plus_one(x):\n    return double(x) + 1\n",
             "an import of a name the module defines is dropped"
+        );
+        let copied =
+            "def double(x):\n    ...\n\ndef double_plus_one(x):\n    return double(x) + 1\n";
+        assert_eq!(
+            shape_implementation(
+                copied,
+                "double_plus_one",
+                "chain.steps",
+                "def double(x):\n    return 2 * x\n"
+            )
+            .unwrap(),
+            "def double_plus_one(x):\n    return double(x) + 1\n",
+            "a copy of a function the module has is dropped"
         );
         assert!(err.contains("does not define `double`"), "{err}");
         assert!(shape_tests("def helper():\n    pass\n", "").is_err());

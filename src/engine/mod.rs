@@ -46,7 +46,8 @@ pub struct GenerateOptions {
     pub out: PathBuf,
     /// Regenerate this node and every node after it in the order; leave earlier ones as they are.
     pub start_from: Option<String>,
-    /// Fix attempts after the first implementation (the seed's 8).
+    /// Answers asked after the first implementation round (the seed's 8): a round of k
+    /// candidates spends k.
     pub max_retries: u32,
     /// The baseline the engine is measured against: one implementation per node, asked once,
     /// with no tests, never run, never reverted (every node ends `needs_review`).
@@ -159,6 +160,8 @@ pub struct Summary {
     pub duration_ms: u64,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// What the loops of the nodes run this time did: first-try rate, rounds, time split.
+    pub work: crate::report::WorkSummary,
     pub out: PathBuf,
 }
 
@@ -192,6 +195,23 @@ pub struct Context {
     pub phases: PhaseSink,
     /// The plan's top-level functions by name, for imports the plan did not declare.
     pub functions: std::collections::HashMap<String, Vec<NodePos>>,
+    /// The project's top-level import names: with the standard library, all code may import.
+    pub packages: std::collections::BTreeSet<String>,
+}
+
+/// The top-level import names of the plan's files (`src/ml_lib/x.py` gives `ml_lib`).
+fn packages_of(rpg: &ValidRpg) -> std::collections::BTreeSet<String> {
+    rpg.order()
+        .iter()
+        .filter_map(|&p| rpg.node(p).file_path.as_deref())
+        .filter_map(|f| {
+            crate::python::import_path(f)
+                .split('.')
+                .next()
+                .map(str::to_string)
+        })
+        .filter(|top| !top.is_empty())
+        .collect()
 }
 
 /// The plan's leaf functions by name.
@@ -259,6 +279,7 @@ pub async fn generate(
         cancel: cancel.clone(),
         phases: options.phases.clone(),
         functions: functions_by_name(&rpg),
+        packages: packages_of(&rpg),
     });
     let output = Output::new(
         prepared.out,

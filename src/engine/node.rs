@@ -1,10 +1,11 @@
 //! The test-first loop of one node: tests, candidate implementations chosen by running them,
-//! fix rounds (up to `max_retries`), then `passed`, `needs_review` or `failed`.
+//! fix rounds while a gate fails (`max_retries` answers), then `passed`, `needs_review` or
+//! `failed`.
 //!
 //! Ground truth is the plan: the examples test from the specification and the earlier
 //! functions' tests are gates; the model's own tests are evidence, since a third of them are
 //! wrong. Code that passes the gates is never thrown away for failing a generated test: after
-//! [`DISPUTE_FIXES`] fix round it is kept as `needs_review` and its dependents run on it.
+//! [`DISPUTE_FIXES`] fix rounds it is kept as `needs_review` and its dependents run on it.
 //! A failed node keeps its best candidate (or a stub), so its module stays importable.
 //!
 //! Before touching anything the node's files are snapshotted to disk; the snapshot is what a
@@ -12,7 +13,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::checkpoint::{NodeStatus, TestCounts};
+use crate::checkpoint::{NodeStatus, NodeWork, TestCounts};
 use crate::edit::{code_for_target, merge_python, shape_implementation, shape_tests};
 use crate::fsutil::{FsError, Snapshot};
 use crate::llm::{LlmError, Role, UsageByRole};
@@ -37,6 +38,8 @@ pub struct NodeResult {
     /// The test file to keep with `keep`: the earlier functions' tests and those of this node
     /// that its kept candidate passes. `None` reverts the test file.
     pub keep_tests: Option<String>,
+    /// What the loop did (`None` for nodes without one: composites, interrupted runs).
+    pub work: Option<NodeWork>,
 }
 
 impl NodeResult {
@@ -44,6 +47,7 @@ impl NodeResult {
         NodeResult {
             keep: None,
             keep_tests: None,
+            work: None,
             status,
             tests: None,
             retries: 0,
@@ -61,6 +65,7 @@ impl NodeResult {
             usage,
             keep: None,
             keep_tests: None,
+            work: None,
         }
     }
 
@@ -198,6 +203,7 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
         test_file,
         before,
         usage: UsageByRole::new(),
+        work: NodeWork::default(),
         tests_written: false,
         fix_changed_nothing: false,
         failure: None,
@@ -206,6 +212,7 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
         disputed_runs: 0,
         spent: 0,
         started_over: false,
+        tests_only: false,
         focus: Vec::new(),
     };
     if ctx.one_shot {
@@ -214,14 +221,18 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
     // The budget counts implementations asked after the first round (a round of k fix
     // candidates spends k), and every round spends at least one.
     let mut attempt = 0;
-    while leaf.spent <= ctx.max_retries {
+    let result = loop {
+        if leaf.spent > ctx.max_retries {
+            break leaf.exhausted(attempt)?;
+        }
         if let Some(result) = leaf.attempt(attempt).await? {
-            return Ok(result);
+            break result;
         }
         attempt += 1;
         leaf.spent = leaf.spent.max(attempt);
-    }
-    leaf.exhausted(attempt)
+    };
+    let work = (result.status != NodeStatus::InProgress).then_some(leaf.work);
+    Ok(NodeResult { work, ..result })
 }
 
 /// The state of one leaf across its attempts.
@@ -235,6 +246,8 @@ struct Leaf<'a> {
     test_file: String,
     before: Snapshot,
     usage: UsageByRole,
+    /// What the loop did, for the checkpoint and the run's statistics.
+    work: NodeWork,
     tests_written: bool,
     /// A fix that leaves the code as it was says the model thinks the code is right: then the
     /// tests are the suspects, and they are written anew on the next attempt.
@@ -250,6 +263,8 @@ struct Leaf<'a> {
     spent: u32,
     /// Whether the fresh start halfway through the budget happened.
     started_over: bool,
+    /// The next attempt rewrites the tests and keeps the code: the test file did not compile.
+    tests_only: bool,
     /// The failing test functions the next fix must answer (see [`Leaf::focus`]).
     focus: Vec<String>,
 }
@@ -310,10 +325,12 @@ impl Leaf<'_> {
                 Step::Done(result) => return Ok(Some(result)),
             }
         }
-        match self.write_implementation(inputs, attempt).await? {
-            Step::Next => {}
-            Step::Retry => return Ok(None),
-            Step::Done(result) => return Ok(Some(result)),
+        if !std::mem::take(&mut self.tests_only) {
+            match self.write_implementation(inputs, attempt).await? {
+                Step::Next => {}
+                Step::Retry => return Ok(None),
+                Step::Done(result) => return Ok(Some(result)),
+            }
         }
         self.run_tests(attempt).await
     }
@@ -382,6 +399,7 @@ impl Leaf<'_> {
 
     /// Asks for tests and writes them with the specification's examples test beside them.
     async fn write_tests(&mut self, inputs: &PromptInputs, attempt: u32) -> Result<Step, FsError> {
+        let started = std::time::Instant::now();
         let asked = ask(
             self.ctx,
             self.node,
@@ -391,12 +409,16 @@ impl Leaf<'_> {
             &mut self.usage,
         )
         .await;
+        self.work.model_ms += started.elapsed().as_millis() as u64;
         let specification = self.node.docstring.as_deref().unwrap_or("");
         let code = asked
             .and_then(|answer| {
                 code_for_target(&answer, &self.test_file, &inputs.tests).map_err(unusable)
             })
-            .and_then(|code| shape_tests(&code, specification).map_err(unusable));
+            .and_then(|code| {
+                shape_tests(&without_broken_units(&code), specification).map_err(unusable)
+            })
+            .and_then(|code| refuse_foreign(code, &self.ctx.packages, &["pytest"]));
         let code = match code {
             Ok(code) => code,
             Err(e) => return self.asked_in_vain(e, "test"),
@@ -437,7 +459,8 @@ impl Leaf<'_> {
         if attempt > 0 {
             self.spent += n;
         }
-        let asked = ask_many(
+        let started = std::time::Instant::now();
+        let answers = ask_many(
             self.ctx,
             self.node,
             role,
@@ -445,10 +468,14 @@ impl Leaf<'_> {
             &inputs,
             &mut self.usage,
             n,
-        );
+        )
+        .await;
+        self.work.model_ms += started.elapsed().as_millis() as u64;
+        self.work.rounds += 1;
+        self.work.answers += n;
         let mut modules: Vec<String> = Vec::new();
         let mut refused = None;
-        for answer in asked.await {
+        for answer in answers {
             match self.module_with(answer, &inputs.current) {
                 Ok(module) if !modules.contains(&module) => modules.push(module),
                 Ok(_) => {}
@@ -523,7 +550,8 @@ impl Leaf<'_> {
             .and_then(|code| {
                 shape_implementation(&code, &self.node.name, &self.module, current)
                     .map_err(unusable)
-            })?;
+            })
+            .and_then(|code| refuse_foreign(code, &self.ctx.packages, &[]))?;
         let code = with_plan_docstring(self.node, code);
         let code = with_missing_imports(self.ctx, self.position, &code, current);
         Ok(merge_python(current, &code))
@@ -540,10 +568,7 @@ impl Leaf<'_> {
                 &format!("running candidate {}/{}", i + 1, modules.len()),
             );
             ctx.workspace.write_if_changed(&self.file, module)?;
-            let run = ctx
-                .runner
-                .run_tests(ctx.workspace.root(), &self.test_file, &ctx.cancel)
-                .await;
+            let run = self.run_node_tests().await;
             evidence.push(match run {
                 Ok(run) if !run.cancelled => Some(self.evidence(&run)),
                 _ => None,
@@ -591,11 +616,7 @@ impl Leaf<'_> {
     async fn run_tests(&mut self, attempt: u32) -> Result<Option<NodeResult>, FsError> {
         let ctx = self.ctx;
         ctx.phases.report(&self.node.id, "running tests");
-        let run = match ctx
-            .runner
-            .run_tests(ctx.workspace.root(), &self.test_file, &ctx.cancel)
-            .await
-        {
+        let run = match self.run_node_tests().await {
             Ok(run) => run,
             Err(e) => {
                 let failed = NodeResult::failed(format!("cannot run tests: {e}"));
@@ -606,7 +627,24 @@ impl Leaf<'_> {
             return Ok(Some(self.end(NodeResult::new(NodeStatus::InProgress))?));
         }
         self.last_counts = Some(counts_of(&run));
+        if test_file_does_not_compile(&run, &self.test_file) {
+            // A test fault, never sent to an implementation fix: new tests, same code.
+            tracing::debug!(node = %self.node.id, attempt, "the test file does not compile");
+            let before = self.before.content(&self.test_file).flatten();
+            match before {
+                Some(text) => self
+                    .ctx
+                    .workspace
+                    .write_if_changed(&self.test_file, &String::from_utf8_lossy(text))?,
+                None => self.ctx.workspace.remove(&self.test_file)?,
+            }
+            self.tests_written = false;
+            self.tests_only = true;
+            self.failure = None;
+            return Ok(None);
+        }
         if run.succeeded() {
+            self.work.first_try = self.work.rounds == 1;
             let usage = std::mem::take(&mut self.usage);
             return Ok(Some(NodeResult::passed(&run, attempt, usage)));
         }
@@ -628,6 +666,21 @@ impl Leaf<'_> {
         self.focus = self.focus(&run);
         self.failure = Some(run.failure_reason() + "\n\n" + &run.output_of(&self.focus));
         Ok(None)
+    }
+
+    /// Runs the node's test file in the sandbox, counted and timed.
+    async fn run_node_tests(
+        &mut self,
+    ) -> Result<crate::sandbox::TestRun, crate::sandbox::SandboxError> {
+        let ctx = self.ctx;
+        let started = std::time::Instant::now();
+        let run = ctx
+            .runner
+            .run_tests(ctx.workspace.root(), &self.test_file, &ctx.cancel)
+            .await;
+        self.work.sandbox_runs += 1;
+        self.work.sandbox_ms += started.elapsed().as_millis() as u64;
+        run
     }
 
     /// Ends the node with its gated candidate kept: `needs_review`, or `None` without one.
@@ -655,6 +708,7 @@ impl Leaf<'_> {
             usage: std::mem::take(&mut self.usage),
             keep: Some(best.text),
             keep_tests: Some(best.undisputed_tests),
+            work: None,
         })
     }
 
@@ -725,7 +779,7 @@ impl Leaf<'_> {
     }
 
     /// Every attempt failed: a gated candidate is kept for review, else the node failed.
-    fn exhausted(mut self, attempts: u32) -> Result<NodeResult, FsError> {
+    fn exhausted(&mut self, attempts: u32) -> Result<NodeResult, FsError> {
         if let Some(review) = self.review(attempts.saturating_sub(1)) {
             return Ok(review);
         }
@@ -1003,6 +1057,76 @@ fn failing_functions(run: &crate::sandbox::TestRun) -> Vec<String> {
     names
 }
 
+/// The top-level modules `code` imports that are neither the standard library, nor one of
+/// the project's `packages`, nor in `allowed`: they are not installed in the sandbox (the
+/// system prompt asks for the standard library only), so code that needs them cannot run.
+fn foreign_imports(code: &str, packages: &BTreeSet<String>, allowed: &[&str]) -> Vec<String> {
+    let mut foreign: Vec<String> = Vec::new();
+    for unit in crate::code::split_units(code) {
+        if unit.kind != crate::code::UnitKind::Import {
+            continue;
+        }
+        let flat = unit.text.replace(['(', ')', '\\', '\n'], " ");
+        let modules: Vec<&str> = match flat.trim().strip_prefix("from ") {
+            Some(rest) => rest.split_whitespace().next().into_iter().collect(),
+            None => flat
+                .trim()
+                .strip_prefix("import ")
+                .unwrap_or("")
+                .split(',')
+                .filter_map(|item| item.split_whitespace().next())
+                .collect(),
+        };
+        for module in modules {
+            let top = module.split('.').next().unwrap_or("");
+            let known = top.is_empty() // a relative import: the project's own
+                || crate::python::is_stdlib(top)
+                || packages.contains(top)
+                || allowed.contains(&top);
+            if !known && !foreign.iter().any(|f| f == top) {
+                foreign.push(top.to_string());
+            }
+        }
+    }
+    foreign
+}
+
+/// The answer refused when it imports what the sandbox does not have.
+fn refuse_foreign(
+    code: String,
+    packages: &BTreeSet<String>,
+    allowed: &[&str],
+) -> Result<String, AskError> {
+    match foreign_imports(&code, packages, allowed).as_slice() {
+        [] => Ok(code),
+        foreign => Err(unusable(format!(
+            "it imports {}, which is neither the standard library nor this project; only those are installed",
+            foreign.join(", ")
+        ))),
+    }
+}
+
+/// Whether nothing ran because `test_file` itself does not compile (pytest reports the
+/// syntax error with the file's path and line).
+fn test_file_does_not_compile(run: &crate::sandbox::TestRun, test_file: &str) -> bool {
+    let syntax = run.output.contains("SyntaxError") || run.output.contains("IndentationError");
+    let located = run.output.contains(&format!("{test_file}\", line"));
+    run.passed + run.failed == 0 && syntax && located
+}
+
+/// `code` without the top-level units that do not parse: one broken test function must not
+/// stop the file from being collected.
+fn without_broken_units(code: &str) -> String {
+    let parses =
+        |text: &str| crate::code::check::tree_sitter_errors(text).is_ok_and(|e| e.is_empty());
+    crate::edit::merge::render(
+        &crate::code::split_units(code)
+            .into_iter()
+            .filter(|u| parses(&u.text))
+            .collect::<Vec<_>>(),
+    )
+}
+
 /// See [`Leaf::focus`]: of the `failing` test functions, those a fix must answer.
 fn focus(failing: Vec<String>, earlier: &[String], examples: &str) -> Vec<String> {
     let broken: Vec<String> = failing
@@ -1219,6 +1343,40 @@ mod tests {
             only_tests(tests, &names(&["test_f_zero"])),
             "import pytest\n\n\ndef test_f_zero():\n    pass\n"
         );
+    }
+
+    #[test]
+    fn only_the_standard_library_the_project_and_what_is_allowed_may_be_imported() {
+        let packages: BTreeSet<String> = ["ml_lib".to_string()].into();
+        let code = "import math, numpy as np\nfrom ml_lib.data import load\nfrom . import x\n\
+                    from pandas.core import (\n    frame,\n)\nimport pytest\nfrom __future__ import annotations\n\n\ndef f():\n    import scipy\n";
+        assert_eq!(
+            foreign_imports(code, &packages, &[]),
+            ["numpy", "pandas", "pytest"]
+        );
+        assert_eq!(
+            foreign_imports(code, &packages, &["pytest"]),
+            ["numpy", "pandas"]
+        );
+        assert!(refuse_foreign("import os\n".into(), &packages, &[]).is_ok());
+    }
+
+    #[test]
+    fn a_test_that_does_not_parse_is_dropped_and_a_broken_test_file_is_recognised() {
+        let code =
+            "import pytest\n\n\ndef test_a():\n    assert f(1) == 2\n\n\ndef test_b(:\n    pass\n";
+        assert_eq!(
+            without_broken_units(code),
+            "import pytest\n\n\ndef test_a():\n    assert f(1) == 2\n"
+        );
+        let output = "E     File \"/repo/tests/test_m.py\", line 5\nE   SyntaxError: invalid syntax\n1 error in 0.1s";
+        let run = crate::sandbox::TestRun {
+            output: output.into(),
+            errors: 1,
+            ..crate::sandbox::TestRun::cancelled("t")
+        };
+        assert!(test_file_does_not_compile(&run, "tests/test_m.py"));
+        assert!(!test_file_does_not_compile(&run, "tests/test_other.py"));
     }
 
     #[test]

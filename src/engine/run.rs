@@ -146,8 +146,12 @@ impl<'a> Run<'a> {
             failure_reason: result.failure_reason.clone(),
             duration_ms: Some(duration.as_millis() as u64),
             tokens: result.usage.clone(),
+            work: result.work,
             ..NodeRecord::now(result.status)
         };
+        if let Some(work) = &result.work {
+            self.summary.work.add(work, duration.as_millis() as u64);
+        }
         self.checkpoint.record(&node.id, record)?;
         self.output.work.discard_snapshot(SNAPSHOT_DIR, &node.id)?;
         let passed = result.status.is_usable();
