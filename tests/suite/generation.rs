@@ -711,3 +711,41 @@ fn the_candidate_that_passes_is_kept_when_the_first_is_wrong() {
     // The engine put the plan's docstring into the answer, which had none.
     assert!(steps.contains("Double an integer and add one."), "{steps}");
 }
+
+#[test]
+fn a_test_file_that_does_not_compile_gets_new_tests_and_the_code_stays() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut lines = chain_lines();
+    let mut rewritten = None;
+    for v in &mut lines {
+        if v["node"] == "node_b" && v["role"] == "test" {
+            rewritten = Some(v.clone());
+            // Parses for tree-sitter, but Python refuses to compile the file.
+            let answer = v["answer"].as_str().unwrap().replace(
+                "assert double_plus_one(4) == 9",
+                "assert double_plus_one(x=4, x=4) == 9",
+            );
+            v["answer"] = answer.into();
+        }
+    }
+    let mut rewritten = rewritten.unwrap();
+    rewritten["attempt"] = 1.into();
+    lines.push(rewritten);
+    let script = write_script(dir.path(), &lines);
+    let out = dir.path().join("o");
+    let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(status_of(&out, "node_b"), "passed");
+    let record = &checkpoint(&out)["node_b"];
+    assert_eq!(record["retry_count"], 1, "{record}");
+    // Two attempts (the first, then new tests for the same code): one implementation round,
+    // whose code passed, so it counts as a first-try pass.
+    assert_eq!(record["work"]["rounds"], 1, "{record}");
+    assert_eq!(record["work"]["answers"], 3, "{record}");
+    assert_eq!(record["work"]["first_try"], true, "{record}");
+    let tests = std::fs::read_to_string(out.join("tests/test_steps.py")).unwrap();
+    assert!(!tests.contains("x=4, x=4"), "{tests}");
+}
