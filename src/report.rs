@@ -258,3 +258,30 @@ pub fn render_text(report: &StatusReport) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkpoint::NodeWork;
+
+    #[test]
+    fn the_loop_line_gives_the_first_try_rate_and_the_time_split() {
+        let mut work = WorkSummary::default();
+        assert_eq!(work.render(), None);
+        let node = |first_try, rounds| NodeWork {
+            rounds,
+            answers: 3 * rounds,
+            first_try,
+            sandbox_runs: 4,
+            model_ms: 40_000,
+            sandbox_ms: 1_000,
+        };
+        work.add(&node(true, 1), 42_000);
+        work.add(&node(false, 3), 45_000);
+        assert_eq!(
+            work.render().unwrap(),
+            "2 nodes ran the loop: 1 passed on the first try (50%); 2.0 rounds and 6.0 answers \
+             per node; 8 sandbox runs; time: model 80 s, sandbox 2 s, engine 5 s"
+        );
+    }
+}
