@@ -32,6 +32,30 @@ impl Unit {
         }
     }
 
+    /// Modules an import statement imports from (`from a.b import c` gives `a.b`; `import
+    /// x, y.z as w` gives `x` and `y.z`; a relative `from . import x` gives `.`).
+    pub fn imported_modules(&self) -> Vec<String> {
+        if self.kind != UnitKind::Import {
+            return Vec::new();
+        }
+        let flat: String = self.text.replace(['(', ')', '\\', '\n'], " ");
+        let flat = flat.trim();
+        match flat.strip_prefix("from ") {
+            Some(rest) => rest
+                .split_whitespace()
+                .next()
+                .map(str::to_string)
+                .into_iter()
+                .collect(),
+            None => flat
+                .strip_prefix("import ")
+                .unwrap_or("")
+                .split(',')
+                .filter_map(|item| item.split_whitespace().next().map(str::to_string))
+                .collect(),
+        }
+    }
+
     /// Names an import statement binds (`import a.b` binds `a`; `from m import x as y` binds `y`).
     pub fn imported_names(&self) -> Vec<String> {
         if self.kind != UnitKind::Import {

@@ -1063,20 +1063,7 @@ fn failing_functions(run: &crate::sandbox::TestRun) -> Vec<String> {
 fn foreign_imports(code: &str, packages: &BTreeSet<String>, allowed: &[&str]) -> Vec<String> {
     let mut foreign: Vec<String> = Vec::new();
     for unit in crate::code::split_units(code) {
-        if unit.kind != crate::code::UnitKind::Import {
-            continue;
-        }
-        let flat = unit.text.replace(['(', ')', '\\', '\n'], " ");
-        let modules: Vec<&str> = match flat.trim().strip_prefix("from ") {
-            Some(rest) => rest.split_whitespace().next().into_iter().collect(),
-            None => flat
-                .trim()
-                .strip_prefix("import ")
-                .unwrap_or("")
-                .split(',')
-                .filter_map(|item| item.split_whitespace().next())
-                .collect(),
-        };
+        let modules = unit.imported_modules();
         for module in modules {
             let top = module.split('.').next().unwrap_or("");
             let known = top.is_empty() // a relative import: the project's own
