@@ -95,6 +95,10 @@ fn applies(exchange: &Exchange, node: &Node) -> Result<(), String> {
                 .map(drop)
                 .map_err(|e| e.to_string())
         }
+        // A vote is one letter, not code: it applies when it names a side.
+        Role::Diagnose => zerorepo::engine::vote::parse(&text)
+            .map(drop)
+            .ok_or_else(|| format!("no vote in {text:?}")),
     }
 }
 

@@ -90,6 +90,59 @@ pub struct NodeRecord {
     /// What the node's loop did and where its time went (function nodes of this version on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub work: Option<NodeWork>,
+    /// The vote on model-written tests that failed against code passing the gates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<Diagnosis>,
+}
+
+/// Which side of a disputed test is wrong (the seed's diagnosis A, B, C).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// A: the implementation does not do what the specification says.
+    Implementation,
+    /// B: the test expects what the specification does not say.
+    Test,
+    /// C: the environment (a missing package, a timeout).
+    Environment,
+}
+
+impl Verdict {
+    pub fn letter(self) -> char {
+        match self {
+            Verdict::Implementation => 'A',
+            Verdict::Test => 'B',
+            Verdict::Environment => 'C',
+        }
+    }
+}
+
+/// The majority vote on a node whose kept code passes the gates (the specification's
+/// examples, the module's earlier tests) while some model-written tests fail.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Diagnosis {
+    /// The model's votes; an answer that names no side casts none.
+    pub votes: Vec<Verdict>,
+    /// The vote execution evidence cast, if it cast one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<Verdict>,
+    /// What the majority decided; `None`: no majority, the node needs review.
+    pub outcome: Option<Verdict>,
+    /// The tests in dispute, with what the kept code actually did.
+    pub disputed: Vec<DisputedTest>,
+}
+
+/// A model-written test that failed against code passing the gates.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DisputedTest {
+    /// The test function.
+    pub name: String,
+    /// Its source, so that it can be judged later against a reference implementation.
+    pub source: String,
+    /// What pytest reported for it against the kept code (shortened).
+    pub output: String,
 }
 
 /// What a node's loop did: the figures behind the run's first-try rate and time split.
@@ -131,6 +184,7 @@ impl NodeRecord {
             duration_ms: None,
             tokens: crate::usage::UsageByRole::new(),
             work: None,
+            diagnosis: None,
         }
     }
 }

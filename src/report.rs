@@ -233,12 +233,13 @@ pub fn render_text(report: &StatusReport) -> String {
             eta % 60
         ));
     }
-    out.push_str("\n| Subgraph | Nodes | Passed | Failed | Skipped | Pending | Pass Rate |\n|---|---|---|---|---|---|---|\n");
+    out.push_str("\n| Subgraph | Nodes | Passed | Review | Failed | Skipped | Pending | Pass Rate |\n|---|---|---|---|---|---|---|---|\n");
     for (name, c) in &report.subgraphs {
         out.push_str(&format!(
-            "| {name} | {} | {} | {} | {} | {} | {} |\n",
+            "| {name} | {} | {} | {} | {} | {} | {} | {} |\n",
             c.total,
             c.passed,
+            c.needs_review,
             c.failed,
             c.skipped,
             c.pending + c.in_progress,

@@ -25,6 +25,8 @@ pub enum Role {
     Impl,
     /// Repair the implementation after failing tests.
     Fix,
+    /// Vote on which side of a disputed test is wrong.
+    Diagnose,
 }
 
 impl Role {
@@ -33,6 +35,7 @@ impl Role {
             Role::Test => "test",
             Role::Impl => "impl",
             Role::Fix => "fix",
+            Role::Diagnose => "diagnose",
         }
     }
 }

@@ -8,7 +8,7 @@
 use super::GenerationInfo;
 use super::project::ProjectInfo;
 use super::validate::Validation;
-use crate::checkpoint::{CheckpointMap, NodeStatus};
+use crate::checkpoint::{CheckpointMap, NodeStatus, Verdict};
 use crate::report::{StatusReport, percent};
 use crate::rpg::ValidRpg;
 use crate::workspace::git::LogEntry;
@@ -92,7 +92,7 @@ pub fn generation_report(input: &ReportInput) -> String {
             o.pending + o.in_progress
         ));
     }
-    text.push_str("\n## Breakdown by Subgraph\n\n| Subgraph | Nodes | Passed | Failed | Skipped | Pass Rate |\n|----------|-------|--------|--------|---------|-----------|\n");
+    text.push_str("\n## Breakdown by Subgraph\n\n| Subgraph | Nodes | Passed | Review | Failed | Skipped | Pass Rate |\n|----------|-------|--------|--------|--------|---------|-----------|\n");
     for (name, c) in &input.status.subgraphs {
         let rate = if c.skipped == c.total && c.total > 0 {
             "N/A (skipped)".to_string()
@@ -100,11 +100,12 @@ pub fn generation_report(input: &ReportInput) -> String {
             percent(c.passed, c.total)
         };
         text.push_str(&format!(
-            "| {name} | {} | {} | {} | {} | {rate} |\n",
-            c.total, c.passed, c.failed, c.skipped
+            "| {name} | {} | {} | {} | {} | {} | {rate} |\n",
+            c.total, c.passed, c.needs_review, c.failed, c.skipped
         ));
     }
     text.push_str(&failed_nodes(input));
+    text.push_str(&diagnoses(input));
     text.push_str(&test_results(input));
     text.push_str(&performance(input));
     text.push_str(&validation(input));
@@ -157,6 +158,56 @@ fn failed_nodes(input: &ReportInput) -> String {
         text.push_str(&format!("\n### Skipped nodes\n\n{}\n", skipped.join("\n")));
     }
     text
+}
+
+/// Every vote on disputed tests: the letters, what they decided, and each disputed test with
+/// the end of what the kept code did in it, so a reader can check the decision.
+fn diagnoses(input: &ReportInput) -> String {
+    let mut text = String::new();
+    for node in &input.rpg.rpg().nodes {
+        let Some(d) = input
+            .records
+            .get(&node.id)
+            .and_then(|r| r.diagnosis.as_ref())
+        else {
+            continue;
+        };
+        let letters: String = d.votes.iter().map(|v| v.letter()).collect();
+        let evidence = d
+            .evidence
+            .map_or("none".to_string(), |v| v.letter().to_string());
+        let outcome = match d.outcome {
+            Some(Verdict::Implementation) => "A, the implementation: one fix",
+            Some(Verdict::Test) => "B, the tests: dropped",
+            Some(Verdict::Environment) => "C, the environment: skipped",
+            None => "no majority: needs review",
+        };
+        text.push_str(&format!(
+            "\n### {}: {}\n- **Votes**: {} from the model, {} from execution\n- **Decision**: {outcome}\n",
+            node.id,
+            node.name,
+            if letters.is_empty() { "none".into() } else { letters },
+            evidence
+        ));
+        for t in &d.disputed {
+            let tail: Vec<&str> = t.output.lines().rev().take(6).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            text.push_str(&format!(
+                "- `{}`, what the code did:\n\n```text\n{}\n```\n",
+                t.name,
+                tail.join("\n")
+            ));
+        }
+    }
+    if text.is_empty() {
+        return text;
+    }
+    format!(
+        "\n## Disputed Tests (diagnosis by vote)\n\nModel-written tests that failed against code \
+         passing the specification's examples and the module's earlier tests. Five model votes \
+         and one of execution evidence: A the implementation, B the test, C the environment; \
+         three and a plurality decide.\n{text}"
+    )
 }
 
 fn test_results(input: &ReportInput) -> String {

@@ -267,6 +267,28 @@ pub(crate) fn eval(e: &Evaluation) -> String {
         files.zip(e.files.iter().map(|f| &f.tally)),
     ));
     text.push_str(&eval_notes(e));
+    if let Some(d) = &e.disputes {
+        text.push_str(&disputes(d));
+    }
+    text
+}
+
+/// The vote's confusion matrix: decisions against what the reference says of each test.
+fn disputes(d: &crate::eval::Disputes) -> String {
+    let mut text = format!(
+        "\ndisputed tests judged by the reference implementation: {}\n  {:<15} {:>10} {:>10} {:>8}\n",
+        d.tests.len(),
+        "decision",
+        "test right",
+        "test wrong",
+        "unknown"
+    );
+    for row in &d.matrix {
+        text.push_str(&format!(
+            "  {:<15} {:>10} {:>10} {:>8}\n",
+            row.decision, row.test_right, row.test_wrong, row.unknown
+        ));
+    }
     text
 }
 

@@ -17,6 +17,7 @@ mod prepare;
 mod prompt;
 mod rollback;
 mod run;
+pub mod vote;
 
 use std::path::PathBuf;
 use std::sync::Arc;

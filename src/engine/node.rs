@@ -4,8 +4,10 @@
 //!
 //! Ground truth is the plan: the examples test from the specification and the earlier
 //! functions' tests are gates; the model's own tests are evidence, since a third of them are
-//! wrong. Code that passes the gates is never thrown away for failing a generated test: after
-//! [`DISPUTE_FIXES`] fix rounds it is kept as `needs_review` and its dependents run on it.
+//! wrong. Code that passes the gates is never thrown away for failing a generated test: the
+//! dispute goes to a majority vote ([`super::vote`]) that drops the tests (B), asks for one
+//! fix (A), skips the node (C), or, without a majority, keeps the code as `needs_review`;
+//! its dependents run on it.
 //! A failed node keeps its best candidate (or a stub), so its module stays importable.
 //!
 //! Before touching anything the node's files are snapshotted to disk; the snapshot is what a
@@ -13,14 +15,14 @@
 
 use std::collections::BTreeSet;
 
-use crate::checkpoint::{NodeStatus, NodeWork, TestCounts};
+use crate::checkpoint::{Diagnosis, DisputedTest, NodeStatus, NodeWork, TestCounts, Verdict};
 use crate::edit::{code_for_target, merge_python, shape_implementation, shape_tests};
 use crate::fsutil::{FsError, Snapshot};
 use crate::llm::{LlmError, Role, UsageByRole};
 use crate::rpg::{Node, NodePos};
 
 use super::prompt::{self, PromptInputs};
-use super::{Context, examples};
+use super::{Context, examples, vote};
 use crate::layout::SNAPSHOT_DIR;
 
 /// How one node ended. `status` is `InProgress` when the run was interrupted.
@@ -40,6 +42,8 @@ pub struct NodeResult {
     pub keep_tests: Option<String>,
     /// What the loop did (`None` for nodes without one: composites, interrupted runs).
     pub work: Option<NodeWork>,
+    /// The vote on its disputed tests, when there was one.
+    pub diagnosis: Option<Diagnosis>,
 }
 
 impl NodeResult {
@@ -48,6 +52,7 @@ impl NodeResult {
             keep: None,
             keep_tests: None,
             work: None,
+            diagnosis: None,
             status,
             tests: None,
             retries: 0,
@@ -63,9 +68,7 @@ impl NodeResult {
             retries,
             failure_reason: None,
             usage,
-            keep: None,
-            keep_tests: None,
-            work: None,
+            ..NodeResult::new(NodeStatus::Passed)
         }
     }
 
@@ -209,11 +212,12 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
         failure: None,
         last_counts: None,
         best: None,
-        disputed_runs: 0,
         spent: 0,
         started_over: false,
         tests_only: false,
         focus: Vec::new(),
+        samples: Vec::new(),
+        diagnosis: None,
     };
     if ctx.one_shot {
         return leaf.one_shot().await;
@@ -232,7 +236,12 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
         leaf.spent = leaf.spent.max(attempt);
     };
     let work = (result.status != NodeStatus::InProgress).then_some(leaf.work);
-    Ok(NodeResult { work, ..result })
+    let diagnosis = leaf.diagnosis.take();
+    Ok(NodeResult {
+        work,
+        diagnosis,
+        ..result
+    })
 }
 
 /// The state of one leaf across its attempts.
@@ -257,8 +266,6 @@ struct Leaf<'a> {
     last_counts: Option<TestCounts>,
     /// The best implementation that ran so far, kept if no attempt passes.
     best: Option<Candidate>,
-    /// Failed runs since a candidate passed the gates.
-    disputed_runs: u32,
     /// Implementations asked after the first round: the retry budget.
     spent: u32,
     /// Whether the fresh start halfway through the budget happened.
@@ -267,6 +274,19 @@ struct Leaf<'a> {
     tests_only: bool,
     /// The failing test functions the next fix must answer (see [`Leaf::focus`]).
     focus: Vec<String>,
+    /// The distinct modules of the last implementation round, for the vote's evidence.
+    samples: Vec<Sample>,
+    /// The vote, once taken (a node is diagnosed at most once).
+    diagnosis: Option<Diagnosis>,
+}
+
+/// One distinct module of an implementation round.
+struct Sample {
+    text: String,
+    /// How many answers gave it.
+    copies: usize,
+    /// What running it said (`None` when it was the round's only module, not run apart).
+    evidence: Option<Evidence>,
 }
 
 /// An implementation that imported and ran, with the evidence it earned.
@@ -281,6 +301,8 @@ struct Candidate {
     passed: u32,
     /// The generated tests of this node it failed.
     disputed: Vec<String>,
+    /// Those tests' sources with what it did in them.
+    disputed_tests: Vec<DisputedTest>,
     /// The test file without the disputed tests.
     undisputed_tests: String,
 }
@@ -293,12 +315,6 @@ impl Candidate {
     }
 }
 
-/// Fix rounds spent on model-written tests that fail against a candidate which passes the
-/// gates. Measured on the recorded answers, fix rounds turned as many right nodes wrong as
-/// wrong ones right (2 each, at 30-40 s a round): the gated candidate is kept at once and
-/// the node needs review.
-const DISPUTE_FIXES: u32 = 0;
-
 /// What a step of an attempt decided.
 enum Step {
     /// Go on to the attempt's next step.
@@ -306,7 +322,7 @@ enum Step {
     /// This attempt is over; the next one starts (with `failure` set).
     Retry,
     /// The node is finished.
-    Done(NodeResult),
+    Done(Box<NodeResult>),
 }
 
 impl Leaf<'_> {
@@ -322,14 +338,14 @@ impl Leaf<'_> {
             match self.write_tests(&inputs, attempt).await? {
                 Step::Next => {}
                 Step::Retry => return Ok(None),
-                Step::Done(result) => return Ok(Some(result)),
+                Step::Done(result) => return Ok(Some(*result)),
             }
         }
         if !std::mem::take(&mut self.tests_only) {
             match self.write_implementation(inputs, attempt).await? {
                 Step::Next => {}
                 Step::Retry => return Ok(None),
-                Step::Done(result) => return Ok(Some(result)),
+                Step::Done(result) => return Ok(Some(*result)),
             }
         }
         self.run_tests(attempt).await
@@ -340,7 +356,7 @@ impl Leaf<'_> {
         let inputs = self.inputs(0)?;
         match self.write_implementation(inputs, 0).await? {
             Step::Next => {}
-            Step::Done(result) => return Ok(result),
+            Step::Done(result) => return Ok(*result),
             Step::Retry => {
                 let reason = self.failure.clone().unwrap_or_default();
                 return self.end(NodeResult::failed(reason));
@@ -473,26 +489,37 @@ impl Leaf<'_> {
         self.work.model_ms += started.elapsed().as_millis() as u64;
         self.work.rounds += 1;
         self.work.answers += n;
-        let mut modules: Vec<String> = Vec::new();
+        // Distinct modules, with how many answers gave each: identical samples agree.
+        let mut modules: Vec<(String, usize)> = Vec::new();
         let mut refused = None;
         for answer in answers {
             match self.module_with(answer, &inputs.current) {
-                Ok(module) if !modules.contains(&module) => modules.push(module),
-                Ok(_) => {}
+                Ok(module) => match modules.iter_mut().find(|(m, _)| *m == module) {
+                    Some((_, copies)) => *copies += 1,
+                    None => modules.push((module, 1)),
+                },
                 Err(e) => {
                     refused.get_or_insert(e);
                 }
             }
         }
-        let merged = match (modules.len(), refused) {
+        let texts: Vec<String> = modules.iter().map(|(m, _)| m.clone()).collect();
+        let (chosen, evidence) = match (texts.len(), refused) {
             (0, Some(e)) => return self.asked_in_vain(e, "implementation"),
             (0, None) => return self.asked_in_vain(unusable("no answer"), "implementation"),
-            (1, _) => modules.remove(0),
-            _ => {
-                let chosen = self.choose(&modules).await?;
-                modules.swap_remove(chosen)
-            }
+            (1, _) => (0, vec![None]),
+            _ => self.choose(&texts).await?,
         };
+        self.samples = modules
+            .into_iter()
+            .zip(evidence)
+            .map(|((text, copies), evidence)| Sample {
+                text,
+                copies,
+                evidence,
+            })
+            .collect();
+        let merged = self.samples[chosen].text.clone();
         self.fix_changed_nothing = role == Role::Fix && merged == inputs.current;
         self.ctx.workspace.write_if_changed(&self.file, &merged)?;
         Ok(Step::Next)
@@ -554,12 +581,27 @@ impl Leaf<'_> {
             .and_then(|code| refuse_foreign(code, &self.ctx.packages, &[]))?;
         let code = with_plan_docstring(self.node, code);
         let code = with_missing_imports(self.ctx, self.position, &code, current);
-        Ok(merge_python(current, &code))
+        let module = merge_python(current, &code);
+        // A module that does not parse breaks every import of its package (the exports
+        // import it): such an answer is unusable, never kept, not even by the one-shot.
+        match crate::code::check::tree_sitter_errors(&module) {
+            Ok(errors) if errors.is_empty() => Ok(module),
+            Ok(errors) => Err(unusable(format!(
+                "the module would not parse: {}",
+                errors
+                    .first()
+                    .map_or(String::new(), |e| format!("line {}: {}", e.line, e.message))
+            ))),
+            Err(e) => Err(unusable(format!("the module would not parse: {e}"))),
+        }
     }
 
     /// Runs the node's tests with each candidate module in place and returns the index of
-    /// the one to keep (see [`pick`]). A warm sandbox run costs far less than a token.
-    async fn choose(&mut self, modules: &[String]) -> Result<usize, FsError> {
+    /// the one to keep (see [`pick`]) with what each run said. A warm sandbox run costs far less than a token.
+    async fn choose(
+        &mut self,
+        modules: &[String],
+    ) -> Result<(usize, Vec<Option<Evidence>>), FsError> {
         let ctx = self.ctx;
         let mut evidence = Vec::with_capacity(modules.len());
         for (i, module) in modules.iter().enumerate() {
@@ -576,7 +618,7 @@ impl Leaf<'_> {
         }
         let chosen = pick(&evidence);
         tracing::debug!(node = %self.node.id, candidates = modules.len(), chosen, "candidates ran");
-        Ok(chosen)
+        Ok((chosen, evidence))
     }
 
     /// Whether the plan gives this node examples that make a test (the strongest gate).
@@ -607,7 +649,7 @@ impl Leaf<'_> {
                 self.failure = Some(format!("the {what} answer was unusable: {why}"));
                 Ok(Step::Retry)
             }
-            AskError::Provider(why) => Ok(Step::Done(self.end(NodeResult::failed(why))?)),
+            AskError::Provider(why) => Ok(Step::Done(Box::new(self.end(NodeResult::failed(why))?))),
         }
     }
 
@@ -658,14 +700,154 @@ impl Leaf<'_> {
         tracing::debug!(node = %self.node.id, attempt, "tests failed: {}", run.failure_reason());
         self.remember(&run)?;
         if self.best.as_ref().is_some_and(|b| b.gated) {
-            self.disputed_runs += 1;
-            if self.disputed_runs > DISPUTE_FIXES {
-                return Ok(self.review(attempt));
-            }
+            return self.settle_dispute(attempt).await;
         }
         self.focus = self.focus(&run);
         self.failure = Some(run.failure_reason() + "\n\n" + &run.output_of(&self.focus));
         Ok(None)
+    }
+
+    /// The kept candidate passes the gates and generated tests fail: the vote decides, once.
+    /// Measured on recorded answers, fix rounds against such tests turned as many right
+    /// nodes wrong as wrong ones right, so a fix happens only when the majority blames the
+    /// implementation, and a dispute that survives that fix needs review.
+    async fn settle_dispute(&mut self, attempt: u32) -> Result<Option<NodeResult>, FsError> {
+        if self.diagnosis.is_some() {
+            return Ok(self.review(attempt));
+        }
+        let diagnosis = self.diagnose(attempt).await?;
+        if self.ctx.cancel.is_cancelled() {
+            return Ok(Some(self.end(NodeResult::new(NodeStatus::InProgress))?));
+        }
+        let outcome = diagnosis.outcome;
+        let failure = diagnosis
+            .disputed
+            .iter()
+            .map(|t| t.output.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        self.diagnosis = Some(diagnosis);
+        let Some(best) = self.best.take() else {
+            return Ok(None);
+        };
+        match outcome {
+            Some(Verdict::Test) => Ok(Some(NodeResult {
+                tests: Some(TestCounts {
+                    passed: best.passed,
+                    failed: 0,
+                }),
+                retries: attempt,
+                usage: std::mem::take(&mut self.usage),
+                keep: Some(best.text),
+                keep_tests: Some(best.undisputed_tests),
+                ..NodeResult::new(NodeStatus::Passed)
+            })),
+            Some(Verdict::Environment) => Ok(Some(NodeResult {
+                failure_reason: Some(format!(
+                    "environment (diagnosis by vote): {}",
+                    failure.lines().last().unwrap_or("").trim()
+                )),
+                retries: attempt,
+                usage: std::mem::take(&mut self.usage),
+                // The module stays importable for the rest of the file.
+                keep: Some(best.text),
+                ..NodeResult::new(NodeStatus::Skipped)
+            })),
+            Some(Verdict::Implementation) => {
+                // One fix of the kept code, answering the disputed tests.
+                self.ctx
+                    .workspace
+                    .write_if_changed(&self.file, &best.text)?;
+                self.focus = best.disputed.clone();
+                self.failure = Some(failure);
+                self.best = Some(best);
+                Ok(None)
+            }
+            None => {
+                self.best = Some(best);
+                Ok(self.review(attempt))
+            }
+        }
+    }
+
+    /// Asks for the votes on the kept candidate's disputed tests (see [`super::vote`]).
+    async fn diagnose(&mut self, attempt: u32) -> Result<Diagnosis, FsError> {
+        let Some(best) = self.best.as_ref() else {
+            return Ok(Diagnosis::default());
+        };
+        let tests = self
+            .ctx
+            .workspace
+            .read(&self.test_file)?
+            .unwrap_or_default();
+        let inputs = PromptInputs {
+            current: best.text.clone(),
+            tests: only_tests(&tests, &best.disputed),
+            failure: best
+                .disputed_tests
+                .iter()
+                .map(|t| t.output.as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            ..self.inputs(attempt)?
+        };
+        let execution = self.execution(best);
+        let disputed = best.disputed_tests.clone();
+        let started = std::time::Instant::now();
+        let answers = ask_many(
+            self.ctx,
+            self.node,
+            Role::Diagnose,
+            attempt,
+            &inputs,
+            &mut self.usage,
+            vote::VOTERS,
+        )
+        .await;
+        self.work.model_ms += started.elapsed().as_millis() as u64;
+        let votes: Vec<Verdict> = answers
+            .into_iter()
+            .filter_map(Result::ok)
+            .filter_map(|answer| vote::parse(&answer))
+            .collect();
+        let evidence = vote::evidence(&execution);
+        let all: Vec<Verdict> = votes.iter().copied().chain(evidence).collect();
+        let outcome = vote::outcome(&all);
+        let letters: String = all.iter().map(|v| v.letter()).collect();
+        tracing::info!(node = %self.node.id, votes = %letters, outcome = ?outcome, "diagnosis of {} disputed test(s)", disputed.len());
+        Ok(Diagnosis {
+            votes,
+            evidence,
+            outcome,
+            disputed,
+        })
+    }
+
+    /// What the last implementation round's runs say about `best`'s disputed tests.
+    fn execution(&self, best: &Candidate) -> vote::Execution {
+        let gated: Vec<&Sample> = self
+            .samples
+            .iter()
+            .filter(|s| {
+                s.text == best.text || s.evidence.as_ref().is_some_and(|e| e.usable && e.gated)
+            })
+            .collect();
+        let passes_disputed = |e: &Evidence| {
+            e.passed
+                .iter()
+                .any(|p| best.disputed.iter().any(|d| d == test_function(p)))
+        };
+        vote::Execution {
+            environment: best
+                .disputed_tests
+                .iter()
+                .any(|t| vote::blames_environment(&t.output)),
+            gated_candidates: gated.iter().map(|s| s.copies).sum(),
+            any_passes_a_disputed_test: gated
+                .iter()
+                .filter_map(|s| s.evidence.as_ref())
+                .any(passes_disputed),
+        }
     }
 
     /// Runs the node's test file in the sandbox, counted and timed.
@@ -708,7 +890,7 @@ impl Leaf<'_> {
             usage: std::mem::take(&mut self.usage),
             keep: Some(best.text),
             keep_tests: Some(best.undisputed_tests),
-            work: None,
+            ..NodeResult::new(NodeStatus::NeedsReview)
         })
     }
 
@@ -730,6 +912,7 @@ impl Leaf<'_> {
             gated: evidence.gated,
             passed: run.passed,
             undisputed_tests: without_tests(&tests, &disputed),
+            disputed_tests: disputed_tests(&tests, &disputed, run),
             disputed,
         };
         if self.best.as_ref().is_none_or(|best| candidate.beats(best)) {
@@ -1130,6 +1313,33 @@ fn focus(failing: Vec<String>, earlier: &[String], examples: &str) -> Vec<String
     }
 }
 
+/// The `disputed` test functions of `tests`, each with the file's imports and fixtures (so
+/// that it runs alone, against a reference implementation say) and what pytest said of it.
+fn disputed_tests(
+    tests: &str,
+    disputed: &[String],
+    run: &crate::sandbox::TestRun,
+) -> Vec<DisputedTest> {
+    /// Enough of a pytest section for its assertion line, which comes last.
+    const MOST_OUTPUT: usize = 1500;
+    disputed
+        .iter()
+        .map(|name| {
+            let names = std::slice::from_ref(name);
+            let output = run.output_of(names);
+            let cut = output.len().saturating_sub(MOST_OUTPUT);
+            let cut = (cut..=output.len())
+                .find(|i| output.is_char_boundary(*i))
+                .unwrap_or(0);
+            DisputedTest {
+                name: name.clone(),
+                source: only_tests(tests, names),
+                output: output[cut..].to_string(),
+            }
+        })
+        .collect()
+}
+
 /// A test file without the test functions named in `names`.
 fn without_tests(tests: &str, names: &[String]) -> String {
     tests_where(tests, |name| !names.iter().any(|d| d == name))
@@ -1180,6 +1390,7 @@ async fn ask_many(
         (Role::Impl, 1) => "writing code".to_string(),
         (Role::Impl, n) => format!("writing {n} candidates"),
         (Role::Fix, _) => format!("fixing (attempt {})", attempt + 1),
+        (Role::Diagnose, _) => "diagnosing by vote".to_string(),
     };
     ctx.phases.report(&node.id, &phase);
     let request = match prompt::request(&node.id, role, attempt, inputs) {
@@ -1206,7 +1417,11 @@ fn judge(
     usage: &mut UsageByRole,
 ) -> Result<String, AskError> {
     match response {
-        Ok(response) if response.usage.completion_tokens >= u64::from(max_tokens) => {
+        // A vote is one letter: its token limit is a cap, not a sign of a runaway answer.
+        Ok(response)
+            if role != Role::Diagnose
+                && response.usage.completion_tokens >= u64::from(max_tokens) =>
+        {
             usage.entry(role).or_default().add(response.usage);
             // Tests are independent: the complete ones of a long answer are still useful.
             // A cut-off implementation is not, whatever it parses to.
@@ -1425,6 +1640,7 @@ mod tests {
             gated,
             passed,
             disputed: Vec::new(),
+            disputed_tests: Vec::new(),
             undisputed_tests: String::new(),
         };
         assert!(c(true, 0).beats(&c(false, 9)));

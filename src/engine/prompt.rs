@@ -9,6 +9,9 @@ use crate::rpg::{Node, NodePos, ValidRpg};
 
 pub use crate::python::import_path;
 
+/// The first vote's temperature; vote `i` samples at this plus 0.1·i (the seed's §4.5).
+pub const DIAGNOSE_TEMPERATURE: f32 = 0.3;
+
 /// The node's specification block, shared by every template.
 pub fn describe_node(node: &Node) -> String {
     let file = node.file_path.as_deref().unwrap_or("");
@@ -171,26 +174,45 @@ pub fn request(
         Role::Test => prompts::WRITE_TESTS,
         Role::Impl => prompts::WRITE_IMPL,
         Role::Fix => prompts::FIX_IMPL,
+        Role::Diagnose => prompts::DIAGNOSE,
     };
     let mut values: BTreeMap<&str, String> = BTreeMap::new();
     values.insert("node", inputs.node.clone());
     values.insert("name", inputs.name.clone());
-    values.insert("context", inputs.context.clone());
     match role {
         Role::Test => {
             values.insert("import_line", inputs.import_line.clone());
         }
-        Role::Impl | Role::Fix => {
+        Role::Impl | Role::Fix | Role::Diagnose => {
             values.insert("file_path", inputs.file_path.clone());
             values.insert("current", module_view(&inputs.current, &inputs.name));
         }
     }
-    if role == Role::Fix {
+    if matches!(role, Role::Fix | Role::Diagnose) {
         values.insert("tests", inputs.tests.clone());
         values.insert("failure", inputs.failure.clone());
-        values.insert("attempt", inputs.attempt.to_string());
+    }
+    match role {
+        Role::Fix => {
+            values.insert("attempt", inputs.attempt.to_string());
+        }
+        // The vote judges the code against the specification; what it calls is not in doubt.
+        Role::Diagnose => {
+            values.remove("name");
+        }
+        Role::Test | Role::Impl => {}
+    }
+    if role != Role::Diagnose {
+        values.insert("context", inputs.context.clone());
     }
     let user = template.render(&values)?;
+    let (system, temperature, max_tokens) = match role {
+        // The votes are spread over temperatures by `LlmRequest::candidate`; one letter.
+        Role::Diagnose => (prompts::DIAGNOSE_SYSTEM, DIAGNOSE_TEMPERATURE, 8),
+        // The first answer is the most likely one; retries sample, so they are not the same
+        // answer again (seeded by the attempt, so a rerun is reproducible).
+        _ => (prompts::SYSTEM, if attempt == 0 { 0.0 } else { 0.4 }, 1024),
+    };
     Ok(LlmRequest {
         node_id: node_id.to_string(),
         role,
@@ -198,17 +220,15 @@ pub fn request(
         messages: vec![
             Message {
                 role: "system".into(),
-                content: prompts::SYSTEM.into(),
+                content: system.into(),
             },
             Message {
                 role: "user".into(),
                 content: user,
             },
         ],
-        // The first answer is the most likely one; retries sample, so they are not the same
-        // answer again (seeded by the attempt, so a rerun is reproducible).
-        temperature: if attempt == 0 { 0.0 } else { 0.4 },
-        max_tokens: 1024,
+        temperature,
+        max_tokens,
         seed: Some(u64::from(attempt)),
         template: template.label(),
         candidate: 0,

@@ -138,6 +138,8 @@ impl<'a> Run<'a> {
         match result.status {
             NodeStatus::Passed => self.summary.passed += 1,
             NodeStatus::NeedsReview => self.summary.needs_review += 1,
+            // The vote blamed the environment (see `engine::vote`).
+            NodeStatus::Skipped => self.summary.skipped += 1,
             _ => self.summary.failed += 1,
         }
         let record = NodeRecord {
@@ -147,6 +149,7 @@ impl<'a> Run<'a> {
             duration_ms: Some(duration.as_millis() as u64),
             tokens: result.usage.clone(),
             work: result.work,
+            diagnosis: result.diagnosis.clone(),
             ..NodeRecord::now(result.status)
         };
         if let Some(work) = &result.work {

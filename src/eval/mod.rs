@@ -21,6 +21,7 @@
 //! model's mistakes, not an adversary's.
 
 mod cases;
+mod disputes;
 mod score;
 mod scratch;
 
@@ -36,6 +37,7 @@ use crate::rpg::Rpg;
 use crate::sandbox::{SandboxError, TestRunner};
 
 pub use cases::Outcome;
+pub use disputes::{Disputes, JudgedTest, MatrixRow};
 pub use scratch::REFERENCE_DIR;
 
 /// Why an evaluation did not produce its figures. A rejected input says everything in its
@@ -96,6 +98,8 @@ pub struct Reference {
     dir: PathBuf,
     rpg: Rpg,
     statuses: Statuses,
+    /// The generation's checkpoint, for the disputed tests it records.
+    records: Option<crate::checkpoint::CheckpointMap>,
     files: Vec<ReferenceFile>,
 }
 
@@ -126,11 +130,14 @@ impl Reference {
         if files.is_empty() {
             return Err(EvalError::EmptyReference(tests));
         }
+        // An unreadable checkpoint only costs the judged disputes: statuses came from it.
+        let records = crate::checkpoint::load_compact(out).ok().flatten();
         Ok(Reference {
             out: out.to_path_buf(),
             dir: dir.to_path_buf(),
             rpg,
             statuses,
+            records,
             files,
         })
     }
@@ -182,6 +189,10 @@ pub struct Evaluation {
     pub untested_leaves: Vec<String>,
     /// Every reference test, file by file.
     pub tests: Vec<TestResult>,
+    /// The disputed tests of the generation judged by the reference implementation, when
+    /// the reference has one (`DIR/src/`) and the checkpoint records votes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub disputes: Option<Disputes>,
 }
 
 /// Counts of outcomes. Errors (a collection error, an import that fails, a timeout) and
@@ -246,9 +257,16 @@ pub async fn evaluate(
     cancel: &CancellationToken,
 ) -> Result<Evaluation, EvalError> {
     let result = run_all(reference, runner, cancel).await;
+    let judged = match (&result, &reference.records) {
+        (Ok(_), Some(records)) => disputes::judge(&reference.dir, records, runner, cancel).await,
+        _ => Ok(None),
+    };
     runner.shutdown().await;
     let (runs, sandbox) = result?;
-    Ok(score::score(reference, &runs, sandbox))
+    Ok(Evaluation {
+        disputes: judged?,
+        ..score::score(reference, &runs, sandbox)
+    })
 }
 
 /// Each reference file's run, in file order, and the name of the sandbox that ran them.

@@ -65,6 +65,7 @@ pub(super) fn score(reference: &Reference, runs: &[FileRun], sandbox: String) ->
             .map(|n| n.id.clone())
             .collect(),
         tests,
+        disputes: None,
     }
 }
 
@@ -261,6 +262,7 @@ mod tests {
                 .into_iter()
                 .map(|(id, s)| (id.to_string(), state(s)))
                 .collect(),
+            records: None,
             files: Vec::new(),
         };
         let case = |id: &str, outcome| Case {

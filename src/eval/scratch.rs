@@ -45,6 +45,23 @@ pub(super) fn prepare(out: &Path, reference_tests: &Path) -> Result<TempDir, Eva
     Ok(scratch)
 }
 
+/// A fresh temp directory holding a copy of the reference `dir` (its implementation under
+/// `src/`) and an empty `disputed_tests/` for the tests to judge against it.
+pub(super) fn prepare_reference(dir: &Path) -> Result<TempDir, EvalError> {
+    let scratch = tempfile::Builder::new()
+        .prefix(&crate::sandbox::leftovers::temp_prefix("eval"))
+        .tempdir()
+        .map_err(|source| EvalError::Scratch {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+    let fail = |path: PathBuf| move |source| EvalError::Scratch { path, source };
+    copy_tree(dir, scratch.path()).map_err(fail(dir.to_path_buf()))?;
+    let disputed = scratch.path().join("disputed_tests");
+    std::fs::create_dir_all(&disputed).map_err(fail(disputed))?;
+    Ok(scratch)
+}
+
 /// Copies the regular files and directories under `from` to `to`. Symbolic links and special
 /// files are left out: a link in a generated tree could point anywhere on this machine, and
 /// following it would copy what it points at into the sandbox's view.

@@ -55,14 +55,19 @@ pub const CANDIDATE_TEMPERATURE: f32 = 0.7;
 impl LlmRequest {
     /// Candidate `i` of this request: the request itself for 0; for the others the same
     /// messages sampled at [`CANDIDATE_TEMPERATURE`] (or the request's, if higher) with seed
-    /// `seed + i`, so every candidate is reproducible.
+    /// `seed + i`, so every candidate is reproducible. Diagnosis votes instead spread over
+    /// temperatures: vote `i` samples at the request's plus 0.1·i (the seed's §4.5).
     pub fn candidate(&self, i: u32) -> LlmRequest {
         if i == 0 {
             return self.clone();
         }
+        let temperature = match self.role {
+            Role::Diagnose => self.temperature + 0.1 * i as f32,
+            _ => self.temperature.max(CANDIDATE_TEMPERATURE),
+        };
         LlmRequest {
             candidate: i,
-            temperature: self.temperature.max(CANDIDATE_TEMPERATURE),
+            temperature,
             seed: Some(self.seed.unwrap_or(0).wrapping_add(u64::from(i))),
             ..self.clone()
         }

@@ -33,8 +33,18 @@ pub const FIX_IMPL: Template = Template {
     body: include_str!("fix_impl.md"),
 };
 
+pub const DIAGNOSE: Template = Template {
+    id: "diagnose",
+    version: 1,
+    body: include_str!("diagnose.md"),
+};
+
+/// The system message of the diagnosis votes: one letter, no code.
+pub const DIAGNOSE_SYSTEM: &str = "You are an expert Python engineer reviewing a disputed test. \
+You judge by the specification. Answer with one letter and nothing else.";
+
 /// Every template, for the record of what produced a repository.
-pub const ALL: [Template; 3] = [WRITE_TESTS, WRITE_IMPL, FIX_IMPL];
+pub const ALL: [Template; 4] = [WRITE_TESTS, WRITE_IMPL, FIX_IMPL, DIAGNOSE];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PromptError {

@@ -87,7 +87,7 @@ fn ml_lib_is_assembled_installable_reported_and_committed_per_subgraph() {
         "# Code Generation Report",
         "- **Total Nodes Planned**: 71",
         "- **Nodes Passed**: 71 (100%)",
-        "| data_loading | 15 | 15 | 0 | 0 | 100% |",
+        "| data_loading | 15 | 15 | 0 | 0 | 0 | 100% |",
         "204 collected, 204 passing (100%)",
         "- ✅ `pip install -e .` succeeded in a fresh virtual environment",
         "- ✅ All 36 Python files syntactically valid",

@@ -659,6 +659,126 @@ fn a_wrong_generated_test_does_not_sink_code_that_passes_the_specification() {
     assert!(report.contains("Nodes needing review"), "{report}");
 }
 
+/// chain's script with node_b's wrong test and these votes on it.
+fn script_with_votes(dir: &Path, votes: &[&str]) -> PathBuf {
+    let wrong = script_with_a_wrong_test(dir);
+    let mut lines: Vec<Value> = std::fs::read_to_string(&wrong)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    for (candidate, vote) in votes.iter().enumerate() {
+        lines.push(serde_json::json!({
+            "node": "node_b", "role": "diagnose", "attempt": 0, "candidate": candidate,
+            "answer": vote,
+        }));
+    }
+    write_script(dir, &lines)
+}
+
+#[test]
+fn a_wrong_test_outvoted_is_dropped_and_listed_in_the_report_with_what_the_code_did() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = script_with_votes(dir.path(), &["B", "The test is wrong: B", "A", "B", "C"]);
+    let out = dir.path().join("o");
+    let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(status_of(&out, "node_b"), "passed");
+    let diagnosis = &checkpoint(&out)["node_b"]["diagnosis"];
+    assert_eq!(
+        diagnosis["votes"],
+        serde_json::json!(["test", "test", "implementation", "test", "environment"])
+    );
+    assert_eq!(diagnosis["outcome"], "test");
+    let disputed = &diagnosis["disputed"][0];
+    assert_eq!(disputed["name"], "test_double_plus_one_zero");
+    assert!(
+        disputed["source"]
+            .as_str()
+            .unwrap()
+            .contains("double_plus_one(0) == 2"),
+        "{disputed}"
+    );
+    let tests = std::fs::read_to_string(out.join("tests/test_steps.py")).unwrap();
+    assert!(!tests.contains("double_plus_one(0) == 2"), "{tests}");
+    assert!(
+        tests.contains("def test_double_plus_one_examples_from_spec"),
+        "{tests}"
+    );
+    let report = std::fs::read_to_string(out.join("docs/generation_report.md")).unwrap();
+    assert!(report.contains("## Disputed Tests"), "{report}");
+    assert!(report.contains("B, the tests: dropped"), "{report}");
+    assert!(
+        report.contains("`test_double_plus_one_zero`, what the code did"),
+        "{report}"
+    );
+    assert!(report.contains("assert 1 == 2"), "{report}");
+    // The reference implementation settles the dispute: it fails the test too, so B was right.
+    let (code, json, stderr) = run(zerorepo()
+        .arg("eval")
+        .arg(&out)
+        .arg("--reference")
+        .arg(fixture("chain").join("reference"))
+        .arg("--json"));
+    assert_eq!(code, 0, "{json}\n{stderr}");
+    let evaluation: Value = serde_json::from_str(&json).unwrap();
+    let judged = &evaluation["disputes"]["tests"][0];
+    assert_eq!(judged["test"], "test_double_plus_one_zero");
+    assert_eq!(judged["test_was_right"], false, "{judged}");
+    let rows = evaluation["disputes"]["matrix"].as_array().unwrap();
+    let row = rows.iter().find(|r| r["decision"] == "test").unwrap();
+    assert_eq!(
+        (row["test_right"].as_u64(), row["test_wrong"].as_u64()),
+        (Some(0), Some(1))
+    );
+}
+
+#[test]
+fn three_votes_for_the_environment_skip_the_node_and_its_dependents() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = script_with_votes(dir.path(), &["C", "C", "A", "C", "B"]);
+    let out = dir.path().join("o");
+    let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
+    assert_ne!(
+        code, 0,
+        "a skipped node is not a success: {stdout}\n{stderr}"
+    );
+    assert_eq!(status_of(&out, "node_b"), "skipped");
+    let reason = checkpoint(&out)["node_b"]["failure_reason"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(reason.starts_with("environment"), "{reason}");
+    assert_eq!(status_of(&out, "node_c"), "skipped");
+    // The module stays importable: the kept code is there.
+    let steps = std::fs::read_to_string(out.join("src/chain/steps.py")).unwrap();
+    assert!(steps.contains("def double_plus_one("), "{steps}");
+}
+
+#[test]
+fn votes_without_a_majority_leave_the_node_for_review() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Two each; the evidence (identical candidates agreeing against the test) adds one B.
+    let script = script_with_votes(dir.path(), &["A", "C", "A", "C", "no idea"]);
+    let out = dir.path().join("o");
+    let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(status_of(&out, "node_b"), "needs_review");
+    let diagnosis = &checkpoint(&out)["node_b"]["diagnosis"];
+    assert_eq!(diagnosis["evidence"], "test");
+    assert!(diagnosis["outcome"].is_null(), "{diagnosis}");
+    assert_eq!(status_of(&out, "node_c"), "passed");
+}
+
 #[test]
 fn one_shot_asks_once_per_node_and_runs_nothing() {
     if require_python().is_none() {
