@@ -37,7 +37,8 @@ use crate::edit::cutoff::{MOST_TESTS, stop_after_tests};
 
 const CONTEXT_TOKENS: u32 = 8192;
 const BATCH: usize = 512;
-/// The most candidates decoded together; more are capped to this.
+/// The most sequences decoded together: the five diagnosis votes (implementation candidates
+/// are at most 4); more are capped to this.
 pub(crate) const MAX_SEQUENCES: u32 = 5;
 
 struct Job {

@@ -83,6 +83,54 @@ async fn success_sends_model_messages_seed_and_key_and_counts_tokens() {
 }
 
 #[tokio::test]
+async fn candidates_are_asked_at_once_each_with_its_own_temperature_and_seed() {
+    let server = MockServer::start().await;
+    let delay = Duration::from_millis(1500);
+    Mock::given(method("POST"))
+        .and(path("/v1/chat/completions"))
+        .respond_with(
+            ResponseTemplate::new(200)
+                .set_body_json(completion(
+                    "```python\ndef double(x):\n    return 2 * x\n```",
+                ))
+                .set_delay(delay),
+        )
+        .expect(3)
+        .mount(&server)
+        .await;
+    let started = Instant::now();
+    let answers = provider(&server, Duration::from_secs(10))
+        .complete_many(&request(), 3)
+        .await;
+    let elapsed = started.elapsed();
+    assert_eq!(answers.len(), 3);
+    assert!(answers.iter().all(Result::is_ok));
+    // One after another would take three delays; at once, about one.
+    assert!(elapsed < delay * 2, "not concurrent: {elapsed:?}");
+    let mut sent: Vec<(u64, f64)> = server
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let body: Value = serde_json::from_slice(&r.body).unwrap();
+            (
+                body["seed"].as_u64().unwrap(),
+                body["temperature"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    sent.sort_by_key(|(seed, _)| *seed);
+    let seeds: Vec<u64> = sent.iter().map(|(s, _)| *s).collect();
+    assert_eq!(seeds, [7, 8, 9]);
+    assert_eq!(sent[0].1, 0.0);
+    assert!(
+        sent[1..].iter().all(|(_, t)| (t - 0.7).abs() < 1e-6),
+        "{sent:?}"
+    );
+}
+
+#[tokio::test]
 async fn rate_limit_is_retried_after_the_servers_delay() {
     let server = MockServer::start().await;
     Mock::given(method("POST"))
