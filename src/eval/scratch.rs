@@ -27,15 +27,8 @@ pub(super) fn prepare(out: &Path, reference_tests: &Path) -> Result<TempDir, Eva
     if removed > 0 {
         tracing::debug!("removed {removed} leftover(s) of killed runs");
     }
-    let scratch = tempfile::Builder::new()
-        .prefix(&crate::sandbox::leftovers::temp_prefix("eval"))
-        .tempdir()
-        .map_err(|source| EvalError::Scratch {
-            path: std::env::temp_dir(),
-            source,
-        })?;
+    let scratch = copy_of(out)?;
     let fail = |path: PathBuf| move |source| EvalError::Scratch { path, source };
-    copy_tree(out, scratch.path()).map_err(fail(out.to_path_buf()))?;
     let target = scratch.path().join(REFERENCE_DIR);
     // A generated directory of that name is not the reference: it must not mix with it.
     if target.exists() {
@@ -48,6 +41,17 @@ pub(super) fn prepare(out: &Path, reference_tests: &Path) -> Result<TempDir, Eva
 /// A fresh temp directory holding a copy of the reference `dir` (its implementation under
 /// `src/`) and an empty `disputed_tests/` for the tests to judge against it.
 pub(super) fn prepare_reference(dir: &Path) -> Result<TempDir, EvalError> {
+    let scratch = copy_of(dir)?;
+    let disputed = scratch.path().join("disputed_tests");
+    std::fs::create_dir_all(&disputed).map_err(|source| EvalError::Scratch {
+        path: disputed,
+        source,
+    })?;
+    Ok(scratch)
+}
+
+/// A fresh temp directory, named for [`crate::sandbox::leftovers`], holding a copy of `from`.
+fn copy_of(from: &Path) -> Result<TempDir, EvalError> {
     let scratch = tempfile::Builder::new()
         .prefix(&crate::sandbox::leftovers::temp_prefix("eval"))
         .tempdir()
@@ -55,10 +59,10 @@ pub(super) fn prepare_reference(dir: &Path) -> Result<TempDir, EvalError> {
             path: std::env::temp_dir(),
             source,
         })?;
-    let fail = |path: PathBuf| move |source| EvalError::Scratch { path, source };
-    copy_tree(dir, scratch.path()).map_err(fail(dir.to_path_buf()))?;
-    let disputed = scratch.path().join("disputed_tests");
-    std::fs::create_dir_all(&disputed).map_err(fail(disputed))?;
+    copy_tree(from, scratch.path()).map_err(|source| EvalError::Scratch {
+        path: from.to_path_buf(),
+        source,
+    })?;
     Ok(scratch)
 }
 
