@@ -96,7 +96,7 @@ fn applies(exchange: &Exchange, node: &Node) -> Result<(), String> {
                 .map_err(|e| e.to_string())
         }
         // A vote is one letter, not code: it applies when it names a side.
-        Role::Diagnose => zerorepo::engine::vote::parse(&text)
+        Role::Diagnose => zerorepo::engine::vote::parse(&text, exchange.request.candidate)
             .map(drop)
             .ok_or_else(|| format!("no vote in {text:?}")),
     }

@@ -410,6 +410,7 @@ impl Leaf<'_> {
             tests: ctx.workspace.read(&self.test_file)?.unwrap_or_default(),
             failure: self.failure.clone().unwrap_or_default(),
             attempt,
+            options: String::new(),
         })
     }
 
@@ -528,15 +529,36 @@ impl Leaf<'_> {
     /// The tests a prompt shows: a fix sees only the failing tests it must answer; a first
     /// implementation sees this node's tests, not those of the module's earlier functions.
     fn prompt_tests(&self, role: Role) -> Result<String, FsError> {
-        let tests = self
-            .ctx
-            .workspace
-            .read(&self.test_file)?
-            .unwrap_or_default();
+        let tests = self.test_text()?;
         Ok(match role {
             Role::Fix if !self.focus.is_empty() => only_tests(&tests, &self.focus),
             _ => without_tests(&tests, &self.earlier_tests()),
         })
+    }
+
+    /// For every plan function name, the modules the plan defines it in.
+    fn plan_modules(&self) -> std::collections::BTreeMap<String, Vec<String>> {
+        self.ctx
+            .functions
+            .iter()
+            .map(|(name, nodes)| {
+                let modules = nodes
+                    .iter()
+                    .filter_map(|&n| self.ctx.rpg.node(n).file_path.as_deref())
+                    .map(prompt::import_path)
+                    .collect();
+                (name.clone(), modules)
+            })
+            .collect()
+    }
+
+    /// The node's test file as it is now (empty when there is none yet).
+    fn test_text(&self) -> Result<String, FsError> {
+        Ok(self
+            .ctx
+            .workspace
+            .read(&self.test_file)?
+            .unwrap_or_default())
     }
 
     /// The test functions the test file had before this node: the module's earlier functions'.
@@ -580,6 +602,7 @@ impl Leaf<'_> {
             })
             .and_then(|code| refuse_foreign(code, &self.ctx.packages, &[]))?;
         let code = with_plan_docstring(self.node, code);
+        let code = repoint_imports(&code, &self.plan_modules(), &self.ctx.packages);
         let code = with_missing_imports(self.ctx, self.position, &code, current);
         let module = merge_python(current, &code);
         // A module that does not parse breaks every import of its package (the exports
@@ -775,11 +798,7 @@ impl Leaf<'_> {
         let Some(best) = self.best.as_ref() else {
             return Ok(Diagnosis::default());
         };
-        let tests = self
-            .ctx
-            .workspace
-            .read(&self.test_file)?
-            .unwrap_or_default();
+        let tests = self.test_text()?;
         let inputs = PromptInputs {
             current: best.text.clone(),
             tests: only_tests(&tests, &best.disputed),
@@ -794,26 +813,22 @@ impl Leaf<'_> {
         let execution = self.execution(best);
         let disputed = best.disputed_tests.clone();
         let started = std::time::Instant::now();
-        let answers = ask_many(
-            self.ctx,
-            self.node,
-            Role::Diagnose,
-            attempt,
-            &inputs,
-            &mut self.usage,
-            vote::VOTERS,
-        )
-        .await;
+        let mut votes = Vec::new();
+        for i in 0..vote::VOTERS {
+            if self.ctx.cancel.is_cancelled() {
+                break;
+            }
+            let inputs = PromptInputs {
+                options: vote::options(i),
+                ..inputs.clone()
+            };
+            let answer = ask_vote(self.ctx, self.node, attempt, &inputs, i, &mut self.usage).await;
+            votes.extend(answer.ok().and_then(|a| vote::parse(&a, i)));
+        }
         self.work.model_ms += started.elapsed().as_millis() as u64;
-        let votes: Vec<Verdict> = answers
-            .into_iter()
-            .filter_map(Result::ok)
-            .filter_map(|answer| vote::parse(&answer))
-            .collect();
         let evidence = vote::evidence(&execution);
-        let all: Vec<Verdict> = votes.iter().copied().chain(evidence).collect();
-        let outcome = vote::outcome(&all);
-        let letters: String = all.iter().map(|v| v.letter()).collect();
+        let outcome = vote::decide(&votes, &execution);
+        let letters: String = votes.iter().chain(&evidence).map(|v| v.letter()).collect();
         tracing::info!(node = %self.node.id, votes = %letters, outcome = ?outcome, "diagnosis of {} disputed test(s)", disputed.len());
         Ok(Diagnosis {
             votes,
@@ -902,11 +917,7 @@ impl Leaf<'_> {
             return Ok(());
         }
         let disputed = failing_functions(run);
-        let tests = self
-            .ctx
-            .workspace
-            .read(&self.test_file)?
-            .unwrap_or_default();
+        let tests = self.test_text()?;
         let candidate = Candidate {
             text: self.ctx.workspace.read(&self.file)?.unwrap_or_default(),
             gated: evidence.gated,
@@ -1071,6 +1082,56 @@ fn with_missing_imports(ctx: &Context, position: NodePos, code: &str, current: &
         return code.to_string();
     }
     merge_python(&imports.join("\n"), code)
+}
+
+/// Imports of plan functions from the wrong project module, pointed at the one module the
+/// plan defines them in: with `is_palindrome` planned only in `textops.analysis`,
+/// `from numops.text_metrics import is_palindrome, vowel_ratio` (where `vowel_ratio` is
+/// planned) becomes `from numops.text_metrics import vowel_ratio` and
+/// `from textops.analysis import is_palindrome`. A small model guesses module paths; the plan
+/// knows them. Only single-line top-level `from` imports of the project's own packages
+/// (`packages`) change; a name planned in several modules is left as written.
+fn repoint_imports(
+    code: &str,
+    plan: &std::collections::BTreeMap<String, Vec<String>>,
+    packages: &BTreeSet<String>,
+) -> String {
+    let repoint = |line: &str| -> Option<Vec<String>> {
+        let rest = line.strip_prefix("from ")?;
+        let (module, names) = rest.split_once(" import ")?;
+        let top = module.split('.').next()?;
+        if !packages.contains(top) || names.contains(['(', ')', '\\', '#', '*']) {
+            return None;
+        }
+        let mut stay = Vec::new();
+        let mut moved = Vec::new();
+        for entry in names.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let name = entry.split(" as ").next().unwrap_or(entry).trim();
+            match plan.get(name).map(Vec::as_slice) {
+                Some([home]) if home != module => moved.push(format!("from {home} import {entry}")),
+                _ => stay.push(entry),
+            }
+        }
+        if moved.is_empty() {
+            return None;
+        }
+        if !stay.is_empty() {
+            moved.insert(0, format!("from {module} import {}", stay.join(", ")));
+        }
+        Some(moved)
+    };
+    let mut out: Vec<String> = Vec::new();
+    for line in code.lines() {
+        match repoint(line.trim_end()) {
+            Some(lines) => out.extend(lines),
+            None => out.push(line.to_string()),
+        }
+    }
+    let mut text = out.join("\n");
+    if code.ends_with('\n') {
+        text.push('\n');
+    }
+    text
 }
 
 /// The `typing` names and standard-library modules `code` uses that neither it nor the
@@ -1375,6 +1436,30 @@ async fn ask(
         .unwrap_or_else(|| Err(AskError::Provider("the provider gave no answer".into())))
 }
 
+/// Vote `i` of a diagnosis: its own request (its options, temperature and seed; see
+/// [`vote`]), which shares all of its prompt but the options with the other votes.
+async fn ask_vote(
+    ctx: &Context,
+    node: &Node,
+    attempt: u32,
+    inputs: &PromptInputs,
+    i: u32,
+    usage: &mut UsageByRole,
+) -> Result<String, AskError> {
+    ctx.phases.report(
+        &node.id,
+        &format!("diagnosing: vote {}/{}", i + 1, vote::VOTERS),
+    );
+    let request = prompt::request(&node.id, Role::Diagnose, attempt, inputs)
+        .map_err(|e| AskError::Provider(e.to_string()))?
+        .candidate(i);
+    let response = tokio::select! {
+        r = ctx.llm.complete(&request) => r,
+        _ = ctx.cancel.cancelled() => return Err(AskError::Unusable("interrupted".into())),
+    };
+    judge(node, Role::Diagnose, request.max_tokens, response, usage)
+}
+
 /// `n` candidate answers to one prompt (the local model decodes them together).
 async fn ask_many(
     ctx: &Context,
@@ -1390,7 +1475,7 @@ async fn ask_many(
         (Role::Impl, 1) => "writing code".to_string(),
         (Role::Impl, n) => format!("writing {n} candidates"),
         (Role::Fix, _) => format!("fixing (attempt {})", attempt + 1),
-        (Role::Diagnose, _) => "diagnosing by vote".to_string(),
+        (Role::Diagnose, _) => "diagnosing".to_string(),
     };
     ctx.phases.report(&node.id, &phase);
     let request = match prompt::request(&node.id, role, attempt, inputs) {
@@ -1586,6 +1671,24 @@ mod tests {
         assert_eq!(test_function("tests/t.py::test_f[a,b\\n1-:-x2]"), "test_f");
         assert_eq!(test_function("tests/t.py::test_g"), "test_g");
         assert_eq!(test_function("test_h[1]"), "test_h");
+    }
+
+    #[test]
+    fn an_import_of_a_plan_function_from_the_wrong_module_is_pointed_at_the_plans() {
+        let plan: std::collections::BTreeMap<String, Vec<String>> = [
+            ("is_palindrome", vec!["textops.analysis"]),
+            ("vowel_ratio", vec!["numops.text_metrics"]),
+            ("twice", vec!["a.x", "a.y"]),
+        ]
+        .into_iter()
+        .map(|(n, m)| (n.to_string(), m.into_iter().map(String::from).collect()))
+        .collect();
+        let packages: BTreeSet<String> = ["numops", "textops", "a"].map(String::from).into();
+        let code = "from numops.text_metrics import is_palindrome as pal, vowel_ratio\nfrom textops.analysis import is_palindrome\nfrom os.path import is_palindrome\nfrom a.z import twice\n\ndef f():\n    from numops.basic import is_palindrome\n    return pal\n";
+        assert_eq!(
+            repoint_imports(code, &plan, &packages),
+            "from numops.text_metrics import vowel_ratio\nfrom textops.analysis import is_palindrome as pal\nfrom textops.analysis import is_palindrome\nfrom os.path import is_palindrome\nfrom a.z import twice\n\ndef f():\n    from numops.basic import is_palindrome\n    return pal\n"
+        );
     }
 
     #[test]

@@ -152,6 +152,7 @@ fn function_outline(unit: &str) -> String {
 }
 
 /// The values every template may use; `render` picks the ones a template names.
+#[derive(Clone)]
 pub struct PromptInputs {
     pub node: String,
     pub name: String,
@@ -162,6 +163,8 @@ pub struct PromptInputs {
     pub tests: String,
     pub failure: String,
     pub attempt: u32,
+    /// The lettered options of a diagnosis vote (empty for other roles).
+    pub options: String,
 }
 
 pub fn request(
@@ -199,6 +202,7 @@ pub fn request(
         // The vote judges the code against the specification; what it calls is not in doubt.
         Role::Diagnose => {
             values.remove("name");
+            values.insert("options", inputs.options.clone());
         }
         Role::Test | Role::Impl => {}
     }

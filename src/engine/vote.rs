@@ -3,14 +3,20 @@
 //! When the kept candidate passes the gates (the specification's examples, the module's
 //! earlier tests) and some model-written tests still fail, either side may be wrong: a third
 //! of the model's test cases are. The model votes [`VOTERS`] times, one letter each, sampled
-//! at temperatures 0.3 + 0.1·i over one shared prompt (the local model decodes the votes as
-//! one batch); execution evidence casts one more vote ([`evidence`]). A side wins with at
-//! least [`MAJORITY`] votes and more than any other side; otherwise there is no majority and
-//! a person decides (`needs_review`).
+//! at temperatures 0.3 + 0.1·i; execution evidence casts one more vote ([`evidence`]). A side
+//! wins with at least [`MAJORITY`] votes and more than any other side; otherwise there is no
+//! majority and a person decides (`needs_review`).
+//!
+//! The letters do not always mean the same side: vote `i` lists the sides in the order
+//! [`sides`] gives (rotated by `i`), so that a model preferring a letter, whatever the
+//! question, spreads its votes over the sides instead of electing one. Measured with fixed
+//! letters, the embedded 1.5B model answered the same letters for every dispute
+//! (`reports/vote.md`). The votes share the prompt up to the options, so the local model
+//! evaluates only the options again for each.
 //!
 //! Grammar of a vote: the first word of the answer that is exactly `A`, `B` or `C` (words
-//! are runs of ASCII letters and digits). `A` is the implementation, `B` the test, `C` the
-//! environment. An answer without one casts no vote.
+//! are runs of ASCII letters and digits), read through the vote's [`sides`]. An answer
+//! without one casts no vote.
 
 use crate::checkpoint::Verdict;
 
@@ -20,16 +26,44 @@ pub const VOTERS: u32 = 5;
 /// Votes a side needs to decide.
 pub const MAJORITY: usize = 3;
 
-/// The side an answer names (see the module's grammar).
-pub fn parse(answer: &str) -> Option<Verdict> {
-    answer
+/// The letters of the options, in the order they are listed.
+const LETTERS: [&str; 3] = ["A", "B", "C"];
+
+/// The sides as vote `i` lists them under the letters A, B, C: rotated by `i`.
+pub fn sides(i: u32) -> [Verdict; 3] {
+    let mut sides = [Verdict::Implementation, Verdict::Test, Verdict::Environment];
+    sides.rotate_left(i as usize % 3);
+    sides
+}
+
+/// The options of vote `i`, one line per letter, for the prompt.
+pub fn options(i: u32) -> String {
+    let meaning = |side: Verdict| match side {
+        Verdict::Implementation => {
+            "the function does not do what the specification says (the tests are right)."
+        }
+        Verdict::Test => {
+            "the tests expect something the specification does not say (a wrong expected value, an exception it never names, an input it does not allow)."
+        }
+        Verdict::Environment => {
+            "the environment (a missing package, a timeout, a file or service the tests need)."
+        }
+    };
+    LETTERS
+        .iter()
+        .zip(sides(i))
+        .map(|(letter, side)| format!("{letter}: {}", meaning(side)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The side answer `answer` to vote `i` names (see the module's grammar).
+pub fn parse(answer: &str, i: u32) -> Option<Verdict> {
+    let word = answer
         .split(|c: char| !c.is_ascii_alphanumeric())
-        .find_map(|word| match word {
-            "A" => Some(Verdict::Implementation),
-            "B" => Some(Verdict::Test),
-            "C" => Some(Verdict::Environment),
-            _ => None,
-        })
+        .find(|word| LETTERS.contains(word))?;
+    let at = LETTERS.iter().position(|l| *l == word)?;
+    Some(sides(i)[at])
 }
 
 /// The side with at least [`MAJORITY`] votes and strictly more than any other, if any.
@@ -66,6 +100,20 @@ pub fn evidence(execution: &Execution) -> Option<Verdict> {
         .then_some(Verdict::Test)
 }
 
+/// What the model's `votes` and the execution evidence decide together. A model vote for the
+/// environment counts only when the run shows an environment problem: the model cannot see
+/// the machine, and whether a module was missing or a test timed out is a fact of the run.
+/// Measured with rotated options, the embedded model's letters alone once skipped a node
+/// (and its dependent) whose code the reference passes.
+pub fn decide(votes: &[Verdict], execution: &Execution) -> Option<Verdict> {
+    let admissible = votes
+        .iter()
+        .copied()
+        .filter(|v| *v != Verdict::Environment || execution.environment);
+    let all: Vec<Verdict> = admissible.chain(evidence(execution)).collect();
+    outcome(&all)
+}
+
 /// Whether pytest's output for the disputed tests blames the environment.
 pub fn blames_environment(output: &str) -> bool {
     ["ModuleNotFoundError", "Timeout", "timed out"]
@@ -79,13 +127,29 @@ mod tests {
     use Verdict::{Environment as C, Implementation as A, Test as B};
 
     #[test]
-    fn a_vote_is_the_first_standalone_letter() {
-        assert_eq!(parse("B"), Some(B));
-        assert_eq!(parse(" A\n"), Some(A));
-        assert_eq!(parse("The answer is C."), Some(C));
-        assert_eq!(parse("**B**: the test is wrong"), Some(B));
-        assert_eq!(parse("Because the test expects 3"), None);
-        assert_eq!(parse(""), None);
+    fn a_vote_is_the_first_standalone_letter_read_through_its_rotation() {
+        assert_eq!(parse("B", 0), Some(B));
+        assert_eq!(parse(" A\n", 0), Some(A));
+        assert_eq!(parse("The answer is C.", 0), Some(C));
+        assert_eq!(parse("**B**: the test is wrong", 0), Some(B));
+        assert_eq!(parse("Because the test expects 3", 0), None);
+        assert_eq!(parse("", 0), None);
+        // The same letter names each side once over three votes.
+        assert_eq!(
+            [0, 1, 2].map(|i| parse("A", i)),
+            [Some(A), Some(B), Some(C)]
+        );
+        assert_eq!(sides(4), sides(1));
+        let listed = options(1);
+        assert!(listed.starts_with("A: the tests expect"), "{listed}");
+        assert!(
+            listed
+                .lines()
+                .nth(2)
+                .unwrap()
+                .starts_with("C: the function"),
+            "{listed}"
+        );
     }
 
     #[test]
@@ -124,5 +188,9 @@ mod tests {
             "E   ModuleNotFoundError: No module named 'numpy'"
         ));
         assert!(!blames_environment("E   assert 3 == 4"));
+        // Environment votes need the run to agree.
+        assert_eq!(decide(&[C, C, C, A, B], &one), None);
+        assert_eq!(decide(&[C, C, C, A, B], &slow), Some(C));
+        assert_eq!(decide(&[B, C, C, B, C], &agree), Some(B));
     }
 }

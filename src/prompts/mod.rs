@@ -35,7 +35,7 @@ pub const FIX_IMPL: Template = Template {
 
 pub const DIAGNOSE: Template = Template {
     id: "diagnose",
-    version: 1,
+    version: 2,
     body: include_str!("diagnose.md"),
 };
 

@@ -662,11 +662,16 @@ fn a_wrong_generated_test_does_not_sink_code_that_passes_the_specification() {
 /// chain's script with node_b's wrong test and these votes on it.
 fn script_with_votes(dir: &Path, votes: &[&str]) -> PathBuf {
     let wrong = script_with_a_wrong_test(dir);
-    let mut lines: Vec<Value> = std::fs::read_to_string(&wrong)
+    let lines: Vec<Value> = std::fs::read_to_string(&wrong)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    with_votes(dir, lines, votes)
+}
+
+/// `lines` with these votes on node_b, written as the script.
+fn with_votes(dir: &Path, mut lines: Vec<Value>, votes: &[&str]) -> PathBuf {
     for (candidate, vote) in votes.iter().enumerate() {
         lines.push(serde_json::json!({
             "node": "node_b", "role": "diagnose", "attempt": 0, "candidate": candidate,
@@ -682,7 +687,10 @@ fn a_wrong_test_outvoted_is_dropped_and_listed_in_the_report_with_what_the_code_
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let script = script_with_votes(dir.path(), &["B", "The test is wrong: B", "A", "B", "C"]);
+    // Vote i reads its letters rotated by i (A B C: implementation, test, environment for
+    // votes 0 and 3; test, environment, implementation for 1 and 4; environment,
+    // implementation, test for 2): these are test, test, implementation, test, environment.
+    let script = script_with_votes(dir.path(), &["B", "The test is wrong: A", "B", "B", "B"]);
     let out = dir.path().join("o");
     let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
@@ -742,7 +750,20 @@ fn three_votes_for_the_environment_skip_the_node_and_its_dependents() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let script = script_with_votes(dir.path(), &["C", "C", "A", "C", "B"]);
+    // node_b's tests gain one that needs a module this machine lacks: the run blames the
+    // environment, so the model's environment votes count (without that they do not).
+    let mut lines = chain_lines();
+    for v in &mut lines {
+        if v["node"] == "node_b" && v["role"] == "test" {
+            let answer = v["answer"].as_str().unwrap().replace(
+                "def test_double_plus_one_zero():",
+                "def test_double_plus_one_with_plugin():\n    import importlib\n    importlib.import_module(\"zerorepo_absent_plugin\")\n    assert double_plus_one(1) == 3\n\n\ndef test_double_plus_one_zero():",
+            );
+            v["answer"] = answer.into();
+        }
+    }
+    // Environment, environment, implementation, environment, test (see the rotation above).
+    let script = with_votes(dir.path(), lines, &["C", "B", "B", "C", "A"]);
     let out = dir.path().join("o");
     let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
     assert_ne!(
@@ -767,8 +788,9 @@ fn votes_without_a_majority_leave_the_node_for_review() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    // Two each; the evidence (identical candidates agreeing against the test) adds one B.
-    let script = script_with_votes(dir.path(), &["A", "C", "A", "C", "no idea"]);
+    // Implementation, environment, implementation, environment, none: two each; the evidence
+    // (identical candidates agreeing against the test) adds one for the test.
+    let script = script_with_votes(dir.path(), &["A", "B", "B", "C", "no idea"]);
     let out = dir.path().join("o");
     let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
