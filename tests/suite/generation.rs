@@ -788,8 +788,9 @@ fn votes_without_a_majority_leave_the_node_for_review() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    // Implementation, environment, implementation, environment, none: two each; the evidence
-    // (identical candidates agreeing against the test) adds one for the test.
+    // Implementation, environment, implementation, environment, none. The environment votes
+    // do not count (the run shows no environment problem); the evidence (identical
+    // candidates agreeing against the test) adds one for the test: 2 to 1, no majority.
     let script = script_with_votes(dir.path(), &["A", "B", "B", "C", "no idea"]);
     let out = dir.path().join("o");
     let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
