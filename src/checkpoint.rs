@@ -110,6 +110,15 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The name the checkpoint and `--json` use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Implementation => "implementation",
+            Verdict::Test => "test",
+            Verdict::Environment => "environment",
+        }
+    }
+
     pub fn letter(self) -> char {
         match self {
             Verdict::Implementation => 'A',

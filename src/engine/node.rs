@@ -313,6 +313,16 @@ impl Candidate {
     fn beats(&self, other: &Candidate) -> bool {
         (self.gated, self.passed) > (other.gated, other.passed)
     }
+
+    /// What pytest said of each disputed test, one after another.
+    fn disputed_output(&self) -> String {
+        let outputs: Vec<&str> = self
+            .disputed_tests
+            .iter()
+            .map(|t| t.output.as_str())
+            .collect();
+        outputs.join("\n")
+    }
 }
 
 /// What a step of an attempt decided.
@@ -407,7 +417,7 @@ impl Leaf<'_> {
             import_line: format!("from {} import {}", self.module, node.name),
             context: prompt::dependency_context(&ctx.rpg, self.position, &ctx.workspace),
             current: ctx.workspace.read(&self.file)?.unwrap_or_default(),
-            tests: ctx.workspace.read(&self.test_file)?.unwrap_or_default(),
+            tests: self.test_text()?,
             failure: self.failure.clone().unwrap_or_default(),
             attempt,
             options: String::new(),
@@ -536,20 +546,19 @@ impl Leaf<'_> {
         })
     }
 
-    /// For every plan function name, the modules the plan defines it in.
-    fn plan_modules(&self) -> std::collections::BTreeMap<String, Vec<String>> {
-        self.ctx
-            .functions
-            .iter()
-            .map(|(name, nodes)| {
-                let modules = nodes
-                    .iter()
-                    .filter_map(|&n| self.ctx.rpg.node(n).file_path.as_deref())
-                    .map(prompt::import_path)
-                    .collect();
-                (name.clone(), modules)
-            })
-            .collect()
+    /// The one module the plan defines function `name` in; `None` when it defines none or
+    /// several.
+    fn plan_home(&self, name: &str) -> Option<String> {
+        match self.ctx.functions.get(name)?.as_slice() {
+            [only] => self
+                .ctx
+                .rpg
+                .node(*only)
+                .file_path
+                .as_deref()
+                .map(prompt::import_path),
+            _ => None,
+        }
     }
 
     /// The node's test file as it is now (empty when there is none yet).
@@ -602,7 +611,7 @@ impl Leaf<'_> {
             })
             .and_then(|code| refuse_foreign(code, &self.ctx.packages, &[]))?;
         let code = with_plan_docstring(self.node, code);
-        let code = repoint_imports(&code, &self.plan_modules(), &self.ctx.packages);
+        let code = repoint_imports(&code, &|name| self.plan_home(name), &self.ctx.packages);
         let code = with_missing_imports(self.ctx, self.position, &code, current);
         let module = merge_python(current, &code);
         // A module that does not parse breaks every import of its package (the exports
@@ -743,16 +752,11 @@ impl Leaf<'_> {
             return Ok(Some(self.end(NodeResult::new(NodeStatus::InProgress))?));
         }
         let outcome = diagnosis.outcome;
-        let failure = diagnosis
-            .disputed
-            .iter()
-            .map(|t| t.output.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
         self.diagnosis = Some(diagnosis);
         let Some(best) = self.best.take() else {
             return Ok(None);
         };
+        let failure = best.disputed_output();
         match outcome {
             Some(Verdict::Test) => Ok(Some(NodeResult {
                 tests: Some(TestCounts {
@@ -802,12 +806,7 @@ impl Leaf<'_> {
         let inputs = PromptInputs {
             current: best.text.clone(),
             tests: only_tests(&tests, &best.disputed),
-            failure: best
-                .disputed_tests
-                .iter()
-                .map(|t| t.output.as_str())
-                .collect::<Vec<_>>()
-                .join("\n"),
+            failure: best.disputed_output(),
             ..self.inputs(attempt)?
         };
         let execution = self.execution(best);
@@ -1090,10 +1089,10 @@ fn with_missing_imports(ctx: &Context, position: NodePos, code: &str, current: &
 /// planned) becomes `from numops.text_metrics import vowel_ratio` and
 /// `from textops.analysis import is_palindrome`. A small model guesses module paths; the plan
 /// knows them. Only single-line top-level `from` imports of the project's own packages
-/// (`packages`) change; a name planned in several modules is left as written.
+/// (`packages`) change; a name without one `home` module is left as written.
 fn repoint_imports(
     code: &str,
-    plan: &std::collections::BTreeMap<String, Vec<String>>,
+    home: &dyn Fn(&str) -> Option<String>,
     packages: &BTreeSet<String>,
 ) -> String {
     let repoint = |line: &str| -> Option<Vec<String>> {
@@ -1107,8 +1106,8 @@ fn repoint_imports(
         let mut moved = Vec::new();
         for entry in names.split(',').map(str::trim).filter(|e| !e.is_empty()) {
             let name = entry.split(" as ").next().unwrap_or(entry).trim();
-            match plan.get(name).map(Vec::as_slice) {
-                Some([home]) if home != module => moved.push(format!("from {home} import {entry}")),
+            match home(name) {
+                Some(home) if home != module => moved.push(format!("from {home} import {entry}")),
                 _ => stay.push(entry),
             }
         }
@@ -1684,9 +1683,13 @@ mod tests {
         .map(|(n, m)| (n.to_string(), m.into_iter().map(String::from).collect()))
         .collect();
         let packages: BTreeSet<String> = ["numops", "textops", "a"].map(String::from).into();
+        let home = |name: &str| match plan.get(name).map(Vec::as_slice) {
+            Some([only]) => Some(only.clone()),
+            _ => None,
+        };
         let code = "from numops.text_metrics import is_palindrome as pal, vowel_ratio\nfrom textops.analysis import is_palindrome\nfrom os.path import is_palindrome\nfrom a.z import twice\n\ndef f():\n    from numops.basic import is_palindrome\n    return pal\n";
         assert_eq!(
-            repoint_imports(code, &plan, &packages),
+            repoint_imports(code, &home, &packages),
             "from numops.text_metrics import vowel_ratio\nfrom textops.analysis import is_palindrome as pal\nfrom textops.analysis import is_palindrome\nfrom os.path import is_palindrome\nfrom a.z import twice\n\ndef f():\n    from numops.basic import is_palindrome\n    return pal\n"
         );
     }

@@ -181,7 +181,12 @@ pub fn request(
     };
     let mut values: BTreeMap<&str, String> = BTreeMap::new();
     values.insert("node", inputs.node.clone());
-    values.insert("name", inputs.name.clone());
+    // The vote judges the code against the specification: it needs neither the name of
+    // what to write nor the code that may be called.
+    if role != Role::Diagnose {
+        values.insert("name", inputs.name.clone());
+        values.insert("context", inputs.context.clone());
+    }
     match role {
         Role::Test => {
             values.insert("import_line", inputs.import_line.clone());
@@ -191,23 +196,18 @@ pub fn request(
             values.insert("current", module_view(&inputs.current, &inputs.name));
         }
     }
-    if matches!(role, Role::Fix | Role::Diagnose) {
-        values.insert("tests", inputs.tests.clone());
-        values.insert("failure", inputs.failure.clone());
-    }
     match role {
         Role::Fix => {
+            values.insert("tests", inputs.tests.clone());
+            values.insert("failure", inputs.failure.clone());
             values.insert("attempt", inputs.attempt.to_string());
         }
-        // The vote judges the code against the specification; what it calls is not in doubt.
         Role::Diagnose => {
-            values.remove("name");
+            values.insert("tests", inputs.tests.clone());
+            values.insert("failure", inputs.failure.clone());
             values.insert("options", inputs.options.clone());
         }
         Role::Test | Role::Impl => {}
-    }
-    if role != Role::Diagnose {
-        values.insert("context", inputs.context.clone());
     }
     let user = template.render(&values)?;
     let (system, temperature, max_tokens) = match role {

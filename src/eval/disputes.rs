@@ -128,12 +128,7 @@ pub fn matrix(tests: &[JudgedTest]) -> Vec<MatrixRow> {
         .iter()
         .map(|decision| {
             let mut row = MatrixRow {
-                decision: decision.map_or("none".into(), |v| {
-                    serde_json::to_value(v)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default()
-                }),
+                decision: decision.map_or("none", Verdict::as_str).to_string(),
                 ..MatrixRow::default()
             };
             for t in tests.iter().filter(|t| t.decision == *decision) {
@@ -179,5 +174,9 @@ mod tests {
         );
         assert_eq!(row("none").unknown, 1);
         assert_eq!(rows.len(), 4);
+        // The rows are named as the checkpoint names the decisions.
+        for v in [Verdict::Implementation, Verdict::Test, Verdict::Environment] {
+            assert_eq!(serde_json::to_value(v).unwrap(), v.as_str());
+        }
     }
 }
