@@ -42,7 +42,9 @@
 //! and everything that leaves a test run passes through one redaction of known secrets
 //! (`redact`).
 //!
-//! The node loop today: tests are written first, then `--candidates` implementations that are
+//! The node loop today, decided by a pure state machine (`engine::machine`: events in,
+//! actions out, no I/O) that the async driver in `engine::node` carries out: tests are
+//! written first, then `--candidates` implementations that are
 //! all run and chosen by evidence (the plan's examples and the earlier functions' tests are
 //! gates, the model's tests only evidence); a failing choice gets up to `--max-retries` fix
 //! prompts with the module, the test file and the failure. Code that passes the gates but

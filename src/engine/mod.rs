@@ -5,11 +5,12 @@
 //! node a crash interrupted; [`run`] drains the dependency queue as a drain state (all running
 //! state in one struct, one event handler, one error funnel), journalling every state change
 //! on the one task that owns the checkpoint; [`output`] publishes passed work from the staging
-//! copy and commits each finished subgraph. [`node`] is the per-node test-first loop,
-//! [`prompt`] builds what the model sees, [`rollback`] is `zerorepo rollback`. The engine knows
+//! copy and commits each finished subgraph. [`node`] is the per-node test-first loop, whose
+//! decisions are the pure state machine [`machine`]; [`prompt`] builds what the model sees, [`rollback`] is `zerorepo rollback`. The engine knows
 //! nothing of assembly: the pipeline module runs that after the engine, on the [`Handoff`].
 
 mod examples;
+mod machine;
 mod node;
 pub mod outdir;
 mod output;

@@ -10,17 +10,21 @@
 //! its dependents run on it.
 //! A failed node keeps its best candidate (or a stub), so its module stays importable.
 //!
+//! What to do next is decided by [`super::machine`], which does no I/O; this file only
+//! carries out its actions (ask, write, run, vote) and reports what came of them.
+//!
 //! Before touching anything the node's files are snapshotted to disk; the snapshot is what a
 //! failure reverts to, and what a resumed run restores after a crash in the middle of the node.
 
 use std::collections::BTreeSet;
 
-use crate::checkpoint::{Diagnosis, DisputedTest, NodeStatus, NodeWork, TestCounts, Verdict};
+use crate::checkpoint::{Diagnosis, DisputedTest, NodeStatus, NodeWork, TestCounts};
 use crate::edit::{code_for_target, merge_python, shape_implementation, shape_tests};
 use crate::fsutil::{FsError, Snapshot};
 use crate::llm::{LlmError, Role, UsageByRole};
 use crate::rpg::{Node, NodePos};
 
+use super::machine::{Action, Event, Failure, Limits, Machine, Outcome, Run};
 use super::prompt::{self, PromptInputs};
 use super::{Context, examples, vote};
 use crate::layout::SNAPSHOT_DIR;
@@ -207,14 +211,10 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
         before,
         usage: UsageByRole::new(),
         work: NodeWork::default(),
-        tests_written: false,
-        fix_changed_nothing: false,
         failure: None,
-        last_counts: None,
+        ending: None,
+        last_run: None,
         best: None,
-        spent: 0,
-        started_over: false,
-        tests_only: false,
         focus: Vec::new(),
         samples: Vec::new(),
         diagnosis: None,
@@ -222,18 +222,23 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
     if ctx.one_shot {
         return leaf.one_shot().await;
     }
-    // The budget counts implementations asked after the first round (a round of k fix
-    // candidates spends k), and every round spends at least one.
-    let mut attempt = 0;
+    let mut machine = Machine::new(Limits {
+        max_retries: ctx.max_retries,
+        candidates: ctx.candidates,
+        has_examples: leaf.has_examples(),
+    });
+    // The machine decides; the driver only carries out its actions. A cancellation is an
+    // event like any other, seen before every action.
+    let mut event = Event::Start;
     let result = loop {
-        if leaf.spent > ctx.max_retries {
-            break leaf.exhausted(attempt)?;
+        let action = machine.step(event);
+        if let Action::Finish(outcome) = action {
+            break leaf.finish(outcome, &machine)?;
         }
-        if let Some(result) = leaf.attempt(attempt).await? {
-            break result;
-        }
-        attempt += 1;
-        leaf.spent = leaf.spent.max(attempt);
+        event = match ctx.cancel.is_cancelled() {
+            true => Event::Cancelled,
+            false => leaf.execute(action, machine.attempt()).await?,
+        };
     };
     let work = (result.status != NodeStatus::InProgress).then_some(leaf.work);
     let diagnosis = leaf.diagnosis.take();
@@ -257,21 +262,14 @@ struct Leaf<'a> {
     usage: UsageByRole,
     /// What the loop did, for the checkpoint and the run's statistics.
     work: NodeWork,
-    tests_written: bool,
-    /// A fix that leaves the code as it was says the model thinks the code is right: then the
-    /// tests are the suspects, and they are written anew on the next attempt.
-    fix_changed_nothing: bool,
     /// What went wrong in the last attempt, fed back to the next prompt.
     failure: Option<String>,
-    last_counts: Option<TestCounts>,
+    /// Why the node ends when the provider or the sandbox gave up.
+    ending: Option<String>,
+    /// The last run of the node's tests.
+    last_run: Option<crate::sandbox::TestRun>,
     /// The best implementation that ran so far, kept if no attempt passes.
     best: Option<Candidate>,
-    /// Implementations asked after the first round: the retry budget.
-    spent: u32,
-    /// Whether the fresh start halfway through the budget happened.
-    started_over: bool,
-    /// The next attempt rewrites the tests and keeps the code: the test file did not compile.
-    tests_only: bool,
     /// The failing test functions the next fix must answer (see [`Leaf::focus`]).
     focus: Vec<String>,
     /// The distinct modules of the last implementation round, for the vote's evidence.
@@ -325,51 +323,62 @@ impl Candidate {
     }
 }
 
-/// What a step of an attempt decided.
-enum Step {
-    /// Go on to the attempt's next step.
-    Next,
-    /// This attempt is over; the next one starts (with `failure` set).
-    Retry,
-    /// The node is finished.
-    Done(Box<NodeResult>),
-}
-
 impl Leaf<'_> {
-    /// One attempt: maybe start over, write tests if there are none, write or fix the
-    /// implementation, run the tests. `None` means another attempt is needed.
-    async fn attempt(&mut self, attempt: u32) -> Result<Option<NodeResult>, FsError> {
-        if self.ctx.cancel.is_cancelled() {
-            return Ok(Some(self.end(NodeResult::new(NodeStatus::InProgress))?));
-        }
-        self.maybe_start_over(attempt)?;
-        let inputs = self.inputs(attempt)?;
-        if !self.tests_written {
-            match self.write_tests(&inputs, attempt).await? {
-                Step::Next => {}
-                Step::Retry => return Ok(None),
-                Step::Done(result) => return Ok(Some(*result)),
+    /// Carries out one action of the machine and says what came of it.
+    async fn execute(&mut self, action: Action, attempt: u32) -> Result<Event, FsError> {
+        match action {
+            Action::StartOver { keep_tests } => self.start_over(keep_tests).map(|()| Event::Done),
+            Action::AskTests => self.write_tests(attempt).await,
+            Action::AskImplementation { role, candidates } => {
+                let inputs = self.inputs(attempt)?;
+                self.write_implementation(inputs, role, candidates, attempt)
+                    .await
             }
+            Action::RunTests => self.run_tests(attempt).await,
+            Action::DiscardTests => self.discard_tests().map(|()| Event::Done),
+            Action::DropDisputed => self.drop_disputed().await,
+            Action::Diagnose => self.diagnose(attempt).await,
+            Action::FixBest => self.fix_best().map(|()| Event::Done),
+            // The driver never executes a finish.
+            Action::Finish(_) => Ok(Event::Cancelled),
         }
-        if !std::mem::take(&mut self.tests_only) {
-            match self.write_implementation(inputs, attempt).await? {
-                Step::Next => {}
-                Step::Retry => return Ok(None),
-                Step::Done(result) => return Ok(Some(*result)),
+    }
+
+    /// The node's result for the machine's outcome.
+    fn finish(&mut self, outcome: Outcome, machine: &Machine) -> Result<NodeResult, FsError> {
+        let retries = machine.retries();
+        match outcome {
+            Outcome::Passed => {
+                self.work.first_try = self.work.rounds == 1;
+                let usage = std::mem::take(&mut self.usage);
+                Ok(match &self.last_run {
+                    Some(run) => NodeResult::passed(run, retries, usage),
+                    None => NodeResult::new(NodeStatus::Passed),
+                })
             }
+            Outcome::PassedWithoutDisputed => Ok(self.without_disputed(retries)),
+            Outcome::SkippedEnvironment => Ok(self.skipped_for_environment(retries)),
+            Outcome::NeedsReview => match self.review(retries) {
+                Some(review) => Ok(review),
+                None => self.exhausted(retries + 1),
+            },
+            Outcome::Failed(Failure::Exhausted) => self.exhausted(retries + 1),
+            Outcome::Failed(Failure::Provider | Failure::CannotRun) => {
+                let reason = self.ending.take().unwrap_or_default();
+                self.end(NodeResult::failed(reason))
+            }
+            Outcome::Interrupted => self.end(NodeResult::new(NodeStatus::InProgress)),
         }
-        self.run_tests(attempt).await
     }
 
     /// The baseline: one implementation, no tests, nothing run; what came back is kept.
     async fn one_shot(mut self) -> Result<NodeResult, FsError> {
         let inputs = self.inputs(0)?;
-        match self.write_implementation(inputs, 0).await? {
-            Step::Next => {}
-            Step::Done(result) => return Ok(*result),
-            Step::Retry => {
-                let reason = self.failure.clone().unwrap_or_default();
-                return self.end(NodeResult::failed(reason));
+        match self.write_implementation(inputs, Role::Impl, 1, 0).await? {
+            Event::ImplementationWritten { .. } => {}
+            _ => {
+                let reason = self.ending.take().or(self.failure.take());
+                return self.end(NodeResult::failed(reason.unwrap_or_default()));
             }
         }
         Ok(NodeResult {
@@ -380,29 +389,17 @@ impl Leaf<'_> {
         })
     }
 
-    /// Halfway through the budget (or when a fix changed nothing) fixes have stopped
-    /// helping: start over with fresh implementation candidates, not a fix of code bent to
-    /// fit. Without examples the generated tests may be what is wrong, so they are written
-    /// anew too; with examples, the examples test is what failed, and it stays.
-    fn maybe_start_over(&mut self, attempt: u32) -> Result<(), FsError> {
-        let halfway = !self.started_over && self.spent >= self.ctx.max_retries.div_ceil(2);
-        if !(self.tests_written && attempt > 0 && (halfway || self.fix_changed_nothing)) {
-            return Ok(());
-        }
-        let keep_tests = self.has_examples();
-        tracing::debug!(node = %self.node.id, attempt, keep_tests, "starting over");
+    /// A fresh start: the node's files as they were before it (the tests kept when the plan
+    /// gives examples: then the examples test is what failed, and it stays).
+    fn start_over(&mut self, keep_tests: bool) -> Result<(), FsError> {
+        tracing::debug!(node = %self.node.id, keep_tests, "starting over");
         let tests = self.ctx.workspace.read(&self.test_file)?;
         self.ctx.workspace.restore(&self.before)?;
-        match tests {
-            Some(tests) if keep_tests => {
-                self.ctx
-                    .workspace
-                    .write_if_changed(&self.test_file, &tests)?;
-            }
-            _ => self.tests_written = false,
+        if let Some(tests) = tests.filter(|_| keep_tests) {
+            self.ctx
+                .workspace
+                .write_if_changed(&self.test_file, &tests)?;
         }
-        self.started_over |= halfway;
-        self.fix_changed_nothing = false;
         self.failure = None;
         self.focus.clear();
         Ok(())
@@ -425,7 +422,8 @@ impl Leaf<'_> {
     }
 
     /// Asks for tests and writes them with the specification's examples test beside them.
-    async fn write_tests(&mut self, inputs: &PromptInputs, attempt: u32) -> Result<Step, FsError> {
+    async fn write_tests(&mut self, attempt: u32) -> Result<Event, FsError> {
+        let inputs = &self.inputs(attempt)?;
         let started = std::time::Instant::now();
         let asked = ask(
             self.ctx,
@@ -457,8 +455,7 @@ impl Leaf<'_> {
         self.ctx
             .workspace
             .write_if_changed(&self.test_file, &merged)?;
-        self.tests_written = true;
-        Ok(Step::Next)
+        Ok(Event::TestsWritten)
     }
 
     /// Asks for the implementation (a fix once an attempt failed) and merges it into the
@@ -466,26 +463,16 @@ impl Leaf<'_> {
     async fn write_implementation(
         &mut self,
         inputs: PromptInputs,
+        role: Role,
+        n: u32,
         attempt: u32,
-    ) -> Result<Step, FsError> {
-        let role = if self.failure.is_some() && attempt > 0 {
-            Role::Fix
-        } else {
-            Role::Impl
-        };
+    ) -> Result<Event, FsError> {
         let inputs = PromptInputs {
             tests: self.prompt_tests(role)?,
             ..inputs
         };
         // Implementations and fixes are asked as several candidates, chosen by running them:
         // a warm sandbox run costs less than a token, and k sequences decode together.
-        let n = match self.ctx.one_shot {
-            true => 1,
-            false => self.ctx.candidates.max(1),
-        };
-        if attempt > 0 {
-            self.spent += n;
-        }
         let started = std::time::Instant::now();
         let answers = ask_many(
             self.ctx,
@@ -531,9 +518,10 @@ impl Leaf<'_> {
             })
             .collect();
         let merged = self.samples[chosen].text.clone();
-        self.fix_changed_nothing = role == Role::Fix && merged == inputs.current;
         self.ctx.workspace.write_if_changed(&self.file, &merged)?;
-        Ok(Step::Next)
+        Ok(Event::ImplementationWritten {
+            unchanged: merged == inputs.current,
+        })
     }
 
     /// The tests a prompt shows: a fix sees only the failing tests it must answer; a first
@@ -675,132 +663,137 @@ impl Leaf<'_> {
     }
 
     /// An unusable answer is fed back to the next attempt; a provider failure ends the node.
-    fn asked_in_vain(&mut self, error: AskError, what: &str) -> Result<Step, FsError> {
-        match error {
+    fn asked_in_vain(&mut self, error: AskError, what: &str) -> Result<Event, FsError> {
+        Ok(match error {
             AskError::Unusable(why) => {
                 self.failure = Some(format!("the {what} answer was unusable: {why}"));
-                Ok(Step::Retry)
+                Event::Unusable
             }
-            AskError::Provider(why) => Ok(Step::Done(Box::new(self.end(NodeResult::failed(why))?))),
-        }
+            AskError::Provider(why) => {
+                self.ending = Some(why);
+                Event::ProviderFailed
+            }
+        })
     }
 
-    /// Runs the node's tests: passed, disputed tests dropped, or the failure kept for the
-    /// next attempt.
-    async fn run_tests(&mut self, attempt: u32) -> Result<Option<NodeResult>, FsError> {
-        let ctx = self.ctx;
-        ctx.phases.report(&self.node.id, "running tests");
+    /// Runs the node's tests; a failed run is remembered (the best candidate so far) and
+    /// kept for the next prompt.
+    async fn run_tests(&mut self, attempt: u32) -> Result<Event, FsError> {
+        self.ctx.phases.report(&self.node.id, "running tests");
         let run = match self.run_node_tests().await {
             Ok(run) => run,
             Err(e) => {
-                let failed = NodeResult::failed(format!("cannot run tests: {e}"));
-                return Ok(Some(self.end(failed)?));
+                self.ending = Some(format!("cannot run tests: {e}"));
+                return Ok(Event::RunError);
             }
         };
         if run.cancelled {
-            return Ok(Some(self.end(NodeResult::new(NodeStatus::InProgress))?));
+            return Ok(Event::Cancelled);
         }
-        self.last_counts = Some(counts_of(&run));
-        if test_file_does_not_compile(&run, &self.test_file) {
-            // A test fault, never sent to an implementation fix: new tests, same code.
+        let event = if test_file_does_not_compile(&run, &self.test_file) {
             tracing::debug!(node = %self.node.id, attempt, "the test file does not compile");
-            let before = self.before.content(&self.test_file).flatten();
-            match before {
-                Some(text) => self
-                    .ctx
-                    .workspace
-                    .write_if_changed(&self.test_file, &String::from_utf8_lossy(text))?,
-                None => self.ctx.workspace.remove(&self.test_file)?,
-            }
-            self.tests_written = false;
-            self.tests_only = true;
-            self.failure = None;
-            return Ok(None);
-        }
-        if run.succeeded() {
-            self.work.first_try = self.work.rounds == 1;
-            let usage = std::mem::take(&mut self.usage);
-            return Ok(Some(NodeResult::passed(&run, attempt, usage)));
-        }
-        if self.fix_changed_nothing
-            && !self.breaks_earlier_tests(&run)
-            && let Some(run) = drop_disputed_tests(ctx, self.node, &self.test_file, &run).await?
-        {
-            let usage = std::mem::take(&mut self.usage);
-            return Ok(Some(NodeResult::passed(&run, attempt, usage)));
-        }
-        tracing::debug!(node = %self.node.id, attempt, "tests failed: {}", run.failure_reason());
-        self.remember(&run)?;
-        if self.best.as_ref().is_some_and(|b| b.gated) {
-            return self.settle_dispute(attempt).await;
-        }
-        self.focus = self.focus(&run);
-        self.failure = Some(run.failure_reason() + "\n\n" + &run.output_of(&self.focus));
-        Ok(None)
+            Event::Ran(Run::TestFileBroken)
+        } else if run.succeeded() {
+            Event::Ran(Run::Passed)
+        } else {
+            tracing::debug!(node = %self.node.id, attempt, "tests failed: {}", run.failure_reason());
+            self.remember(&run)?;
+            self.focus = self.focus(&run);
+            self.failure = Some(run.failure_reason() + "\n\n" + &run.output_of(&self.focus));
+            Event::Ran(Run::Failed {
+                breaks_earlier: self.breaks_earlier_tests(&run),
+                best_gated: self.best.as_ref().is_some_and(|b| b.gated),
+            })
+        };
+        self.last_run = Some(run);
+        Ok(event)
     }
 
-    /// The kept candidate passes the gates and generated tests fail: the vote decides, once.
-    /// Measured on recorded answers, fix rounds against such tests turned as many right
-    /// nodes wrong as wrong ones right, so a fix happens only when the majority blames the
-    /// implementation, and a dispute that survives that fix needs review.
-    async fn settle_dispute(&mut self, attempt: u32) -> Result<Option<NodeResult>, FsError> {
-        if self.diagnosis.is_some() {
-            return Ok(self.review(attempt));
+    /// A test fault, never sent to an implementation fix: the test file goes back to what it
+    /// was before the node, and new tests are written for the same code.
+    fn discard_tests(&mut self) -> Result<(), FsError> {
+        match self.before.content(&self.test_file).flatten() {
+            Some(text) => self
+                .ctx
+                .workspace
+                .write_if_changed(&self.test_file, &String::from_utf8_lossy(text))?,
+            None => self.ctx.workspace.remove(&self.test_file)?,
         }
-        let diagnosis = self.diagnose(attempt).await?;
-        if self.ctx.cancel.is_cancelled() {
-            return Ok(Some(self.end(NodeResult::new(NodeStatus::InProgress))?));
-        }
-        let outcome = diagnosis.outcome;
-        self.diagnosis = Some(diagnosis);
-        let Some(best) = self.best.take() else {
-            return Ok(None);
+        self.failure = None;
+        Ok(())
+    }
+
+    /// The fix changed nothing: the model holds the code right, so the failing generated
+    /// tests are dropped when the plan's examples pass (see [`drop_disputed_tests`]).
+    async fn drop_disputed(&mut self) -> Result<Event, FsError> {
+        let Some(run) = &self.last_run else {
+            return Ok(Event::Dropped { passed: false });
         };
-        let failure = best.disputed_output();
-        match outcome {
-            Some(Verdict::Test) => Ok(Some(NodeResult {
-                tests: Some(TestCounts {
-                    passed: best.passed,
-                    failed: 0,
-                }),
-                retries: attempt,
-                usage: std::mem::take(&mut self.usage),
-                keep: Some(best.text),
-                keep_tests: Some(best.undisputed_tests),
-                ..NodeResult::new(NodeStatus::Passed)
-            })),
-            Some(Verdict::Environment) => Ok(Some(NodeResult {
-                failure_reason: Some(format!(
-                    "environment (diagnosis by vote): {}",
-                    failure.lines().last().unwrap_or("").trim()
-                )),
-                retries: attempt,
-                usage: std::mem::take(&mut self.usage),
-                // The module stays importable for the rest of the file.
-                keep: Some(best.text),
-                ..NodeResult::new(NodeStatus::Skipped)
-            })),
-            Some(Verdict::Implementation) => {
-                // One fix of the kept code, answering the disputed tests.
-                self.ctx
-                    .workspace
-                    .write_if_changed(&self.file, &best.text)?;
-                self.focus = best.disputed.clone();
-                self.failure = Some(failure);
-                self.best = Some(best);
-                Ok(None)
-            }
-            None => {
-                self.best = Some(best);
-                Ok(self.review(attempt))
-            }
+        let dropped = drop_disputed_tests(self.ctx, self.node, &self.test_file, run).await?;
+        let passed = dropped.is_some();
+        if let Some(run) = dropped {
+            self.last_run = Some(run);
+        }
+        Ok(Event::Dropped { passed })
+    }
+
+    /// The vote blamed the implementation: one fix of the kept code, answering the disputed
+    /// tests.
+    fn fix_best(&mut self) -> Result<(), FsError> {
+        let Some(best) = &self.best else {
+            return Ok(());
+        };
+        self.ctx
+            .workspace
+            .write_if_changed(&self.file, &best.text)?;
+        self.focus = best.disputed.clone();
+        self.failure = Some(best.disputed_output());
+        Ok(())
+    }
+
+    /// The vote blamed the tests: the kept candidate passes without them.
+    fn without_disputed(&mut self, retries: u32) -> NodeResult {
+        let Some(best) = self.best.take() else {
+            return NodeResult::new(NodeStatus::Passed);
+        };
+        NodeResult {
+            tests: Some(TestCounts {
+                passed: best.passed,
+                failed: 0,
+            }),
+            retries,
+            usage: std::mem::take(&mut self.usage),
+            keep: Some(best.text),
+            keep_tests: Some(best.undisputed_tests),
+            ..NodeResult::new(NodeStatus::Passed)
+        }
+    }
+
+    /// The vote blamed the environment: the node is skipped, its module kept importable for
+    /// the rest of the file.
+    fn skipped_for_environment(&mut self, retries: u32) -> NodeResult {
+        let best = self.best.take();
+        let failure = best.as_ref().map(Candidate::disputed_output);
+        NodeResult {
+            failure_reason: Some(format!(
+                "environment (diagnosis by vote): {}",
+                failure
+                    .as_deref()
+                    .and_then(|f| f.lines().last())
+                    .unwrap_or("")
+                    .trim()
+            )),
+            retries,
+            usage: std::mem::take(&mut self.usage),
+            keep: best.map(|b| b.text),
+            ..NodeResult::new(NodeStatus::Skipped)
         }
     }
 
     /// Asks for the votes on the kept candidate's disputed tests (see [`super::vote`]).
-    async fn diagnose(&mut self, attempt: u32) -> Result<Diagnosis, FsError> {
+    async fn diagnose(&mut self, attempt: u32) -> Result<Event, FsError> {
         let Some(best) = self.best.as_ref() else {
-            return Ok(Diagnosis::default());
+            return Ok(Event::Voted(None));
         };
         let tests = self.test_text()?;
         let inputs = PromptInputs {
@@ -829,12 +822,16 @@ impl Leaf<'_> {
         let outcome = vote::decide(&votes, &execution);
         let letters: String = votes.iter().chain(&evidence).map(|v| v.letter()).collect();
         tracing::info!(node = %self.node.id, votes = %letters, outcome = ?outcome, "diagnosis of {} disputed test(s)", disputed.len());
-        Ok(Diagnosis {
+        if self.ctx.cancel.is_cancelled() {
+            return Ok(Event::Cancelled);
+        }
+        self.diagnosis = Some(Diagnosis {
             votes,
             evidence,
             outcome,
             disputed,
-        })
+        });
+        Ok(Event::Voted(outcome))
     }
 
     /// What the last implementation round's runs say about `best`'s disputed tests.
@@ -984,7 +981,7 @@ impl Leaf<'_> {
             .to_string();
         let failed = NodeResult {
             status: NodeStatus::Failed,
-            tests: self.last_counts,
+            tests: self.last_run.as_ref().map(counts_of),
             retries: attempts.saturating_sub(1),
             failure_reason: Some(format!("{reason} (after {attempts} attempts)")),
             ..NodeResult::new(NodeStatus::Failed)

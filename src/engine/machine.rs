@@ -1,0 +1,699 @@
+//! The node loop's decisions as a pure state machine: [`Machine::step`] takes what just
+//! happened ([`Event`]) and says what to do next ([`Action`]). It does no I/O, so every path
+//! of the loop is a table of events and actions, tested without a model, a sandbox or a disk;
+//! the driver in [`super::node`] only carries out actions and reports their results as events.
+//!
+//! One attempt: maybe start over → write tests (when there are none) → ask implementation
+//! candidates (unless only the tests were rewritten) → run the tests. A failed run of code
+//! that passes the gates (the specification's examples, the module's earlier tests) goes to
+//! the vote once: B drops the disputed tests, A asks one fix of the kept code, C skips the
+//! node, no majority ends it `needs_review`. Halfway through the budget, or when a fix changed
+//! nothing, the loop starts over with fresh candidates. The budget counts implementations
+//! asked after the first round (a round of k candidates spends k); once it is spent a gated
+//! candidate is kept for review and anything else has failed. A cancellation ends every state
+//! as [`Outcome::Interrupted`], which the run records as resumable.
+
+use crate::checkpoint::Verdict;
+use crate::llm::Role;
+
+/// What the machine is told about the node before it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Implementations that may be asked after the first round.
+    pub max_retries: u32,
+    /// Candidates per implementation round (at least one is asked).
+    pub candidates: u32,
+    /// The plan gives examples, so the examples test is a gate: starting over keeps the tests.
+    pub has_examples: bool,
+}
+
+/// What happened: the result of the last [`Action`], or the start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// The node begins.
+    Start,
+    /// The last action (which changes only files) was carried out.
+    Done,
+    /// Tests were written (with the specification's examples test beside them).
+    TestsWritten,
+    /// The candidates were written and one chosen; `unchanged`: the chosen module is the one
+    /// the answer was asked to change.
+    ImplementationWritten { unchanged: bool },
+    /// The answer had no usable code; the reason goes to the next prompt.
+    Unusable,
+    /// The provider cannot answer at all.
+    ProviderFailed,
+    /// The node's tests ran.
+    Ran(Run),
+    /// The sandbox could not run the tests.
+    RunError,
+    /// The failing generated tests were removed and the rest ran: `passed` when all passed.
+    Dropped { passed: bool },
+    /// The vote's outcome (`None`: no majority).
+    Voted(Option<Verdict>),
+    /// The run is being cancelled.
+    Cancelled,
+}
+
+/// What a run of the node's tests said.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Run {
+    Passed,
+    /// The test file itself does not compile: a test fault, never an implementation's.
+    TestFileBroken,
+    /// Some test failed. `breaks_earlier`: a test of an earlier function of the module is
+    /// among them. `best_gated`: the best candidate so far (this one counted) passes the gates.
+    Failed {
+        breaks_earlier: bool,
+        best_gated: bool,
+    },
+}
+
+/// What to do next. Every action but `Finish` ends in exactly one [`Event`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Put the node's files back as they were before it, keeping the test file when
+    /// `keep_tests`; then [`Event::Done`].
+    StartOver { keep_tests: bool },
+    /// Ask for tests: [`Event::TestsWritten`], `Unusable` or `ProviderFailed`.
+    AskTests,
+    /// Ask for `candidates` implementations and keep the one their runs choose:
+    /// [`Event::ImplementationWritten`], `Unusable` or `ProviderFailed`.
+    AskImplementation { role: Role, candidates: u32 },
+    /// Run the node's tests: [`Event::Ran`], `RunError` or `Cancelled`.
+    RunTests,
+    /// Put the test file back as it was before the node (it did not compile); `Done`.
+    DiscardTests,
+    /// Remove the failing generated tests and run again: [`Event::Dropped`].
+    DropDisputed,
+    /// Vote on the best candidate's disputed tests: [`Event::Voted`] or `Cancelled`.
+    Diagnose,
+    /// Put the best candidate back for one fix that answers its disputed tests; `Done`.
+    FixBest,
+    /// The node is over.
+    Finish(Outcome),
+}
+
+/// How the loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every test passed.
+    Passed,
+    /// The vote blamed the tests: the best candidate passes without them.
+    PassedWithoutDisputed,
+    /// The best candidate passes the gates, generated tests dispute it, nothing settled it.
+    NeedsReview,
+    /// The vote blamed the environment.
+    SkippedEnvironment,
+    Failed(Failure),
+    /// Cancelled: nothing about the node is decided, a resumed run does it again.
+    Interrupted,
+}
+
+/// Why the loop failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    Provider,
+    CannotRun,
+    /// The budget is spent and no candidate passes the gates.
+    Exhausted,
+}
+
+/// The loop's control state; the driver keeps the data (code, tests, failures).
+#[derive(Debug, Clone)]
+pub struct Machine {
+    limits: Limits,
+    /// The attempt under way (0 is the first round).
+    attempt: u32,
+    /// Implementations asked after the first round.
+    spent: u32,
+    tests_written: bool,
+    /// The next attempt rewrites the tests and keeps the code.
+    tests_only: bool,
+    /// The start-over halfway through the budget happened.
+    started_over: bool,
+    /// The last fix returned the code unchanged: the model holds the code right.
+    fix_changed_nothing: bool,
+    /// A failure is known for the next prompt.
+    has_failure: bool,
+    /// An implementation of this node is in place (none before the first round or after a
+    /// fresh start): with a failure, the next implementation is a fix of it.
+    implemented: bool,
+    diagnosed: bool,
+    best_gated: bool,
+    /// The role of the last implementation asked.
+    role: Role,
+    /// The last action, which a `Done` completes.
+    last: Option<Action>,
+    /// Attempts that ran before the outcome (set when the machine finishes).
+    retries: u32,
+}
+
+impl Machine {
+    pub fn new(limits: Limits) -> Machine {
+        Machine {
+            limits,
+            attempt: 0,
+            spent: 0,
+            tests_written: false,
+            tests_only: false,
+            started_over: false,
+            fix_changed_nothing: false,
+            has_failure: false,
+            implemented: false,
+            diagnosed: false,
+            best_gated: false,
+            role: Role::Impl,
+            last: None,
+            retries: 0,
+        }
+    }
+
+    /// The attempt under way: part of every prompt and of the recordings' keys.
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// The attempts before the one that ended the node (for a spent budget, the attempts run).
+    pub fn retries(&self) -> u32 {
+        self.retries
+    }
+
+    /// The next action after `event`.
+    pub fn step(&mut self, event: Event) -> Action {
+        let action = self.decide(event);
+        self.last = Some(action);
+        action
+    }
+
+    fn decide(&mut self, event: Event) -> Action {
+        match event {
+            Event::Cancelled => self.finish(Outcome::Interrupted),
+            Event::ProviderFailed => self.finish(Outcome::Failed(Failure::Provider)),
+            Event::RunError => self.finish(Outcome::Failed(Failure::CannotRun)),
+            Event::Start => self.begin(),
+            Event::Unusable => {
+                self.has_failure = true;
+                self.retry()
+            }
+            Event::TestsWritten => {
+                self.tests_written = true;
+                self.after_tests()
+            }
+            Event::ImplementationWritten { unchanged } => {
+                self.implemented = true;
+                self.fix_changed_nothing = self.role == Role::Fix && unchanged;
+                Action::RunTests
+            }
+            Event::Ran(run) => self.ran(run),
+            Event::Dropped { passed: true } => self.finish(Outcome::Passed),
+            Event::Dropped { passed: false } => self.dispute(),
+            Event::Voted(verdict) => self.voted(verdict),
+            Event::Done => match self.last {
+                Some(Action::StartOver { .. }) => self.proceed(),
+                _ => self.retry(),
+            },
+        }
+    }
+
+    /// The start of an attempt: the budget, then maybe a fresh start.
+    fn begin(&mut self) -> Action {
+        let limits = self.limits;
+        if self.spent > limits.max_retries {
+            let outcome = match self.best_gated {
+                true => Outcome::NeedsReview,
+                false => Outcome::Failed(Failure::Exhausted),
+            };
+            // The attempt that would start does not run.
+            self.retries = self.attempt.saturating_sub(1);
+            return Action::Finish(outcome);
+        }
+        // Fixes have stopped helping: fresh candidates rather than code bent to fit. Without
+        // examples the generated tests may be what is wrong, so they are written anew too.
+        let halfway = !self.started_over && self.spent >= limits.max_retries.div_ceil(2);
+        if self.tests_written && self.attempt > 0 && (halfway || self.fix_changed_nothing) {
+            let keep_tests = limits.has_examples;
+            self.tests_written = keep_tests;
+            self.started_over |= halfway;
+            self.fix_changed_nothing = false;
+            self.has_failure = false;
+            self.implemented = false;
+            return Action::StartOver { keep_tests };
+        }
+        self.proceed()
+    }
+
+    fn proceed(&mut self) -> Action {
+        match self.tests_written {
+            false => Action::AskTests,
+            true => self.after_tests(),
+        }
+    }
+
+    fn after_tests(&mut self) -> Action {
+        if std::mem::take(&mut self.tests_only) {
+            return Action::RunTests;
+        }
+        self.role = match self.has_failure && self.implemented {
+            true => Role::Fix,
+            false => Role::Impl,
+        };
+        let candidates = self.limits.candidates.max(1);
+        if self.attempt > 0 {
+            self.spent += candidates;
+        }
+        Action::AskImplementation {
+            role: self.role,
+            candidates,
+        }
+    }
+
+    fn ran(&mut self, run: Run) -> Action {
+        match run {
+            Run::Passed => self.finish(Outcome::Passed),
+            Run::TestFileBroken => {
+                self.tests_written = false;
+                self.tests_only = true;
+                self.has_failure = false;
+                Action::DiscardTests
+            }
+            Run::Failed {
+                breaks_earlier,
+                best_gated,
+            } => {
+                self.best_gated = best_gated;
+                self.has_failure = true;
+                match self.fix_changed_nothing && !breaks_earlier {
+                    true => Action::DropDisputed,
+                    false => self.dispute(),
+                }
+            }
+        }
+    }
+
+    /// Generated tests fail: against gated code the vote decides, once; otherwise fix.
+    fn dispute(&mut self) -> Action {
+        match (self.best_gated, self.diagnosed) {
+            (false, _) => self.retry(),
+            (true, true) => self.finish(Outcome::NeedsReview),
+            (true, false) => Action::Diagnose,
+        }
+    }
+
+    fn voted(&mut self, verdict: Option<Verdict>) -> Action {
+        self.diagnosed = true;
+        match verdict {
+            Some(Verdict::Test) => self.finish(Outcome::PassedWithoutDisputed),
+            Some(Verdict::Environment) => self.finish(Outcome::SkippedEnvironment),
+            Some(Verdict::Implementation) => {
+                self.has_failure = true;
+                Action::FixBest
+            }
+            None => self.finish(Outcome::NeedsReview),
+        }
+    }
+
+    fn retry(&mut self) -> Action {
+        self.attempt += 1;
+        self.spent = self.spent.max(self.attempt);
+        self.begin()
+    }
+
+    fn finish(&mut self, outcome: Outcome) -> Action {
+        self.retries = self.attempt;
+        Action::Finish(outcome)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIMITS: Limits = Limits {
+        max_retries: 8,
+        candidates: 3,
+        has_examples: true,
+    };
+
+    const IMPL: Action = Action::AskImplementation {
+        role: Role::Impl,
+        candidates: 3,
+    };
+    const FIX: Action = Action::AskImplementation {
+        role: Role::Fix,
+        candidates: 3,
+    };
+    const WRITTEN: Event = Event::ImplementationWritten { unchanged: false };
+    const UNCHANGED: Event = Event::ImplementationWritten { unchanged: true };
+    const WRONG: Event = Event::Ran(Run::Failed {
+        breaks_earlier: false,
+        best_gated: false,
+    });
+    const DISPUTED: Event = Event::Ran(Run::Failed {
+        breaks_earlier: false,
+        best_gated: true,
+    });
+
+    /// The actions the machine answers to `events`, after the start.
+    fn drive(limits: Limits, events: &[Event]) -> (Vec<Action>, Machine) {
+        let mut machine = Machine::new(limits);
+        let mut actions = vec![machine.step(Event::Start)];
+        for event in events {
+            actions.push(machine.step(*event));
+        }
+        (actions, machine)
+    }
+
+    fn finish(outcome: Outcome) -> Action {
+        Action::Finish(outcome)
+    }
+
+    #[test]
+    fn a_node_passes_on_the_first_round() {
+        let (actions, machine) = drive(
+            LIMITS,
+            &[Event::TestsWritten, WRITTEN, Event::Ran(Run::Passed)],
+        );
+        assert_eq!(
+            actions,
+            [
+                Action::AskTests,
+                IMPL,
+                Action::RunTests,
+                finish(Outcome::Passed)
+            ]
+        );
+        assert_eq!(machine.retries(), 0);
+    }
+
+    #[test]
+    fn failing_code_is_fixed_and_the_first_round_costs_no_budget() {
+        let (actions, machine) = drive(
+            LIMITS,
+            &[
+                Event::TestsWritten,
+                WRITTEN,
+                WRONG,
+                WRITTEN,
+                Event::Ran(Run::Passed),
+            ],
+        );
+        assert_eq!(
+            actions,
+            [
+                Action::AskTests,
+                IMPL,
+                Action::RunTests,
+                FIX,
+                Action::RunTests,
+                finish(Outcome::Passed)
+            ]
+        );
+        assert_eq!((machine.retries(), machine.spent), (1, 4));
+    }
+
+    #[test]
+    fn halfway_through_the_budget_the_loop_starts_over_and_then_runs_out() {
+        // Attempt 1 spends 1 + 3; attempt 2 starts over (4 ≥ 8/2) with fresh candidates,
+        // keeping the tests (the plan gives examples) and spends 3 more; attempt 3 fixes
+        // them (10 spent); attempt 4 does not run (10 > 8).
+        let (actions, machine) = drive(
+            LIMITS,
+            &[
+                Event::TestsWritten,
+                WRITTEN,
+                WRONG,
+                WRITTEN,
+                WRONG,
+                Event::Done,
+                WRITTEN,
+                WRONG,
+                WRITTEN,
+                WRONG,
+            ],
+        );
+        assert_eq!(
+            actions,
+            [
+                Action::AskTests,
+                IMPL,
+                Action::RunTests,
+                FIX,
+                Action::RunTests,
+                Action::StartOver { keep_tests: true },
+                IMPL,
+                Action::RunTests,
+                FIX,
+                Action::RunTests,
+                finish(Outcome::Failed(Failure::Exhausted))
+            ]
+        );
+        assert_eq!((machine.retries(), machine.spent), (3, 10));
+    }
+
+    #[test]
+    fn without_examples_starting_over_writes_new_tests() {
+        let limits = Limits {
+            has_examples: false,
+            ..LIMITS
+        };
+        let (actions, _) = drive(
+            limits,
+            &[
+                Event::TestsWritten,
+                WRITTEN,
+                WRONG,
+                UNCHANGED,
+                WRONG,
+                Event::Dropped { passed: false },
+                Event::Done,
+            ],
+        );
+        // The fix changed nothing: the disputed tests could not be dropped (no examples
+        // passed), so the next attempt starts over, tests and all.
+        assert_eq!(
+            actions[4..],
+            [
+                Action::RunTests,
+                Action::DropDisputed,
+                Action::StartOver { keep_tests: false },
+                Action::AskTests
+            ]
+        );
+    }
+
+    #[test]
+    fn a_spent_budget_keeps_gated_code_for_review() {
+        let limits = Limits {
+            max_retries: 0,
+            ..LIMITS
+        };
+        let (actions, machine) = drive(
+            limits,
+            &[
+                Event::TestsWritten,
+                WRITTEN,
+                DISPUTED,
+                Event::Voted(Some(Verdict::Implementation)),
+                Event::Done,
+            ],
+        );
+        assert_eq!(
+            actions[3..],
+            [
+                Action::Diagnose,
+                Action::FixBest,
+                finish(Outcome::NeedsReview)
+            ]
+        );
+        assert_eq!(machine.retries(), 0);
+    }
+
+    #[test]
+    fn the_vote_decides_a_dispute_once() {
+        let before = [Event::TestsWritten, WRITTEN, DISPUTED];
+        let cases = [
+            (Some(Verdict::Test), Outcome::PassedWithoutDisputed),
+            (Some(Verdict::Environment), Outcome::SkippedEnvironment),
+            (None, Outcome::NeedsReview),
+        ];
+        for (verdict, outcome) in cases {
+            let (actions, _) = drive(LIMITS, &[&before[..], &[Event::Voted(verdict)]].concat());
+            assert_eq!(
+                actions[3..],
+                [Action::Diagnose, finish(outcome)],
+                "{verdict:?}"
+            );
+        }
+        // Blamed on the implementation: one fix of the kept code; a dispute that survives it
+        // is not voted on again.
+        let (actions, _) = drive(
+            LIMITS,
+            &[
+                &before[..],
+                &[
+                    Event::Voted(Some(Verdict::Implementation)),
+                    Event::Done,
+                    WRITTEN,
+                    DISPUTED,
+                ],
+            ]
+            .concat(),
+        );
+        assert_eq!(
+            actions[3..],
+            [
+                Action::Diagnose,
+                Action::FixBest,
+                FIX,
+                Action::RunTests,
+                finish(Outcome::NeedsReview)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_fix_that_changes_nothing_drops_the_disputed_tests_unless_it_breaks_earlier_ones() {
+        let fixed_nothing = [Event::TestsWritten, WRITTEN, WRONG, UNCHANGED];
+        let (actions, _) = drive(
+            LIMITS,
+            &[
+                &fixed_nothing[..],
+                &[DISPUTED, Event::Dropped { passed: true }],
+            ]
+            .concat(),
+        );
+        assert_eq!(
+            actions[5..],
+            [Action::DropDisputed, finish(Outcome::Passed)]
+        );
+        let (actions, _) = drive(
+            LIMITS,
+            &[
+                &fixed_nothing[..],
+                &[DISPUTED, Event::Dropped { passed: false }],
+            ]
+            .concat(),
+        );
+        assert_eq!(actions[5..], [Action::DropDisputed, Action::Diagnose]);
+        let breaks = Event::Ran(Run::Failed {
+            breaks_earlier: true,
+            best_gated: false,
+        });
+        let (actions, _) = drive(LIMITS, &[&fixed_nothing[..], &[breaks]].concat());
+        // Not dropped; the unchanged fix makes the next attempt start over.
+        assert_eq!(actions[5], Action::StartOver { keep_tests: true });
+    }
+
+    #[test]
+    fn a_test_file_that_does_not_compile_is_written_anew_and_the_code_kept() {
+        let (actions, _) = drive(
+            LIMITS,
+            &[
+                Event::TestsWritten,
+                WRITTEN,
+                Event::Ran(Run::TestFileBroken),
+                Event::Done,
+                Event::TestsWritten,
+                Event::Ran(Run::Passed),
+            ],
+        );
+        assert_eq!(
+            actions[3..],
+            [
+                Action::DiscardTests,
+                Action::AskTests,
+                Action::RunTests,
+                finish(Outcome::Passed)
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unusable_answer_is_asked_again_and_only_existing_code_gets_a_fix() {
+        let limits = Limits {
+            max_retries: 20,
+            ..LIMITS
+        };
+        let (actions, _) = drive(
+            limits,
+            &[
+                Event::Unusable,
+                Event::TestsWritten,
+                Event::Unusable,
+                WRITTEN,
+                WRONG,
+            ],
+        );
+        assert_eq!(
+            actions,
+            [
+                Action::AskTests,
+                Action::AskTests,
+                IMPL,
+                IMPL,
+                Action::RunTests,
+                FIX
+            ]
+        );
+    }
+
+    #[test]
+    fn provider_and_sandbox_failures_end_the_node() {
+        let (actions, _) = drive(LIMITS, &[Event::ProviderFailed]);
+        assert_eq!(actions[1], finish(Outcome::Failed(Failure::Provider)));
+        let (actions, _) = drive(LIMITS, &[Event::TestsWritten, WRITTEN, Event::RunError]);
+        assert_eq!(actions[3], finish(Outcome::Failed(Failure::CannotRun)));
+    }
+
+    #[test]
+    fn cancelling_in_every_state_interrupts_the_node() {
+        // A path into each state that waits on an action, then the cancellation.
+        let paths: [&[Event]; 9] = [
+            &[],
+            &[Event::TestsWritten],
+            &[Event::TestsWritten, WRITTEN],
+            &[Event::TestsWritten, WRITTEN, WRONG],
+            &[Event::TestsWritten, WRITTEN, WRONG, UNCHANGED, DISPUTED],
+            &[Event::TestsWritten, WRITTEN, DISPUTED],
+            &[
+                Event::TestsWritten,
+                WRITTEN,
+                DISPUTED,
+                Event::Voted(Some(Verdict::Implementation)),
+            ],
+            &[
+                Event::TestsWritten,
+                WRITTEN,
+                Event::Ran(Run::TestFileBroken),
+            ],
+            &[Event::TestsWritten, WRITTEN, WRONG, WRITTEN, WRONG],
+        ];
+        let mut waited_on = Vec::new();
+        for path in paths {
+            let (actions, _) = drive(LIMITS, &[path, &[Event::Cancelled]].concat());
+            let [.., waiting, last] = actions.as_slice() else {
+                unreachable!("a start and a cancellation")
+            };
+            assert_eq!(*last, finish(Outcome::Interrupted), "after {path:?}");
+            waited_on.push(std::mem::discriminant(waiting));
+        }
+        // Every kind of action that waits was covered.
+        let kinds = [
+            Action::StartOver { keep_tests: true },
+            Action::AskTests,
+            IMPL,
+            Action::RunTests,
+            Action::DiscardTests,
+            Action::DropDisputed,
+            Action::Diagnose,
+            Action::FixBest,
+        ];
+        for kind in kinds {
+            assert!(
+                waited_on.contains(&std::mem::discriminant(&kind)),
+                "{kind:?} not covered"
+            );
+        }
+    }
+}
