@@ -178,7 +178,7 @@ fn diagnoses(input: &ReportInput) -> String {
             .map_or("none".to_string(), |v| v.letter().to_string());
         let outcome = match d.outcome {
             Some(Verdict::Implementation) => "A, the implementation: one fix",
-            Some(Verdict::Test) => "B, the tests: dropped",
+            Some(Verdict::Test) => "B, the tests: written again, dropped where still failing",
             Some(Verdict::Environment) => "C, the environment: skipped",
             None => "no majority: needs review",
         };

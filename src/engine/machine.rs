@@ -6,8 +6,8 @@
 //! One attempt: maybe start over → write tests (when there are none) → ask implementation
 //! candidates (unless only the tests were rewritten) → run the tests. A failed run of code
 //! that passes the gates (the specification's examples, the module's earlier tests) goes to
-//! the vote once: B drops the disputed tests, A asks one fix of the kept code, C skips the
-//! node, no majority ends it `needs_review`. Halfway through the budget, or when a fix changed
+//! the vote once: B has the disputed tests written once more and drops what still fails, A
+//! asks one fix of the kept code, C skips the node, no majority ends it `needs_review`. Halfway through the budget, or when a fix changed
 //! nothing, the loop starts over with fresh candidates. The budget counts implementations
 //! asked after the first round (a round of k candidates spends k); once it is spent a gated
 //! candidate is kept for review and anything else has failed. A cancellation ends every state
@@ -90,6 +90,10 @@ pub enum Action {
     Diagnose,
     /// Put the best candidate back for one fix that answers its disputed tests; `Done`.
     FixBest,
+    /// Put the best candidate back with its undisputed tests and ask for the disputed ones
+    /// anew, told why they were judged wrong: [`Event::TestsWritten`], `Unusable` or
+    /// `ProviderFailed`.
+    RewriteTests,
     /// The node is over.
     Finish(Outcome),
 }
@@ -99,7 +103,8 @@ pub enum Action {
 pub enum Outcome {
     /// Every test passed.
     Passed,
-    /// The vote blamed the tests: the best candidate passes without them.
+    /// The vote blamed the tests, and what was written again still failed: the best
+    /// candidate passes without them.
     PassedWithoutDisputed,
     /// The best candidate passes the gates, generated tests dispute it, nothing settled it.
     NeedsReview,
@@ -140,6 +145,8 @@ pub struct Machine {
     /// fresh start): with a failure, the next implementation is a fix of it.
     implemented: bool,
     diagnosed: bool,
+    /// The vote blamed the tests and they are being written again (once).
+    rewriting: bool,
     best_gated: bool,
     /// The role of the last implementation asked.
     role: Role,
@@ -162,6 +169,7 @@ impl Machine {
             has_failure: false,
             implemented: false,
             diagnosed: false,
+            rewriting: false,
             best_gated: false,
             role: Role::Impl,
             last: None,
@@ -192,6 +200,10 @@ impl Machine {
             Event::ProviderFailed => self.finish(Outcome::Failed(Failure::Provider)),
             Event::RunError => self.finish(Outcome::Failed(Failure::CannotRun)),
             Event::Start => self.begin(),
+            // The vote stands: what could not be written again is dropped.
+            Event::Unusable if self.rewriting => self.finish(Outcome::PassedWithoutDisputed),
+            Event::Ran(Run::Passed) if self.rewriting => self.finish(Outcome::Passed),
+            Event::Ran(_) if self.rewriting => self.finish(Outcome::PassedWithoutDisputed),
             Event::Unusable => {
                 self.has_failure = true;
                 self.retry()
@@ -251,7 +263,7 @@ impl Machine {
     }
 
     fn after_tests(&mut self) -> Action {
-        if std::mem::take(&mut self.tests_only) {
+        if std::mem::take(&mut self.tests_only) || self.rewriting {
             return Action::RunTests;
         }
         self.role = match self.has_failure && self.implemented {
@@ -303,7 +315,13 @@ impl Machine {
     fn voted(&mut self, verdict: Option<Verdict>) -> Action {
         self.diagnosed = true;
         match verdict {
-            Some(Verdict::Test) => self.finish(Outcome::PassedWithoutDisputed),
+            Some(Verdict::Test) => {
+                // A new attempt, so that its answer is asked (and recorded) apart.
+                self.rewriting = true;
+                self.attempt += 1;
+                self.spent = self.spent.max(self.attempt);
+                Action::RewriteTests
+            }
             Some(Verdict::Environment) => self.finish(Outcome::SkippedEnvironment),
             Some(Verdict::Implementation) => {
                 self.has_failure = true;
@@ -513,7 +531,6 @@ mod tests {
     fn the_vote_decides_a_dispute_once() {
         let before = [Event::TestsWritten, WRITTEN, DISPUTED];
         let cases = [
-            (Some(Verdict::Test), Outcome::PassedWithoutDisputed),
             (Some(Verdict::Environment), Outcome::SkippedEnvironment),
             (None, Outcome::NeedsReview),
         ];
@@ -550,6 +567,35 @@ mod tests {
                 finish(Outcome::NeedsReview)
             ]
         );
+    }
+
+    #[test]
+    fn tests_the_vote_blames_are_written_once_more_then_dropped() {
+        let voted = [
+            Event::TestsWritten,
+            WRITTEN,
+            DISPUTED,
+            Event::Voted(Some(Verdict::Test)),
+        ];
+        let still_wrong = [Event::TestsWritten, DISPUTED];
+        let (actions, machine) = drive(LIMITS, &[&voted[..], &still_wrong].concat());
+        assert_eq!(
+            actions[3..],
+            [
+                Action::Diagnose,
+                Action::RewriteTests,
+                Action::RunTests,
+                finish(Outcome::PassedWithoutDisputed)
+            ]
+        );
+        assert_eq!(machine.retries(), 1);
+        let (actions, _) = drive(
+            LIMITS,
+            &[&voted[..], &[Event::TestsWritten, Event::Ran(Run::Passed)]].concat(),
+        );
+        assert_eq!(actions[6], finish(Outcome::Passed));
+        let (actions, _) = drive(LIMITS, &[&voted[..], &[Event::Unusable]].concat());
+        assert_eq!(actions[5], finish(Outcome::PassedWithoutDisputed));
     }
 
     #[test]
@@ -649,7 +695,7 @@ mod tests {
     #[test]
     fn cancelling_in_every_state_interrupts_the_node() {
         // A path into each state that waits on an action, then the cancellation.
-        let paths: [&[Event]; 9] = [
+        let paths: [&[Event]; 10] = [
             &[],
             &[Event::TestsWritten],
             &[Event::TestsWritten, WRITTEN],
@@ -668,6 +714,12 @@ mod tests {
                 Event::Ran(Run::TestFileBroken),
             ],
             &[Event::TestsWritten, WRITTEN, WRONG, WRITTEN, WRONG],
+            &[
+                Event::TestsWritten,
+                WRITTEN,
+                DISPUTED,
+                Event::Voted(Some(Verdict::Test)),
+            ],
         ];
         let mut waited_on = Vec::new();
         for path in paths {
@@ -688,6 +740,7 @@ mod tests {
             Action::DropDisputed,
             Action::Diagnose,
             Action::FixBest,
+            Action::RewriteTests,
         ];
         for kind in kinds {
             assert!(

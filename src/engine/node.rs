@@ -5,9 +5,9 @@
 //! Ground truth is the plan: the examples test from the specification and the earlier
 //! functions' tests are gates; the model's own tests are evidence, since a third of them are
 //! wrong. Code that passes the gates is never thrown away for failing a generated test: the
-//! dispute goes to a majority vote ([`super::vote`]) that drops the tests (B), asks for one
-//! fix (A), skips the node (C), or, without a majority, keeps the code as `needs_review`;
-//! its dependents run on it.
+//! dispute goes to a majority vote ([`super::vote`]) that has the tests written once more
+//! and drops those still failing (B), asks for one fix (A), skips the node (C), or, without a
+//! majority, keeps the code as `needs_review`; its dependents run on it.
 //! A failed node keeps its best candidate (or a stub), so its module stays importable.
 //!
 //! What to do next is decided by [`super::machine`], which does no I/O; this file only
@@ -328,7 +328,8 @@ impl Leaf<'_> {
     async fn execute(&mut self, action: Action, attempt: u32) -> Result<Event, FsError> {
         match action {
             Action::StartOver { keep_tests } => self.start_over(keep_tests).map(|()| Event::Done),
-            Action::AskTests => self.write_tests(attempt).await,
+            Action::AskTests => self.write_tests(attempt, false).await,
+            Action::RewriteTests => self.write_tests(attempt, true).await,
             Action::AskImplementation { role, candidates } => {
                 let inputs = self.inputs(attempt)?;
                 self.write_implementation(inputs, role, candidates, attempt)
@@ -422,8 +423,28 @@ impl Leaf<'_> {
     }
 
     /// Asks for tests and writes them with the specification's examples test beside them.
-    async fn write_tests(&mut self, attempt: u32) -> Result<Event, FsError> {
-        let inputs = &self.inputs(attempt)?;
+    /// With `rewrite`, the best candidate is put back with its undisputed tests, and its
+    /// disputed tests are asked again with what it did in them.
+    async fn write_tests(&mut self, attempt: u32, rewrite: bool) -> Result<Event, FsError> {
+        let mut inputs = PromptInputs {
+            failure: String::new(),
+            ..self.inputs(attempt)?
+        };
+        if rewrite && let Some(best) = &self.best {
+            let ws = &self.ctx.workspace;
+            ws.write_if_changed(&self.file, &best.text)?;
+            ws.write_if_changed(&self.test_file, &best.undisputed_tests)?;
+            let sources: Vec<&str> = best
+                .disputed_tests
+                .iter()
+                .map(|t| t.source.as_str())
+                .collect();
+            inputs.failure = best.disputed_output();
+            inputs.tests = sources.join("\n\n");
+            inputs.current = best.text.clone();
+        }
+        let inputs = &inputs;
+        let base = self.test_text()?;
         let started = std::time::Instant::now();
         let asked = ask(
             self.ctx,
@@ -437,9 +458,7 @@ impl Leaf<'_> {
         self.work.model_ms += started.elapsed().as_millis() as u64;
         let specification = self.node.docstring.as_deref().unwrap_or("");
         let code = asked
-            .and_then(|answer| {
-                code_for_target(&answer, &self.test_file, &inputs.tests).map_err(unusable)
-            })
+            .and_then(|answer| code_for_target(&answer, &self.test_file, &base).map_err(unusable))
             .and_then(|code| {
                 shape_tests(&without_broken_units(&code), specification).map_err(unusable)
             })
@@ -448,7 +467,7 @@ impl Leaf<'_> {
             Ok(code) => code,
             Err(e) => return self.asked_in_vain(e, "test"),
         };
-        let mut merged = merge_python(&inputs.tests, &code);
+        let mut merged = merge_python(&base, &code);
         if let Some(from_spec) = examples::examples_test(self.node, &self.module) {
             merged = merge_python(&merged, &from_spec);
         }

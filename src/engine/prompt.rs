@@ -173,7 +173,10 @@ pub fn request(
     attempt: u32,
     inputs: &PromptInputs,
 ) -> Result<LlmRequest, PromptError> {
+    // Tests are asked again, with why they were wrong, only after the vote blamed them.
+    let rewrite = role == Role::Test && !inputs.failure.is_empty();
     let template: Template = match role {
+        Role::Test if rewrite => prompts::REWRITE_TESTS,
         Role::Test => prompts::WRITE_TESTS,
         Role::Impl => prompts::WRITE_IMPL,
         Role::Fix => prompts::FIX_IMPL,
@@ -206,6 +209,10 @@ pub fn request(
             values.insert("tests", inputs.tests.clone());
             values.insert("failure", inputs.failure.clone());
             values.insert("options", inputs.options.clone());
+        }
+        Role::Test if rewrite => {
+            values.insert("tests", inputs.tests.clone());
+            values.insert("failure", inputs.failure.clone());
         }
         Role::Test | Role::Impl => {}
     }

@@ -22,6 +22,12 @@ pub const WRITE_TESTS: Template = Template {
     version: 5,
     body: include_str!("write_tests.md"),
 };
+/// Tests that the vote judged wrong, asked once more with the reason (role `test`).
+pub const REWRITE_TESTS: Template = Template {
+    id: "rewrite_tests",
+    version: 1,
+    body: include_str!("rewrite_tests.md"),
+};
 pub const WRITE_IMPL: Template = Template {
     id: "write_impl",
     version: 6,
@@ -44,7 +50,7 @@ pub const DIAGNOSE_SYSTEM: &str = "You are an expert Python engineer reviewing a
 You judge by the specification. Answer with one letter and nothing else.";
 
 /// Every template, for the record of what produced a repository.
-pub const ALL: [Template; 4] = [WRITE_TESTS, WRITE_IMPL, FIX_IMPL, DIAGNOSE];
+pub const ALL: [Template; 5] = [WRITE_TESTS, REWRITE_TESTS, WRITE_IMPL, FIX_IMPL, DIAGNOSE];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PromptError {

@@ -681,16 +681,59 @@ fn with_votes(dir: &Path, mut lines: Vec<Value>, votes: &[&str]) -> PathBuf {
     write_script(dir, &lines)
 }
 
+/// Votes that blame node_b's wrong test (vote i reads its letters rotated by i: A B C are
+/// implementation, test, environment for votes 0 and 3; test, environment, implementation
+/// for 1 and 4; environment, implementation, test for 2): test, test, implementation, test,
+/// environment.
+const BLAME_THE_TEST: [&str; 5] = ["B", "The test is wrong: A", "B", "B", "B"];
+
+/// chain's script with node_b's wrong test, the votes that blame it, and the test as it is
+/// written again after the vote (attempt 1) expecting `rewritten` for `double_plus_one(0)`.
+fn script_with_a_rewritten_test(dir: &Path, rewritten: i32) -> PathBuf {
+    let script = script_with_votes(dir, &BLAME_THE_TEST);
+    let mut lines: Vec<Value> = std::fs::read_to_string(&script)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let answer = format!(
+        "```python\nfrom chain.steps import double_plus_one\n\n\ndef test_double_plus_one_zero():\n    assert double_plus_one(0) == {rewritten}\n```\n"
+    );
+    lines.push(serde_json::json!({
+        "node": "node_b", "role": "test", "attempt": 1, "answer": answer,
+    }));
+    write_script(dir, &lines)
+}
+
 #[test]
-fn a_wrong_test_outvoted_is_dropped_and_listed_in_the_report_with_what_the_code_did() {
+fn a_test_the_vote_blames_and_that_is_written_right_the_second_time_is_kept() {
     if require_python().is_none() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    // Vote i reads its letters rotated by i (A B C: implementation, test, environment for
-    // votes 0 and 3; test, environment, implementation for 1 and 4; environment,
-    // implementation, test for 2): these are test, test, implementation, test, environment.
-    let script = script_with_votes(dir.path(), &["B", "The test is wrong: A", "B", "B", "B"]);
+    let script = script_with_a_rewritten_test(dir.path(), 1);
+    let out = dir.path().join("o");
+    let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(status_of(&out, "node_b"), "passed");
+    assert_eq!(checkpoint(&out)["node_b"]["diagnosis"]["outcome"], "test");
+    let tests = std::fs::read_to_string(out.join("tests/test_steps.py")).unwrap();
+    assert!(tests.contains("double_plus_one(0) == 1"), "{tests}");
+    assert!(!tests.contains("double_plus_one(0) == 2"), "{tests}");
+    assert!(
+        tests.contains("def test_double_plus_one_positive"),
+        "{tests}"
+    );
+}
+
+#[test]
+fn a_wrong_test_outvoted_is_written_again_then_dropped_and_listed_in_the_report() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // Written again after the vote, the test is still wrong: then it is dropped.
+    let script = script_with_a_rewritten_test(dir.path(), 3);
     let out = dir.path().join("o");
     let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
@@ -712,13 +755,17 @@ fn a_wrong_test_outvoted_is_dropped_and_listed_in_the_report_with_what_the_code_
     );
     let tests = std::fs::read_to_string(out.join("tests/test_steps.py")).unwrap();
     assert!(!tests.contains("double_plus_one(0) == 2"), "{tests}");
+    assert!(!tests.contains("double_plus_one(0) == 3"), "{tests}");
     assert!(
         tests.contains("def test_double_plus_one_examples_from_spec"),
         "{tests}"
     );
     let report = std::fs::read_to_string(out.join("docs/generation_report.md")).unwrap();
     assert!(report.contains("## Disputed Tests"), "{report}");
-    assert!(report.contains("B, the tests: dropped"), "{report}");
+    assert!(
+        report.contains("B, the tests: written again, dropped where still failing"),
+        "{report}"
+    );
     assert!(
         report.contains("`test_double_plus_one_zero`, what the code did"),
         "{report}"
