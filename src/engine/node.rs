@@ -359,11 +359,10 @@ impl Leaf<'_> {
             }
             Outcome::PassedWithoutDisputed => Ok(self.without_disputed(retries)),
             Outcome::SkippedEnvironment => Ok(self.skipped_for_environment(retries)),
-            Outcome::NeedsReview => match self.review(retries) {
-                Some(review) => Ok(review),
-                None => self.exhausted(retries + 1),
-            },
-            Outcome::Failed(Failure::Exhausted) => self.exhausted(retries + 1),
+            // Both keep a gated candidate for review, else the node failed.
+            Outcome::NeedsReview | Outcome::Failed(Failure::Exhausted) => {
+                self.exhausted(retries + 1)
+            }
             Outcome::Failed(Failure::Provider | Failure::CannotRun) => {
                 let reason = self.ending.take().unwrap_or_default();
                 self.end(NodeResult::failed(reason))
@@ -987,7 +986,8 @@ impl Leaf<'_> {
         })
     }
 
-    /// Every attempt failed: a gated candidate is kept for review, else the node failed.
+    /// The node ends without passing: a gated candidate is kept for review, else the node
+    /// failed after `attempts` attempts.
     fn exhausted(&mut self, attempts: u32) -> Result<NodeResult, FsError> {
         if let Some(review) = self.review(attempts.saturating_sub(1)) {
             return Ok(review);
