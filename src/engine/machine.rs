@@ -59,7 +59,8 @@ pub enum Event {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Run {
     Passed,
-    /// The test file itself does not compile: a test fault, never an implementation's.
+    /// The test file itself is broken (it does not compile, or importing it fails in its own
+    /// code): a test fault, never an implementation's.
     TestFileBroken,
     /// Some test failed. `breaks_earlier`: a test of an earlier function of the module is
     /// among them. `best_gated`: the best candidate so far (this one counted) passes the gates.

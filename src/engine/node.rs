@@ -708,8 +708,8 @@ impl Leaf<'_> {
         if run.cancelled {
             return Ok(Event::Cancelled);
         }
-        let event = if test_file_does_not_compile(&run, &self.test_file) {
-            tracing::debug!(node = %self.node.id, attempt, "the test file does not compile");
+        let event = if test_file_is_broken(&run, &self.test_file) {
+            tracing::debug!(node = %self.node.id, attempt, "the test file is broken");
             Event::Ran(Run::TestFileBroken)
         } else if run.succeeded() {
             Event::Ran(Run::Passed)
@@ -1352,12 +1352,29 @@ fn refuse_foreign(
     }
 }
 
-/// Whether nothing ran because `test_file` itself does not compile (pytest reports the
-/// syntax error with the file's path and line).
-fn test_file_does_not_compile(run: &crate::sandbox::TestRun, test_file: &str) -> bool {
+/// Whether nothing ran because of `test_file` itself: it does not compile (pytest reports the
+/// syntax error with the file's path and line), or importing it failed in its own code (a
+/// module-level statement raised, or it imports a name that does not exist), not in the code
+/// under test. Either is a test fault, never the implementation's.
+fn test_file_is_broken(run: &crate::sandbox::TestRun, test_file: &str) -> bool {
+    if run.passed + run.failed > 0 {
+        return false;
+    }
     let syntax = run.output.contains("SyntaxError") || run.output.contains("IndentationError");
     let located = run.output.contains(&format!("{test_file}\", line"));
-    run.passed + run.failed == 0 && syntax && located
+    syntax && located || failing_frame(&run.output).is_some_and(|path| path.ends_with(test_file))
+}
+
+/// The file of the innermost frame of the first error in pytest's short traceback: the
+/// `PATH:LINE: in NAME` line nearest above the first `E   ` line.
+fn failing_frame(output: &str) -> Option<&str> {
+    let lines: Vec<&str> = output.lines().collect();
+    let error = lines.iter().position(|l| l.starts_with("E   "))?;
+    lines[..error].iter().rev().find_map(|line| {
+        let (location, _) = line.split_once(": in ")?;
+        let (path, number) = location.rsplit_once(':')?;
+        number.parse::<u32>().ok().map(|_| path)
+    })
 }
 
 /// `code` without the top-level units that do not parse: one broken test function must not
@@ -1664,21 +1681,25 @@ mod tests {
     }
 
     #[test]
-    fn a_test_that_does_not_parse_is_dropped_and_a_broken_test_file_is_recognised() {
+    fn a_test_that_does_not_parse_is_dropped_and_a_broken_test_file_is_recognised_by_where_it_fails() {
         let code =
             "import pytest\n\n\ndef test_a():\n    assert f(1) == 2\n\n\ndef test_b(:\n    pass\n";
         assert_eq!(
             without_broken_units(code),
             "import pytest\n\n\ndef test_a():\n    assert f(1) == 2\n"
         );
-        let output = "E     File \"/repo/tests/test_m.py\", line 5\nE   SyntaxError: invalid syntax\n1 error in 0.1s";
-        let run = crate::sandbox::TestRun {
+        let raised = |output: &str| crate::sandbox::TestRun {
             output: output.into(),
             errors: 1,
             ..crate::sandbox::TestRun::cancelled("t")
         };
-        assert!(test_file_does_not_compile(&run, "tests/test_m.py"));
-        assert!(!test_file_does_not_compile(&run, "tests/test_other.py"));
+        let syntax = "E     File \"/repo/tests/test_m.py\", line 5\nE   SyntaxError: invalid syntax\n1 error in 0.1s";
+        assert!(test_file_is_broken(&raised(syntax), "tests/test_m.py"));
+        assert!(!test_file_is_broken(&raised(syntax), "tests/test_other.py"));
+        let in_the_tests = "_ ERROR collecting tests/test_m.py _\ntests/test_m.py:2: in <module>\n    X = pytest.approx(1.0)(2)\nE   TypeError: 'ApproxScalar' object is not callable\n1 error in 0.1s";
+        assert!(test_file_is_broken(&raised(in_the_tests), "tests/test_m.py"));
+        let in_the_code = "_ ERROR collecting tests/test_m.py _\ntests/test_m.py:1: in <module>\n    from m import f\nsrc/m.py:3: in <module>\n    x = 1 / 0\nE   ZeroDivisionError: division by zero\n1 error in 0.1s";
+        assert!(!test_file_is_broken(&raised(in_the_code), "tests/test_m.py"));
     }
 
     #[test]
