@@ -11,6 +11,7 @@
 //! - [`lsp`] is a small stdio client for ty or pyright; [`refactor`] uses it for references
 //!   and rename, with a tree-sitter fallback that says it is approximate.
 //! - [`stub`] is the stand-in for a function that could not be generated.
+//! - [`repair`] fixes a local variable that shadows the module function it calls.
 //! - [`tools`] is the one interface over all of it: [`CodeTools`].
 //! - ruff and the language servers are found by [`crate::programs`].
 
@@ -19,6 +20,7 @@ pub mod edit;
 pub mod lsp;
 pub mod outline;
 pub mod refactor;
+pub mod repair;
 pub mod repo;
 pub mod stub;
 pub mod tools;

@@ -598,7 +598,8 @@ impl Leaf<'_> {
     }
 
     /// The module as it would be with this answer: the function shaped, the plan's docstring
-    /// and the forgotten imports added, merged into `current`.
+    /// and the forgotten imports added, a variable that shadows a module function it calls
+    /// renamed ([`crate::code::repair`]), merged into `current`.
     fn module_with(
         &self,
         answer: Result<String, AskError>,
@@ -619,6 +620,11 @@ impl Leaf<'_> {
         let code = with_plan_docstring(self.node, code);
         let code = repoint_imports(&code, &|name| self.plan_home(name), &self.ctx.packages);
         let code = with_missing_imports(self.ctx, self.position, &code, current);
+        let globals: BTreeSet<String> = bound_names(&code)
+            .into_iter()
+            .chain(bound_names(current))
+            .collect();
+        let code = crate::code::repair::unshadow_called_globals(&code, &self.node.name, &globals);
         let module = merge_python(current, &code);
         // A module that does not parse breaks every import of its package (the exports
         // import it): such an answer is unusable, never kept, not even by the one-shot.
