@@ -53,6 +53,7 @@ fn request() -> LlmRequest {
         seed: Some(1),
         template: "bench@1".into(),
         candidate: 0,
+        prefill: None,
     }
 }
 

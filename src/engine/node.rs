@@ -418,6 +418,7 @@ impl Leaf<'_> {
             failure: self.failure.clone().unwrap_or_default(),
             attempt,
             options: String::new(),
+            head: prompt::answer_head(node),
         })
     }
 

@@ -78,19 +78,10 @@ fn interface(node: &Node, content: &str) -> Option<String> {
         .into_iter()
         .find(|u| u.def_name() == Some(node.name.as_str()))?;
     match (node.kind.as_str(), &node.signature) {
-        ("function", Some(signature)) => {
-            let doc = node.docstring.as_deref().unwrap_or("").trim();
-            let body: String = doc
-                .lines()
-                .map(|l| format!("    {l}").trim_end().to_string() + "\n")
-                .collect();
-            let signature = signature.trim().trim_end_matches(':');
-            let def = match signature.starts_with("def ") || signature.starts_with("async def ") {
-                true => "",
-                false => "def ",
-            };
-            Some(format!("{def}{signature}:\n    \"\"\"\n{body}    \"\"\""))
-        }
+        ("function", Some(signature)) => Some(documented_def(
+            signature,
+            node.docstring.as_deref().unwrap_or("").trim(),
+        )),
         _ => Some(unit.text),
     }
 }
@@ -165,6 +156,46 @@ pub struct PromptInputs {
     pub attempt: u32,
     /// The lettered options of a diagnosis vote (empty for other roles).
     pub options: String,
+    /// How an implementation answer begins ([`answer_head`]); `None` when the plan gives no
+    /// signature to begin it with.
+    pub head: Option<String>,
+}
+
+/// The start of an implementation answer: the fence, the planned signature and a docstring
+/// holding the specification and its examples, so that the model continues with the body.
+/// This is the layout code models learn from (a signature, a docstring with `>>>` examples,
+/// then the body), the body is conditioned on the contract right above it, and no token is
+/// spent re-typing the docstring, which small models do whatever the prompt says. The engine
+/// puts the plan's own docstring back afterwards. `None` for anything but a function with a
+/// planned signature.
+pub fn answer_head(node: &Node) -> Option<String> {
+    let signature = node.signature.as_deref().filter(|s| !s.contains('\n'))?;
+    if node.kind != "function" || signature.trim().is_empty() {
+        return None;
+    }
+    let mut doc = node.docstring.as_deref().unwrap_or("").trim().to_string();
+    if !node.examples.is_empty() {
+        let examples: Vec<&str> = node.examples.iter().map(|e| e.trim_end()).collect();
+        doc = format!("{doc}\n\nExamples:\n{}", examples.join("\n"));
+    }
+    // Inside a docstring, so escaped: an example's `\n` must stay a backslash and an `n`, and
+    // a `"""` in the specification must not end the docstring.
+    let doc = doc.replace('\\', "\\\\").replace("\"\"\"", "\\\"\"\"");
+    Some(format!("```python\n{}\n", documented_def(signature, &doc)))
+}
+
+/// `def SIGNATURE:` with `doc` as its docstring, indented.
+fn documented_def(signature: &str, doc: &str) -> String {
+    let signature = signature.trim().trim_end_matches(':');
+    let def = match signature.starts_with("def ") || signature.starts_with("async def ") {
+        true => "",
+        false => "def ",
+    };
+    let body: String = doc
+        .lines()
+        .map(|l| format!("    {l}").trim_end().to_string() + "\n")
+        .collect();
+    format!("{def}{signature}:\n    \"\"\"\n{body}    \"\"\"")
 }
 
 pub fn request(
@@ -196,7 +227,14 @@ pub fn request(
         }
         Role::Impl | Role::Fix | Role::Diagnose => {
             values.insert("file_path", inputs.file_path.clone());
-            values.insert("current", module_view(&inputs.current, &inputs.name));
+            // A fix whose answer is begun for it is written afresh from the failure: shown its
+            // failing body, the 1.5B model copied it back (9 of 9 fix answers in one ml_lib
+            // run), so the body is cut to its outline like the module's other functions.
+            let shown_whole = match (role, &inputs.head) {
+                (Role::Fix, Some(_)) => "",
+                _ => inputs.name.as_str(),
+            };
+            values.insert("current", module_view(&inputs.current, shown_whole));
         }
     }
     match role {
@@ -243,6 +281,10 @@ pub fn request(
         seed: Some(u64::from(attempt)),
         template: template.label(),
         candidate: 0,
+        prefill: match role {
+            Role::Impl | Role::Fix => inputs.head.clone(),
+            Role::Test | Role::Diagnose => None,
+        },
     })
 }
 
@@ -263,6 +305,55 @@ mod tests {
             "def scale(x: float) -> float:\n    \"\"\"\n    Double x.\n\n    Args:\n        x: A number.\n    \"\"\""
         );
         assert_eq!(interface(&node, "import math\n"), None);
+    }
+
+    #[test]
+    fn an_implementation_answer_begins_with_the_signature_and_the_specification() {
+        let node: Node = serde_json::from_value(serde_json::json!({
+            "id": "n", "name": "split", "type": "function", "node_type": "leaf", "file_path": "m.py",
+            "signature": "def split(text: str) -> list[str]:", "docstring": "Split on \"\"\"newlines\"\"\".\n\nArgs:\n    text: Text.",
+            "examples": [">>> split(\"a\\nb\")\n['a', 'b']"]
+        }))
+        .unwrap();
+        assert_eq!(
+            answer_head(&node).unwrap(),
+            "```python\ndef split(text: str) -> list[str]:\n    \"\"\"\n    Split on \\\"\"\"newlines\\\"\"\".\n\n    Args:\n        text: Text.\n\n    Examples:\n    >>> split(\"a\\\\nb\")\n    ['a', 'b']\n    \"\"\"\n"
+        );
+        let class = Node {
+            kind: "class".into(),
+            ..node.clone()
+        };
+        assert_eq!(answer_head(&class), None);
+        let unsigned = Node {
+            signature: None,
+            ..node
+        };
+        assert_eq!(answer_head(&unsigned), None);
+    }
+
+    #[test]
+    fn a_fix_begun_for_the_model_does_not_show_the_failing_body() {
+        let inputs = |head: Option<&str>| PromptInputs {
+            node: "Function name: own\n".into(),
+            name: "own".into(),
+            file_path: "m.py".into(),
+            import_line: "from m import own".into(),
+            context: "(none)".into(),
+            current: "def own():\n    \"\"\"Return one.\"\"\"\n    return 2\n".into(),
+            tests: "def test_own():\n    assert own() == 1\n".into(),
+            failure: "assert 2 == 1".into(),
+            attempt: 1,
+            options: String::new(),
+            head: head.map(str::to_string),
+        };
+        let user = |r: LlmRequest| r.messages[1].content.clone();
+        let begun = request("n", Role::Fix, 1, &inputs(Some("```python\ndef own():\n"))).unwrap();
+        assert_eq!(begun.prefill.as_deref(), Some("```python\ndef own():\n"));
+        assert!(!user(begun).contains("return 2"));
+        let whole = request("n", Role::Fix, 1, &inputs(None)).unwrap();
+        assert!(user(whole).contains("return 2"));
+        let tests = request("n", Role::Test, 0, &inputs(Some("x"))).unwrap();
+        assert_eq!(tests.prefill, None);
     }
 
     #[test]

@@ -303,7 +303,7 @@ impl<'m> Session<'m> {
             .collect())
     }
 
-    /// The request through the GGUF's chat template, tokenized; refused when it leaves no room
+    /// The request through the GGUF's chat template and then its prefill, tokenized; refused when it leaves no room
     /// in the context for the answer.
     fn prompt(&self, request: &LlmRequest, n: u32) -> Result<Vec<LlamaToken>, LocalError> {
         let chat = request
@@ -311,9 +311,11 @@ impl<'m> Session<'m> {
             .iter()
             .map(|m| LlamaChatMessage::new(m.role.clone(), m.content.clone()))
             .collect::<Result<Vec<_>, _>>()?;
-        let prompt = self
+        let mut prompt = self
             .model
             .apply_chat_template(&self.template, &chat, true)?;
+        // The answer's first characters are the engine's: the model continues from them.
+        prompt.push_str(request.prefill.as_deref().unwrap_or(""));
         let tokens = self.model.vocab().tokenize(prompt.as_bytes(), true, true);
         if tokens.is_empty() {
             return Err(LocalError::EmptyPrompt);
@@ -384,7 +386,7 @@ impl<'m> Session<'m> {
         let mut sequences: Vec<Sequence> = (0..n)
             .map(|i| Sequence {
                 sampler: sampler(model, &request.candidate(i)),
-                text: Vec::new(),
+                text: request.prefill.clone().unwrap_or_default().into_bytes(),
                 generated: 0,
                 logits: Some(first),
                 position: self.cached.len() as i32,

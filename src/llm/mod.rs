@@ -42,6 +42,14 @@ pub struct LlmRequest {
     /// [`LlmProvider::complete_many`]); 0 for the first or only one.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub candidate: u32,
+    /// How the answer begins, written by the engine (for an implementation: the fence, the
+    /// planned signature and the specification as its docstring). A provider that can
+    /// continue an assistant message (the embedded model) starts the answer with it and
+    /// returns it as part of the text, so the model writes only the body, in the layout code
+    /// models are trained on; the others ignore it and answer with the whole code, which the
+    /// engine reads the same way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefill: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {

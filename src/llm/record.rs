@@ -3,7 +3,8 @@
 //! A recording is `DIR/exchanges.jsonl`: the request (node, role, attempt, template, messages)
 //! and the response. Requests never carry API keys, so recordings are safe to commit; they are
 //! how regression tests reuse real model output. Replay matches node, role, attempt and the
-//! exact messages; a request that was not recorded is an error that names it.
+//! exact messages (and the answer's prefill, when there is one); a request that was not
+//! recorded is an error that names it.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -26,7 +27,11 @@ pub struct Exchange {
 }
 
 fn key(request: &LlmRequest) -> String {
-    let messages = serde_json::to_vec(&request.messages).unwrap_or_default();
+    let mut messages = serde_json::to_vec(&request.messages).unwrap_or_default();
+    // The answer depends on how it was begun: a prefilled request is keyed apart.
+    if let Some(prefill) = &request.prefill {
+        messages.extend_from_slice(prefill.as_bytes());
+    }
     // The candidate joins the key only when it is not the first: recordings made before
     // candidates existed keep their keys.
     let candidate = match request.candidate {

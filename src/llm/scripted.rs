@@ -252,6 +252,7 @@ mod tests {
             seed: None,
             template: "t@1".into(),
             candidate: 0,
+            prefill: None,
         }
     }
 

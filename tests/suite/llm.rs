@@ -32,6 +32,7 @@ fn request() -> LlmRequest {
         seed: Some(7),
         template: "write_impl@2".into(),
         candidate: 0,
+        prefill: None,
     }
 }
 
