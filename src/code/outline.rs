@@ -113,6 +113,26 @@ pub(crate) fn parse(source: &str) -> Result<Tree, OutlineError> {
     parser.parse(source, None).ok_or(OutlineError::NoTree)
 }
 
+/// The text of every import statement of `source`, at any depth (an `import` inside a
+/// function body imports as surely as one at the top), in source order.
+pub fn import_statements(source: &str) -> Vec<String> {
+    let Ok(tree) = parse(source) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        if matches!(node.kind(), "import_statement" | "import_from_statement") {
+            out.push((node.start_byte(), source[node.byte_range()].to_string()));
+            continue;
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor));
+    }
+    out.sort();
+    out.into_iter().map(|(_, text)| text).collect()
+}
+
 /// Every definition of `source`, in source order (outer before inner).
 pub fn outline(source: &str) -> Result<Vec<Symbol>, OutlineError> {
     Ok(locate_all(source)?.into_iter().map(|l| l.symbol).collect())

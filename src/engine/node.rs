@@ -1323,12 +1323,17 @@ fn failing_functions(run: &crate::sandbox::TestRun) -> Vec<String> {
     names
 }
 
-/// The top-level modules `code` imports that are neither the standard library, nor one of
-/// the project's `packages`, nor in `allowed`: they are not installed in the sandbox (the
-/// system prompt asks for the standard library only), so code that needs them cannot run.
+/// The top-level modules `code` imports anywhere (a function body's `import numpy` too)
+/// that are neither the standard library, nor one of the project's `packages`, nor in
+/// `allowed`: they are not installed in the sandbox (the system prompt asks for the
+/// standard library only), so code that needs them cannot run.
 fn foreign_imports(code: &str, packages: &BTreeSet<String>, allowed: &[&str]) -> Vec<String> {
     let mut foreign: Vec<String> = Vec::new();
-    for unit in crate::code::split_units(code) {
+    for statement in crate::code::outline::import_statements(code) {
+        let unit = crate::code::Unit {
+            kind: crate::code::UnitKind::Import,
+            text: statement,
+        };
         let modules = unit.imported_modules();
         for module in modules {
             let top = module.split('.').next().unwrap_or("");
@@ -1678,11 +1683,11 @@ mod tests {
                     from pandas.core import (\n    frame,\n)\nimport pytest\nfrom __future__ import annotations\n\n\ndef f():\n    import scipy\n";
         assert_eq!(
             foreign_imports(code, &packages, &[]),
-            ["numpy", "pandas", "pytest"]
+            ["numpy", "pandas", "pytest", "scipy"]
         );
         assert_eq!(
             foreign_imports(code, &packages, &["pytest"]),
-            ["numpy", "pandas"]
+            ["numpy", "pandas", "scipy"]
         );
         assert!(refuse_foreign("import os\n".into(), &packages, &[]).is_ok());
     }
