@@ -46,15 +46,20 @@
 //! actions out, no I/O) that the async driver in `engine::node` carries out: tests are
 //! written first, then `--candidates` implementations that are all run and chosen by
 //! evidence (the plan's examples and the earlier functions' tests are gates, the model's
-//! tests only evidence); a failing choice gets up to `--max-retries` fix prompts with the
-//! module, the test file and the failure. Code that passes the gates but not every generated
+//! tests only evidence). The embedded model's answers are begun for it at the planned
+//! signature and specification (`LlmRequest::prefill`), so it writes only the body. A failing
+//! choice gets up to `--max-retries` fix prompts with the failing tests, the failure and the
+//! module (the failing body cut to its outline when the answer is begun, since a small model
+//! copies what it is shown). Code that passes the gates but not every generated
 //! test goes to a majority vote (`engine::vote`: five model votes and one of execution
 //! evidence): the tests are written once more and dropped where they still fail (B), the
 //! code gets one fix (A), the node is skipped for its environment (C), or, without a
 //! majority, the code is kept as `needs_review` and built on. A node that fails the gates to
 //! the end keeps its best candidate (or a stub) and its dependents are skipped. The
 //! localization (`localize`) and code tools (`code`) are commands of their own (`search`,
-//! `deps`, `view`); the loop does not call them yet.
+//! `deps`, `view`); of them the loop uses only tree-sitter's reading of an answer (its
+//! imports at any depth, and the repair of a variable that shadows a called function,
+//! `code::repair`).
 
 pub mod assemble;
 pub mod checkpoint;
