@@ -34,6 +34,25 @@ pub fn docstring_literal(text: &str) -> String {
     }
 }
 
+/// `text` as the docstring of a function body indented by `indent`: the literal opens on the
+/// first line, the other lines and the closing quotes are indented.
+pub fn body_docstring_literal(text: &str, indent: &str) -> String {
+    let indented: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, line)| match i {
+            0 => line.to_string(),
+            _ if line.trim().is_empty() => String::new(),
+            _ => format!("{indent}{line}"),
+        })
+        .collect();
+    let literal = docstring_literal(&indented.join("\n"));
+    match literal.strip_suffix("\n\"\"\"") {
+        Some(open) => format!("{open}\n{indent}\"\"\""),
+        None => literal,
+    }
+}
+
 /// Escapes `text` for the inside of a `"""` literal: backslashes doubled, control characters
 /// (but newline and tab) as `\xNN`, and every `"` that could join the delimiters (the first
 /// character, the last when the closing quotes follow it directly, or next to another `"`) as

@@ -56,7 +56,10 @@ pub fn unshadow_called_globals(code: &str, function: &str, globals: &BTreeSet<St
         let Some(assigned) = uses.iter().find_map(|n| assignment_end(*n)) else {
             continue;
         };
-        if !uses.iter().any(|n| is_called(*n) && n.start_byte() < assigned) {
+        if !uses
+            .iter()
+            .any(|n| is_called(*n) && n.start_byte() < assigned)
+        {
             continue;
         }
         let fresh = fresh_name(name, code);
@@ -184,13 +187,19 @@ mod tests {
         );
         // Called but never assigned: the module's function, fine.
         let called = "def f(xs):\n    return g(xs) + g(xs)\n";
-        assert_eq!(unshadow_called_globals(called, "f", &globals(&["g"])), called);
+        assert_eq!(
+            unshadow_called_globals(called, "f", &globals(&["g"])),
+            called
+        );
         // Another function of the module is not touched.
         let other = "def h(x):\n    g = g(x)\n    return g\n";
         assert_eq!(unshadow_called_globals(other, "f", &globals(&["g"])), other);
         // A name the module does not bind is not this repair's business.
         let unknown = "def f(x):\n    g = g(x)\n    return g\n";
-        assert_eq!(unshadow_called_globals(unknown, "f", &globals(&[])), unknown);
+        assert_eq!(
+            unshadow_called_globals(unknown, "f", &globals(&[])),
+            unknown
+        );
     }
 
     #[test]

@@ -1034,20 +1034,7 @@ fn with_plan_docstring(node: &Node, code: String) -> String {
     if node.kind != "function" || doc.is_empty() {
         return code;
     }
-    const INDENT: &str = "    ";
-    let indented: Vec<String> = doc
-        .lines()
-        .enumerate()
-        .map(|(i, line)| match i {
-            0 => line.to_string(),
-            _ if line.trim().is_empty() => String::new(),
-            _ => format!("{INDENT}{line}"),
-        })
-        .collect();
-    let mut literal = crate::python::docstring_literal(&indented.join("\n"));
-    if let Some(open) = literal.strip_suffix("\n\"\"\"") {
-        literal = format!("{open}\n{INDENT}\"\"\"");
-    }
+    let literal = crate::python::body_docstring_literal(doc, "    ");
     crate::code::edit::insert_docstring(&code, &node.name, &literal).unwrap_or(code)
 }
 
@@ -1693,7 +1680,8 @@ mod tests {
     }
 
     #[test]
-    fn a_test_that_does_not_parse_is_dropped_and_a_broken_test_file_is_recognised_by_where_it_fails() {
+    fn a_test_that_does_not_parse_is_dropped_and_a_broken_test_file_is_recognised_by_where_it_fails()
+     {
         let code =
             "import pytest\n\n\ndef test_a():\n    assert f(1) == 2\n\n\ndef test_b(:\n    pass\n";
         assert_eq!(
@@ -1709,9 +1697,15 @@ mod tests {
         assert!(test_file_is_broken(&raised(syntax), "tests/test_m.py"));
         assert!(!test_file_is_broken(&raised(syntax), "tests/test_other.py"));
         let in_the_tests = "_ ERROR collecting tests/test_m.py _\ntests/test_m.py:2: in <module>\n    X = pytest.approx(1.0)(2)\nE   TypeError: 'ApproxScalar' object is not callable\n1 error in 0.1s";
-        assert!(test_file_is_broken(&raised(in_the_tests), "tests/test_m.py"));
+        assert!(test_file_is_broken(
+            &raised(in_the_tests),
+            "tests/test_m.py"
+        ));
         let in_the_code = "_ ERROR collecting tests/test_m.py _\ntests/test_m.py:1: in <module>\n    from m import f\nsrc/m.py:3: in <module>\n    x = 1 / 0\nE   ZeroDivisionError: division by zero\n1 error in 0.1s";
-        assert!(!test_file_is_broken(&raised(in_the_code), "tests/test_m.py"));
+        assert!(!test_file_is_broken(
+            &raised(in_the_code),
+            "tests/test_m.py"
+        ));
     }
 
     #[test]

@@ -178,24 +178,31 @@ pub fn answer_head(node: &Node) -> Option<String> {
         let examples: Vec<&str> = node.examples.iter().map(|e| e.trim_end()).collect();
         doc = format!("{doc}\n\nExamples:\n{}", examples.join("\n"));
     }
-    // Inside a docstring, so escaped: an example's `\n` must stay a backslash and an `n`, and
-    // a `"""` in the specification must not end the docstring.
-    let doc = doc.replace('\\', "\\\\").replace("\"\"\"", "\\\"\"\"");
-    Some(format!("```python\n{}\n", documented_def(signature, &doc)))
+    // Plan text enters code only as an escaped literal: an example's `\n` stays a backslash
+    // and an `n`, and no quote in the specification can end the docstring.
+    let literal = crate::python::body_docstring_literal(&doc, "    ");
+    Some(format!(
+        "```python\n{}:\n    {literal}\n",
+        def_line(signature)
+    ))
+}
+
+/// `def SIGNATURE` (the plan may give the signature with or without `def` and the colon).
+fn def_line(signature: &str) -> String {
+    let signature = signature.trim().trim_end_matches(':');
+    match signature.starts_with("def ") || signature.starts_with("async def ") {
+        true => signature.to_string(),
+        false => format!("def {signature}"),
+    }
 }
 
 /// `def SIGNATURE:` with `doc` as its docstring, indented.
 fn documented_def(signature: &str, doc: &str) -> String {
-    let signature = signature.trim().trim_end_matches(':');
-    let def = match signature.starts_with("def ") || signature.starts_with("async def ") {
-        true => "",
-        false => "def ",
-    };
     let body: String = doc
         .lines()
         .map(|l| format!("    {l}").trim_end().to_string() + "\n")
         .collect();
-    format!("{def}{signature}:\n    \"\"\"\n{body}    \"\"\"")
+    format!("{}:\n    \"\"\"\n{body}    \"\"\"", def_line(signature))
 }
 
 pub fn request(
@@ -317,7 +324,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             answer_head(&node).unwrap(),
-            "```python\ndef split(text: str) -> list[str]:\n    \"\"\"\n    Split on \\\"\"\"newlines\\\"\"\".\n\n    Args:\n        text: Text.\n\n    Examples:\n    >>> split(\"a\\\\nb\")\n    ['a', 'b']\n    \"\"\"\n"
+            "```python\ndef split(text: str) -> list[str]:\n    \"\"\"Split on \\\"\\\"\\\"newlines\\\"\\\"\\\".\n\n    Args:\n        text: Text.\n\n    Examples:\n    >>> split(\"a\\\\nb\")\n    ['a', 'b']\n    \"\"\"\n"
         );
         let class = Node {
             kind: "class".into(),
