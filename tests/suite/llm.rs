@@ -422,27 +422,27 @@ fn recorded_local_model_run_replays_and_passes_the_reference_tests() {
         .arg("--llm")
         .arg(format!("replay:{}", recording.display())));
     // What the model wrote: node_b's and node_c's code passes the plan's examples but not one
-    // of the tests the model wrote for each. The model's votes (rotated letters) and the
-    // execution evidence split, and its environment votes do not count (the run shows no
-    // environment problem): no majority, both need review (still exit 0). The reference
-    // tests say the kept code is right.
+    // of the tests the model wrote for each. For node_b four votes say the implementation (A):
+    // one fix, and the fixed code passes every test. For node_c the votes split and the
+    // execution evidence says the test: no majority, it needs review (still exit 0). The
+    // reference tests say the kept code is right.
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(
-        stdout.contains("2 of 4 nodes passed, 2 need review, 0 failed"),
+        stdout.contains("3 of 4 nodes passed, 1 need review, 0 failed"),
         "{stdout}"
     );
     let checkpoint: Value = serde_json::from_str(
         &std::fs::read_to_string(out.join("docs/generation_checkpoint.json")).unwrap(),
     )
     .unwrap();
-    for node in ["node_b", "node_c"] {
+    for (node, outcome) in [("node_b", json!("implementation")), ("node_c", Value::Null)] {
         let diagnosis = &checkpoint[node]["diagnosis"];
         assert_eq!(
             diagnosis["votes"].as_array().unwrap().len(),
             5,
             "{diagnosis}"
         );
-        assert!(diagnosis["outcome"].is_null(), "{diagnosis}");
+        assert_eq!(diagnosis["outcome"], outcome, "{diagnosis}");
     }
     let (ok, report) =
         super::support::pytest(&python, &out, &fixture("chain").join("reference/tests"));
