@@ -53,6 +53,53 @@ pub fn body_docstring_literal(text: &str, indent: &str) -> String {
     }
 }
 
+/// The entries of a docstring's Google-style `Raises:` section, each as one line
+/// (`ValueError: If the lists differ in length or are empty.`), continuation lines joined.
+///
+/// Grammar: the section starts at a line that is `Raises:` once trimmed; it holds the
+/// following lines indented deeper than that header (blank lines inside are skipped) and ends
+/// at the first non-blank line that is not. An entry starts at a line indented like the first
+/// one; deeper lines continue it. No section gives no entries.
+pub fn documented_raises(doc: &str) -> Vec<String> {
+    let indent = |line: &str| line.len() - line.trim_start().len();
+    let mut lines = doc.lines();
+    let Some(header) = lines.by_ref().find(|l| l.trim() == "Raises:") else {
+        return Vec::new();
+    };
+    let header_indent = indent(header);
+    let mut entries: Vec<String> = Vec::new();
+    let mut entry_indent = None;
+    for line in lines.filter(|l| !l.trim().is_empty()) {
+        let at = indent(line);
+        if at <= header_indent {
+            break;
+        }
+        match entry_indent {
+            Some(first) if at > first => {
+                if let Some(last) = entries.last_mut() {
+                    last.push(' ');
+                    last.push_str(line.trim());
+                }
+            }
+            _ => {
+                entry_indent.get_or_insert(at);
+                entries.push(line.trim().to_string());
+            }
+        }
+    }
+    entries
+}
+
+/// `text` as the text of one `#` comment line: line breaks and control characters become
+/// spaces, so plan text in a comment can never start a line of code.
+pub fn comment_text(text: &str) -> String {
+    let flat: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    flat.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// Escapes `text` for the inside of a `"""` literal: backslashes doubled, control characters
 /// (but newline and tab) as `\xNN`, and every `"` that could join the delimiters (the first
 /// character, the last when the closing quotes follow it directly, or next to another `"`) as
@@ -206,6 +253,30 @@ pub const TYPING_NAMES: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_raises_section_is_read_entry_by_entry() {
+        let doc = "Mean.\n\nArgs:\n    xs: Values.\nRaises:\n    ValueError: If xs is\n        empty.\n\n    TypeError: If a value is not a number.\nExamples:\n>>> mean([1])\n1.0";
+        assert_eq!(
+            documented_raises(doc),
+            [
+                "ValueError: If xs is empty.",
+                "TypeError: If a value is not a number."
+            ]
+        );
+        let indented = "    Raises:\n        KeyError: If missing.\n    Returns:\n        int";
+        assert_eq!(documented_raises(indented), ["KeyError: If missing."]);
+        assert!(documented_raises("Mean.\n\nReturns:\n    float").is_empty());
+        assert!(documented_raises("Raises:\nValueError: not indented").is_empty());
+    }
+
+    #[test]
+    fn a_comment_keeps_plan_text_on_its_line() {
+        assert_eq!(
+            comment_text("If x\nimport os\r\u{0}  is bad."),
+            "If x import os is bad."
+        );
+    }
 
     #[test]
     fn ordinary_docstrings_are_written_unchanged() {

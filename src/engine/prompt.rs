@@ -182,9 +182,30 @@ pub fn answer_head(node: &Node) -> Option<String> {
     // and an `n`, and no quote in the specification can end the docstring.
     let literal = crate::python::body_docstring_literal(&doc, "    ");
     Some(format!(
-        "```python\n{}:\n    {literal}\n",
-        def_line(signature)
+        "```python\n{}:\n    {literal}\n{}",
+        def_line(signature),
+        raises_first(&doc)
     ))
+}
+
+/// The documented errors as comments that begin the body, so that the checks come first.
+/// On ml_lib, about half of the reference tests failed by passed and needs-review nodes were a
+/// documented `ValueError` the code never raised (an empty list fell through to a
+/// `ZeroDivisionError`): a condition read in the docstring is easily left out, so it is named
+/// again where the body starts. Nothing when the docstring names no error.
+fn raises_first(doc: &str) -> String {
+    let entries = crate::python::documented_raises(doc);
+    if entries.is_empty() {
+        return String::new();
+    }
+    let mut comments = String::from("    # First raise what the docstring documents:\n");
+    for entry in entries {
+        comments.push_str(&format!(
+            "    # - {}\n",
+            crate::python::comment_text(&entry)
+        ));
+    }
+    comments
 }
 
 /// `def SIGNATURE` (the plan may give the signature with or without `def` and the colon).
@@ -336,6 +357,21 @@ mod tests {
             ..node
         };
         assert_eq!(answer_head(&unsigned), None);
+    }
+
+    #[test]
+    fn documented_errors_begin_the_body_as_comments_that_plan_text_cannot_leave() {
+        let node: Node = serde_json::from_value(serde_json::json!({
+            "id": "n", "name": "mean", "type": "function", "node_type": "leaf", "file_path": "m.py",
+            "signature": "def mean(xs: list[float]) -> float",
+            "docstring": "Mean.\n\nRaises:\n    ValueError: If xs is\n        empty.\n    TypeError: If x\rimport os"
+        }))
+        .unwrap();
+        let head = answer_head(&node).unwrap();
+        assert!(
+            head.ends_with("    \"\"\"\n    # First raise what the docstring documents:\n    # - ValueError: If xs is empty.\n    # - TypeError: If x import os\n"),
+            "{head}"
+        );
     }
 
     #[test]
