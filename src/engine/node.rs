@@ -18,7 +18,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::checkpoint::{Diagnosis, DisputedTest, NodeStatus, NodeWork, TestCounts};
+use crate::checkpoint::{Diagnosis, DisputedTest, NodeStatus, NodeWork, TestCounts, Verdict};
 use crate::edit::{code_for_target, merge_python, shape_implementation, shape_tests};
 use crate::fsutil::{FsError, Snapshot};
 use crate::llm::{LlmError, Role, UsageByRole};
@@ -525,7 +525,7 @@ impl Leaf<'_> {
             (0, Some(e)) => return self.asked_in_vain(e, "implementation"),
             (0, None) => return self.asked_in_vain(unusable("no answer"), "implementation"),
             (1, _) => (0, vec![None]),
-            _ => self.choose(&texts).await?,
+            _ => self.choose(&texts, &self.judged_right(role)).await?,
         };
         self.samples = modules
             .into_iter()
@@ -646,6 +646,7 @@ impl Leaf<'_> {
     async fn choose(
         &mut self,
         modules: &[String],
+        wanted: &[String],
     ) -> Result<(usize, Vec<Option<Evidence>>), FsError> {
         let ctx = self.ctx;
         let mut evidence = Vec::with_capacity(modules.len());
@@ -661,9 +662,22 @@ impl Leaf<'_> {
                 _ => None,
             });
         }
-        let chosen = pick(&evidence);
+        let chosen = pick(&evidence, wanted);
         tracing::debug!(node = %self.node.id, candidates = modules.len(), chosen, "candidates ran");
         Ok((chosen, evidence))
+    }
+
+    /// The tests a fix round was asked to make pass after the vote judged them right: the
+    /// candidates that do are what was asked for (see [`pick`]). None for any other round.
+    fn judged_right(&self, role: Role) -> Vec<String> {
+        let voted_code_wrong = self
+            .diagnosis
+            .as_ref()
+            .is_some_and(|d| d.outcome == Some(Verdict::Implementation));
+        match role == Role::Fix && voted_code_wrong {
+            true => self.focus.clone(),
+            false => Vec::new(),
+        }
     }
 
     /// Whether the plan gives this node examples that make a test (the strongest gate).
@@ -1572,19 +1586,27 @@ struct Evidence {
 }
 
 /// The candidate to keep, by execution (CodeT's dual agreement): usable before not, gated
-/// before not; then candidates are grouped by the exact set of tests they pass and scored by
-/// group size times tests passed, so code that several samples agree on outranks a lone
-/// sample bent to one test; ties go to the earlier candidate (the first is sampled greedily).
-fn pick(evidence: &[Option<Evidence>]) -> usize {
+/// before not, passing every `wanted` test before not; then candidates are grouped by the
+/// exact set of tests they pass and scored by group size times tests passed, so code that
+/// several samples agree on outranks a lone sample bent to one test; ties go to the earlier
+/// candidate (the first is sampled greedily).
+///
+/// `wanted` is not empty only in a fix round after the vote judged the failing tests right:
+/// there, agreement is no evidence against them. Measured on ml_lib, two fix samples that
+/// still crashed on an empty list outvoted the one that raised the documented error.
+fn pick(evidence: &[Option<Evidence>], wanted: &[String]) -> usize {
     let score = |e: &Option<Evidence>| match e {
-        None => (false, false, 0),
+        None => (false, false, false, 0),
         Some(e) => {
             let agreeing = evidence
                 .iter()
                 .flatten()
                 .filter(|o| o.usable && o.passed == e.passed)
                 .count();
-            (e.usable, e.gated, agreeing * e.passed.len())
+            let answers = wanted
+                .iter()
+                .all(|w| e.passed.iter().any(|p| test_function(p) == w));
+            (e.usable, e.gated, answers, agreeing * e.passed.len())
         }
     };
     let mut best = 0;
@@ -1619,24 +1641,46 @@ mod tests {
         };
         // The gated one wins over one that passes more generated tests.
         assert_eq!(
-            pick(&[e(true, false, &["a", "b", "c"]), e(true, true, &["a"])]),
+            pick(
+                &[e(true, false, &["a", "b", "c"]), e(true, true, &["a"])],
+                &[]
+            ),
             1
         );
         // Two that agree on {a, b} outrank a lone one passing {a, b, c}.
         assert_eq!(
-            pick(&[
-                e(true, true, &["a", "b", "c"]),
-                e(true, true, &["a", "b"]),
-                e(true, true, &["a", "b"]),
-            ]),
+            pick(
+                &[
+                    e(true, true, &["a", "b", "c"]),
+                    e(true, true, &["a", "b"]),
+                    e(true, true, &["a", "b"]),
+                ],
+                &[]
+            ),
+            1
+        );
+        // Unless the vote judged c right: then the one that passes it is what a fix was for.
+        let judged_right = ["c".to_string()];
+        assert_eq!(
+            pick(
+                &[
+                    e(true, true, &["a", "b"]),
+                    e(true, true, &["a", "b", "c[1]"]),
+                    e(true, true, &["a", "b"]),
+                ],
+                &judged_right
+            ),
             1
         );
         // Unusable (did not import, or broke earlier tests) and missing ones come last.
         assert_eq!(
-            pick(&[None, e(false, true, &["a"]), e(true, false, &[])]),
+            pick(&[None, e(false, true, &["a"]), e(true, false, &[])], &[]),
             2
         );
-        assert_eq!(pick(&[e(true, true, &["a"]), e(true, true, &["b"])]), 0);
+        assert_eq!(
+            pick(&[e(true, true, &["a"]), e(true, true, &["b"])], &[]),
+            0
+        );
     }
 
     #[test]
