@@ -34,7 +34,8 @@ pub(crate) struct Args {
     start_from_node: Option<String>,
     /// Answers asked after a node's first implementation round, while its code fails a
     /// gate (a round of N candidates spends N; every round spends at least one).
-    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(0..=100))]
+    #[arg(long, default_value_t = crate::engine::DEFAULT_MAX_RETRIES,
+          value_parser = clap::value_parser!(u32).range(0..=100))]
     max_retries: u32,
     /// The baseline to measure the engine against: ask the model once per node for an
     /// implementation, with no tests, and keep what it wrote without running it (every node

@@ -16,6 +16,11 @@
 use crate::checkpoint::Verdict;
 use crate::llm::Role;
 
+/// The default budget (`--max-retries`): with 3 candidates, a fix round and a fresh start
+/// after the first round. Measured on ml_lib, a fourth round (a fix of the fresh start)
+/// passed no node that the third had not, and cost about a tenth of the run.
+pub const DEFAULT_MAX_RETRIES: u32 = 5;
+
 /// What the machine is told about the node before it starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -146,6 +151,8 @@ pub struct Machine {
     /// fresh start): with a failure, the next implementation is a fix of it.
     implemented: bool,
     diagnosed: bool,
+    /// An implementation round was asked (the budget counts every round after the first).
+    asked_implementation: bool,
     /// The vote blamed the tests and they are being written again (once).
     rewriting: bool,
     best_gated: bool,
@@ -170,6 +177,7 @@ impl Machine {
             has_failure: false,
             implemented: false,
             diagnosed: false,
+            asked_implementation: false,
             rewriting: false,
             best_gated: false,
             role: Role::Impl,
@@ -271,8 +279,10 @@ impl Machine {
             true => Role::Fix,
             false => Role::Impl,
         };
+        // The first implementation round is free even when broken test files were written
+        // again before it: the budget is for answers after it.
         let candidates = self.limits.candidates.max(1);
-        if self.attempt > 0 {
+        if std::mem::replace(&mut self.asked_implementation, true) {
             self.spent += candidates;
         }
         Action::AskImplementation {
@@ -468,6 +478,68 @@ mod tests {
             ]
         );
         assert_eq!((machine.retries(), machine.spent), (3, 10));
+    }
+
+    #[test]
+    fn by_default_a_failing_node_gets_a_fix_and_a_fresh_start() {
+        let limits = Limits {
+            max_retries: DEFAULT_MAX_RETRIES,
+            ..LIMITS
+        };
+        let (actions, machine) = drive(
+            limits,
+            &[
+                Event::TestsWritten,
+                WRITTEN,
+                WRONG,
+                WRITTEN,
+                WRONG,
+                Event::Done,
+                WRITTEN,
+                WRONG,
+            ],
+        );
+        assert_eq!(
+            actions,
+            [
+                Action::AskTests,
+                IMPL,
+                Action::RunTests,
+                FIX,
+                Action::RunTests,
+                Action::StartOver { keep_tests: true },
+                IMPL,
+                Action::RunTests,
+                finish(Outcome::Failed(Failure::Exhausted))
+            ]
+        );
+        assert_eq!((machine.retries(), machine.spent), (2, 7));
+    }
+
+    #[test]
+    fn tests_written_again_before_the_first_round_do_not_spend_its_candidates() {
+        let limits = Limits {
+            max_retries: DEFAULT_MAX_RETRIES,
+            ..LIMITS
+        };
+        let (actions, machine) = drive(
+            limits,
+            &[
+                Event::Unusable,
+                Event::Unusable,
+                Event::TestsWritten,
+                WRITTEN,
+                WRONG,
+            ],
+        );
+        assert_eq!(
+            actions[..4],
+            [Action::AskTests, Action::AskTests, Action::AskTests, IMPL]
+        );
+        // The tests' attempts spent 1 each and the first round nothing: attempt 3 has spent
+        // 3 of 5, halfway, so it starts over rather than spending a fix.
+        assert_eq!(actions[5], Action::StartOver { keep_tests: true });
+        assert_eq!(machine.spent, 3);
     }
 
     #[test]

@@ -11,6 +11,7 @@
 
 mod examples;
 mod machine;
+pub use machine::DEFAULT_MAX_RETRIES;
 mod node;
 pub mod outdir;
 mod output;
