@@ -125,7 +125,7 @@ pub fn shape_tests(code: &str, specification: &str) -> Result<String, ShapeError
 }
 
 /// Exception names in `pytest.raises(Name` / `pytest.raises((A, B)` of a test.
-fn expected_exceptions(test: &str) -> Vec<String> {
+pub(crate) fn expected_exceptions(test: &str) -> Vec<String> {
     let mut found = Vec::new();
     for (at, _) in test.match_indices("raises(") {
         let args: String = test[at + "raises(".len()..]

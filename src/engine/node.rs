@@ -667,17 +667,31 @@ impl Leaf<'_> {
         Ok((chosen, evidence))
     }
 
-    /// The tests a fix round was asked to make pass after the vote judged them right: the
-    /// candidates that do are what was asked for (see [`pick`]). None for any other round.
+    /// The disputed tests a fix round must make pass, whatever the samples agree on: after a
+    /// vote for A, those where the kept code crashed instead of raising a documented error
+    /// ([`vote::crashed_instead_of_documented_error`]). Not every test the vote judged right:
+    /// on ml_lib the vote's A was right for 2 of 14 decided tests. None for any other round.
     fn judged_right(&self, role: Role) -> Vec<String> {
         let voted_code_wrong = self
             .diagnosis
             .as_ref()
             .is_some_and(|d| d.outcome == Some(Verdict::Implementation));
-        match role == Role::Fix && voted_code_wrong {
-            true => self.focus.clone(),
-            false => Vec::new(),
+        match (role == Role::Fix && voted_code_wrong, &self.best) {
+            (true, Some(best)) => self.crashed_tests(best),
+            _ => Vec::new(),
         }
+    }
+
+    /// `best`'s disputed tests in which it crashed instead of raising a documented error.
+    fn crashed_tests(&self, best: &Candidate) -> Vec<String> {
+        let documented = vote::documented_errors(self.node.docstring.as_deref().unwrap_or(""));
+        best.disputed_tests
+            .iter()
+            .filter(|t| {
+                vote::crashed_instead_of_documented_error(&t.source, &t.output, &documented)
+            })
+            .map(|t| t.name.clone())
+            .collect()
     }
 
     /// Whether the plan gives this node examples that make a test (the strongest gate).
@@ -892,6 +906,7 @@ impl Leaf<'_> {
                 .disputed_tests
                 .iter()
                 .any(|t| vote::blames_environment(&t.output)),
+            crashed: !self.crashed_tests(best).is_empty(),
             gated_candidates: gated.iter().map(|s| s.copies).sum(),
             any_passes_a_disputed_test: gated
                 .iter()
@@ -1591,9 +1606,10 @@ struct Evidence {
 /// several samples agree on outranks a lone sample bent to one test; ties go to the earlier
 /// candidate (the first is sampled greedily).
 ///
-/// `wanted` is not empty only in a fix round after the vote judged the failing tests right:
-/// there, agreement is no evidence against them. Measured on ml_lib, two fix samples that
-/// still crashed on an empty list outvoted the one that raised the documented error.
+/// `wanted` is not empty only in a fix round after a vote for A, and holds the tests where
+/// the kept code crashed instead of raising a documented error: there, agreement is no
+/// evidence against them. Measured on ml_lib, two fix samples that still crashed on an empty
+/// list outvoted the one that raised the documented error.
 fn pick(evidence: &[Option<Evidence>], wanted: &[String]) -> usize {
     let score = |e: &Option<Evidence>| match e {
         None => (false, false, false, 0),

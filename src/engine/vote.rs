@@ -86,15 +86,22 @@ pub struct Execution {
     pub gated_candidates: usize,
     /// Whether any of them passed any of the disputed tests.
     pub any_passes_a_disputed_test: bool,
+    /// A disputed test expects an error the specification documents and the code crashed
+    /// with one it does not ([`crashed_instead_of_documented_error`]).
+    pub crashed: bool,
 }
 
-/// The vote of execution evidence: the environment when the failure says so; the test when
+/// The vote of execution evidence: the environment when the failure says so; the
+/// implementation when it crashed where a documented error was expected; the test when
 /// two or more independent candidates pass the gates and every one of them fails every
 /// disputed test (samples that agree with each other and with the specification's examples
 /// are more likely right than one model-written expectation); otherwise none.
 pub fn evidence(execution: &Execution) -> Option<Verdict> {
     if execution.environment {
         return Some(Verdict::Environment);
+    }
+    if execution.crashed {
+        return Some(Verdict::Implementation);
     }
     (execution.gated_candidates >= 2 && !execution.any_passes_a_disputed_test)
         .then_some(Verdict::Test)
@@ -112,6 +119,43 @@ pub fn decide(votes: &[Verdict], execution: &Execution) -> Option<Verdict> {
         .filter(|v| *v != Verdict::Environment || execution.environment);
     let all: Vec<Verdict> = admissible.chain(evidence(execution)).collect();
     outcome(&all)
+}
+
+/// Whether a disputed test shows the code crashing where the test expects a documented
+/// error: its source expects (`pytest.raises`) an exception that `documented` (the names of
+/// the specification's `Raises:` entries) holds, and the last exception in pytest's `output`
+/// (an `E   Name: ...` line) is one that it does not hold. Whatever the test's input, code
+/// that dies of an undocumented `ZeroDivisionError` or `IndexError` breaks its contract; on
+/// ml_lib such crashes were 7 of the 24 reference tests failed by code that passed its
+/// examples. An assertion, or `DID NOT RAISE`, is no crash: there the test may be what
+/// is wrong.
+pub fn crashed_instead_of_documented_error(
+    source: &str,
+    output: &str,
+    documented: &[String],
+) -> bool {
+    let expects_documented = crate::edit::merge::expected_exceptions(source)
+        .iter()
+        .any(|e| documented.contains(e));
+    let raised = output.lines().rev().find_map(|line| {
+        let name = line.strip_prefix('E')?.trim_start().split(':').next()?;
+        let is_exception = (name.ends_with("Error") || name.ends_with("Exception"))
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        is_exception.then_some(name)
+    });
+    expects_documented
+        && raised.is_some_and(|r| r != "AssertionError" && !documented.iter().any(|d| d == r))
+}
+
+/// The exception names of a specification's `Raises:` entries (`ValueError: If ...` gives
+/// `ValueError`).
+pub fn documented_errors(docstring: &str) -> Vec<String> {
+    crate::python::documented_raises(docstring)
+        .iter()
+        .filter_map(|entry| entry.split(':').next())
+        .map(|name| name.trim().to_string())
+        .filter(|name| !name.is_empty() && !name.contains(' '))
+        .collect()
 }
 
 /// Whether pytest's output for the disputed tests blames the environment.
@@ -184,6 +228,11 @@ mod tests {
             ..split
         };
         assert_eq!(evidence(&slow), Some(C));
+        let crash = Execution {
+            crashed: true,
+            ..agree
+        };
+        assert_eq!(evidence(&crash), Some(A));
         assert!(blames_environment(
             "E   ModuleNotFoundError: No module named 'numpy'"
         ));
@@ -192,5 +241,47 @@ mod tests {
         assert_eq!(decide(&[C, C, C, A, B], &one), None);
         assert_eq!(decide(&[C, C, C, A, B], &slow), Some(C));
         assert_eq!(decide(&[B, C, C, B, C], &agree), Some(B));
+    }
+
+    #[test]
+    fn a_crash_where_a_documented_error_is_expected_is_the_codes_fault() {
+        let documented = documented_errors(
+            "Mean.\n\nRaises:\n    ValueError: If xs is empty.\n    KeyError: If absent.",
+        );
+        assert_eq!(documented, ["ValueError", "KeyError"]);
+        let test =
+            "def test_mean_empty():\n    with pytest.raises(ValueError):\n        mean([])\n";
+        let crash = "    return total / len(xs)\nE   ZeroDivisionError: division by zero";
+        assert!(crashed_instead_of_documented_error(
+            test,
+            crash,
+            &documented
+        ));
+        // Not raising, an assertion, a documented error, or a test expecting an undocumented
+        // error: the test may be what is wrong.
+        let silent = "E   Failed: DID NOT RAISE <class 'ValueError'>";
+        assert!(!crashed_instead_of_documented_error(
+            test,
+            silent,
+            &documented
+        ));
+        let assertion = "E   AssertionError: assert 1 == 2";
+        assert!(!crashed_instead_of_documented_error(
+            test,
+            assertion,
+            &documented
+        ));
+        let other = "E   KeyError: 'x'";
+        assert!(!crashed_instead_of_documented_error(
+            test,
+            other,
+            &documented
+        ));
+        let invented = test.replace("ValueError", "TypeError");
+        assert!(!crashed_instead_of_documented_error(
+            &invented,
+            crash,
+            &documented
+        ));
     }
 }
