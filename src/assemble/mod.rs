@@ -7,6 +7,7 @@
 //! `pytest tests/` in the sandbox), and [`assemble`] runs the whole step: every file is written
 //! atomically and only when its content changes, so assembling twice changes nothing.
 
+pub mod deps;
 pub mod imports;
 pub mod packages;
 pub mod project;
@@ -72,6 +73,8 @@ pub struct Assembly {
     pub files_written: Vec<String>,
     pub validation: Validation,
     pub import_cycles: Vec<Vec<String>>,
+    /// The planned dependencies checked in the code ([`deps`]).
+    pub dependencies: deps::DependencyCheck,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -245,6 +248,7 @@ impl Assembler<'_> {
         };
         let (sources, info) = self.write_project(&mut out)?;
         let import_cycles = packages::import_cycles(&sources);
+        let dependencies = self.planned_dependencies(&sources);
         let files: Vec<String> = sources.keys().cloned().collect();
         let validation =
             validate::validate(self.workspace.root(), &files, self.runner, self.cancel).await;
@@ -255,7 +259,7 @@ impl Assembler<'_> {
         if let Some(xml) = report::junit(&validation) {
             out.write(JUNIT, &xml)?;
         }
-        let text = self.report(&info, &validation, &import_cycles)?;
+        let text = self.report(&info, &validation, &import_cycles, &dependencies)?;
         out.write(REPORT, &text)?;
         self.git
             .commit_all(&format!("{ASSEMBLY_COMMIT} (metadata, docs, reports)"))?;
@@ -263,6 +267,21 @@ impl Assembler<'_> {
             files_written: out.written,
             validation,
             import_cycles,
+            dependencies,
+        })
+    }
+
+    /// The planned dependencies of the nodes whose code the engine wrote (passed, needs
+    /// review or failed; a failed node's stub is left out by [`deps::check`]), checked
+    /// against `sources`.
+    fn planned_dependencies(&self, sources: &BTreeMap<String, String>) -> deps::DependencyCheck {
+        deps::check(self.rpg, sources, |node| {
+            self.records.get(&node.id).is_some_and(|r| {
+                matches!(
+                    r.status,
+                    NodeStatus::Passed | NodeStatus::NeedsReview | NodeStatus::Failed
+                )
+            })
         })
     }
 
@@ -303,6 +322,7 @@ impl Assembler<'_> {
         info: &project::ProjectInfo,
         validation: &Validation,
         cycles: &[Vec<String>],
+        dependencies: &deps::DependencyCheck,
     ) -> Result<String, AssembleError> {
         let status = crate::report::summarize(Some(self.rpg.rpg()), self.records);
         // Earlier assembly commits are left out: the report describes the subgraphs' history,
@@ -321,6 +341,7 @@ impl Assembler<'_> {
             generation: self.generation,
             validation,
             cycles,
+            dependencies,
             git_log: &git_log,
             out: &self.workspace.root().display().to_string(),
         }))

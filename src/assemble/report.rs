@@ -21,6 +21,7 @@ pub struct ReportInput<'a> {
     pub generation: &'a GenerationInfo,
     pub validation: &'a Validation,
     pub cycles: &'a [Vec<String>],
+    pub dependencies: &'a super::deps::DependencyCheck,
     pub git_log: &'a [LogEntry],
     pub out: &'a str,
 }
@@ -107,6 +108,7 @@ pub fn generation_report(input: &ReportInput) -> String {
     text.push_str(&failed_nodes(input));
     text.push_str(&diagnoses(input));
     text.push_str(&test_results(input));
+    text.push_str(&planned_dependencies(input.dependencies));
     text.push_str(&performance(input));
     text.push_str(&validation(input));
     text.push_str(&git_history(input));
@@ -237,6 +239,34 @@ fn test_results(input: &ReportInput) -> String {
         "- **Per-node runs** (last run of each node during generation): {passed} passed, {failed} failed\n\
          - **Integration Tests**: none generated (the plan has no integration nodes)\n"
     ));
+    text
+}
+
+/// The planned dependencies the code uses, and the list of those it does not.
+fn planned_dependencies(check: &super::deps::DependencyCheck) -> String {
+    let mut text = String::from("\n## Planned Dependencies\n\n");
+    let Some(share) = check.share() else {
+        text.push_str("- None to check: no node with written code depends on another leaf.\n");
+        return text;
+    };
+    text.push_str(&format!(
+        "- **Used in the code**: {} of {} planned dependencies between functions and classes \
+         ({:.1}%; the seed asks for 80% or more). A dependency is used when the dependent's \
+         definition names it (a call, a reference, an attribute or a base class); nodes \
+         without written code are not checked.\n",
+        check.used,
+        check.checked,
+        share * 100.0
+    ));
+    if !check.unused.is_empty() {
+        text.push_str("- **Planned but not used**:\n");
+        for u in &check.unused {
+            text.push_str(&format!(
+                "  - {} `{}` does not use {} `{}`\n",
+                u.from, u.from_name, u.to, u.to_name
+            ));
+        }
+    }
     text
 }
 

@@ -120,8 +120,13 @@ pub(crate) fn assembly_line(assembly: &Assembly) -> String {
         ),
         None => "no tests".into(),
     };
+    let d = &assembly.dependencies;
+    let dependencies = match d.checked {
+        0 => String::new(),
+        checked => format!("; {} of {checked} planned dependencies used", d.used),
+    };
     let mut line = format!(
-        "repository: pip install -e . {install}; pytest tests/ {tests}; {} of {} Python files compile; report in docs/generation_report.md",
+        "repository: pip install -e . {install}; pytest tests/ {tests}; {} of {} Python files compile{dependencies}; report in docs/generation_report.md",
         v.python_files - v.syntax_errors.len(),
         v.python_files
     );

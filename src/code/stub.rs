@@ -35,6 +35,13 @@ pub fn function_stub(name: &str, docstring: &str, reason: &str) -> Option<String
         .then_some(text)
 }
 
+/// Whether `definition` (the source of one `def`) is a stub [`function_stub`] wrote.
+pub fn is_stub(definition: &str) -> bool {
+    definition.contains("(*args, **kwargs):")
+        && definition.contains("raise NotImplementedError(")
+        && definition.contains("zerorepo could not generate ")
+}
+
 /// Whether `module` defines `name` at its top level.
 pub fn defines(module: &str, name: &str) -> bool {
     super::split_units(module)
@@ -56,6 +63,10 @@ mod tests {
         .unwrap();
         assert!(text.starts_with("def f(*args, **kwargs):\n"), "{text}");
         assert!(text.contains("raise NotImplementedError("), "{text}");
+        assert!(is_stub(&text));
+        assert!(!is_stub(
+            "def f(*args, **kwargs):\n    raise NotImplementedError\n"
+        ));
         assert!(
             !text.contains("second line"),
             "only the reason's first line: {text}"

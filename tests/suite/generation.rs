@@ -657,6 +657,16 @@ fn a_wrong_generated_test_does_not_sink_code_that_passes_the_specification() {
     assert!(status.contains("1 need review"), "{status}");
     let report = std::fs::read_to_string(out.join("docs/generation_report.md")).unwrap();
     assert!(report.contains("Nodes needing review"), "{report}");
+    // The planned dependencies (b on a, c on b) are both called in the code, needs review
+    // or not.
+    assert!(
+        report.contains("## Planned Dependencies\n\n- **Used in the code**: 2 of 2 planned"),
+        "{report}"
+    );
+    assert!(
+        stdout.contains("2 of 2 planned dependencies used"),
+        "{stdout}"
+    );
 }
 
 /// chain's script with node_b's wrong test and these votes on it.
