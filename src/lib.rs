@@ -28,7 +28,8 @@
 //!   sandboxes that run generated code (`sandbox`), and stack detection (`detect`).
 //! - **stages**: `engine` runs the node loop (prepare, drain, publish and commit);
 //!   `assemble` turns the generated tree into a package (exports, pyproject, README, report,
-//!   install and test validation). Neither knows the other.
+//!   install and test validation, the planned dependencies checked in the code). Neither
+//!   knows the other.
 //! - **pipeline** runs the engine, then assembly, then releases the sandbox; `progress` is
 //!   the terminal view of a run; `schemas` prints the JSON Schemas; `eval` measures a
 //!   generated repository by reference tests the engine never saw, run in the sandbox.
@@ -47,12 +48,14 @@
 //! written first, then `--candidates` implementations that are all run and chosen by
 //! evidence (the plan's examples and the earlier functions' tests are gates, the model's
 //! tests only evidence). The embedded model's answers are begun for it at the planned
-//! signature and specification (`LlmRequest::prefill`), so it writes only the body. A failing
+//! signature and specification (`LlmRequest::prefill`), so it writes only the body, starting
+//! with the documented errors named as comments. A failing
 //! choice gets up to `--max-retries` fix prompts with the failing tests, the failure and the
 //! module (the failing body cut to its outline when the answer is begun, since a small model
 //! copies what it is shown). Code that passes the gates but not every generated
 //! test goes to a majority vote (`engine::vote`: five model votes and one of execution
-//! evidence): the tests are written once more and dropped where they still fail (B), the
+//! evidence, which blames the code when it crashed where a documented error was expected):
+//! the tests are written once more and dropped where they still fail (B), the
 //! code gets one fix (A), the node is skipped for its environment (C), or, without a
 //! majority, the code is kept as `needs_review` and built on. A node that fails the gates to
 //! the end keeps its best candidate (or a stub) and its dependents are skipped. The
