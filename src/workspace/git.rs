@@ -35,6 +35,25 @@ pub struct Git {
     dir: PathBuf,
 }
 
+/// `git init` without sample hooks: the output is a repository its users start from, and
+/// a dozen `*.sample` scripts in it are noise (and scripts nobody asked for). libgit2's own
+/// template is used instead of the system's, and its one sample file is removed.
+fn init_without_hooks(dir: &Path) -> Result<Repository, git2::Error> {
+    let mut options = git2::RepositoryInitOptions::new();
+    options.external_template(false);
+    let repo = Repository::init_opts(dir, &options)?;
+    let hooks = repo.path().join("hooks");
+    if let Ok(entries) = std::fs::read_dir(&hooks) {
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().ends_with(".sample") {
+                // A sample left behind is cosmetic; the repository works either way.
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    Ok(repo)
+}
+
 impl Git {
     /// Opens the repository at `dir`, creating it (`git init`) on the first run.
     pub fn open_or_init(dir: &Path) -> Result<Git, GitError> {
@@ -44,7 +63,7 @@ impl Git {
         };
         let repo = match Repository::open(dir) {
             Ok(repo) => repo,
-            Err(_) => Repository::init(dir).map_err(err)?,
+            Err(_) => init_without_hooks(dir).map_err(err)?,
         };
         Ok(Git {
             repo,
@@ -249,6 +268,10 @@ mod tests {
     fn a_subgraph_commit_holds_only_its_own_paths_and_is_tagged() {
         let dir = tempfile::tempdir().unwrap();
         let git = Git::open_or_init(dir.path()).unwrap();
+        let hooks: Vec<_> = std::fs::read_dir(dir.path().join(".git/hooks"))
+            .map(|entries| entries.flatten().map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        assert!(hooks.is_empty(), "{hooks:?}");
         write(dir.path(), "a/x.py", "x = 1\n");
         write(dir.path(), "b/y.py", "y = 1\n");
         let first = git
