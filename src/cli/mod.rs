@@ -8,6 +8,7 @@
 //!
 //! Nothing else in the library uses this module: it only calls down.
 
+mod completions;
 mod deps;
 mod derive_script;
 mod detect;
@@ -27,6 +28,7 @@ mod status;
 mod validate;
 mod view;
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -86,6 +88,7 @@ enum Command {
     #[command(subcommand)]
     Sandbox(sandbox::Command),
     Schema(schema::Args),
+    Completions(completions::Args),
 }
 
 /// The whole program: parse, set up logging and the runtime, run the command, and turn its
@@ -125,7 +128,17 @@ fn init_logging(verbose: u8, quiet: bool) {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
+        .with_ansi(colour(
+            std::io::stderr().is_terminal(),
+            std::env::var_os("NO_COLOR").as_deref(),
+        ))
         .init();
+}
+
+/// Whether logs are coloured: only on a terminal, and not when `NO_COLOR` is set to anything
+/// but the empty string (the convention of no-color.org). A `2> file` capture stays plain.
+fn colour(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
+    terminal && no_color.is_none_or(|v| v.is_empty())
 }
 
 /// Runs one command. `Ok` carries the exit code of a command that ran to its end (a finished
@@ -146,5 +159,20 @@ async fn run(command: Command, global: &GlobalArgs) -> Result<u8, CliError> {
         Command::Model(command) => model::run(command, global.quiet).await,
         Command::Sandbox(command) => sandbox::run(command).await,
         Command::Schema(args) => schema::run(args),
+        Command::Completions(args) => completions::run(args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::colour;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn logs_are_coloured_only_on_a_terminal_without_no_color() {
+        assert!(colour(true, None));
+        assert!(colour(true, Some(OsStr::new(""))));
+        assert!(!colour(true, Some(OsStr::new("1"))));
+        assert!(!colour(false, None));
     }
 }

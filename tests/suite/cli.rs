@@ -40,3 +40,31 @@ fn generate_help_explains_resume_sandbox_and_exit_codes() {
         );
     }
 }
+
+#[test]
+fn completion_scripts_know_every_command_and_bash_reads_its_script() {
+    for shell in ["bash", "zsh", "fish"] {
+        let (code, stdout, stderr) = run(zerorepo().args(["completions", shell]));
+        assert_eq!(code, 0, "{stderr}");
+        // fish names long flags without their dashes (`-l max-retries`).
+        for needle in ["generate", "eval", "max-retries", "start-from-node"] {
+            assert!(stdout.contains(needle), "{shell}: `{needle}` missing");
+        }
+    }
+    let (_, script, _) = run(zerorepo().args(["completions", "bash"]));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("zerorepo.bash");
+    std::fs::write(&path, script).unwrap();
+    let syntax = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        syntax.status.success(),
+        "{}",
+        String::from_utf8_lossy(&syntax.stderr)
+    );
+    let (code, _, stderr) = run(zerorepo().args(["completions", "powershell-or-not"]));
+    assert_eq!(code, 2, "{stderr}");
+}

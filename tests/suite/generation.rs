@@ -667,6 +667,9 @@ fn a_wrong_generated_test_does_not_sink_code_that_passes_the_specification() {
         stdout.contains("2 of 2 planned dependencies used"),
         "{stdout}"
     );
+    // Logs captured in a file (not a terminal) carry no colour codes.
+    assert!(stderr.contains("INFO"), "{stderr}");
+    assert!(!stderr.contains('\u{1b}'), "{stderr}");
 }
 
 /// chain's script with node_b's wrong test and these votes on it.
