@@ -242,6 +242,38 @@ fn test_results(input: &ReportInput) -> String {
     text
 }
 
+/// Ruff's findings, the first [`SHOWN`] of them listed.
+fn lint(lint: Option<&super::validate::Lint>) -> String {
+    const SHOWN: usize = 20;
+    let Some(lint) = lint else {
+        return "- ⚠️ ruff is not installed: no lint (`scripts/setup.sh` installs it)\n".into();
+    };
+    if let Some(problem) = &lint.problem {
+        return format!("- ⚠️ ruff could not lint the repository: {problem}\n");
+    }
+    if lint.findings.is_empty() {
+        return "- ✅ `ruff check --select E9,F`: no findings\n".into();
+    }
+    let mut text = format!(
+        "- ⚠️ `ruff check --select E9,F`: {} finding(s)\n",
+        lint.findings.len()
+    );
+    for f in lint.findings.iter().take(SHOWN) {
+        text.push_str(&format!(
+            "  - {}:{}:{}: {} {}\n",
+            f.path,
+            f.issue.line,
+            f.issue.column,
+            f.issue.code.as_deref().unwrap_or("syntax"),
+            f.issue.message.replace('\n', " ")
+        ));
+    }
+    if lint.findings.len() > SHOWN {
+        text.push_str(&format!("  - and {} more\n", lint.findings.len() - SHOWN));
+    }
+    text
+}
+
 /// The planned dependencies the code uses, and the list of those it does not.
 fn planned_dependencies(check: &super::deps::DependencyCheck) -> String {
     let mut text = String::from("\n## Planned Dependencies\n\n");
@@ -334,6 +366,7 @@ fn validation(input: &ReportInput) -> String {
             v.syntax_errors.join("; ")
         ));
     }
+    text.push_str(&lint(v.lint.as_ref()));
     for cycle in input.cycles {
         text.push_str(&format!(
             "- ⚠️ circular import between {}: move the shared code into a module both import\n",

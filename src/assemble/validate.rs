@@ -8,7 +8,7 @@
 //! the output must not change behind the user's back). It works offline: pip and setuptools
 //! come from the wheelhouse that `scripts/setup.sh` fills (`~/.cache/zerorepo/wheelhouse`, or
 //! `ZEROREPO_WHEELHOUSE`), mounted read-only. On the host only Python's `compile()` reads the
-//! files, which parses them and runs nothing.
+//! files, which parses them and runs nothing, and ruff (`--select E9,F`), which reads them.
 
 use std::path::Path;
 use std::process::Stdio;
@@ -43,6 +43,17 @@ pub struct Validation {
     pub syntax_errors: Vec<String>,
     pub install: Check,
     pub tests: Option<TestSummary>,
+    /// `ruff check --select E9,F` (syntax errors and pyflakes: undefined names, unused
+    /// imports...) over every Python file; `None` when ruff is not installed.
+    pub lint: Option<Lint>,
+}
+
+/// What ruff found, or why it could not say.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Lint {
+    pub findings: Vec<crate::code::check::FileIssue>,
+    /// Ruff ran but its output could not be read.
+    pub problem: Option<String>,
 }
 
 fn python() -> String {
@@ -56,6 +67,7 @@ pub async fn validate(
     cancel: &CancellationToken,
 ) -> Validation {
     let syntax_errors = compile_all(repo, python_files).await;
+    let lint = lint(repo, python_files).await;
     let install = install(repo, runner, cancel).await;
     let tests = if repo.join("tests").is_dir() {
         Some(match runner.run_tests(repo, "tests", cancel).await {
@@ -84,7 +96,26 @@ pub async fn validate(
         syntax_errors,
         install,
         tests,
+        lint,
     }
+}
+
+/// Ruff only reads the files, so it runs on the host, off the async threads.
+async fn lint(repo: &Path, files: &[String]) -> Option<Lint> {
+    let (repo, files) = (repo.to_path_buf(), files.to_vec());
+    let found = tokio::task::spawn_blocking(move || crate::code::check::lint_files(&repo, &files))
+        .await
+        .ok()??;
+    Some(match found {
+        Ok(findings) => Lint {
+            findings,
+            problem: None,
+        },
+        Err(e) => Lint {
+            findings: Vec::new(),
+            problem: Some(e.to_string()),
+        },
+    })
 }
 
 /// Compiles (never runs) every file with Python's own parser, in one process.

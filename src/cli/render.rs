@@ -125,8 +125,12 @@ pub(crate) fn assembly_line(assembly: &Assembly) -> String {
         0 => String::new(),
         checked => format!("; {} of {checked} planned dependencies used", d.used),
     };
+    let lint = match &v.lint {
+        Some(l) if l.problem.is_none() => format!("; ruff: {} finding(s)", l.findings.len()),
+        _ => String::new(),
+    };
     let mut line = format!(
-        "repository: pip install -e . {install}; pytest tests/ {tests}; {} of {} Python files compile{dependencies}; report in docs/generation_report.md",
+        "repository: pip install -e . {install}; pytest tests/ {tests}; {} of {} Python files compile{lint}{dependencies}; report in docs/generation_report.md",
         v.python_files - v.syntax_errors.len(),
         v.python_files
     );

@@ -667,6 +667,12 @@ fn a_wrong_generated_test_does_not_sink_code_that_passes_the_specification() {
         stdout.contains("2 of 2 planned dependencies used"),
         "{stdout}"
     );
+    // Ruff lints the output (setup installs it; without it the report says so).
+    assert!(
+        report.contains("`ruff check --select E9,F`: no findings")
+            || report.contains("ruff is not installed"),
+        "{report}"
+    );
     // Logs captured in a file (not a terminal) carry no colour codes.
     assert!(stderr.contains("INFO"), "{stderr}");
     assert!(!stderr.contains('\u{1b}'), "{stderr}");
