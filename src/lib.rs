@@ -28,7 +28,7 @@
 //!   sandboxes that run generated code (`sandbox`), and stack detection (`detect`).
 //! - **stages**: `engine` runs the node loop (prepare, drain, publish and commit);
 //!   `assemble` turns the generated tree into a package (exports, pyproject, README, report,
-//!   install and test validation, the planned dependencies checked in the code). Neither
+//!   install, test and ruff validation, the planned dependencies checked in the code). Neither
 //!   knows the other.
 //! - **pipeline** runs the engine, then assembly, then releases the sandbox; `progress` is
 //!   the terminal view of a run; `schemas` prints the JSON Schemas; `eval` measures a
