@@ -99,10 +99,31 @@ pub fn shape_implementation(
 
 /// Shapes a tests answer against the node's specification: a test that expects an exception
 /// the specification never names is dropped (small models like to invent `TypeError` checks
-/// the code is not asked to make), and at least one test must remain.
+/// the code is not asked to make), and so is a definition of a name the answer imports (the
+/// embedded model wrote its own `add_bias_column` under `from ml_lib... import
+/// add_bias_column`, so the tests ran that copy and never the code); at least one test must
+/// remain.
 pub fn shape_tests(code: &str, specification: &str) -> Result<String, ShapeError> {
-    let units: Vec<Unit> = split_units(code)
+    let units = split_units(code);
+    let imported: Vec<String> = units
+        .iter()
+        .filter(|u| u.kind == UnitKind::Import)
+        .flat_map(|u| u.imported_names())
+        .collect();
+    let units: Vec<Unit> = units
         .into_iter()
+        .filter(|u| {
+            let shadows = u
+                .def_name()
+                .is_some_and(|n| imported.iter().any(|i| i == n));
+            if shadows {
+                tracing::debug!(
+                    "dropping a definition of {:?}: it would replace the imported code under test",
+                    u.def_name()
+                );
+            }
+            !shadows
+        })
         .filter(|u| {
             let invented = expected_exceptions(&u.text)
                 .into_iter()
@@ -276,6 +297,14 @@ mod tests {
                 && !shaped.contains("def test_type"),
             "{shaped}"
         );
+    }
+
+    #[test]
+    fn a_test_answer_cannot_replace_the_code_it_imports() {
+        let tests = "from pkg.m import f, g\n\ndef f(x):\n    return x\n\ndef test_f():\n    assert f(1) == 1\n";
+        let shaped = shape_tests(tests, "").unwrap();
+        assert!(!shaped.contains("def f("), "{shaped}");
+        assert!(shaped.contains("import f, g") && shaped.contains("def test_f"));
     }
 
     #[test]
