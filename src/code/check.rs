@@ -232,28 +232,37 @@ pub fn lint_files(
         .output()
         .map_err(spawn_err);
     Some(output.and_then(|output| {
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        let diagnostics: Vec<RuffDiagnostic> =
-            serde_json::from_str(stdout.trim()).map_err(|e| CheckError::Output {
-                program: "ruff".into(),
-                detail: format!(
-                    "{e}; stderr: {}",
-                    String::from_utf8_lossy(&output.stderr).trim()
-                ),
-            })?;
-        Ok(diagnostics
+        Ok(ruff_diagnostics(&output)?
             .into_iter()
             .map(|d| FileIssue {
                 path: relative(repo, &d.filename),
-                issue: Issue {
-                    line: d.location.row,
-                    column: d.location.column,
-                    code: d.code,
-                    message: d.message,
-                },
+                issue: d.into_issue(),
             })
             .collect())
     }))
+}
+
+/// The diagnostics of a `ruff check --output-format json` run.
+fn ruff_diagnostics(output: &std::process::Output) -> Result<Vec<RuffDiagnostic>, CheckError> {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(stdout.trim()).map_err(|e| CheckError::Output {
+        program: "ruff".into(),
+        detail: format!(
+            "{e}; stderr: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        ),
+    })
+}
+
+impl RuffDiagnostic {
+    fn into_issue(self) -> Issue {
+        Issue {
+            line: self.location.row,
+            column: self.location.column,
+            code: self.code,
+            message: self.message,
+        }
+    }
 }
 
 /// Ruff reports absolute file names; the report shows them relative to the repository.
@@ -296,23 +305,9 @@ fn run_ruff(
         ],
         source,
     )?;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let diagnostics: Vec<RuffDiagnostic> =
-        serde_json::from_str(stdout.trim()).map_err(|e| CheckError::Output {
-            program: "ruff".into(),
-            detail: format!(
-                "{e}; stderr: {}",
-                String::from_utf8_lossy(&output.stderr).trim()
-            ),
-        })?;
-    let (errors, findings): (Vec<Issue>, Vec<Issue>) = diagnostics
+    let (errors, findings): (Vec<Issue>, Vec<Issue>) = ruff_diagnostics(&output)?
         .into_iter()
-        .map(|d| Issue {
-            line: d.location.row,
-            column: d.location.column,
-            code: d.code,
-            message: d.message,
-        })
+        .map(RuffDiagnostic::into_issue)
         .partition(|i| is_syntax_code(i.code.as_deref()));
     let errors = errors
         .into_iter()
