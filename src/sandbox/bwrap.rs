@@ -405,6 +405,16 @@ impl TestRunner for BwrapRunner {
         self.run_job(repo, Job::Install, policy, cancel).await
     }
 
+    async fn run_command(
+        &self,
+        repo: &Path,
+        argv: &[String],
+        cancel: &CancellationToken,
+    ) -> Result<TestRun, SandboxError> {
+        self.run_job(repo, Job::Command(argv), self.run_policy(), cancel)
+            .await
+    }
+
     async fn shutdown(&self) {
         self.pool.close().await;
     }

@@ -101,6 +101,25 @@ impl TestRunner for LocalRunner {
         let timeout = self.timeout.max(INSTALL_TIMEOUT);
         self.run(repo, &args, timeout, cancel).await
     }
+
+    /// On the host: `python` names this runner's interpreter; anything else is looked up on
+    /// the PATH.
+    async fn run_command(
+        &self,
+        repo: &Path,
+        argv: &[String],
+        cancel: &CancellationToken,
+    ) -> Result<TestRun, SandboxError> {
+        let Some((program, args)) = argv.split_first() else {
+            return Err(SandboxError::Failed("an empty command line".into()));
+        };
+        let program = match program.as_str() {
+            "python" | "python3" => self.python.clone(),
+            other => PathBuf::from(other),
+        };
+        self.run_program(&program, repo, args, self.timeout, cancel)
+            .await
+    }
 }
 
 impl LocalRunner {
@@ -112,11 +131,24 @@ impl LocalRunner {
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError> {
+        self.run_program(&self.python, repo, args, timeout, cancel)
+            .await
+    }
+
+    /// `PROGRAM ARGS` in `repo`, in its own process group, output captured to a file.
+    async fn run_program(
+        &self,
+        program: &Path,
+        repo: &Path,
+        args: &[String],
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<TestRun, SandboxError> {
         let capture = tempfile::Builder::new()
             .prefix(&super::leftovers::temp_prefix("capture"))
             .tempfile()?;
         let started = Instant::now();
-        let mut child = tokio::process::Command::new(&self.python)
+        let mut child = tokio::process::Command::new(program)
             .args(args)
             .current_dir(repo)
             .env("PYTHONPATH", "src:.")
@@ -129,7 +161,7 @@ impl LocalRunner {
             .kill_on_drop(true)
             .spawn()
             .map_err(|source| SandboxError::Spawn {
-                program: self.python.display().to_string(),
+                program: program.display().to_string(),
                 source,
             })?;
         let (mut timed_out, mut cancelled) = (false, false);

@@ -200,6 +200,15 @@ pub trait TestRunner: Send + Sync {
         repo: &Path,
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError>;
+    /// Runs a command line (`argv`, no shell) from the root of `repo`, read-only, with the
+    /// same limits as a test run: a repository's own diagnostic (`zerorepo code`). `python`
+    /// and `python3` name the sandbox's interpreter.
+    async fn run_command(
+        &self,
+        repo: &Path,
+        argv: &[String],
+        cancel: &CancellationToken,
+    ) -> Result<TestRun, SandboxError>;
 }
 
 /// `$ZEROREPO_WHEELHOUSE`, else `$ZEROREPO_CACHE/wheelhouse`, else

@@ -8,6 +8,9 @@ A request with "install": true runs, instead of pytest, the install check: a cop
 repository is installed with `pip install -e` into a fresh venv, offline, from the wheelhouse
 mounted at WHEELHOUSE (pip itself is run from its wheel there). The same check runs outside
 any sandbox as `runner.py --install REPO WHEELHOUSE` (only for --sandbox none).
+A request with "command": [argv...] runs that command line (no shell) from the repository root
+instead: `python`/`python3` is this interpreter, `python -m pytest ARGS` runs in the warm
+pytest, and bytecode goes to the run's temp dir (the repository is read-only).
 Each run gets a fresh temp dir, its own process group, rlimits, and stdout/stderr captured to
 files (never pipes: an escaped grandchild could hold a pipe open forever). After the run every
 other process in the sandbox is killed (--sweep, only inside a PID namespace) and zombies are
@@ -75,7 +78,12 @@ def run_child(req, tmp, out_path, err_path, junit):
             sys.path.insert(0, path)
     args = list(req.get("args", [])) + ["-p", "no:cacheprovider", "--junitxml", junit]
     try:
-        code = install(REPO, WHEELHOUSE, tmp) if req.get("install") else pytest.main(args)
+        if req.get("install"):
+            code = install(REPO, WHEELHOUSE, tmp)
+        elif req.get("command"):
+            code = run_command(list(req["command"]), tmp, junit)
+        else:
+            code = pytest.main(args)
     except SystemExit as e:
         code = e.code if isinstance(e.code, int) else 1
     except BaseException:
@@ -83,6 +91,22 @@ def run_child(req, tmp, out_path, err_path, junit):
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(int(code))
+
+
+def run_command(argv, tmp, junit):
+    """Runs `argv` in this process (pytest) or in its place (exec); the exit code if it returns."""
+    os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(tmp, "pycache")
+    if argv[0] in ("python", "python3"):
+        if argv[1:3] == ["-m", "pytest"]:
+            return pytest.main(argv[3:] + ["-p", "no:cacheprovider", "--junitxml", junit])
+        argv = [sys.executable] + argv[1:]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as e:
+        print(f"cannot run {argv[0]}: {e}", file=sys.stderr)
+        return 127
 
 
 def install(repo, wheelhouse, tmp):

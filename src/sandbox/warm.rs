@@ -26,6 +26,9 @@ pub enum Job<'a> {
     Tests(&'a str),
     /// The install check: `pip install -e` of a copy of the repository, offline.
     Install,
+    /// A command line (argv, no shell) run from the repository root: a repository's own
+    /// diagnostic, such as `python -m pytest -q` or `ruff check .` (`zerorepo code`).
+    Command(&'a [String]),
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -34,6 +37,8 @@ pub struct RunRequest {
     pub args: Vec<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub install: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
     pub timeout: f64,
     pub cpu_seconds: u64,
     pub memory_bytes: u64,
@@ -46,12 +51,17 @@ impl RunRequest {
     pub fn new(id: u64, job: Job<'_>, policy: &SandboxPolicy) -> RunRequest {
         let args = match job {
             Job::Tests(test_file) => vec!["-q".into(), "--tb=short".into(), test_file.into()],
-            Job::Install => Vec::new(),
+            Job::Install | Job::Command(_) => Vec::new(),
+        };
+        let command = match job {
+            Job::Command(argv) => argv.to_vec(),
+            _ => Vec::new(),
         };
         RunRequest {
             id,
             args,
             install: job == Job::Install,
+            command,
             timeout: policy.wall_timeout_secs as f64,
             cpu_seconds: policy.cpu_seconds,
             memory_bytes: policy.memory_bytes(),

@@ -42,6 +42,14 @@ impl TestRunner for Counting {
     ) -> Result<TestRun, SandboxError> {
         self.inner.check_install(repo, cancel).await
     }
+    async fn run_command(
+        &self,
+        repo: &Path,
+        argv: &[String],
+        cancel: &CancellationToken,
+    ) -> Result<TestRun, SandboxError> {
+        self.inner.run_command(repo, argv, cancel).await
+    }
 }
 
 async fn generate_chain(out: &Path, runner: Arc<Counting>) -> Result<(), String> {
