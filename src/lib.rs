@@ -8,7 +8,7 @@
 //! ```text
 //! cli       cli
 //! pipeline  pipeline · progress · schemas · eval
-//! stages    engine · assemble
+//! stages    engine · assemble · change
 //! services  workspace · localize · report · llm · edit · code · checkpoint · sandbox · detect
 //! plan      rpg · schedule · usage · prompts
 //! base      layout · fsutil · python · redact · programs · exit
@@ -65,6 +65,7 @@
 //! `code::repair`).
 
 pub mod assemble;
+pub mod change;
 pub mod checkpoint;
 pub mod cli;
 pub mod code;

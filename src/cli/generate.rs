@@ -120,7 +120,7 @@ fn exit_code(summary: &Summary) -> u8 {
 
 /// First SIGINT/SIGTERM: stop starting nodes, let the current write finish, exit 130.
 /// A second one exits at once.
-fn spawn_signal_handler(cancel: CancellationToken) {
+pub(crate) fn spawn_signal_handler(cancel: CancellationToken) {
     tokio::spawn(async move {
         let mut term =
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {

@@ -8,6 +8,7 @@
 //!
 //! Nothing else in the library uses this module: it only calls down.
 
+mod code;
 mod completions;
 mod deps;
 mod derive_script;
@@ -15,6 +16,7 @@ mod detect;
 mod error;
 mod eval;
 mod generate;
+mod history;
 mod llm_args;
 mod model;
 mod plan;
@@ -81,6 +83,8 @@ enum Command {
     Search(search::Args),
     Deps(deps::Args),
     Eval(eval::Args),
+    Code(code::Args),
+    History(history::Args),
     /// The local models (code model, embedder): fetch them, or show where they live.
     #[command(subcommand)]
     Model(model::Command),
@@ -156,6 +160,8 @@ async fn run(command: Command, global: &GlobalArgs) -> Result<u8, CliError> {
         Command::Search(args) => search::run(args).await,
         Command::Deps(args) => deps::run(args),
         Command::Eval(args) => eval::run(args).await,
+        Command::Code(args) => code::run(args).await,
+        Command::History(args) => history::run(args),
         Command::Model(command) => model::run(command, global.quiet).await,
         Command::Sandbox(command) => sandbox::run(command).await,
         Command::Schema(args) => schema::run(args),

@@ -422,3 +422,133 @@ fn rate(tally: &Tally) -> String {
 pub(crate) fn eval_interrupted() -> String {
     "eval: interrupted; no figure (the scratch copy was removed, the output directory is untouched)\n".into()
 }
+
+/// `code`: the plan as a tree, each task with its risk and why.
+pub(crate) fn code_plan(reviewed: &crate::change::Reviewed) -> String {
+    let tasks = &reviewed.plan.tasks;
+    let mut out = format!("Plan ({} task{}):\n", tasks.len(), plural(tasks.len()));
+    for (i, task) in tasks.iter().enumerate() {
+        let last = i + 1 == tasks.len();
+        let (branch, stem) = if last {
+            ("└─", "   ")
+        } else {
+            ("├─", "│  ")
+        };
+        let target = task
+            .path
+            .as_deref()
+            .or(task.command.as_deref())
+            .unwrap_or_default();
+        let risk = reviewed.risks.get(i);
+        let level = risk.map_or(task.risk.as_str(), |r| r.risk.as_str());
+        out.push_str(&format!(
+            "{branch} {} {} {target}  [{level}]",
+            task.id,
+            task.kind.as_str()
+        ));
+        if !task.depends_on.is_empty() {
+            let after: Vec<String> = task.depends_on.iter().map(|d| d.to_string()).collect();
+            out.push_str(&format!("  after {}", after.join(", ")));
+        }
+        out.push('\n');
+        for line in task.description.lines().filter(|l| !l.trim().is_empty()) {
+            out.push_str(&format!("{stem}  {line}\n"));
+        }
+        if let Some(risk) = risk.filter(|r| !r.reasons.is_empty()) {
+            out.push_str(&format!("{stem}  risk: {}\n", risk.reasons.join("; ")));
+        }
+    }
+    out
+}
+
+/// `code`: what happened, the diff of a dry run, and where the audit trail is.
+pub(crate) fn code_outcome(outcome: &crate::change::Outcome) -> String {
+    use crate::change::Status;
+    let mut out = String::new();
+    if let Some(check) = &outcome.diagnosis {
+        let state = if check.passed { "passed" } else { "failed" };
+        out.push_str(&format!(
+            "diagnostic `{}` {state} before the change\n",
+            check.command
+        ));
+    }
+    if let Some(plan) = &outcome.plan {
+        out.push_str(&code_plan(plan));
+    }
+    if outcome.status == Status::DryRun {
+        for file in &outcome.files {
+            out.push_str(&file.diff);
+        }
+    }
+    for check in &outcome.checks {
+        let state = match (check.unavailable, check.passed) {
+            (true, _) => "not available in the sandbox",
+            (false, true) => "passed",
+            (false, false) => "failed",
+        };
+        out.push_str(&format!("check `{}` {state}\n", check.command));
+    }
+    let files: Vec<&str> = outcome.files.iter().map(|f| f.path.as_str()).collect();
+    let headline = match outcome.status {
+        Status::Committed => format!(
+            "written: {} ({} correction round{})",
+            files.join(", "),
+            outcome.corrections,
+            plural(outcome.corrections as usize)
+        ),
+        Status::DryRun => format!("dry run, verified, nothing written: {}", files.join(", ")),
+        Status::Planned => "plan written; nothing was run".to_string(),
+        Status::NothingToDo => "nothing to do: the diagnostic already passes".to_string(),
+        Status::RolledBack | Status::Declined | Status::Interrupted => {
+            format!(
+                "nothing written: {}",
+                outcome.reason.as_deref().unwrap_or("stopped")
+            )
+        }
+    };
+    out.push_str(&headline);
+    out.push('\n');
+    if let Some(commit) = &outcome.git_commit {
+        out.push_str(&format!("git commit {commit}\n"));
+    }
+    out.push_str(&format!(
+        "tokens: {} prompt, {} generated\n",
+        outcome.usage.prompt_tokens, outcome.usage.completion_tokens
+    ));
+    if let Some(history) = &outcome.history {
+        out.push_str(&format!("audit trail: {}\n", history.display()));
+    }
+    out
+}
+
+/// `history`: one line per action, runs separated.
+pub(crate) fn history(repo: &Path, entries: &[crate::change::audit::AuditEntry]) -> String {
+    if entries.is_empty() {
+        return format!("{}: no `zerorepo code` runs recorded\n", repo.display());
+    }
+    let mut out = String::new();
+    let mut run = "";
+    for entry in entries {
+        if entry.run != run {
+            run = &entry.run;
+            out.push_str(&format!("run {run}\n"));
+        }
+        let task = entry
+            .task
+            .as_deref()
+            .map(|t| format!(" task {t}"))
+            .unwrap_or_default();
+        let detail = entry.detail.lines().next().unwrap_or_default();
+        out.push_str(&format!(
+            "  {} {}{task}: {} {detail}\n",
+            entry.at.format("%H:%M:%S"),
+            entry.action,
+            entry.outcome
+        ));
+    }
+    out
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}

@@ -49,7 +49,30 @@ pub const DIAGNOSE: Template = Template {
 pub const DIAGNOSE_SYSTEM: &str = "You are an expert Python engineer reviewing a disputed test. \
 You judge by the specification. Answer with one letter and nothing else.";
 
-/// Every template, for the record of what produced a repository.
+/// `zerorepo code`: a change's spec to a task graph (node `plan`, role `impl`).
+pub const CODE_PLAN: Template = Template {
+    id: "code_plan",
+    version: 1,
+    body: include_str!("code_plan.md"),
+};
+/// `zerorepo code`: one file task of a change (role `impl`).
+pub const CODE_EDIT: Template = Template {
+    id: "code_edit",
+    version: 1,
+    body: include_str!("code_edit.md"),
+};
+/// `zerorepo code`: a change whose check fails, the file at fault (role `fix`).
+pub const CODE_CORRECT: Template = Template {
+    id: "code_correct",
+    version: 1,
+    body: include_str!("code_correct.md"),
+};
+
+/// The system message of `zerorepo code`: any language, answers in the format asked.
+pub const CODE_SYSTEM: &str = "You are an expert software engineer. You make small, correct \
+changes to existing code and keep its style. Answer in the format asked for, and nothing else.";
+
+/// Every template of `generate`, for the record of what produced a repository.
 pub const ALL: [Template; 5] = [WRITE_TESTS, REWRITE_TESTS, WRITE_IMPL, FIX_IMPL, DIAGNOSE];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -50,3 +50,55 @@ fn default_provider_is_the_local_model_and_its_code_passes_the_reference_tests()
         "hidden reference tests: {report}"
     );
 }
+
+/// Copies a fixture directory (files only) into `to`.
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&target).unwrap();
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn the_local_model_makes_a_verified_change_that_passes_hidden_tests() {
+    if !cfg!(feature = "local-model") {
+        eprintln!("SKIPPED: built without the local-model feature");
+        return;
+    }
+    if !model_present() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must pull the model (scripts/test.sh runs `zerorepo model pull`)"
+        );
+        eprintln!("SKIPPED: no local model; run `zerorepo model pull`");
+        return;
+    }
+    let Some(python) = super::support::require_python() else {
+        return;
+    };
+    let fixture = fixture("code_tiny");
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("calc");
+    std::fs::create_dir_all(&repo).unwrap();
+    copy_tree(&fixture.join("repo"), &repo);
+    let (code, stdout, stderr) = run(zerorepo()
+        .arg("code")
+        .arg(fixture.join("spec.md"))
+        .arg("--repo")
+        .arg(&repo)
+        .args(["--yes", "--json"]));
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    let outcome: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(outcome["status"], "committed");
+    let (ok, report) = super::support::pytest(&python, &repo, &fixture.join("reference/tests"));
+    assert!(
+        ok && report.contains("2 passed"),
+        "hidden reference tests: {report}"
+    );
+}

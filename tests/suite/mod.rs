@@ -1,5 +1,6 @@
 mod assembly;
 mod bad_input;
+mod change;
 mod cli;
 mod code;
 mod engine;

@@ -1,0 +1,1161 @@
+//! `zerorepo code`: a change to an existing repository that is either verified and written
+//! whole, or not written at all.
+//!
+//! The flow, each step recorded in the audit trail ([`audit`]) as it happens:
+//! 1. **Error-first**: the repository's diagnostic command ([`crate::detect`]) runs once, in
+//!    the sandbox, on a scratch copy; its real errors go to the planner.
+//! 2. **Plan**: the model turns the spec into a task graph ([`plan`]); planning runs nothing.
+//!    A plan file given by the user replaces this step.
+//! 3. **Review**: the plan and each task's risk (rules, never lower than the model said) go
+//!    to an [`Approver`], which approves, edits or declines it.
+//! 4. **Risk gate**: a REFUSED task (a path outside the repository) stops the run; a HIGH
+//!    one needs the approver's explicit confirmation.
+//! 5. **Stage**: tasks run in dependency order into an in-memory [`Overlay`]; each answer is
+//!    parsed and applied with the fuzzy hunk passes, and a file task whose answer gives no
+//!    usable code fails (the approver may let the model repair it once).
+//! 6. **Verify**: the overlay is materialised in a scratch copy and the profile's checks run
+//!    there, in the sandbox.
+//! 7. **Self-correct**: on failure the model gets the error and the file it points at
+//!    ([`fault`]), up to `max_corrections` rounds.
+//! 8. **Commit or roll back**: the overlay commits all at once, refusing files changed on
+//!    disk since they were read; otherwise nothing is written.
+//!
+//! The repository is only read until step 8; a cancelled run stops between steps, before it.
+
+pub mod audit;
+pub mod fault;
+pub mod plan;
+mod prompt;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+use tokio_util::sync::CancellationToken;
+
+use crate::detect::Commands;
+use crate::edit::parse::{EditKind, parse_answer};
+use crate::fsutil::Workspace;
+use crate::llm::{LlmProvider, LlmRequest, Usage};
+use crate::sandbox::TestRunner;
+use crate::workspace::overlay::{FileDiff, Overlay, Source};
+use audit::Audit;
+use plan::{ChangePlan, Risk, RiskContext, Task, TaskKind};
+
+/// What kind of change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// Change an existing repository as the spec says.
+    Improve,
+    /// Create a project from the spec in an empty directory.
+    Generate,
+    /// No spec: make the repository's diagnostic command pass.
+    SelfHeal,
+}
+
+/// What verification runs on the staged change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// The diagnostic, the tests, the build and the lint the repository's stacks use.
+    Strict,
+    /// The diagnostic command.
+    Fast,
+    /// Only that the code parses and compiles.
+    Smoke,
+}
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub mode: Mode,
+    pub profile: Profile,
+    pub max_corrections: u32,
+    /// Print the diff, write nothing (not even the audit trail).
+    pub dry_run: bool,
+    /// Under a non-interactive approver, run HIGH-risk tasks instead of refusing them.
+    pub allow_high_risk: bool,
+    /// Commit the written files to git when the repository is a git work tree.
+    pub git_commit: bool,
+    /// Write the reviewed plan here and stop before staging.
+    pub plan_out: Option<PathBuf>,
+}
+
+pub struct Request {
+    pub repo: PathBuf,
+    /// The change, in words (empty in self-heal mode).
+    pub spec: String,
+    /// A plan to use instead of asking the model (`--plan`).
+    pub plan: Option<ChangePlan>,
+    pub llm: Arc<dyn LlmProvider>,
+    pub runner: Arc<dyn TestRunner>,
+    pub options: Options,
+    pub cancel: CancellationToken,
+}
+
+/// A task's risk as the rules judged it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Assessed {
+    pub risk: Risk,
+    pub reasons: Vec<String>,
+}
+
+/// The plan as it is shown for approval.
+#[derive(Debug, Clone, Serialize)]
+pub struct Reviewed {
+    pub plan: ChangePlan,
+    /// One per task, in plan order.
+    pub risks: Vec<Assessed>,
+}
+
+/// What an approver decided about a plan.
+pub enum Review {
+    /// Run this plan (the one shown, or the approver's edit of it).
+    Approve(ChangePlan),
+    Decline,
+}
+
+/// The person (or policy) that approves: a terminal dialogue, or `--yes`.
+pub trait Approver: Send {
+    fn review(&mut self, plan: &Reviewed) -> Review;
+    /// A HIGH-risk task about to run, after the plan was approved.
+    fn confirm_high_risk(&mut self, task: &Task, reasons: &[String]) -> bool;
+    /// A task failed: let the model try once more with the failure? (the seed's "stop and
+    /// ask"; `false` rolls the run back).
+    fn repair(&mut self, task: &Task, failure: &str) -> bool;
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Verified and written.
+    Committed,
+    /// Verified; the diff was shown and nothing written (`--dry-run`).
+    DryRun,
+    /// The plan was written to `--plan-out`; nothing else done.
+    Planned,
+    /// Self-heal found the diagnostic passing already.
+    NothingToDo,
+    /// Not verified, refused or failed: nothing written.
+    RolledBack,
+    /// The approver declined the plan: nothing written.
+    Declined,
+    /// Cancelled: nothing written.
+    Interrupted,
+}
+
+/// One check run on the repository or the staged change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    pub command: String,
+    pub passed: bool,
+    /// The program is not there to run (no `ruff` in the sandbox): not counted either way.
+    pub unavailable: bool,
+    pub exit_code: Option<i32>,
+    /// The tail of its output, redacted.
+    pub output: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub status: Status,
+    /// Why nothing was written, for every status but `committed`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The diagnostic before the change (error-first).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagnosis: Option<Check>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Reviewed>,
+    /// The staged change against the disk.
+    pub files: Vec<FileDiff>,
+    /// The last verification's checks.
+    pub checks: Vec<Check>,
+    pub corrections: u32,
+    /// The git commit made with `--git-commit`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git_commit: Option<String>,
+    pub usage: Usage,
+    /// Where the audit trail is (none for a dry run).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CodeError {
+    #[error("{0} is not a directory")]
+    NotADirectory(PathBuf),
+    #[error("{0} is not empty; `--mode generate` creates a project in an empty directory")]
+    NotEmpty(PathBuf),
+    #[error("self-heal needs a diagnostic command, and no stack was detected in {0}")]
+    NothingToHeal(PathBuf),
+    #[error("the plan: {0}")]
+    Plan(#[from] plan::PlanError),
+    #[error(transparent)]
+    Detect(#[from] crate::detect::DetectError),
+    #[error(transparent)]
+    Audit(#[from] audit::AuditError),
+    #[error("the sandbox: {0}")]
+    Sandbox(#[from] crate::sandbox::SandboxError),
+    #[error(transparent)]
+    Prompt(#[from] crate::prompts::PromptError),
+    #[error("the model: {0}")]
+    Llm(#[from] crate::llm::LlmError),
+    #[error(transparent)]
+    Overlay(#[from] crate::workspace::overlay::OverlayError),
+    #[error(transparent)]
+    Git(#[from] crate::workspace::git::GitError),
+    #[error("cannot write the plan to {path}: {source}")]
+    PlanOut {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl CodeError {
+    /// Errors in what the user gave (the directory, the plan file, the mode).
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            CodeError::NotADirectory(_)
+                | CodeError::NotEmpty(_)
+                | CodeError::NothingToHeal(_)
+                | CodeError::Plan(_)
+        )
+    }
+}
+
+/// Directories never copied, listed or planned over: version control, zerorepo's own,
+/// dependencies and build output.
+const SKIPPED_DIRS: &[&str] = &[
+    ".git",
+    ".zerorepo",
+    "node_modules",
+    "target",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".mypy_cache",
+];
+
+/// Runs a change to the end. `Err` only when nothing could start (bad input, a broken
+/// sandbox or model); every later failure is an [`Outcome`] with nothing written.
+pub async fn run(request: Request, approver: &mut dyn Approver) -> Result<Outcome, CodeError> {
+    let mut run = Run::start(&request)?;
+    let outcome = run.drive(&request, approver).await;
+    if let Ok(outcome) = &outcome
+        && outcome.status != Status::Committed
+        && outcome.status != Status::DryRun
+    {
+        let reason = outcome.reason.clone().unwrap_or_default();
+        run.audit
+            .record("rollback", None, "nothing written", &reason, "", None)?;
+    }
+    outcome
+}
+
+/// The state of one run: what it knows of the repository and what it staged.
+struct Run {
+    audit: Audit,
+    overlay: Overlay,
+    files: Vec<String>,
+    commands: Vec<Commands>,
+    usage: Usage,
+    outcome: Outcome,
+}
+
+impl Run {
+    fn start(request: &Request) -> Result<Run, CodeError> {
+        let repo = &request.repo;
+        if request.options.mode == Mode::Generate && !repo.exists() {
+            std::fs::create_dir_all(repo)?;
+        }
+        if !repo.is_dir() {
+            return Err(CodeError::NotADirectory(repo.clone()));
+        }
+        let files = list_files(repo)?;
+        if request.options.mode == Mode::Generate && !files.is_empty() {
+            return Err(CodeError::NotEmpty(repo.clone()));
+        }
+        let commands = crate::detect::detect(repo)?;
+        if request.options.mode == Mode::SelfHeal && commands.is_empty() {
+            return Err(CodeError::NothingToHeal(repo.clone()));
+        }
+        let audit = Audit::open((!request.options.dry_run).then_some(repo.as_path()))?;
+        let history = (!request.options.dry_run).then(|| repo.join(audit::HISTORY_FILE));
+        Ok(Run {
+            audit,
+            overlay: Overlay::new(Workspace::new(repo)),
+            files,
+            commands,
+            usage: Usage::default(),
+            outcome: Outcome {
+                status: Status::RolledBack,
+                reason: None,
+                diagnosis: None,
+                plan: None,
+                files: Vec::new(),
+                checks: Vec::new(),
+                corrections: 0,
+                git_commit: None,
+                usage: Usage::default(),
+                history,
+            },
+        })
+    }
+
+    async fn drive(
+        &mut self,
+        request: &Request,
+        approver: &mut dyn Approver,
+    ) -> Result<Outcome, CodeError> {
+        let diagnosis = self.diagnose(request).await?;
+        self.outcome.diagnosis = diagnosis.clone();
+        let spec = match request.options.mode {
+            Mode::SelfHeal => match &diagnosis {
+                Some(check) if check.passed => {
+                    return Ok(self.end(Status::NothingToDo, "the diagnostic already passes"));
+                }
+                Some(check) => format!(
+                    "Make the command `{}` pass. It fails now; its output is below.",
+                    check.command
+                ),
+                None => unreachable!("self-heal starts only where a diagnostic exists"),
+            },
+            _ => request.spec.clone(),
+        };
+        if request.cancel.is_cancelled() {
+            return Ok(self.end(Status::Interrupted, "interrupted before planning"));
+        }
+        let plan = match &request.plan {
+            Some(plan) => {
+                self.audit
+                    .record("plan", None, "imported", "from the plan file", "", None)?;
+                plan.clone()
+            }
+            None => match self.ask_plan(request, &spec, diagnosis.as_ref()).await? {
+                Ok(plan) => plan,
+                Err(why) => return Ok(self.end(Status::RolledBack, &why)),
+            },
+        };
+        let plan = normalise(plan, &self.files);
+        let reviewed = self.assess(plan);
+        if let Some(path) = &request.options.plan_out {
+            std::fs::write(path, reviewed.plan.to_json()).map_err(|source| CodeError::PlanOut {
+                path: path.clone(),
+                source,
+            })?;
+            self.outcome.plan = Some(reviewed);
+            return Ok(self.end(Status::Planned, "the plan was written; nothing was run"));
+        }
+        let Some(reviewed) = self.review(approver, reviewed)? else {
+            return Ok(self.end(Status::Declined, "the plan was declined"));
+        };
+        self.outcome.plan = Some(reviewed.clone());
+        if let Some(why) = self.gate(request, approver, &reviewed)? {
+            return Ok(self.end(Status::RolledBack, &why));
+        }
+        if let Some(status_why) = self.stage(request, approver, &spec, &reviewed.plan).await? {
+            return Ok(self.end(status_why.0, &status_why.1));
+        }
+        if let Some(status_why) = self
+            .verify_and_correct(request, &spec, &reviewed.plan)
+            .await?
+        {
+            return Ok(self.end(status_why.0, &status_why.1));
+        }
+        self.finish(request).await
+    }
+
+    fn end(&mut self, status: Status, reason: &str) -> Outcome {
+        self.outcome.status = status;
+        self.outcome.reason = Some(reason.to_string());
+        self.outcome.usage = self.usage;
+        self.outcome.files = self.overlay.diff_with_disk().unwrap_or_default();
+        self.outcome.clone()
+    }
+
+    /// Step 1: the diagnostic command on the repository as it is.
+    async fn diagnose(&mut self, request: &Request) -> Result<Option<Check>, CodeError> {
+        let Some(command) = self.commands.first().map(|c| c.diagnostic_command.clone()) else {
+            self.audit
+                .record("diagnose", None, "skipped", "no stack detected", "", None)?;
+            return Ok(None);
+        };
+        let scratch = scratch_copy(&request.repo, &self.overlay)?;
+        let check = run_check(request, scratch.path(), &command).await?;
+        let outcome = if check.passed { "passed" } else { "failed" };
+        self.audit
+            .record("diagnose", None, outcome, &command, &check.output, None)?;
+        Ok(Some(check))
+    }
+
+    /// Step 2: the model's plan, asked twice at most. `Ok(Err(why))` when unusable.
+    async fn ask_plan(
+        &mut self,
+        request: &Request,
+        spec: &str,
+        diagnosis: Option<&Check>,
+    ) -> Result<Result<ChangePlan, String>, CodeError> {
+        let diagnosis = match diagnosis {
+            Some(check) if check.passed => format!("`{}` passes.", check.command),
+            Some(check) => format!(
+                "`{}` fails:\n```\n{}\n```",
+                check.command,
+                audit::tail(&check.output, prompt::ERROR_CHARS)
+            ),
+            None => "(no check command was found)".into(),
+        };
+        let mut why = None;
+        for _ in 0..2 {
+            let asked = prompt::plan_request(spec, &self.files, &diagnosis, why.as_deref())?;
+            let answer = self.ask(request, &asked).await?;
+            match plan::from_answer(&answer) {
+                Ok(plan) => {
+                    let detail = format!("{} tasks", plan.tasks.len());
+                    self.audit
+                        .record("plan", None, "ok", &detail, &answer, None)?;
+                    return Ok(Ok(plan));
+                }
+                Err(e) => {
+                    self.audit
+                        .record("plan", None, "unusable", &e.to_string(), &answer, None)?;
+                    why = Some(e.to_string());
+                }
+            }
+        }
+        Ok(Err(format!(
+            "the model's plan could not be used: {}",
+            why.unwrap_or_default()
+        )))
+    }
+
+    /// One model call; its tokens are counted. A provider error ends the run (nothing has
+    /// been written).
+    async fn ask(&mut self, request: &Request, asked: &LlmRequest) -> Result<String, CodeError> {
+        let response = request.llm.complete(asked).await?;
+        self.usage.add(response.usage);
+        Ok(response.text)
+    }
+
+    fn assess(&self, plan: ChangePlan) -> Reviewed {
+        let context = RiskContext {
+            directories: directories(&self.files),
+            known_commands: self
+                .commands
+                .iter()
+                .flat_map(|c| {
+                    [
+                        Some(c.diagnostic_command.clone()),
+                        c.primary_test.clone(),
+                        c.build.clone(),
+                        c.lint.clone(),
+                    ]
+                })
+                .flatten()
+                .collect(),
+        };
+        let risks = plan
+            .tasks
+            .iter()
+            .map(|t| {
+                let (risk, reasons) = plan::assess(t, &plan, &context);
+                Assessed { risk, reasons }
+            })
+            .collect();
+        Reviewed { plan, risks }
+    }
+
+    /// Step 3: the approver's decision; an edited plan is checked and assessed again.
+    fn review(
+        &mut self,
+        approver: &mut dyn Approver,
+        reviewed: Reviewed,
+    ) -> Result<Option<Reviewed>, CodeError> {
+        match approver.review(&reviewed) {
+            Review::Decline => {
+                self.audit
+                    .record("approval", None, "declined", "", "", None)?;
+                Ok(None)
+            }
+            Review::Approve(plan) => {
+                plan.check()?;
+                let edited = plan != reviewed.plan;
+                let detail = if edited { "with edits" } else { "as shown" };
+                self.audit
+                    .record("approval", None, "approved", detail, &plan.to_json(), None)?;
+                Ok(Some(if edited {
+                    self.assess(normalise(plan, &self.files))
+                } else {
+                    reviewed
+                }))
+            }
+        }
+    }
+
+    /// Step 4: refuses REFUSED tasks, asks about HIGH ones. `Some(why)` stops the run.
+    fn gate(
+        &mut self,
+        request: &Request,
+        approver: &mut dyn Approver,
+        reviewed: &Reviewed,
+    ) -> Result<Option<String>, CodeError> {
+        for (task, assessed) in reviewed.plan.tasks.iter().zip(&reviewed.risks) {
+            let reasons = assessed.reasons.join("; ");
+            let refused = match assessed.risk {
+                Risk::Refused => true,
+                Risk::High => {
+                    !(request.options.allow_high_risk
+                        || approver.confirm_high_risk(task, &assessed.reasons))
+                }
+                _ => false,
+            };
+            let outcome = if refused { "refused" } else { "allowed" };
+            let detail = match reasons.is_empty() {
+                true => assessed.risk.as_str().to_string(),
+                false => format!("{}: {reasons}", assessed.risk.as_str()),
+            };
+            self.audit
+                .record("risk", Some(&task.id.0), outcome, &detail, "", None)?;
+            if refused {
+                return Ok(Some(format!(
+                    "task {} is {} risk and was refused ({reasons})",
+                    task.id,
+                    assessed.risk.as_str()
+                )));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Step 5: every task, in order, into the overlay. `Some` stops the run.
+    async fn stage(
+        &mut self,
+        request: &Request,
+        approver: &mut dyn Approver,
+        spec: &str,
+        plan: &ChangePlan,
+    ) -> Result<Option<(Status, String)>, CodeError> {
+        for index in plan.order()? {
+            if request.cancel.is_cancelled() {
+                return Ok(Some((
+                    Status::Interrupted,
+                    "interrupted while staging".into(),
+                )));
+            }
+            let task = &plan.tasks[index];
+            let mut result = self.run_task(request, spec, plan, task, None).await?;
+            if let Err(failure) = &result
+                && approver.repair(task, failure)
+            {
+                let failure = failure.clone();
+                result = self
+                    .run_task(request, spec, plan, task, Some(&failure))
+                    .await?;
+            }
+            if let Err(failure) = result {
+                return Ok(Some((
+                    Status::RolledBack,
+                    format!("task {} failed: {failure}", task.id),
+                )));
+            }
+        }
+        Ok(None)
+    }
+
+    /// One task into the overlay. `Ok(Err(why))` when the task failed.
+    async fn run_task(
+        &mut self,
+        request: &Request,
+        spec: &str,
+        plan: &ChangePlan,
+        task: &Task,
+        repair: Option<&str>,
+    ) -> Result<Result<(), String>, CodeError> {
+        let path = task.path.clone().unwrap_or_default();
+        let result = match task.kind {
+            TaskKind::DeleteFile => match self.overlay.read(&path)? {
+                Some(_) => {
+                    self.overlay.remove(&path, Source::Generated)?;
+                    Ok(())
+                }
+                None => Err(format!("{path} does not exist")),
+            },
+            TaskKind::ShellCommand => {
+                let command = task.command.clone().unwrap_or_default();
+                let scratch = scratch_copy(&request.repo, &self.overlay)?;
+                let check = run_check(request, scratch.path(), &command).await?;
+                if check.passed || check.unavailable {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "`{command}` failed:\n{}",
+                        audit::tail(&check.output, 1_500)
+                    ))
+                }
+            }
+            TaskKind::CreateFile | TaskKind::ModifyFile => {
+                self.edit_file(request, spec, plan, task, &path, repair)
+                    .await?
+            }
+        };
+        let outcome = if result.is_ok() { "ok" } else { "failed" };
+        let detail = format!(
+            "{} {}",
+            task.kind.as_str(),
+            task.path
+                .as_deref()
+                .or(task.command.as_deref())
+                .unwrap_or_default()
+        );
+        let why = result.as_ref().err().cloned().unwrap_or_default();
+        self.audit
+            .record("task", Some(&task.id.0), outcome, &detail, &why, None)?;
+        Ok(result)
+    }
+
+    async fn edit_file(
+        &mut self,
+        request: &Request,
+        spec: &str,
+        plan: &ChangePlan,
+        task: &Task,
+        path: &str,
+        repair: Option<&str>,
+    ) -> Result<Result<(), String>, CodeError> {
+        let current = self.overlay.read(path)?.unwrap_or_default();
+        let context = self.context_of(plan, task)?;
+        let asked = match repair {
+            None => prompt::edit_request(spec, task, &current, &context, 0)?,
+            Some(failure) => {
+                let failure = prompt::Failure {
+                    command: task.kind.as_str(),
+                    output: failure,
+                };
+                prompt::correct_request(spec, plan, &failure, path, &current, &context, 0).map(
+                    |mut r| {
+                        r.node_id = task.id.0.clone();
+                        r.attempt = 1;
+                        r
+                    },
+                )?
+            }
+        };
+        let answer = self.ask(request, &asked).await?;
+        match apply_answer(&answer, path, &current) {
+            Ok(text) => self.write_checked(path, text),
+            Err(why) => Ok(Err(why)),
+        }
+    }
+
+    /// Writes `text` to the overlay unless it is Python that does not parse.
+    fn write_checked(&mut self, path: &str, text: String) -> Result<Result<(), String>, CodeError> {
+        let before = self.overlay.entries().get(path).cloned();
+        self.overlay.write(path, text, Source::Generated)?;
+        let Some((_, why)) = self
+            .overlay
+            .unparsable()
+            .into_iter()
+            .find(|(p, _)| p == path)
+        else {
+            return Ok(Ok(()));
+        };
+        self.overlay.discard(path);
+        if let Some(entry) = before {
+            match entry.content {
+                Some(old) => self.overlay.write(path, old, Source::Generated)?,
+                None => self.overlay.remove(path, Source::Generated)?,
+            }
+        }
+        Ok(Err(format!("the new {path} does not parse: {why}")))
+    }
+
+    /// The staged text of the files of the tasks `task` depends on.
+    fn context_of(
+        &self,
+        plan: &ChangePlan,
+        task: &Task,
+    ) -> Result<Vec<(String, String)>, CodeError> {
+        let mut context = Vec::new();
+        for dep in &task.depends_on {
+            let Some(path) = plan.task(dep).and_then(|t| t.path.clone()) else {
+                continue;
+            };
+            if let Some(text) = self.overlay.read(&path)? {
+                context.push((path, text));
+            }
+        }
+        Ok(context)
+    }
+
+    /// Steps 6 and 7: verify; on failure correct the file at fault and verify again.
+    async fn verify_and_correct(
+        &mut self,
+        request: &Request,
+        spec: &str,
+        plan: &ChangePlan,
+    ) -> Result<Option<(Status, String)>, CodeError> {
+        let mut round = 0;
+        loop {
+            if request.cancel.is_cancelled() {
+                return Ok(Some((
+                    Status::Interrupted,
+                    "interrupted while verifying".into(),
+                )));
+            }
+            let checks = self.verify(request).await?;
+            self.outcome.checks = checks.clone();
+            let Some(failed) = checks.iter().find(|c| !c.passed && !c.unavailable).cloned() else {
+                return Ok(None);
+            };
+            if round >= request.options.max_corrections {
+                return Ok(Some((
+                    Status::RolledBack,
+                    format!(
+                        "`{}` still fails after {round} correction round(s)",
+                        failed.command
+                    ),
+                )));
+            }
+            self.correct(request, spec, plan, &failed, round).await?;
+            round += 1;
+            self.outcome.corrections = round;
+        }
+    }
+
+    /// The profile's checks on a scratch copy with the overlay applied.
+    async fn verify(&mut self, request: &Request) -> Result<Vec<Check>, CodeError> {
+        let scratch = scratch_copy(&request.repo, &self.overlay)?;
+        let commands = crate::detect::detect(scratch.path())?;
+        let mut checks = Vec::new();
+        let unparsable = self.overlay.unparsable();
+        if !unparsable.is_empty() {
+            let output = unparsable
+                .iter()
+                .map(|(p, why)| format!("{p}: {why}"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            checks.push(Check {
+                command: "parse".into(),
+                passed: false,
+                unavailable: false,
+                exit_code: None,
+                output,
+            });
+        }
+        let has_python = list_files(scratch.path())?
+            .iter()
+            .any(|f| f.ends_with(".py"));
+        for command in profile_commands(request.options.profile, &commands, has_python) {
+            let check = run_check(request, scratch.path(), &command).await?;
+            let outcome = if check.unavailable {
+                "unavailable"
+            } else if check.passed {
+                "passed"
+            } else {
+                "failed"
+            };
+            self.audit
+                .record("verify", None, outcome, &command, &check.output, None)?;
+            checks.push(check);
+        }
+        Ok(checks)
+    }
+
+    /// One correction round: the file the failure points at, rewritten by the model.
+    async fn correct(
+        &mut self,
+        request: &Request,
+        spec: &str,
+        plan: &ChangePlan,
+        failed: &Check,
+        round: u32,
+    ) -> Result<(), CodeError> {
+        let changed: Vec<String> = self.overlay.entries().keys().cloned().collect();
+        let mut files = self.files.clone();
+        files.extend(changed.iter().cloned());
+        let Some(path) = fault::file_at_fault(&failed.output, &changed, &files) else {
+            self.audit.record(
+                "correct",
+                None,
+                "no file to blame",
+                &failed.command,
+                "",
+                None,
+            )?;
+            return Ok(());
+        };
+        let current = self.overlay.read(&path)?.unwrap_or_default();
+        let mut context = Vec::new();
+        for other in changed.iter().filter(|p| **p != path) {
+            if let Some(text) = self.overlay.read(other)? {
+                context.push((other.clone(), text));
+            }
+        }
+        let failure = prompt::Failure {
+            command: &failed.command,
+            output: &failed.output,
+        };
+        let asked =
+            prompt::correct_request(spec, plan, &failure, &path, &current, &context, round)?;
+        let answer = self.ask(request, &asked).await?;
+        let result = match apply_answer(&answer, &path, &current) {
+            Ok(text) => self.write_checked(&path, text)?,
+            Err(why) => Err(why),
+        };
+        let outcome = if result.is_ok() {
+            "applied"
+        } else {
+            "unusable"
+        };
+        let why = result.err().unwrap_or_default();
+        let detail = format!("round {}: {path}", round + 1);
+        self.audit
+            .record("correct", None, outcome, &detail, &why, None)?;
+        Ok(())
+    }
+
+    /// Step 8: the dry run's diff, or the commit (and the optional git commit).
+    async fn finish(&mut self, request: &Request) -> Result<Outcome, CodeError> {
+        self.outcome.files = self.overlay.diff_with_disk()?;
+        self.outcome.usage = self.usage;
+        if request.options.dry_run {
+            self.outcome.status = Status::DryRun;
+            self.outcome.reason = Some("--dry-run: nothing was written".into());
+            return Ok(self.outcome.clone());
+        }
+        if request.cancel.is_cancelled() {
+            return Ok(self.end(Status::Interrupted, "interrupted before writing"));
+        }
+        let overlay = std::mem::replace(
+            &mut self.overlay,
+            Overlay::new(Workspace::new(&request.repo)),
+        );
+        let audit = &mut self.audit;
+        let committed = overlay.commit(|batch| {
+            let detail = format!("{} file(s)", batch.len());
+            audit.record("commit", None, "writing", &detail, "", None)
+        });
+        let committed = match committed {
+            Ok(committed) => committed,
+            Err(e) => return Ok(self.end(Status::RolledBack, &e.to_string())),
+        };
+        self.audit.record(
+            "commit",
+            None,
+            "ok",
+            &committed.written.join(", "),
+            "",
+            None,
+        )?;
+        if request.options.git_commit
+            && let Some(git) = crate::workspace::git::Git::open(&request.repo)
+        {
+            let mut paths = committed.written.clone();
+            paths.extend(committed.removed.iter().cloned());
+            let message = format!("zerorepo code: {}", first_line(&request.spec));
+            let oid = git.commit_paths(&paths, &message)?;
+            self.outcome.git_commit = oid.map(|o| o.to_string());
+        }
+        self.outcome.status = Status::Committed;
+        self.outcome.reason = None;
+        Ok(self.outcome.clone())
+    }
+}
+
+/// The model's answer applied to the text of `path`: hunks in place, code as the whole file
+/// (Python fragments merged by definition name). `Err` says why there is nothing to apply.
+fn apply_answer(answer: &str, path: &str, current: &str) -> Result<String, String> {
+    let parsed = parse_answer(answer);
+    let mut text = current.to_string();
+    let mut used = false;
+    for edit in parsed.edits {
+        if edit
+            .path
+            .as_deref()
+            .is_some_and(|p| p != path && !path.ends_with(&format!("/{p}")))
+        {
+            continue;
+        }
+        match edit.kind {
+            EditKind::Hunks(hunks) => {
+                text = crate::edit::hunk::apply_all(&text, &hunks)
+                    .map_err(|e| e.to_string())?
+                    .0;
+            }
+            EditKind::Code(code)
+                if path.ends_with(".py") && !text.is_empty() && is_fragment(&code, &text) =>
+            {
+                text = crate::edit::merge::merge_python(&text, &code);
+            }
+            EditKind::Code(code) => text = ensure_newline(code),
+        }
+        used = true;
+    }
+    if !used {
+        let notes = parsed.diagnostics.join("; ");
+        return Err(if notes.is_empty() {
+            format!("the answer has no code for {path}")
+        } else {
+            format!("the answer has no code for {path} ({notes})")
+        });
+    }
+    Ok(text)
+}
+
+/// Python code that looks like part of the file, not all of it: it leaves out more than
+/// half of the file's top-level definitions.
+fn is_fragment(code: &str, current: &str) -> bool {
+    let names = |text: &str| -> BTreeSet<String> {
+        crate::code::split_units(text)
+            .iter()
+            .filter_map(|u| u.def_name().map(String::from))
+            .collect()
+    };
+    let have = names(current);
+    let kept = names(code).intersection(&have).count();
+    !have.is_empty() && kept * 2 < have.len()
+}
+
+fn ensure_newline(mut text: String) -> String {
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("change")
+        .trim()
+}
+
+/// CREATE of an existing file is a MODIFY, MODIFY of a missing one a CREATE: the model's
+/// label is a guess, the disk is a fact.
+fn normalise(mut plan: ChangePlan, files: &[String]) -> ChangePlan {
+    let mut created: BTreeSet<String> = BTreeSet::new();
+    for task in &mut plan.tasks {
+        let Some(path) = task.path.as_mut() else {
+            continue;
+        };
+        if let Some(stripped) = path.strip_prefix("./") {
+            *path = stripped.to_string();
+        }
+        let exists = files.contains(path) || created.contains(path);
+        task.kind = match task.kind {
+            TaskKind::CreateFile if exists => TaskKind::ModifyFile,
+            TaskKind::ModifyFile if !exists => TaskKind::CreateFile,
+            kind => kind,
+        };
+        if task.kind == TaskKind::CreateFile {
+            created.insert(path.clone());
+        }
+    }
+    plan
+}
+
+/// The checks a profile runs, given the stacks detected in the staged tree.
+/// With no stack detected, Python files are at least compiled (`has_python`).
+fn profile_commands(profile: Profile, commands: &[Commands], has_python: bool) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |c: Option<&String>| {
+        if let Some(c) = c
+            && !out.contains(c)
+        {
+            out.push(c.clone());
+        }
+    };
+    for stack in commands {
+        match profile {
+            Profile::Smoke => {}
+            Profile::Fast => push(Some(&stack.diagnostic_command)),
+            Profile::Strict => {
+                push(Some(&stack.diagnostic_command));
+                push(stack.primary_test.as_ref());
+                push(stack.build.as_ref());
+                push(stack.lint.as_ref());
+            }
+        }
+    }
+    let python = commands
+        .iter()
+        .any(|c| c.stack == crate::detect::Stack::Python);
+    if (profile == Profile::Smoke && python) || (out.is_empty() && has_python) {
+        out.push("python -m compileall -q .".into());
+    }
+    out
+}
+
+/// One command line in the sandbox, on `dir`.
+async fn run_check(request: &Request, dir: &Path, command: &str) -> Result<Check, CodeError> {
+    let argv = shlex::split(command).unwrap_or_default();
+    let run = request
+        .runner
+        .run_command(dir, &argv, &request.cancel)
+        .await?;
+    let unavailable = run.exit_code == Some(127) && run.output.contains("cannot run");
+    Ok(Check {
+        command: command.to_string(),
+        passed: run.exit_code == Some(0) && !run.timed_out && !run.cancelled,
+        unavailable,
+        exit_code: run.exit_code,
+        output: audit::tail(&run.output, 4_000).to_string(),
+    })
+}
+
+/// The repository's files (relative, sorted), without [`SKIPPED_DIRS`] and symbolic links.
+fn list_files(repo: &Path) -> std::io::Result<Vec<String>> {
+    let mut files = Vec::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(repo.join(&dir))? {
+            let entry = entry?;
+            let name = entry.file_name();
+            let relative = dir.join(&name);
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                if !SKIPPED_DIRS.iter().any(|s| name == *s) {
+                    stack.push(relative);
+                }
+            } else if kind.is_file()
+                && let Some(text) = relative.to_str()
+            {
+                files.push(text.to_string());
+            }
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn directories(files: &[String]) -> BTreeSet<String> {
+    let mut dirs = BTreeSet::new();
+    for file in files {
+        let mut path = Path::new(file);
+        while let Some(parent) = path.parent() {
+            if parent.as_os_str().is_empty() {
+                break;
+            }
+            dirs.insert(parent.to_string_lossy().into_owned());
+            path = parent;
+        }
+    }
+    dirs
+}
+
+/// A temporary copy of the repository with the overlay's changes applied, for the sandbox.
+fn scratch_copy(repo: &Path, overlay: &Overlay) -> Result<tempfile::TempDir, CodeError> {
+    let scratch = tempfile::Builder::new()
+        .prefix("zerorepo-code-")
+        .tempdir()?;
+    for file in list_files(repo)? {
+        let to = scratch.path().join(&file);
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        std::fs::copy(repo.join(&file), &to)?;
+    }
+    for (path, entry) in overlay.entries() {
+        let to = scratch.path().join(path);
+        match &entry.content {
+            Some(text) => {
+                if let Some(parent) = to.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::write(&to, text)?;
+            }
+            None => {
+                let _ = std::fs::remove_file(&to);
+            }
+        }
+    }
+    Ok(scratch)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_apply_as_whole_files_fragments_or_hunks() {
+        let current = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
+        let whole = "```python\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n```";
+        let text = apply_answer(whole, "calc.py", current).unwrap();
+        assert!(text.contains("def mul") && text.contains("def sub"));
+        let fragment = "```python\ndef mul(a, b):\n    return a * b\n```";
+        let text = apply_answer(fragment, "calc.py", current).unwrap();
+        assert!(
+            text.contains("def mul") && text.contains("def sub"),
+            "{text}"
+        );
+        let hunk = "```\n<<<<<<< SEARCH\n    return a - b\n=======\n    return b - a\n>>>>>>> REPLACE\n```";
+        assert!(
+            apply_answer(hunk, "calc.py", current)
+                .unwrap()
+                .contains("return b - a")
+        );
+        assert!(apply_answer("I cannot do that.", "calc.py", current).is_err());
+        let other = "```python other.py\nX = 1\n```";
+        assert!(apply_answer(other, "calc.py", current).is_err());
+    }
+
+    #[test]
+    fn labels_follow_the_disk() {
+        let plan = ChangePlan {
+            tasks: vec![
+                Task {
+                    id: plan::TaskId("1".into()),
+                    kind: TaskKind::CreateFile,
+                    description: String::new(),
+                    path: Some("./calc.py".into()),
+                    command: None,
+                    depends_on: vec![],
+                    risk: Risk::Low,
+                },
+                Task {
+                    id: plan::TaskId("2".into()),
+                    kind: TaskKind::ModifyFile,
+                    description: String::new(),
+                    path: Some("new.py".into()),
+                    command: None,
+                    depends_on: vec![],
+                    risk: Risk::Low,
+                },
+            ],
+        };
+        let plan = normalise(plan, &["calc.py".to_string()]);
+        assert_eq!(plan.tasks[0].kind, TaskKind::ModifyFile);
+        assert_eq!(plan.tasks[0].path.as_deref(), Some("calc.py"));
+        assert_eq!(plan.tasks[1].kind, TaskKind::CreateFile);
+    }
+
+    #[test]
+    fn profiles_choose_their_checks() {
+        let python = crate::detect::detect_from_files(&crate::detect::Files {
+            python: true,
+            python_tests: true,
+            ..Default::default()
+        });
+        assert_eq!(
+            profile_commands(Profile::Fast, &python, true),
+            vec!["python -m pytest -q"]
+        );
+        assert_eq!(
+            profile_commands(Profile::Smoke, &python, true),
+            vec!["python -m compileall -q ."]
+        );
+        assert!(profile_commands(Profile::Strict, &python, true).len() >= 2);
+        assert_eq!(
+            profile_commands(Profile::Fast, &[], true),
+            vec!["python -m compileall -q ."]
+        );
+        assert!(profile_commands(Profile::Fast, &[], false).is_empty());
+    }
+}

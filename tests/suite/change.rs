@@ -1,0 +1,338 @@
+//! `zerorepo code` through the binary, with scripted answers: a verified change written whole,
+//! or the repository byte for byte as it was, with the audit trail saying why.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use super::support::{run, tree, zerorepo};
+
+const CALC: &str = "def add(a, b):\n    \"\"\"Return a + b.\"\"\"\n    return a + b\n";
+const TESTS: &str = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n";
+const GOOD: &str = "```python\ndef add(a, b):\n    \"\"\"Return a + b.\"\"\"\n    return a + b\n\n\ndef multiply(a, b):\n    return a * b\n```";
+const WRONG: &str = "```python\ndef add(a, b):\n    \"\"\"Return a + b.\"\"\"\n    return a + b\n\n\ndef multiply(a, b):\n    return a + b\n```";
+const NEW_TESTS: &str = "```python\nfrom calc import add, multiply\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_multiply():\n    assert multiply(2, 3) == 6\n```";
+
+/// A small Python project: a package, its tests, a pyproject.
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "calc/__init__.py", CALC);
+    write(dir.path(), "tests/test_calc.py", TESTS);
+    write(
+        dir.path(),
+        "pyproject.toml",
+        "[project]\nname = \"calc\"\nversion = \"0.1.0\"\n",
+    );
+    dir
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn plan(tasks: Value) -> Value {
+    json!({"node": "plan", "role": "impl", "answer": tasks.to_string()})
+}
+
+fn two_tasks() -> Value {
+    plan(json!([
+        {"id": "1", "kind": "MODIFY_FILE", "path": "calc/__init__.py", "description": "Add multiply(a, b)."},
+        {"id": "2", "kind": "MODIFY_FILE", "path": "tests/test_calc.py", "description": "Test multiply.", "depends_on": ["1"]}
+    ]))
+}
+
+fn answer(node: &str, role: &str, attempt: u32, text: &str) -> Value {
+    json!({"node": node, "role": role, "attempt": attempt, "answer": text})
+}
+
+/// Writes the script next to the repository (not in it) and runs `zerorepo code` with it.
+fn code(repo: &Path, script: &[Value], extra: &[&str]) -> (i32, Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.jsonl");
+    let lines: Vec<String> = script.iter().map(Value::to_string).collect();
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let mut cmd = zerorepo();
+    cmd.args([
+        "code",
+        "--prompt",
+        "Add multiply(a, b) with a test.",
+        "--json",
+        "--repo",
+    ])
+    .arg(repo)
+    .arg("--llm")
+    .arg(format!("scripted:{}", path.display()))
+    .args(extra);
+    let (status, stdout, stderr) = run(&mut cmd);
+    let outcome = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (status, outcome, stderr)
+}
+
+fn history(repo: &Path) -> Vec<Value> {
+    let (status, stdout, stderr) = run(zerorepo().args(["history", "--json"]).arg(repo));
+    assert_eq!(status, 0, "{stderr}");
+    serde_json::from_str(&stdout).unwrap()
+}
+
+fn actions(repo: &Path) -> Vec<String> {
+    history(repo)
+        .iter()
+        .map(|e| e["action"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_spec_that_adds_a_function_is_verified_and_committed() {
+    let repo = project();
+    let script = [
+        two_tasks(),
+        answer("1", "impl", 0, GOOD),
+        answer("2", "impl", 0, NEW_TESTS),
+    ];
+    let (status, outcome, stderr) = code(repo.path(), &script, &["--yes"]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed");
+    assert_eq!(outcome["checks"][0]["command"], "python -m pytest -q");
+    assert_eq!(outcome["checks"][0]["passed"], true);
+    let calc = std::fs::read_to_string(repo.path().join("calc/__init__.py")).unwrap();
+    assert!(
+        calc.contains("def multiply(a, b):\n    return a * b"),
+        "{calc}"
+    );
+    let steps = actions(repo.path());
+    assert_eq!(
+        steps.first().map(String::as_str),
+        Some("diagnose"),
+        "{steps:?}"
+    );
+    assert!(
+        steps.ends_with(&["commit".to_string(), "commit".to_string()]),
+        "{steps:?}"
+    );
+}
+
+#[test]
+fn a_first_answer_that_fails_verification_is_corrected_in_round_two() {
+    let repo = project();
+    let script = [
+        two_tasks(),
+        answer("1", "impl", 0, WRONG),
+        answer("2", "impl", 0, NEW_TESTS),
+        answer("correct", "fix", 0, GOOD),
+    ];
+    let (status, outcome, stderr) = code(repo.path(), &script, &["--yes"]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["corrections"], 1);
+    let calc = std::fs::read_to_string(repo.path().join("calc/__init__.py")).unwrap();
+    assert!(
+        calc.contains("return a * b"),
+        "the code was corrected, not the test: {calc}"
+    );
+    let corrections: Vec<Value> = history(repo.path())
+        .into_iter()
+        .filter(|e| e["action"] == "correct")
+        .collect();
+    assert_eq!(corrections.len(), 1);
+    assert!(
+        corrections[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("calc/__init__.py")
+    );
+}
+
+#[test]
+fn a_change_that_never_passes_leaves_the_repository_as_it_was() {
+    let repo = project();
+    // The repository already has a failing test: the diagnostic sees it first.
+    write(
+        repo.path(),
+        "tests/test_broken.py",
+        "def test_broken():\n    assert 1 == 2\n",
+    );
+    let before = tree(repo.path());
+    let script = [
+        two_tasks(),
+        answer("1", "impl", 0, WRONG),
+        answer("2", "impl", 0, NEW_TESTS),
+        answer("correct", "fix", 0, WRONG),
+    ];
+    let (status, outcome, stderr) =
+        code(repo.path(), &script, &["--yes", "--max-corrections", "2"]);
+    assert_eq!(status, 1, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "rolled_back");
+    assert_eq!(outcome["corrections"], 2);
+    assert_eq!(
+        tree(repo.path()),
+        before,
+        "not one byte of the repository changed"
+    );
+    let trail = history(repo.path());
+    assert_eq!(trail[0]["action"], "diagnose");
+    assert_eq!(trail[0]["outcome"], "failed");
+    assert!(
+        trail[0]["excerpt"]
+            .as_str()
+            .unwrap()
+            .contains("test_broken")
+    );
+    assert_eq!(trail.last().unwrap()["action"], "rollback");
+}
+
+#[test]
+fn high_risk_tasks_are_refused_under_yes_and_paths_outside_always() {
+    for (task, allow, want) in [
+        (
+            json!({"kind": "SHELL_COMMAND", "command": "curl http://example.invalid/x", "description": "fetch"}),
+            false,
+            "HIGH",
+        ),
+        (
+            json!({"kind": "DELETE_FILE", "path": "calc", "description": "drop the package"}),
+            false,
+            "HIGH",
+        ),
+        (
+            json!({"kind": "CREATE_FILE", "path": "../escape.py", "description": "escape"}),
+            true,
+            "REFUSED",
+        ),
+    ] {
+        let repo = project();
+        let before = tree(repo.path());
+        let mut extra = vec!["--yes"];
+        if allow {
+            extra.push("--allow-high-risk");
+        }
+        let (status, outcome, stderr) = code(repo.path(), &[plan(json!([task]))], &extra);
+        assert_eq!(status, 1, "{stderr}\n{outcome:#}");
+        let reason = outcome["reason"].as_str().unwrap();
+        assert!(reason.contains(want), "{reason}");
+        assert_eq!(tree(repo.path()), before);
+        assert!(!repo.path().parent().unwrap().join("escape.py").exists());
+        let risk = history(repo.path())
+            .into_iter()
+            .find(|e| e["action"] == "risk")
+            .unwrap();
+        assert_eq!(risk["outcome"], "refused");
+    }
+}
+
+#[test]
+fn a_plan_file_is_written_edited_and_run() {
+    let repo = project();
+    let dir = tempfile::tempdir().unwrap();
+    let plan_file = dir.path().join("plan.json");
+    let before = tree(repo.path());
+    let (status, outcome, stderr) = code(
+        repo.path(),
+        &[two_tasks()],
+        &["--plan-out", plan_file.to_str().unwrap()],
+    );
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "planned");
+    assert_eq!(
+        tree(repo.path()),
+        before,
+        "planning writes nothing in the repository"
+    );
+    // The user deletes the test task and sends the code to another file.
+    let mut edited: Value =
+        serde_json::from_str(&std::fs::read_to_string(&plan_file).unwrap()).unwrap();
+    let tasks = edited["tasks"].as_array_mut().unwrap();
+    tasks.retain(|t| t["id"] != "2");
+    tasks[0]["path"] = json!("calc/ops.py");
+    std::fs::write(&plan_file, edited.to_string()).unwrap();
+    let ops = "```python\ndef multiply(a, b):\n    return a * b\n```";
+    let (status, outcome, stderr) = code(
+        repo.path(),
+        &[answer("1", "impl", 0, ops)],
+        &["--yes", "--plan", plan_file.to_str().unwrap()],
+    );
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert!(repo.path().join("calc/ops.py").exists());
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("tests/test_calc.py")).unwrap(),
+        TESTS,
+        "the deleted task did not run"
+    );
+    let kinds: Vec<Value> = outcome["plan"]["plan"]["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["kind"].clone())
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![json!("CREATE_FILE")],
+        "a new path is a creation"
+    );
+}
+
+#[test]
+fn a_dry_run_shows_the_diff_and_writes_nothing() {
+    let repo = project();
+    let before = tree(repo.path());
+    let script = [
+        two_tasks(),
+        answer("1", "impl", 0, GOOD),
+        answer("2", "impl", 0, NEW_TESTS),
+    ];
+    let (status, outcome, stderr) = code(repo.path(), &script, &["--dry-run"]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "dry_run");
+    let diff = outcome["files"][0]["diff"].as_str().unwrap();
+    assert!(diff.contains("+def multiply(a, b):"), "{diff}");
+    assert_eq!(tree(repo.path()), before);
+    assert!(
+        !repo.path().join(".zerorepo").exists(),
+        "not even the audit trail"
+    );
+}
+
+#[test]
+fn approval_without_a_terminal_needs_yes() {
+    let repo = project();
+    let (status, _, stderr) = code(repo.path(), &[two_tasks()], &[]);
+    assert_eq!(status, 2, "{stderr}");
+    assert!(stderr.contains("--yes"), "{stderr}");
+    assert!(!repo.path().join(".zerorepo").exists());
+}
+
+#[test]
+fn ctrl_c_while_the_diagnostic_runs_leaves_the_repository_as_it_was() {
+    let repo = project();
+    write(
+        repo.path(),
+        "tests/test_slow.py",
+        "import time\n\n\ndef test_slow():\n    time.sleep(20)\n",
+    );
+    let before = tree(repo.path());
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.jsonl");
+    std::fs::write(&script, two_tasks().to_string()).unwrap();
+    let mut child = zerorepo()
+        .args(["code", "--prompt", "x", "--yes", "--repo"])
+        .arg(repo.path())
+        .arg("--llm")
+        .arg(format!("scripted:{}", script.display()))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(tree(repo.path()), before);
+    assert_eq!(
+        actions(repo.path()).last().map(String::as_str),
+        Some("rollback")
+    );
+}
