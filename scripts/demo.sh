@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: the embedded local model (Qwen2.5-Coder-1.5B, pulled on first use) generates a
 # small fixture node by node in the bubblewrap sandbox, then `zerorepo eval` runs the fixture's
-# hidden reference tests against the result, in the sandbox too.
+# hidden reference tests against the result, in the sandbox too. Then `zerorepo code` changes
+# a small existing project (fixtures/code_tiny) as its spec says.
 #
 #   scripts/demo.sh [--fixture NAME] [--out DIR] [--fresh]   local model (default fixture: chain)
 #   scripts/demo.sh --scripted [--out DIR] [--fresh]          ml_lib (71 nodes), scripted provider
@@ -19,7 +20,7 @@ while [ $# -gt 0 ]; do
     --out) OUT="$2"; shift 2 ;;
     --fresh) FRESH=1; shift ;;
     --scripted) SCRIPTED=1; FIXTURE=ml_lib; shift ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "unknown argument: $1" >&2; exit 2 ;;
   esac
 done
@@ -57,4 +58,15 @@ if [ -d "fixtures/$FIXTURE/reference/tests" ]; then
   "$ZR" eval "$OUT" --reference "fixtures/$FIXTURE/reference"
 else
   echo "fixtures/$FIXTURE has no reference tests: nothing to measure"
+fi
+if [ "$SCRIPTED" -eq 0 ]; then
+  # The other half of the tool: a change to an existing project, verified in the sandbox and
+  # written whole, or nothing written (on a terminal, leave out --yes to approve the plan).
+  CODE_REPO="$OUT-code"
+  echo "== zerorepo code: fixtures/code_tiny/spec.md on a copy of fixtures/code_tiny/repo -> $CODE_REPO"
+  rm -rf "$CODE_REPO"
+  cp -r fixtures/code_tiny/repo "$CODE_REPO"
+  "$ZR" code fixtures/code_tiny/spec.md --repo "$CODE_REPO" --yes
+  echo "== zerorepo history $CODE_REPO"
+  "$ZR" history "$CODE_REPO"
 fi

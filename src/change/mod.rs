@@ -267,6 +267,8 @@ struct Run {
     files: Vec<String>,
     commands: Vec<Commands>,
     usage: Usage,
+    /// The tokens of the last model call, for its audit entry.
+    last_usage: Option<Usage>,
     outcome: Outcome,
 }
 
@@ -295,6 +297,7 @@ impl Run {
             files,
             commands,
             usage: Usage::default(),
+            last_usage: None,
             outcome: Outcome {
                 status: Status::RolledBack,
                 reason: None,
@@ -419,13 +422,25 @@ impl Run {
             match plan::from_answer(&answer) {
                 Ok(plan) => {
                     let detail = format!("{} tasks", plan.tasks.len());
-                    self.audit
-                        .record("plan", None, "ok", &detail, &answer, None)?;
+                    self.audit.record(
+                        "plan",
+                        None,
+                        "ok",
+                        &detail,
+                        &answer,
+                        self.last_usage.take(),
+                    )?;
                     return Ok(Ok(plan));
                 }
                 Err(e) => {
-                    self.audit
-                        .record("plan", None, "unusable", &e.to_string(), &answer, None)?;
+                    self.audit.record(
+                        "plan",
+                        None,
+                        "unusable",
+                        &e.to_string(),
+                        &answer,
+                        self.last_usage.take(),
+                    )?;
                     why = Some(e.to_string());
                 }
             }
@@ -441,6 +456,7 @@ impl Run {
     async fn ask(&mut self, request: &Request, asked: &LlmRequest) -> Result<String, CodeError> {
         let response = request.llm.complete(asked).await?;
         self.usage.add(response.usage);
+        self.last_usage = Some(response.usage);
         Ok(response.text)
     }
 
@@ -615,8 +631,14 @@ impl Run {
                 .unwrap_or_default()
         );
         let why = result.as_ref().err().cloned().unwrap_or_default();
-        self.audit
-            .record("task", Some(&task.id.0), outcome, &detail, &why, None)?;
+        self.audit.record(
+            "task",
+            Some(&task.id.0),
+            outcome,
+            &detail,
+            &why,
+            self.last_usage.take(),
+        )?;
         Ok(result)
     }
 
@@ -816,8 +838,14 @@ impl Run {
         };
         let why = result.err().unwrap_or_default();
         let detail = format!("round {}: {path}", round + 1);
-        self.audit
-            .record("correct", None, outcome, &detail, &why, None)?;
+        self.audit.record(
+            "correct",
+            None,
+            outcome,
+            &detail,
+            &why,
+            self.last_usage.take(),
+        )?;
         Ok(())
     }
 

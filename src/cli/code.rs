@@ -33,8 +33,9 @@ use crate::exit;
 /// refused or declined), 2 bad input, 130 interrupted (nothing written).
 #[derive(clap::Args)]
 pub(crate) struct Args {
-    /// A file that describes the change (Markdown or text).
-    #[arg(required_unless_present_any = ["prompt", "plan"], conflicts_with = "prompt")]
+    /// A file that describes the change (Markdown or text); not needed with --prompt,
+    /// --plan or --mode self-heal.
+    #[arg(conflicts_with = "prompt")]
     spec: Option<PathBuf>,
     /// The change, in words, instead of a SPEC file.
     #[arg(long, value_name = "TEXT")]
@@ -145,7 +146,10 @@ fn spec_text(args: &Args) -> Result<String, CliError> {
         Some(path) => std::fs::read_to_string(path).map_err(|e| {
             CliError::bad_input(format!("cannot read the spec {}: {e}", path.display()))
         }),
-        None => Ok(String::new()),
+        None if args.plan.is_some() || args.mode == Mode::SelfHeal => Ok(String::new()),
+        None => Err(CliError::bad_input(
+            "say what to change: a SPEC file or --prompt TEXT (or --mode self-heal, or --plan FILE)",
+        )),
     }
 }
 

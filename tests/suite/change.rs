@@ -336,3 +336,125 @@ fn ctrl_c_while_the_diagnostic_runs_leaves_the_repository_as_it_was() {
         Some("rollback")
     );
 }
+
+#[test]
+fn self_heal_makes_the_diagnostic_pass_and_stops_when_it_already_does() {
+    let repo = project();
+    write(
+        repo.path(),
+        "calc/__init__.py",
+        &CALC.replace("a + b", "a - b"),
+    );
+    let fix = "```python\ndef add(a, b):\n    \"\"\"Return a + b.\"\"\"\n    return a + b\n```";
+    let script = [
+        plan(
+            json!([{"kind": "MODIFY_FILE", "path": "calc/__init__.py", "description": "Fix add."}]),
+        ),
+        answer("1", "impl", 0, fix),
+    ];
+    let mut cmd = zerorepo();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.jsonl");
+    let lines: Vec<String> = script.iter().map(Value::to_string).collect();
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let heal = |cmd: &mut Command| {
+        cmd.args(["code", "--mode", "self-heal", "--yes", "--json", "--repo"])
+            .arg(repo.path())
+            .arg("--llm")
+            .arg(format!("scripted:{}", path.display()));
+        let (status, stdout, stderr) = run(cmd);
+        (
+            status,
+            serde_json::from_str::<Value>(&stdout).unwrap_or(Value::Null),
+            stderr,
+        )
+    };
+    let (status, outcome, stderr) = heal(&mut cmd);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["diagnosis"]["passed"], false);
+    assert_eq!(outcome["status"], "committed");
+    let (status, outcome, _) = heal(&mut zerorepo());
+    assert_eq!(status, 0);
+    assert_eq!(outcome["status"], "nothing_to_do");
+}
+
+#[test]
+fn generate_mode_creates_a_project_in_an_empty_directory_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("new");
+    let script = [
+        plan(json!([
+            {"kind": "CREATE_FILE", "path": "greet/__init__.py", "description": "hello(name)"},
+            {"kind": "CREATE_FILE", "path": "tests/test_greet.py", "description": "test hello", "depends_on": ["1"]}
+        ])),
+        answer(
+            "1",
+            "impl",
+            0,
+            "```python\ndef hello(name):\n    return f\"hello {name}\"\n```",
+        ),
+        answer(
+            "2",
+            "impl",
+            0,
+            "```python\nfrom greet import hello\n\n\ndef test_hello():\n    assert hello(\"x\") == \"hello x\"\n```",
+        ),
+    ];
+    let (status, outcome, stderr) = code(&repo, &script, &["--yes", "--mode", "generate"]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert!(repo.join("greet/__init__.py").is_file());
+    assert_eq!(outcome["checks"][0]["passed"], true);
+    let (status, _, stderr) = code(&repo, &script, &["--yes", "--mode", "generate"]);
+    assert_eq!(status, 2, "a directory with files is refused: {stderr}");
+}
+
+#[test]
+fn a_file_edited_during_the_run_is_never_overwritten() {
+    let repo = project();
+    // Each run of the tests takes 4 s: the diagnostic, then the verification.
+    write(
+        repo.path(),
+        "tests/test_slow.py",
+        "import time\n\n\ndef test_slow():\n    time.sleep(4)\n",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.jsonl");
+    let lines = [
+        two_tasks(),
+        answer("1", "impl", 0, GOOD),
+        answer("2", "impl", 0, NEW_TESTS),
+    ];
+    let lines: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(&script, lines.join("\n")).unwrap();
+    let child = zerorepo()
+        .args(["code", "--prompt", "x", "--yes", "--json", "--repo"])
+        .arg(repo.path())
+        .arg("--llm")
+        .arg(format!("scripted:{}", script.display()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // During the verification, somebody edits the file the change rewrites.
+    std::thread::sleep(std::time::Duration::from_secs(6));
+    let theirs = format!("{CALC}\n\n# edited by hand\n");
+    write(repo.path(), "calc/__init__.py", &theirs);
+    let out = child.wait_with_output().unwrap();
+    let outcome: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{outcome:#}");
+    assert!(
+        outcome["reason"]
+            .as_str()
+            .unwrap()
+            .contains("changed on disk"),
+        "{outcome:#}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("calc/__init__.py")).unwrap(),
+        theirs
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("tests/test_calc.py")).unwrap(),
+        TESTS
+    );
+}
