@@ -28,8 +28,11 @@
 //!   sandboxes that run generated code (`sandbox`), and stack detection (`detect`).
 //! - **stages**: `engine` runs the node loop (prepare, drain, publish and commit);
 //!   `assemble` turns the generated tree into a package (exports, pyproject, README, report,
-//!   install, test and ruff validation, the planned dependencies checked in the code). Neither
-//!   knows the other.
+//!   install, test and ruff validation, the planned dependencies checked in the code);
+//!   `change` is `zerorepo code`, a change to an existing repository (error-first diagnostic,
+//!   a task plan with risk levels, approval, staging in the overlay, verification and
+//!   correction in the sandbox, one all-or-nothing commit, an audit trail). None of the three
+//!   knows the others.
 //! - **pipeline** runs the engine, then assembly, then releases the sandbox; `progress` is
 //!   the terminal view of a run; `schemas` prints the JSON Schemas; `eval` measures a
 //!   generated repository by reference tests the engine never saw, run in the sandbox.
@@ -39,7 +42,8 @@
 //!
 //! Every byte of a plan or of a model's answer is hostile. Plan text reaches Python files only
 //! as escaped literals (`python`); generated code, and the install check that runs its build
-//! code, run only in a sandbox whose processes never see zerorepo's environment (`sandbox`);
+//! code, and the commands `zerorepo code` runs in a repository, run only in a sandbox whose
+//! processes never see zerorepo's environment (`sandbox`);
 //! and everything that leaves a test run passes through one redaction of known secrets
 //! (`redact`).
 //!
