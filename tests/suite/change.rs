@@ -458,3 +458,113 @@ fn a_file_edited_during_the_run_is_never_overwritten() {
         TESTS
     );
 }
+
+#[test]
+fn on_a_terminal_the_plan_is_edited_and_approved_in_a_dialogue() {
+    // `script` gives zerorepo a terminal; the dialogue's answers come through it.
+    if Command::new("script").arg("--version").output().is_err() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI needs util-linux's script"
+        );
+        eprintln!("SKIPPED: no `script` (util-linux) to give zerorepo a terminal");
+        return;
+    }
+    let repo = project();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("script.jsonl");
+    let lines = [two_tasks(), answer("1", "impl", 0, GOOD)];
+    let lines: Vec<String> = lines.iter().map(Value::to_string).collect();
+    std::fs::write(&script, lines.join("\n")).unwrap();
+    let command = format!(
+        "{} code --prompt x --repo {} --llm scripted:{}",
+        env!("CARGO_BIN_EXE_zerorepo"),
+        repo.path().display(),
+        script.display()
+    );
+    let mut terminal = Command::new("script");
+    terminal
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .envs(
+            zerorepo()
+                .get_envs()
+                .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned()))),
+        )
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut running = terminal.spawn().unwrap();
+    {
+        use std::io::Write;
+        let input = running.stdin.as_mut().unwrap();
+        // Delete the test task, then approve what is left.
+        input.write_all(b"d 2\na\n").unwrap();
+    }
+    let out = running.wait_with_output().unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{shown}");
+    assert!(shown.contains("[a]pprove all"), "{shown}");
+    assert!(
+        shown.contains("Plan (1 task)"),
+        "the plan was shown again after the edit: {shown}"
+    );
+    let calc = std::fs::read_to_string(repo.path().join("calc/__init__.py")).unwrap();
+    assert!(calc.contains("def multiply"));
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("tests/test_calc.py")).unwrap(),
+        TESTS
+    );
+}
+
+#[test]
+fn git_commit_commits_the_written_files_and_an_unusable_answer_rolls_back() {
+    let repo = project();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(repo.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "start"]);
+    // Without a terminal a task whose answer has no code rolls the run back.
+    let before = tree(repo.path());
+    let prose = [
+        two_tasks(),
+        answer("1", "impl", 0, "I would add a multiply function."),
+    ];
+    let (status, outcome, _) = code(repo.path(), &prose, &["--yes", "--git-commit"]);
+    assert_eq!(status, 1, "{outcome:#}");
+    assert!(
+        outcome["reason"]
+            .as_str()
+            .unwrap()
+            .contains("task 1 failed"),
+        "{outcome:#}"
+    );
+    assert_eq!(tree(repo.path()), before);
+    let script = [
+        two_tasks(),
+        answer("1", "impl", 0, GOOD),
+        answer("2", "impl", 0, NEW_TESTS),
+    ];
+    let (status, outcome, stderr) = code(repo.path(), &script, &["--yes", "--git-commit"]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    let head = git(&["log", "-1", "--format=%H %s"]);
+    assert!(
+        head.starts_with(outcome["git_commit"].as_str().unwrap()),
+        "{head}"
+    );
+    assert!(head.contains("zerorepo code: Add multiply"), "{head}");
+    let changed = git(&["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(changed.trim(), "calc/__init__.py\ntests/test_calc.py");
+}
