@@ -1,10 +1,15 @@
 //! A pure dependency queue over jobs `0..n`, in the spirit of cargo's job queue.
 //!
 //! Lower job numbers have priority, so with jobs numbered in topological order the hand-out
-//! order is deterministic. A job is ready when all its dependencies passed and none of its
-//! resources (file paths) is held by a running job. No I/O, no clocks: tested with integers.
+//! order is deterministic. A job is ready when all its dependencies passed and it is the
+//! lowest-numbered unfinished job of each of its resources (file paths): jobs sharing a
+//! resource never run together, and they run in job order, whatever order the jobs of other
+//! resources finish in. That is what makes a file written by several jobs the same for any
+//! limit: the jobs of one file merge into it in plan order. It cannot deadlock when jobs are
+//! numbered topologically: a job only ever waits for lower-numbered ones. No I/O, no clocks:
+//! tested with integers.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// How a job ended, as reported by whoever ran it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +47,8 @@ pub struct DependencyQueue {
     /// resource). Keeping this set makes hand-out O(log n) instead of a scan of every job.
     ready: BTreeSet<usize>,
     held: BTreeSet<String>,
+    /// Per resource, the jobs needing it that have not finished (waiting or running).
+    unfinished: BTreeMap<String, BTreeSet<usize>>,
     running: usize,
     limit: usize,
 }
@@ -74,16 +81,50 @@ impl DependencyQueue {
             unmet,
             ready,
             held: BTreeSet::new(),
+            unfinished: BTreeMap::new(),
             running: 0,
             limit: limit.max(1),
         }
     }
 
-    /// Jobs sharing a resource never run at the same time.
+    /// Jobs sharing a resource never run at the same time, and run in job order.
     pub fn set_resources(&mut self, job: usize, resources: Vec<String>) {
-        if let Some(slot) = self.resources.get_mut(job) {
-            *slot = resources;
+        if job >= self.resources.len() {
+            return;
         }
+        self.forget_resources(job);
+        if matches!(self.state[job], State::Waiting | State::Running) {
+            for r in &resources {
+                self.unfinished.entry(r.clone()).or_default().insert(job);
+            }
+        }
+        self.resources[job] = resources;
+    }
+
+    /// The job is finished (passed, failed, skipped or left out): it no longer holds back
+    /// the later jobs of its resources.
+    fn forget_resources(&mut self, job: usize) {
+        for r in &self.resources[job] {
+            if let Some(jobs) = self.unfinished.get_mut(r) {
+                jobs.remove(&job);
+                if jobs.is_empty() {
+                    self.unfinished.remove(r);
+                }
+            }
+        }
+    }
+
+    /// Whether `job` may take its resources now: none is held, and no lower job needing one
+    /// of them is unfinished.
+    fn resources_free(&self, job: usize) -> bool {
+        self.resources[job].iter().all(|r| {
+            !self.held.contains(r)
+                && self
+                    .unfinished
+                    .get(r)
+                    .and_then(|jobs| jobs.first())
+                    .is_none_or(|&first| first == job)
+        })
     }
 
     /// Marks a waiting job as already passed (from a checkpoint); it will not be handed out.
@@ -102,6 +143,7 @@ impl DependencyQueue {
         }
         self.ready.remove(&job);
         self.state[job] = State::Unavailable;
+        self.forget_resources(job);
         self.skip_dependents_of(job)
     }
 
@@ -114,7 +156,7 @@ impl DependencyQueue {
             .ready
             .iter()
             .copied()
-            .find(|&j| self.resources[j].iter().all(|r| !self.held.contains(r)))?;
+            .find(|&j| self.resources_free(j))?;
         self.ready.remove(&job);
         self.state[job] = State::Running;
         self.running += 1;
@@ -139,6 +181,7 @@ impl DependencyQueue {
             }
             JobOutcome::Failed => {
                 self.state[job] = State::Unavailable;
+                self.forget_resources(job);
                 self.skip_dependents_of(job)
             }
         }
@@ -146,6 +189,7 @@ impl DependencyQueue {
 
     fn pass(&mut self, job: usize) {
         self.state[job] = State::Passed;
+        self.forget_resources(job);
         for &next in &self.dependents[job] {
             self.unmet[next] -= 1;
             if self.unmet[next] == 0 && self.state[next] == State::Waiting {
@@ -158,10 +202,12 @@ impl DependencyQueue {
         let mut skipped = Vec::new();
         let mut stack = vec![job];
         while let Some(at) = stack.pop() {
-            for &next in &self.dependents[at] {
+            for i in 0..self.dependents[at].len() {
+                let next = self.dependents[at][i];
                 if self.state[next] == State::Waiting {
                     self.state[next] = State::Skipped;
                     self.ready.remove(&next);
+                    self.forget_resources(next);
                     skipped.push(Finished {
                         job: next,
                         because_of: at,
@@ -290,6 +336,40 @@ mod tests {
     }
 
     #[test]
+    fn jobs_of_one_resource_run_in_job_order_whatever_finishes_first() {
+        // 1 needs 0 (another file); 2 shares 1's file and is ready at once.
+        let mut q = DependencyQueue::new(vec![vec![], vec![0], vec![]], 3);
+        q.set_resources(0, vec!["g.py".into()]);
+        q.set_resources(1, vec!["f.py".into()]);
+        q.set_resources(2, vec!["f.py".into()]);
+        assert_eq!(q.next_ready(), Some(0));
+        assert_eq!(
+            q.next_ready(),
+            None,
+            "2 waits for 1, the earlier job of f.py"
+        );
+        q.finish(0, JobOutcome::Passed);
+        assert_eq!(q.next_ready(), Some(1));
+        q.finish(1, JobOutcome::Failed);
+        assert_eq!(
+            q.next_ready(),
+            Some(2),
+            "a failed job no longer holds its file"
+        );
+    }
+
+    #[test]
+    fn a_skipped_job_no_longer_holds_back_its_file() {
+        let mut q = DependencyQueue::new(vec![vec![], vec![0], vec![]], 2);
+        q.set_resources(1, vec!["f.py".into()]);
+        q.set_resources(2, vec!["f.py".into()]);
+        assert_eq!(q.next_ready(), Some(0));
+        assert_eq!(q.next_ready(), None);
+        q.finish(0, JobOutcome::Failed);
+        assert_eq!(q.next_ready(), Some(2));
+    }
+
+    #[test]
     fn presets_resume_from_a_checkpoint() {
         // 10 jobs in a chain; the first 4 passed before the crash.
         let deps = (0..10)
@@ -409,6 +489,48 @@ mod tests {
                 }
                 prop_assert!(queue.is_drained());
                 prop_assert_eq!(status, expected);
+            }
+
+            #[test]
+            fn jobs_sharing_a_file_start_in_job_order_and_every_job_ends(
+                (deps, failing, limit, choices) in case(),
+                files in proptest::collection::vec(0..3usize, 60),
+            ) {
+                let expected = reference(&deps, &failing);
+                let mut queue = DependencyQueue::new(deps.clone(), limit);
+                for (job, file) in files.iter().take(deps.len()).enumerate() {
+                    queue.set_resources(job, vec![format!("f{file}.py")]);
+                }
+                let mut started: Vec<Vec<usize>> = vec![Vec::new(); 3];
+                let mut status = vec!["waiting"; deps.len()];
+                let mut running: Vec<usize> = Vec::new();
+                let mut choices = choices.into_iter().cycle();
+                loop {
+                    while let Some(job) = queue.next_ready() {
+                        started[files[job]].push(job);
+                        running.push(job);
+                    }
+                    if running.is_empty() {
+                        break;
+                    }
+                    let Some(pick) = choices.next() else { break };
+                    let job = running.swap_remove(pick.index(running.len()));
+                    let outcome = if failing.contains(&job) {
+                        status[job] = "failed";
+                        JobOutcome::Failed
+                    } else {
+                        status[job] = "passed";
+                        JobOutcome::Passed
+                    };
+                    for skipped in queue.finish(job, outcome) {
+                        status[skipped.job] = "skipped";
+                    }
+                }
+                prop_assert!(queue.is_drained(), "nothing is left waiting: no deadlock");
+                prop_assert_eq!(status, expected);
+                for jobs in started {
+                    prop_assert!(jobs.windows(2).all(|w| w[0] < w[1]), "{:?}", jobs);
+                }
             }
         }
     }

@@ -958,3 +958,32 @@ fn a_test_file_that_does_not_compile_gets_new_tests_and_the_code_stays() {
     let tests = std::fs::read_to_string(out.join("tests/test_steps.py")).unwrap();
     assert!(!tests.contains("x=4, x=4"), "{tests}");
 }
+
+#[test]
+fn four_jobs_write_the_same_repository_as_one() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut trees = Vec::new();
+    for jobs in ["1", "4"] {
+        let out = dir.path().join(format!("jobs{jobs}"));
+        // A little latency per answer, so that with 4 jobs nodes really overlap and finish
+        // out of plan order.
+        let (code, _, stderr) = run(zerorepo()
+            .env("ZEROREPO_SCRIPTED_LATENCY_MS", "20")
+            .arg("generate")
+            .arg(fixture("ml_lib").join("rpg.json"))
+            .arg("--out")
+            .arg(&out)
+            .arg("--llm")
+            .arg(format!("scripted:{}", script_of("ml_lib").display()))
+            .args(["--jobs", jobs]));
+        assert_eq!(code, 0, "{stderr}");
+        trees.push(tree(&out));
+    }
+    assert!(
+        trees[0] == trees[1],
+        "--jobs 4 wrote another repository than --jobs 1"
+    );
+}
