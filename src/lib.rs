@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! cli       cli
-//! pipeline  pipeline · progress · schemas · eval
+//! pipeline  pipeline · progress · schemas · eval · nightly
 //! stages    engine · assemble · change
 //! services  workspace · localize · report · llm · edit · code · checkpoint · sandbox · detect
 //! plan      rpg · schedule · usage · prompts
@@ -81,6 +81,7 @@ pub mod fsutil;
 pub mod layout;
 pub mod llm;
 pub mod localize;
+pub mod nightly;
 pub mod pipeline;
 pub mod programs;
 pub mod progress;

@@ -41,6 +41,8 @@ pub struct Summary {
     pub nodes: engine::Summary,
     /// The assembly step (metadata, validation, report); `None` when the run was interrupted.
     pub assembly: Option<Assembly>,
+    /// Wall time of the assembly step, validation included (part of `duration_ms`).
+    pub assembly_ms: u64,
 }
 
 impl Summary {
@@ -83,6 +85,7 @@ async fn generate_and_assemble(
     let mut summary = Summary {
         nodes: generation.summary,
         assembly: None,
+        assembly_ms: 0,
     };
     if let Some(handoff) = generation.handoff {
         progress(Progress::Notice(
@@ -94,7 +97,10 @@ async fn generate_and_assemble(
             runner: runner.as_ref(),
             cancel: &cancel,
         };
-        match stage.assemble(handoff).await {
+        let assembling = Instant::now();
+        let assembled = stage.assemble(handoff).await;
+        summary.assembly_ms = assembling.elapsed().as_millis() as u64;
+        match assembled {
             Ok(assembly) => summary.assembly = Some(assembly),
             // Ctrl-C during validation: nothing is reported or committed; a rerun assembles.
             Err(AssembleError::Interrupted) => summary.nodes.interrupted = true,

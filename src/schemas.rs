@@ -16,6 +16,11 @@ pub fn eval() -> String {
     pretty(schemars::schema_for!(crate::eval::Evaluation))
 }
 
+/// `schemas/nightly.schema.json`: the reports of `zerorepo bench` (`reports/nightly/*.json`).
+pub fn nightly() -> String {
+    pretty(schemars::schema_for!(crate::nightly::NightlyReport))
+}
+
 /// The schema as the committed files hold it: pretty JSON and a final newline.
 ///
 /// Serialising cannot fail, so a failure is a bug worth a panic rather than an empty file: a

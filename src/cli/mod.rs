@@ -8,6 +8,7 @@
 //!
 //! Nothing else in the library uses this module: it only calls down.
 
+mod bench;
 mod code;
 mod completions;
 mod deps;
@@ -84,6 +85,7 @@ enum Command {
     Deps(deps::Args),
     Eval(eval::Args),
     Code(code::Args),
+    Bench(bench::Args),
     History(history::Args),
     /// The local models (code model, embedder): fetch them, or show where they live.
     #[command(subcommand)]
@@ -161,6 +163,7 @@ async fn run(command: Command, global: &GlobalArgs) -> Result<u8, CliError> {
         Command::Deps(args) => deps::run(args),
         Command::Eval(args) => eval::run(args).await,
         Command::Code(args) => code::run(args).await,
+        Command::Bench(args) => bench::run(args).await,
         Command::History(args) => history::run(args),
         Command::Model(command) => model::run(command, global.quiet).await,
         Command::Sandbox(command) => sandbox::run(command).await,

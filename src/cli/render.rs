@@ -533,11 +533,11 @@ pub(crate) fn history(repo: &Path, entries: &[crate::change::audit::AuditEntry])
             run = &entry.run;
             out.push_str(&format!("run {run}\n"));
         }
-        let task = entry
-            .task
-            .as_deref()
-            .map(|t| format!(" task {t}"))
-            .unwrap_or_default();
+        let task = match (entry.action.as_str(), entry.task.as_deref()) {
+            (_, None) => String::new(),
+            ("task", Some(t)) => format!(" {t}"),
+            (_, Some(t)) => format!(" task {t}"),
+        };
         let detail = entry.detail.lines().next().unwrap_or_default();
         out.push_str(&format!(
             "  {} {}{task}: {} {detail}\n",

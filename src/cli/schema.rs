@@ -17,6 +17,8 @@ enum Kind {
     Checkpoint,
     /// What `zerorepo eval --json` prints.
     Eval,
+    /// The reports of `zerorepo bench` (reports/nightly/DATE.json).
+    Nightly,
 }
 
 pub(crate) fn run(args: Args) -> Result<u8, CliError> {
@@ -27,6 +29,7 @@ pub(crate) fn run(args: Args) -> Result<u8, CliError> {
             Kind::Rpg => crate::schemas::rpg(),
             Kind::Checkpoint => crate::schemas::checkpoint(),
             Kind::Eval => crate::schemas::eval(),
+            Kind::Nightly => crate::schemas::nightly(),
         }
     );
     Ok(exit::OK)

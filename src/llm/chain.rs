@@ -141,10 +141,17 @@ fn one(
         .split_once(':')
         .map_or((part, None), |(k, a)| (k, Some(a)));
     match (kind, arg) {
-        ("scripted", Some(path)) => Ok(Arc::new(
-            ScriptedProvider::load(Path::new(path))
-                .map_err(|e| SpecError::Provider(e.to_string()))?,
-        )),
+        ("scripted", Some(path)) => {
+            let latency = std::env::var(super::scripted::LATENCY_ENV)
+                .ok()
+                .and_then(|ms| ms.trim().parse::<u64>().ok())
+                .map_or(std::time::Duration::ZERO, std::time::Duration::from_millis);
+            Ok(Arc::new(
+                ScriptedProvider::load(Path::new(path))
+                    .map_err(|e| SpecError::Provider(e.to_string()))?
+                    .with_latency(latency),
+            ))
+        }
         ("replay", Some(dir)) => Ok(Arc::new(
             ReplayProvider::load(Path::new(dir)).map_err(|e| SpecError::Provider(e.to_string()))?,
         )),

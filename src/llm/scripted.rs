@@ -8,6 +8,9 @@
 //! - `"permanent"`: every call fails with a permanent provider error;
 //! - `"malformed"`: the answer is prose without code;
 //! - `"always_wrong"`: every implementation and fix gets an implementation that raises.
+//!
+//! `$ZEROREPO_SCRIPTED_LATENCY_MS` makes every answer wait that long first, like a hosted
+//! model (for measuring what `--jobs` overlaps).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -63,7 +66,11 @@ pub enum ScriptError {
 #[derive(Debug, Clone, Default)]
 pub struct ScriptedProvider {
     entries: HashMap<(String, Role), Vec<ScriptEntry>>,
+    latency: std::time::Duration,
 }
+
+/// The variable that sets [`ScriptedProvider::with_latency`] from the command line.
+pub const LATENCY_ENV: &str = "ZEROREPO_SCRIPTED_LATENCY_MS";
 
 impl ScriptedProvider {
     pub fn from_entries(list: impl IntoIterator<Item = ScriptEntry>) -> ScriptedProvider {
@@ -77,7 +84,16 @@ impl ScriptedProvider {
         for list in entries.values_mut() {
             list.sort_by_key(|e| e.attempt);
         }
-        ScriptedProvider { entries }
+        ScriptedProvider {
+            entries,
+            latency: std::time::Duration::ZERO,
+        }
+    }
+
+    /// Every answer waits `latency` before it comes (a latency-bound provider).
+    pub fn with_latency(mut self, latency: std::time::Duration) -> ScriptedProvider {
+        self.latency = latency;
+        self
     }
 
     pub fn load(path: &Path) -> Result<ScriptedProvider, ScriptError> {
@@ -189,6 +205,9 @@ impl LlmProvider for ScriptedProvider {
     }
 
     async fn complete(&self, request: &LlmRequest) -> Result<LlmResponse, LlmError> {
+        if !self.latency.is_zero() {
+            tokio::time::sleep(self.latency).await;
+        }
         let fault = self.fault_for(&request.node_id, request.role);
         let text = match fault {
             Some(Fault::Permanent) => {

@@ -1,0 +1,293 @@
+//! `zerorepo bench`: the nightly benchmark. Runs the fixture with the scripted provider (the
+//! engine's own cost) and, with `--real`, with a real model followed by `zerorepo eval`; writes
+//! `reports/nightly/DATE.json` and `.md`, compared with the previous report, and a line of
+//! `history.jsonl`. The figures and the comparison are [`crate::nightly`]'s.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use tokio_util::sync::CancellationToken;
+
+use super::error::CliError;
+use super::llm_args::LlmArgs;
+use super::sandbox_args::SandboxArgs;
+use super::validate::load_valid;
+use crate::engine::{GenerateOptions, Request};
+use crate::exit;
+use crate::llm::LlmProvider;
+use crate::llm::scripted::{Fault, ScriptEntry, ScriptedProvider};
+use crate::nightly::{self, EngineRun, NightlyReport, NodeCounts, RealRun, RealRunFacts};
+use crate::pipeline::{self, Summary};
+
+/// Every how many function nodes the engine run injects a wrong first answer.
+const WRONG_FIRST_EVERY: usize = 10;
+
+/// The nightly benchmark: the engine's overhead on a fixture (scripted provider, wrong first
+/// answers injected) and, with --real, a generation by a real model measured by the fixture's
+/// hidden reference tests.
+///
+/// Writes DIR/DATE.json (schema: `zerorepo schema nightly`) and DIR/DATE.md, compares every
+/// figure with the newest earlier report in DIR (better / worse / same within the machine's
+/// noise) and appends to DIR/history.jsonl. The real run's output is WORK/real-DATE: a night
+/// cut short resumes from its checkpoint when run again the same day.
+#[derive(clap::Args)]
+pub(crate) struct Args {
+    /// The fixture: a directory with rpg.json, script.jsonl and reference/tests.
+    #[arg(long, default_value = "fixtures/ml_lib")]
+    fixture: PathBuf,
+    /// Also run the real model (--llm, default the embedded one) and `zerorepo eval`.
+    #[arg(long)]
+    real: bool,
+    /// Where the reports go.
+    #[arg(long, value_name = "DIR", default_value = "reports/nightly")]
+    reports: PathBuf,
+    /// Where the real run's output goes (default ~/.cache/zerorepo/nightly).
+    #[arg(long, value_name = "DIR")]
+    work: Option<PathBuf>,
+    /// Nodes generated at once, in both runs.
+    #[arg(long, default_value_t = 1,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    jobs: usize,
+    /// The report's date (YYYY-MM-DD; default today, UTC).
+    #[arg(long)]
+    date: Option<String>,
+    #[command(flatten)]
+    llm: LlmArgs,
+    #[command(flatten)]
+    sandbox: SandboxArgs,
+    /// Print the report as JSON on stdout instead of Markdown.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
+    let date = args
+        .date
+        .clone()
+        .unwrap_or_else(|| chrono::Utc::now().format("%Y-%m-%d").to_string());
+    let script = args.fixture.join("script.jsonl");
+    let entries = read_script(&script)?;
+    let cancel = CancellationToken::new();
+    super::generate::spawn_signal_handler(cancel.clone());
+    let mut report = NightlyReport {
+        date: date.clone(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        fixture: args.fixture.display().to_string(),
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        engine: None,
+        real: None,
+    };
+    let mut commands = vec![format!(
+        "zerorepo bench --fixture {}{} --date {date}",
+        args.fixture.display(),
+        if args.real { " --real" } else { "" }
+    )];
+    report.engine = Some(engine_run(&args, entries, &cancel).await?);
+    if args.real {
+        let work = args.work.clone().unwrap_or_else(default_work);
+        let out = work.join(format!("real-{date}"));
+        commands.push(format!("# the real run's output: {}", out.display()));
+        report.real = Some(real_run(&args, &out, &cancel).await?);
+    }
+    if cancel.is_cancelled() {
+        eprintln!("interrupted: no report written; run the same command again to resume");
+        return Ok(exit::INTERRUPTED);
+    }
+    let markdown = write_reports(&args.reports, &report, &commands)?;
+    if args.json {
+        print!("{}", super::render::json(&report)?);
+    } else {
+        print!("{markdown}");
+    }
+    Ok(exit::OK)
+}
+
+fn default_work() -> PathBuf {
+    crate::programs::venv_dir()
+        .and_then(|v| v.parent().map(|c| c.join("nightly")))
+        .unwrap_or_else(|| PathBuf::from("nightly"))
+}
+
+fn read_script(path: &Path) -> Result<Vec<ScriptEntry>, CliError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| CliError::bad_input(format!("cannot read {}: {e}", path.display())))?;
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .enumerate()
+        .map(|(i, line)| {
+            serde_json::from_str(line).map_err(|e| {
+                CliError::bad_input(format!("{}, line {}: {e}", path.display(), i + 1))
+            })
+        })
+        .collect()
+}
+
+/// The script with a wrong first answer injected into every tenth node that has an
+/// implementation; the names of those nodes.
+fn with_faults(mut entries: Vec<ScriptEntry>) -> (Vec<ScriptEntry>, Vec<String>) {
+    let mut nodes: Vec<String> = entries
+        .iter()
+        .filter(|e| e.role == crate::llm::Role::Impl && e.fault.is_none())
+        .map(|e| e.node.clone())
+        .collect();
+    nodes.dedup();
+    let chosen: Vec<String> = nodes.into_iter().step_by(WRONG_FIRST_EVERY).collect();
+    for entry in &mut entries {
+        if entry.role == crate::llm::Role::Impl && chosen.contains(&entry.node) {
+            entry.fault = Some(Fault::WrongFirst);
+        }
+    }
+    let faults = chosen
+        .iter()
+        .map(|n| format!("wrong first answer: {n}"))
+        .collect();
+    (entries, faults)
+}
+
+async fn generate(
+    args: &Args,
+    out: &Path,
+    llm: Arc<dyn LlmProvider>,
+    cancel: &CancellationToken,
+) -> Result<Summary, CliError> {
+    let valid = Arc::new(load_valid(&args.fixture.join("rpg.json"))?);
+    let request = Request {
+        rpg: valid,
+        llm,
+        runner: args.sandbox.runner()?,
+        options: GenerateOptions {
+            out: out.to_path_buf(),
+            start_from: None,
+            max_retries: crate::engine::DEFAULT_MAX_RETRIES,
+            one_shot: false,
+            candidates: 3,
+            jobs: args.jobs,
+            flush_every: crate::workspace::publish::FLUSH_EVERY,
+            phases: Default::default(),
+        },
+        cancel: cancel.clone(),
+    };
+    pipeline::generate(request, |_| {})
+        .await
+        .map_err(|e| CliError::from(e).context("the benchmark's generation stopped"))
+}
+
+async fn engine_run(
+    args: &Args,
+    entries: Vec<ScriptEntry>,
+    cancel: &CancellationToken,
+) -> Result<EngineRun, CliError> {
+    let (entries, faults) = with_faults(entries);
+    let llm: Arc<dyn LlmProvider> = Arc::new(ScriptedProvider::from_entries(entries));
+    let scratch = tempfile::Builder::new()
+        .prefix("zerorepo-bench-")
+        .tempdir()
+        .map_err(|e| CliError::Failed(e.into()))?;
+    eprintln!("== engine run (scripted) -> {}", scratch.path().display());
+    let started = Instant::now();
+    let summary = generate(args, &scratch.path().join("out"), llm, cancel).await?;
+    let wall_s = started.elapsed().as_secs_f64();
+    let work = &summary.nodes.work;
+    let ms = |x: u64| x as f64 / 1000.0;
+    let loops_ms = summary
+        .nodes
+        .duration_ms
+        .saturating_sub(summary.assembly_ms);
+    let sandbox_s = ms(work.totals.sandbox_ms);
+    Ok(EngineRun {
+        faults,
+        wall_s,
+        sandbox_s,
+        model_s: ms(work.totals.model_ms),
+        engine_s: ms(loops_ms.saturating_sub(work.totals.model_ms + work.totals.sandbox_ms)),
+        assembly_s: ms(summary.assembly_ms),
+        sandbox_runs: work.totals.sandbox_runs,
+        runs_per_s: f64::from(work.totals.sandbox_runs) / wall_s.max(1e-9),
+        nodes: counts(&summary),
+    })
+}
+
+fn counts(summary: &Summary) -> NodeCounts {
+    NodeCounts {
+        passed: summary.nodes.passed,
+        needs_review: summary.nodes.needs_review,
+        failed: summary.nodes.failed,
+        skipped: summary.nodes.skipped,
+    }
+}
+
+async fn real_run(
+    args: &Args,
+    out: &Path,
+    cancel: &CancellationToken,
+) -> Result<RealRun, CliError> {
+    let resumed = out.join(crate::layout::JOURNAL).is_file();
+    let llm = args.llm.provider()?;
+    eprintln!(
+        "== real run ({}) -> {}{}",
+        llm.name(),
+        out.display(),
+        if resumed { " (resuming)" } else { "" }
+    );
+    let provider = llm.name();
+    let started = Instant::now();
+    generate(args, out, llm, cancel).await?;
+    let wall_s = started.elapsed().as_secs_f64();
+    eprintln!(
+        "== zerorepo eval {} --reference {}",
+        out.display(),
+        args.fixture.join("reference").display()
+    );
+    let reference = crate::eval::Reference::load(out, &args.fixture.join("reference"), None)?;
+    let runner = args.sandbox.runner()?;
+    let evaluation = crate::eval::evaluate(&reference, runner.as_ref(), cancel).await;
+    runner.shutdown().await;
+    let evaluation = evaluation.map_err(|e| CliError::from(e).context("the evaluation stopped"))?;
+    let records = crate::checkpoint::load_compact(out)
+        .map_err(|e| CliError::Failed(e.into()))?
+        .unwrap_or_default();
+    let facts = RealRunFacts {
+        provider,
+        wall_s,
+        reference_passed: evaluation.overall.passed,
+        reference_total: evaluation.overall.total,
+        resumed,
+    };
+    Ok(RealRun::from_records(facts, &records))
+}
+
+/// Writes the night's files and returns the Markdown report.
+fn write_reports(
+    dir: &Path,
+    report: &NightlyReport,
+    commands: &[String],
+) -> Result<String, CliError> {
+    let failed = |e: std::io::Error| {
+        CliError::Failed(
+            anyhow::Error::new(e).context(format!("writing the report in {}", dir.display())),
+        )
+    };
+    std::fs::create_dir_all(dir).map_err(failed)?;
+    let previous = nightly::previous(dir, &report.date);
+    let comparisons = previous
+        .as_ref()
+        .map(|(_, before)| nightly::compare(before, report));
+    let against = previous
+        .as_ref()
+        .zip(comparisons.as_deref())
+        .map(|((path, _), c)| (path.as_path(), c));
+    let markdown = nightly::render_markdown(report, against, commands);
+    let json = serde_json::to_string_pretty(report)? + "\n";
+    std::fs::write(dir.join(format!("{}.json", report.date)), &json).map_err(failed)?;
+    std::fs::write(dir.join(format!("{}.md", report.date)), &markdown).map_err(failed)?;
+    let history = dir.join("history.jsonl");
+    let kept: String = std::fs::read_to_string(&history)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.contains(&format!("\"date\":\"{}\"", report.date)))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&history, kept + &nightly::history_line(report)).map_err(failed)?;
+    Ok(markdown)
+}

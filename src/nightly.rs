@@ -1,0 +1,528 @@
+//! The nightly benchmark's figures, their comparison with the previous report, and the
+//! report files (`zerorepo bench`).
+//!
+//! A night has two runs on one fixture (`fixtures/ml_lib` by default):
+//! - the **engine run**: the scripted provider, with wrong first answers injected, so every
+//!   second goes to the engine, the sandbox and the validation, never to a model;
+//! - the **real run** (`--real`): the chosen model, then `zerorepo eval` on the fixture's
+//!   reference tests. Its output directory is named by the date, so a night cut short
+//!   resumes from its checkpoint the next time.
+//!
+//! [`compare`] is pure: each figure has a direction (lower or higher is better) and a
+//! threshold under which a change is "same". The thresholds are the machines' noise: wall
+//! times move by 10% between identical runs on a busy 2-core machine, counts not at all.
+//! The files: `DIR/<date>.json` (schema: `zerorepo schema nightly`), `DIR/<date>.md`, and one
+//! line per night in `DIR/history.jsonl`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::checkpoint::{CheckpointMap, NodeStatus};
+use crate::usage::UsageByRole;
+
+/// One night's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NightlyReport {
+    /// `YYYY-MM-DD` (UTC).
+    pub date: String,
+    /// zerorepo's version.
+    pub version: String,
+    /// The fixture, as given.
+    pub fixture: String,
+    /// CPU cores this machine has.
+    pub cpus: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<EngineRun>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub real: Option<RealRun>,
+}
+
+/// How many nodes ended how.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct NodeCounts {
+    pub passed: usize,
+    pub needs_review: usize,
+    pub failed: usize,
+    pub skipped: usize,
+}
+
+/// The scripted run: engine overhead.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EngineRun {
+    /// What was injected into the script.
+    pub faults: Vec<String>,
+    pub wall_s: f64,
+    /// Of the wall time: the node loops' time in the sandbox, the scripted model's, the
+    /// engine's own (the rest of the loops), and assembly with its validation.
+    pub sandbox_s: f64,
+    pub model_s: f64,
+    pub engine_s: f64,
+    pub assembly_s: f64,
+    pub sandbox_runs: u32,
+    pub runs_per_s: f64,
+    pub nodes: NodeCounts,
+}
+
+/// The run with a real model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RealRun {
+    pub provider: String,
+    /// Wall time of this invocation (a resumed night counts only what it ran).
+    pub wall_s: f64,
+    /// The node loops' model time, summed over the nodes' records.
+    pub model_s: f64,
+    pub sandbox_s: f64,
+    /// Tokens per role, from the nodes' records.
+    pub tokens: UsageByRole,
+    /// Nodes whose first round's choice passed every test, of those that ran the loop.
+    pub first_try_rate: f64,
+    /// Of the nodes that did not pass on the first try, the share that passed in the end.
+    pub debug_success_rate: f64,
+    /// Votes' outcomes: `implementation`, `test`, `environment`, `none` (no majority).
+    pub diagnosis: BTreeMap<String, usize>,
+    pub nodes: NodeCounts,
+    pub reference_passed: u32,
+    pub reference_total: u32,
+    /// The run resumed a checkpoint from an earlier, interrupted night.
+    pub resumed: bool,
+}
+
+/// What the real run measured besides its records.
+#[derive(Debug, Clone)]
+pub struct RealRunFacts {
+    pub provider: String,
+    pub wall_s: f64,
+    pub reference_passed: u32,
+    pub reference_total: u32,
+    pub resumed: bool,
+}
+
+impl RealRun {
+    /// The real run's figures from its facts and the generation's checkpoint records.
+    pub fn from_records(facts: RealRunFacts, records: &CheckpointMap) -> RealRun {
+        let mut nodes = NodeCounts::default();
+        let mut tokens = UsageByRole::new();
+        let mut diagnosis = BTreeMap::new();
+        let (mut looped, mut first, mut retried, mut rescued) = (0usize, 0usize, 0usize, 0usize);
+        let (mut model_ms, mut sandbox_ms) = (0u64, 0u64);
+        for record in records.values() {
+            match record.status {
+                NodeStatus::Passed => nodes.passed += 1,
+                NodeStatus::NeedsReview => nodes.needs_review += 1,
+                NodeStatus::Failed => nodes.failed += 1,
+                NodeStatus::Skipped => nodes.skipped += 1,
+                _ => {}
+            }
+            for (role, usage) in &record.tokens {
+                tokens.entry(*role).or_default().add(*usage);
+            }
+            if let Some(d) = &record.diagnosis {
+                let key = d.outcome.map_or("none", |v| v.as_str()).to_string();
+                *diagnosis.entry(key).or_insert(0) += 1;
+            }
+            if let Some(work) = &record.work {
+                looped += 1;
+                model_ms += work.model_ms;
+                sandbox_ms += work.sandbox_ms;
+                if work.first_try {
+                    first += 1;
+                } else {
+                    retried += 1;
+                    rescued += usize::from(record.status == NodeStatus::Passed);
+                }
+            }
+        }
+        let rate = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        RealRun {
+            provider: facts.provider,
+            wall_s: facts.wall_s,
+            model_s: model_ms as f64 / 1000.0,
+            sandbox_s: sandbox_ms as f64 / 1000.0,
+            tokens,
+            first_try_rate: rate(first, looped),
+            debug_success_rate: rate(rescued, retried),
+            diagnosis,
+            nodes,
+            reference_passed: facts.reference_passed,
+            reference_total: facts.reference_total,
+            resumed: facts.resumed,
+        }
+    }
+}
+
+/// Which way a figure should move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Better {
+    Lower,
+    Higher,
+}
+
+/// How far a figure may move and still be "same".
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Threshold {
+    /// A share of the earlier value (wall times: 0.10).
+    Relative(f64),
+    /// An absolute amount (rates in points of 1.0, counts).
+    Absolute(f64),
+}
+
+/// One figure of a night, named for the tables.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figure {
+    pub name: &'static str,
+    pub value: f64,
+    pub better: Better,
+    pub threshold: Threshold,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Better,
+    Worse,
+    Same,
+}
+
+/// A figure next to the previous night's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub name: &'static str,
+    pub before: f64,
+    pub now: f64,
+    pub verdict: Verdict,
+    pub threshold: Threshold,
+}
+
+const TIME_NOISE: Threshold = Threshold::Relative(0.10);
+const RATE_NOISE: Threshold = Threshold::Absolute(0.02);
+const EXACT: Threshold = Threshold::Absolute(0.0);
+
+/// The figures that are compared, in the order of the tables.
+pub fn figures(report: &NightlyReport) -> Vec<Figure> {
+    let f = |name, value, better, threshold| Figure {
+        name,
+        value,
+        better,
+        threshold,
+    };
+    let mut out = Vec::new();
+    if let Some(e) = &report.engine {
+        out.push(f("engine: wall s", e.wall_s, Better::Lower, TIME_NOISE));
+        out.push(f(
+            "engine: sandbox s",
+            e.sandbox_s,
+            Better::Lower,
+            TIME_NOISE,
+        ));
+        out.push(f("engine: engine s", e.engine_s, Better::Lower, TIME_NOISE));
+        out.push(f(
+            "engine: assembly s",
+            e.assembly_s,
+            Better::Lower,
+            TIME_NOISE,
+        ));
+        out.push(f(
+            "engine: sandbox runs",
+            f64::from(e.sandbox_runs),
+            Better::Lower,
+            EXACT,
+        ));
+        out.push(f(
+            "engine: nodes passed",
+            e.nodes.passed as f64,
+            Better::Higher,
+            EXACT,
+        ));
+    }
+    if let Some(r) = &report.real {
+        let tokens = crate::usage::total(&r.tokens);
+        out.push(f("real: wall s", r.wall_s, Better::Lower, TIME_NOISE));
+        out.push(f("real: model s", r.model_s, Better::Lower, TIME_NOISE));
+        out.push(f(
+            "real: generated tokens",
+            tokens.completion_tokens as f64,
+            Better::Lower,
+            TIME_NOISE,
+        ));
+        out.push(f(
+            "real: first-try rate",
+            r.first_try_rate,
+            Better::Higher,
+            RATE_NOISE,
+        ));
+        out.push(f(
+            "real: debug success rate",
+            r.debug_success_rate,
+            Better::Higher,
+            RATE_NOISE,
+        ));
+        out.push(f(
+            "real: nodes passed",
+            r.nodes.passed as f64,
+            Better::Higher,
+            EXACT,
+        ));
+        out.push(f(
+            "real: nodes failed or skipped",
+            (r.nodes.failed + r.nodes.skipped) as f64,
+            Better::Lower,
+            EXACT,
+        ));
+        out.push(f(
+            "real: reference tests passed",
+            f64::from(r.reference_passed),
+            Better::Higher,
+            EXACT,
+        ));
+    }
+    out
+}
+
+/// Each figure of `now` that `before` also has, judged.
+pub fn compare(before: &NightlyReport, now: &NightlyReport) -> Vec<Comparison> {
+    let earlier: BTreeMap<&str, f64> = figures(before).iter().map(|f| (f.name, f.value)).collect();
+    figures(now)
+        .into_iter()
+        .filter_map(|figure| {
+            let old = *earlier.get(figure.name)?;
+            let allowed = match figure.threshold {
+                Threshold::Relative(share) => old.abs() * share,
+                Threshold::Absolute(amount) => amount,
+            };
+            let delta = figure.value - old;
+            let verdict = if delta.abs() <= allowed {
+                Verdict::Same
+            } else if (delta < 0.0) == (figure.better == Better::Lower) {
+                Verdict::Better
+            } else {
+                Verdict::Worse
+            };
+            Some(Comparison {
+                name: figure.name,
+                before: old,
+                now: figure.value,
+                verdict,
+                threshold: figure.threshold,
+            })
+        })
+        .collect()
+}
+
+/// The report of the newest night before `date` in `dir`, if any.
+pub fn previous(dir: &Path, date: &str) -> Option<(PathBuf, NightlyReport)> {
+    let mut dated: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "json")
+                && p.file_stem()
+                    .and_then(|s| s.to_str())
+                    .is_some_and(|s| s.len() == 10 && s < date)
+        })
+        .collect();
+    dated.sort();
+    let path = dated.pop()?;
+    let report = serde_json::from_str(&std::fs::read_to_string(&path).ok()?).ok()?;
+    Some((path, report))
+}
+
+/// The Markdown report: the figures, and the comparison when there is one.
+pub fn render_markdown(
+    report: &NightlyReport,
+    against: Option<(&Path, &[Comparison])>,
+    commands: &[String],
+) -> String {
+    let mut out = format!(
+        "# Nightly benchmark, {}\n\nzerorepo {} on `{}`, {} CPU core(s).\n\nReproduce:\n\n```\n{}\n```\n",
+        report.date,
+        report.version,
+        report.fixture,
+        report.cpus,
+        commands.join("\n")
+    );
+    if let Some(e) = &report.engine {
+        out.push_str(&format!(
+            "\n## Engine run (scripted; injected: {})\n\n| figure | value |\n|---|---|\n| wall time | {:.2} s |\n| node loops: sandbox / model / engine | {:.2} / {:.2} / {:.2} s |\n| assembly and validation | {:.2} s |\n| sandbox runs | {} ({:.1} per second of wall time) |\n| nodes passed / needs review / failed / skipped | {} / {} / {} / {} |\n",
+            e.faults.join(", "),
+            e.wall_s,
+            e.sandbox_s,
+            e.model_s,
+            e.engine_s,
+            e.assembly_s,
+            e.sandbox_runs,
+            e.runs_per_s,
+            e.nodes.passed,
+            e.nodes.needs_review,
+            e.nodes.failed,
+            e.nodes.skipped
+        ));
+    }
+    if let Some(r) = &report.real {
+        let tokens: Vec<String> = r
+            .tokens
+            .iter()
+            .map(|(role, u)| {
+                format!(
+                    "{} {} / {}",
+                    role.as_str(),
+                    u.prompt_tokens,
+                    u.completion_tokens
+                )
+            })
+            .collect();
+        let diagnosis: Vec<String> = r
+            .diagnosis
+            .iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
+        out.push_str(&format!(
+            "\n## Real run ({}{})\n\n| figure | value |\n|---|---|\n| wall time | {:.0} s ({:.1} min) |\n| model / sandbox time in the node loops | {:.0} / {:.0} s |\n| tokens, prompt / generated | {} |\n| first-try pass rate (seed target 60%) | {:.0}% |\n| debug success rate (seed target 80%) | {:.0}% |\n| diagnosis outcomes | {} |\n| nodes passed / needs review / failed / skipped | {} / {} / {} / {} |\n| reference tests passed | **{} of {} ({:.1}%)** |\n",
+            r.provider,
+            if r.resumed { ", resumed" } else { "" },
+            r.wall_s,
+            r.wall_s / 60.0,
+            r.model_s,
+            r.sandbox_s,
+            tokens.join("; "),
+            r.first_try_rate * 100.0,
+            r.debug_success_rate * 100.0,
+            if diagnosis.is_empty() { "none".into() } else { diagnosis.join(", ") },
+            r.nodes.passed,
+            r.nodes.needs_review,
+            r.nodes.failed,
+            r.nodes.skipped,
+            r.reference_passed,
+            r.reference_total,
+            if r.reference_total == 0 { 0.0 } else { 100.0 * f64::from(r.reference_passed) / f64::from(r.reference_total) }
+        ));
+    }
+    match against {
+        None => out
+            .push_str("\n## Against the previous report\n\nNo earlier report in this directory.\n"),
+        Some((path, comparisons)) => {
+            out.push_str(&format!(
+                "\n## Against the previous report ({})\n\n\"same\" means within the machine's noise: 10% for times and token counts, 2 points for rates, nothing for counts.\n\n| figure | before | now | verdict |\n|---|---|---|---|\n",
+                path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+            ));
+            for c in comparisons {
+                let verdict = match c.verdict {
+                    Verdict::Better => "better",
+                    Verdict::Worse => "**worse**",
+                    Verdict::Same => "same",
+                };
+                out.push_str(&format!(
+                    "| {} | {} | {} | {verdict} |\n",
+                    c.name,
+                    number(c.before),
+                    number(c.now)
+                ));
+            }
+        }
+    }
+    out
+}
+
+fn number(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else if x < 1.0 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// One line of `history.jsonl`: the night's main figures.
+pub fn history_line(report: &NightlyReport) -> String {
+    let figures: BTreeMap<&str, f64> = figures(report).iter().map(|f| (f.name, f.value)).collect();
+    let line =
+        serde_json::json!({"date": report.date, "version": report.version, "figures": figures});
+    format!("{line}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn night(date: &str, wall: f64, passed: usize, reference: u32) -> NightlyReport {
+        NightlyReport {
+            date: date.into(),
+            version: "0".into(),
+            fixture: "fixtures/ml_lib".into(),
+            cpus: 2,
+            engine: Some(EngineRun {
+                faults: vec![],
+                wall_s: wall,
+                sandbox_s: 1.0,
+                model_s: 0.0,
+                engine_s: 0.5,
+                assembly_s: 2.0,
+                sandbox_runs: 100,
+                runs_per_s: 10.0,
+                nodes: NodeCounts {
+                    passed,
+                    ..NodeCounts::default()
+                },
+            }),
+            real: Some(RealRun {
+                provider: "local".into(),
+                wall_s: 3000.0,
+                model_s: 2900.0,
+                sandbox_s: 20.0,
+                tokens: UsageByRole::new(),
+                first_try_rate: 0.3,
+                debug_success_rate: 0.5,
+                diagnosis: BTreeMap::new(),
+                nodes: NodeCounts::default(),
+                reference_passed: reference,
+                reference_total: 154,
+                resumed: false,
+            }),
+        }
+    }
+
+    fn verdict(c: &[Comparison], name: &str) -> Verdict {
+        c.iter()
+            .find(|x| x.name == name)
+            .map(|x| x.verdict)
+            .unwrap_or(Verdict::Same)
+    }
+
+    #[test]
+    fn noise_is_same_and_real_changes_have_a_direction() {
+        let before = night("2026-11-23", 10.0, 70, 82);
+        let noisy = compare(&before, &night("2026-11-24", 10.9, 70, 82));
+        assert_eq!(verdict(&noisy, "engine: wall s"), Verdict::Same);
+        assert_eq!(
+            verdict(&noisy, "real: reference tests passed"),
+            Verdict::Same
+        );
+        let moved = compare(&before, &night("2026-11-24", 7.0, 69, 90));
+        assert_eq!(verdict(&moved, "engine: wall s"), Verdict::Better);
+        assert_eq!(verdict(&moved, "engine: nodes passed"), Verdict::Worse);
+        assert_eq!(
+            verdict(&moved, "real: reference tests passed"),
+            Verdict::Better
+        );
+    }
+
+    #[test]
+    fn the_previous_report_is_the_newest_earlier_date() {
+        let dir = tempfile::tempdir().unwrap();
+        for date in ["2026-11-20", "2026-11-22", "2026-11-24"] {
+            let text = serde_json::to_string(&night(date, 1.0, 1, 1)).unwrap();
+            std::fs::write(dir.path().join(format!("{date}.json")), text).unwrap();
+        }
+        std::fs::write(dir.path().join("history.jsonl"), "{}\n").unwrap();
+        let (path, report) = previous(dir.path(), "2026-11-24").unwrap();
+        assert!(path.ends_with("2026-11-22.json"));
+        assert_eq!(report.date, "2026-11-22");
+        assert!(previous(dir.path(), "2026-11-20").is_none());
+    }
+}
