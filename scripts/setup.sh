@@ -47,14 +47,32 @@ export ZEROREPO_PYTHON="$VENV/bin/python"
 # pip and setuptools as wheels, so `pip install -e .` of a generated repository (the validation
 # step after assembly) runs offline inside the sandbox, which mounts this folder read-only: pip
 # runs from its wheel and finds setuptools here instead of an index.
+# uv, when its binary is there, does the same install about four times faster (measured in
+# reports/nightly/); pip stays as the fallback.
 WHEELHOUSE="$ZEROREPO_CACHE/wheelhouse"
-for wheel in setuptools==75.8.0 pip==24.3.1; do
+for wheel in setuptools==75.8.0 pip==24.3.1 uv==0.13.9; do
   if ! ls "$WHEELHOUSE/${wheel%%==*}-${wheel##*==}-"*.whl >/dev/null 2>&1; then
     say "downloading the $wheel wheel into $WHEELHOUSE"
     "$VENV/bin/python" -m pip download -q --disable-pip-version-check --no-deps \
       --only-binary :all: -d "$WHEELHOUSE" "$wheel"
   fi
 done
+if [ ! -x "$WHEELHOUSE/bin/uv" ]; then
+  say "extracting uv from its wheel into $WHEELHOUSE/bin"
+  "$VENV/bin/python" - "$WHEELHOUSE" <<'PY'
+import glob, os, sys, zipfile
+house = sys.argv[1]
+wheel = sorted(glob.glob(os.path.join(house, "uv-*.whl")))[-1]
+with zipfile.ZipFile(wheel) as z:
+    name = next(n for n in z.namelist() if n.endswith(".data/scripts/uv"))
+    os.makedirs(os.path.join(house, "bin"), exist_ok=True)
+    target = os.path.join(house, "bin", "uv")
+    with z.open(name) as src, open(target + ".part", "wb") as dst:
+        dst.write(src.read())
+    os.chmod(target + ".part", 0o755)
+    os.replace(target + ".part", target)
+PY
+fi
 chmod -R a+rX "$WHEELHOUSE"
 
 # The code tools (src/code): ruff is the syntax authority before every write, ty the language

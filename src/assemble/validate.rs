@@ -66,31 +66,14 @@ pub async fn validate(
     runner: &dyn TestRunner,
     cancel: &CancellationToken,
 ) -> Validation {
-    let syntax_errors = compile_all(repo, python_files).await;
-    let lint = lint(repo, python_files).await;
-    let install = install(repo, runner, cancel).await;
-    let tests = if repo.join("tests").is_dir() {
-        Some(match runner.run_tests(repo, "tests", cancel).await {
-            Ok(run) => TestSummary {
-                passed: run.passed,
-                failed: run.failed,
-                errors: run.errors,
-                sandbox: run.sandbox.clone(),
-                problem: (!run.succeeded()).then(|| run.failure_reason()),
-                outcomes: run.tests,
-            },
-            Err(e) => TestSummary {
-                passed: 0,
-                failed: 0,
-                errors: 0,
-                sandbox: runner.name().to_string(),
-                outcomes: Vec::new(),
-                problem: Some(e.to_string()),
-            },
-        })
-    } else {
-        None
-    };
+    // The four checks are independent: the two on the host overlap the two in the sandbox,
+    // and the install check and the tests run in two sandbox sessions at once.
+    let (syntax_errors, lint, install, tests) = tokio::join!(
+        compile_all(repo, python_files),
+        lint(repo, python_files),
+        install(repo, runner, cancel),
+        tests(repo, runner, cancel),
+    );
     Validation {
         python_files: python_files.len(),
         syntax_errors,
@@ -98,6 +81,35 @@ pub async fn validate(
         tests,
         lint,
     }
+}
+
+/// `pytest tests/` in the sandbox; `None` when the repository has no tests directory.
+async fn tests(
+    repo: &Path,
+    runner: &dyn TestRunner,
+    cancel: &CancellationToken,
+) -> Option<TestSummary> {
+    if !repo.join("tests").is_dir() {
+        return None;
+    }
+    Some(match runner.run_tests(repo, "tests", cancel).await {
+        Ok(run) => TestSummary {
+            passed: run.passed,
+            failed: run.failed,
+            errors: run.errors,
+            sandbox: run.sandbox.clone(),
+            problem: (!run.succeeded()).then(|| run.failure_reason()),
+            outcomes: run.tests,
+        },
+        Err(e) => TestSummary {
+            passed: 0,
+            failed: 0,
+            errors: 0,
+            sandbox: runner.name().to_string(),
+            outcomes: Vec::new(),
+            problem: Some(e.to_string()),
+        },
+    })
 }
 
 /// Ruff only reads the files, so it runs on the host, off the async threads.

@@ -110,7 +110,10 @@ def run_command(argv, tmp, junit):
 
 
 def install(repo, wheelhouse, tmp):
-    """`pip install -e .` of a copy of `repo` into a fresh venv under `tmp`; pip's exit code."""
+    """`pip install -e .` of a copy of `repo` into a fresh venv under `tmp`; the exit code.
+
+    With uv's binary in the wheelhouse (bin/uv), uv makes the venv and installs, several
+    times faster; otherwise pip runs from its wheel."""
     import glob
     import subprocess
     import venv
@@ -118,6 +121,9 @@ def install(repo, wheelhouse, tmp):
     copy = os.path.join(tmp, "repo")
     shutil.copytree(repo, copy, symlinks=True,
                     ignore=shutil.ignore_patterns(".git", ".zerorepo", "__pycache__", "*.egg-info"))
+    uv = os.path.join(wheelhouse, "bin", "uv")
+    if os.access(uv, os.X_OK):
+        return install_with_uv(uv, copy, wheelhouse, tmp)
     wheels = sorted(glob.glob(os.path.join(wheelhouse, "pip-*.whl")))
     if not wheels:
         print(f"no pip wheel in the wheelhouse {wheelhouse} (scripts/setup.sh fills it)", file=sys.stderr)
@@ -131,6 +137,24 @@ def install(repo, wheelhouse, tmp):
     sys.stdout.flush()
     sys.stderr.flush()
     return subprocess.call(command, cwd=copy, env=env, stdin=subprocess.DEVNULL)
+
+
+def install_with_uv(uv, copy, wheelhouse, tmp):
+    """`uv venv` then `uv pip install -e`, offline, from the wheelhouse; the exit code."""
+    import subprocess
+
+    env = dict(os.environ, TMPDIR=tmp, UV_CACHE_DIR=os.path.join(tmp, "uv-cache"), UV_NO_CONFIG="1",
+               UV_OFFLINE="1", UV_PYTHON_DOWNLOADS="never", UV_NO_PROGRESS="1")
+    env_dir = os.path.join(tmp, "venv")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    code = subprocess.call([uv, "venv", "-q", "--python", sys.executable, env_dir],
+                           cwd=copy, env=env, stdin=subprocess.DEVNULL)
+    if code != 0:
+        return code
+    return subprocess.call([uv, "pip", "install", "-q", "--no-index", "--find-links", wheelhouse,
+                            "--python", os.path.join(env_dir, "bin", "python"), "-e", copy],
+                           cwd=copy, env=env, stdin=subprocess.DEVNULL)
 
 
 def sweep():

@@ -245,15 +245,52 @@ pub struct Session {
     pub resources: Box<dyn SessionResources>,
 }
 
-/// The one warm session a backend keeps, and the run loop both sandboxed backends share:
-/// (re)open the session for the repository, run, and on an infrastructure error throw the
-/// session away and try once more with a fresh one.
-#[derive(Default)]
+/// The warm sessions a backend keeps (one per slot, opened when concurrency first needs it),
+/// and the run loop both sandboxed backends share: take a free slot (one already warm for the
+/// repository first), (re)open its session for the repository, run, and on an infrastructure
+/// error throw the session away and try once more with a fresh one. Nodes generated at once
+/// (`--jobs`) run their tests in parallel, one session each, up to the pool's size.
 pub struct WarmPool {
-    slot: tokio::sync::Mutex<Option<Session>>,
+    slots: Vec<tokio::sync::Mutex<Option<Session>>>,
+    free: tokio::sync::Semaphore,
+}
+
+/// Sessions at most: one per core (a test run is CPU-bound), at most 4.
+fn default_size() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().clamp(1, 4))
+}
+
+impl Default for WarmPool {
+    fn default() -> WarmPool {
+        WarmPool::new(default_size())
+    }
 }
 
 impl WarmPool {
+    pub fn new(size: usize) -> WarmPool {
+        let size = size.max(1);
+        WarmPool {
+            slots: (0..size).map(|_| tokio::sync::Mutex::new(None)).collect(),
+            free: tokio::sync::Semaphore::new(size),
+        }
+    }
+
+    /// A slot nobody uses: one whose session already serves `repo` if there is one. The
+    /// caller holds a permit, so at most `size - 1` others hold a slot and one is free.
+    fn take_slot(
+        &self,
+        repo: &std::path::Path,
+    ) -> Option<tokio::sync::MutexGuard<'_, Option<Session>>> {
+        let warm = self.slots.iter().find_map(|slot| {
+            let guard = slot.try_lock().ok()?;
+            guard
+                .as_ref()
+                .is_some_and(|s| s.repo == repo)
+                .then_some(guard)
+        });
+        warm.or_else(|| self.slots.iter().find_map(|slot| slot.try_lock().ok()))
+    }
+
     pub async fn run<F, Fut>(
         &self,
         backend: &str,
@@ -267,7 +304,16 @@ impl WarmPool {
         F: Fn() -> Fut,
         Fut: std::future::Future<Output = Result<Session, super::SandboxError>>,
     {
-        let mut slot = self.slot.lock().await;
+        let _permit = self
+            .free
+            .acquire()
+            .await
+            .map_err(|_| super::SandboxError::Failed("the sandbox pool is closed".into()))?;
+        let Some(mut slot) = self.take_slot(repo) else {
+            return Err(super::SandboxError::Failed(
+                "no free sandbox session".into(),
+            ));
+        };
         let mut last_error = None;
         for _ in 0..2 {
             if slot.as_ref().is_some_and(|s| s.repo != repo) {
@@ -301,9 +347,11 @@ impl WarmPool {
         )))
     }
 
-    /// Ends the session, if any.
+    /// Ends every session.
     pub async fn close(&self) {
-        release(self.slot.lock().await.take()).await;
+        for slot in &self.slots {
+            release(slot.lock().await.take()).await;
+        }
     }
 }
 
