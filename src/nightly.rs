@@ -34,6 +34,9 @@ pub struct NightlyReport {
     pub fixture: String,
     /// CPU cores this machine has.
     pub cpus: usize,
+    /// Anything a reader must know about how the figures were made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub engine: Option<EngineRun>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,15 +55,20 @@ pub struct NodeCounts {
 /// The scripted run: engine overhead.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct EngineRun {
+    /// Nodes generated at once.
+    pub jobs: usize,
     /// What was injected into the script.
     pub faults: Vec<String>,
     pub wall_s: f64,
-    /// Of the wall time: the node loops' time in the sandbox, the scripted model's, the
-    /// engine's own (the rest of the loops), and assembly with its validation.
+    /// Of the wall time: the node loops (up to `jobs` at once), then assembly with its
+    /// validation.
+    pub loops_s: f64,
+    pub assembly_s: f64,
+    /// Summed over the nodes (which overlap under `jobs` > 1): their time in the sandbox,
+    /// waiting for the scripted model, and the engine's own (the rest of each node's time).
     pub sandbox_s: f64,
     pub model_s: f64,
     pub engine_s: f64,
-    pub assembly_s: f64,
     pub sandbox_runs: u32,
     pub runs_per_s: f64,
     pub nodes: NodeCounts,
@@ -346,15 +354,20 @@ pub fn render_markdown(
         report.cpus,
         commands.join("\n")
     );
+    if let Some(note) = &report.note {
+        out.push_str(&format!("\n{note}\n"));
+    }
     if let Some(e) = &report.engine {
         out.push_str(&format!(
-            "\n## Engine run (scripted; injected: {})\n\n| figure | value |\n|---|---|\n| wall time | {:.2} s |\n| node loops: sandbox / model / engine | {:.2} / {:.2} / {:.2} s |\n| assembly and validation | {:.2} s |\n| sandbox runs | {} ({:.1} per second of wall time) |\n| nodes passed / needs review / failed / skipped | {} / {} / {} / {} |\n",
+            "\n## Engine run (scripted, --jobs {}; injected: {})\n\n| figure | value |\n|---|---|\n| wall time | {:.2} s |\n| of it: node loops / assembly and validation | {:.2} / {:.2} s |\n| summed over nodes: sandbox / model / engine | {:.2} / {:.2} / {:.2} s |\n| sandbox runs | {} ({:.1} per second of wall time) |\n| nodes passed / needs review / failed / skipped | {} / {} / {} / {} |\n",
+            e.jobs,
             e.faults.join(", "),
             e.wall_s,
+            e.loops_s,
+            e.assembly_s,
             e.sandbox_s,
             e.model_s,
             e.engine_s,
-            e.assembly_s,
             e.sandbox_runs,
             e.runs_per_s,
             e.nodes.passed,
@@ -405,6 +418,12 @@ pub fn render_markdown(
     match against {
         None => out
             .push_str("\n## Against the previous report\n\nNo earlier report in this directory.\n"),
+        Some((path, comparisons)) if comparisons.is_empty() => out.push_str(&format!(
+            "\n## Against the previous report ({})\n\nIt measured none of these figures.\n",
+            path.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        )),
         Some((path, comparisons)) => {
             out.push_str(&format!(
                 "\n## Against the previous report ({})\n\n\"same\" means within the machine's noise: 10% for times and token counts, 2 points for rates, nothing for counts.\n\n| figure | before | now | verdict |\n|---|---|---|---|\n",
@@ -456,9 +475,12 @@ mod tests {
             version: "0".into(),
             fixture: "fixtures/ml_lib".into(),
             cpus: 2,
+            note: None,
             engine: Some(EngineRun {
+                jobs: 2,
                 faults: vec![],
                 wall_s: wall,
+                loops_s: 1.0,
                 sandbox_s: 1.0,
                 model_s: 0.0,
                 engine_s: 0.5,

@@ -45,10 +45,14 @@ pub(crate) struct Args {
     /// Where the real run's output goes (default ~/.cache/zerorepo/nightly).
     #[arg(long, value_name = "DIR")]
     work: Option<PathBuf>,
-    /// Nodes generated at once, in both runs.
+    /// Nodes generated at once in the engine run (default: one per core).
+    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    jobs: Option<usize>,
+    /// Nodes generated at once in the real run (`generate`'s default, 1: the embedded model
+    /// answers one request at a time).
     #[arg(long, default_value_t = 1,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
-    jobs: usize,
+    real_jobs: usize,
     /// The report's date (YYYY-MM-DD; default today, UTC).
     #[arg(long)]
     date: Option<String>,
@@ -74,7 +78,8 @@ pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
         date: date.clone(),
         version: env!("CARGO_PKG_VERSION").into(),
         fixture: args.fixture.display().to_string(),
-        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        cpus: report_cpus(),
+        note: None,
         engine: None,
         real: None,
     };
@@ -101,6 +106,10 @@ pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
         print!("{markdown}");
     }
     Ok(exit::OK)
+}
+
+fn report_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 fn default_work() -> PathBuf {
@@ -149,6 +158,7 @@ async fn generate(
     args: &Args,
     out: &Path,
     llm: Arc<dyn LlmProvider>,
+    jobs: usize,
     cancel: &CancellationToken,
 ) -> Result<Summary, CliError> {
     let valid = Arc::new(load_valid(&args.fixture.join("rpg.json"))?);
@@ -162,7 +172,7 @@ async fn generate(
             max_retries: crate::engine::DEFAULT_MAX_RETRIES,
             one_shot: false,
             candidates: 3,
-            jobs: args.jobs,
+            jobs,
             flush_every: crate::workspace::publish::FLUSH_EVERY,
             phases: Default::default(),
         },
@@ -186,22 +196,25 @@ async fn engine_run(
         .map_err(|e| CliError::Failed(e.into()))?;
     eprintln!("== engine run (scripted) -> {}", scratch.path().display());
     let started = Instant::now();
-    let summary = generate(args, &scratch.path().join("out"), llm, cancel).await?;
+    let jobs = args.jobs.unwrap_or(report_cpus());
+    let summary = generate(args, &scratch.path().join("out"), llm, jobs, cancel).await?;
     let wall_s = started.elapsed().as_secs_f64();
     let work = &summary.nodes.work;
     let ms = |x: u64| x as f64 / 1000.0;
+    let waiting = work.totals.model_ms + work.totals.sandbox_ms;
     let loops_ms = summary
         .nodes
         .duration_ms
         .saturating_sub(summary.assembly_ms);
-    let sandbox_s = ms(work.totals.sandbox_ms);
     Ok(EngineRun {
+        jobs,
         faults,
         wall_s,
-        sandbox_s,
-        model_s: ms(work.totals.model_ms),
-        engine_s: ms(loops_ms.saturating_sub(work.totals.model_ms + work.totals.sandbox_ms)),
+        loops_s: ms(loops_ms),
         assembly_s: ms(summary.assembly_ms),
+        sandbox_s: ms(work.totals.sandbox_ms),
+        model_s: ms(work.totals.model_ms),
+        engine_s: ms(work.node_ms.saturating_sub(waiting)),
         sandbox_runs: work.totals.sandbox_runs,
         runs_per_s: f64::from(work.totals.sandbox_runs) / wall_s.max(1e-9),
         nodes: counts(&summary),
@@ -232,7 +245,7 @@ async fn real_run(
     );
     let provider = llm.name();
     let started = Instant::now();
-    generate(args, out, llm, cancel).await?;
+    generate(args, out, llm, args.real_jobs, cancel).await?;
     let wall_s = started.elapsed().as_secs_f64();
     eprintln!(
         "== zerorepo eval {} --reference {}",

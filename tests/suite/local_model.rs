@@ -5,6 +5,9 @@
 
 use super::support::{fixture, run, zerorepo};
 
+/// One model run at a time: two at once on a 2-core machine double each other's time.
+static MODEL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn model_present() -> bool {
     let (code, stdout, _) = run(zerorepo().args(["model", "path"]));
     code == 0 && std::path::Path::new(stdout.trim()).is_file()
@@ -27,6 +30,7 @@ fn default_provider_is_the_local_model_and_its_code_passes_the_reference_tests()
     let Some(python) = super::support::require_python() else {
         return;
     };
+    let _one_at_a_time = MODEL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("chain");
     let recording = dir.path().join("rec");
@@ -82,6 +86,7 @@ fn the_local_model_makes_a_verified_change_that_passes_hidden_tests() {
     let Some(python) = super::support::require_python() else {
         return;
     };
+    let _one_at_a_time = MODEL.lock().unwrap_or_else(|e| e.into_inner());
     let fixture = fixture("code_tiny");
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("calc");
