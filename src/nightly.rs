@@ -418,7 +418,7 @@ pub fn render_markdown(
     match against {
         None => out
             .push_str("\n## Against the previous report\n\nNo earlier report in this directory.\n"),
-        Some((path, comparisons)) if comparisons.is_empty() => out.push_str(&format!(
+        Some((path, [])) => out.push_str(&format!(
             "\n## Against the previous report ({})\n\nIt measured none of these figures.\n",
             path.file_name()
                 .map(|n| n.to_string_lossy().into_owned())
