@@ -35,7 +35,9 @@
 //!   knows the others.
 //! - **pipeline** runs the engine, then assembly, then releases the sandbox; `progress` is
 //!   the terminal view of a run; `schemas` prints the JSON Schemas; `eval` measures a
-//!   generated repository by reference tests the engine never saw, run in the sandbox.
+//!   generated repository by reference tests the engine never saw, run in the sandbox;
+//!   `nightly` holds the nightly benchmark's figures, compares them with the previous
+//!   report within the machine's noise, and writes the reports (`zerorepo bench` runs it).
 //! - **cli** is the `zerorepo` command line: one module per command with its flags and its
 //!   run, one error type that picks the exit code, all text output in `cli::render`.
 //!   `main.rs` only calls [`cli::main`].

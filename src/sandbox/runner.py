@@ -122,7 +122,7 @@ def install(repo, wheelhouse, tmp):
     shutil.copytree(repo, copy, symlinks=True,
                     ignore=shutil.ignore_patterns(".git", ".zerorepo", "__pycache__", "*.egg-info"))
     uv = os.path.join(wheelhouse, "bin", "uv")
-    if os.access(uv, os.X_OK):
+    if uv_runs(uv):
         return install_with_uv(uv, copy, wheelhouse, tmp)
     wheels = sorted(glob.glob(os.path.join(wheelhouse, "pip-*.whl")))
     if not wheels:
@@ -137,6 +137,19 @@ def install(repo, wheelhouse, tmp):
     sys.stdout.flush()
     sys.stderr.flush()
     return subprocess.call(command, cwd=copy, env=env, stdin=subprocess.DEVNULL)
+
+
+def uv_runs(uv):
+    """Whether uv's binary is there and runs here (a minimal image may lack its libraries)."""
+    import subprocess
+
+    if not os.access(uv, os.X_OK):
+        return False
+    try:
+        return subprocess.call([uv, "--version"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL) == 0
+    except OSError:
+        return False
 
 
 def install_with_uv(uv, copy, wheelhouse, tmp):

@@ -453,6 +453,47 @@ mod tests {
             })
         }
 
+        /// Runs the queue to the end, ending one running job (chosen by `choices`) at a time;
+        /// returns every job's status and the order the jobs started in.
+        fn drive(
+            queue: &mut DependencyQueue,
+            deps: &[Vec<usize>],
+            failing: &BTreeSet<usize>,
+            limit: usize,
+            choices: Vec<Index>,
+        ) -> Result<(Vec<&'static str>, Vec<usize>), proptest::test_runner::TestCaseError> {
+            let mut status = vec!["waiting"; deps.len()];
+            let mut started = Vec::new();
+            let mut running: Vec<usize> = Vec::new();
+            let mut choices = choices.into_iter().cycle();
+            loop {
+                while let Some(job) = queue.next_ready() {
+                    prop_assert_eq!(status[job], "waiting");
+                    started.push(job);
+                    running.push(job);
+                }
+                prop_assert!(running.len() <= limit);
+                if running.is_empty() {
+                    break;
+                }
+                let Some(pick) = choices.next() else { break };
+                let job = running.swap_remove(pick.index(running.len()));
+                let outcome = if failing.contains(&job) {
+                    status[job] = "failed";
+                    JobOutcome::Failed
+                } else {
+                    status[job] = "passed";
+                    JobOutcome::Passed
+                };
+                for skipped in queue.finish(job, outcome) {
+                    prop_assert_eq!(status[skipped.job], "waiting");
+                    prop_assert!(deps[skipped.job].contains(&skipped.because_of));
+                    status[skipped.job] = "skipped";
+                }
+            }
+            Ok((status, started))
+        }
+
         proptest! {
             #[test]
             fn a_failure_skips_exactly_its_transitive_dependents(
@@ -460,33 +501,7 @@ mod tests {
             ) {
                 let expected = reference(&deps, &failing);
                 let mut queue = DependencyQueue::new(deps.clone(), limit);
-                let mut status = vec!["waiting"; deps.len()];
-                let mut running: Vec<usize> = Vec::new();
-                let mut choices = choices.into_iter().cycle();
-                loop {
-                    while let Some(job) = queue.next_ready() {
-                        prop_assert_eq!(status[job], "waiting");
-                        running.push(job);
-                    }
-                    prop_assert!(running.len() <= limit);
-                    let Some(pick) = choices.next() else { break };
-                    if running.is_empty() {
-                        break;
-                    }
-                    let job = running.swap_remove(pick.index(running.len()));
-                    let outcome = if failing.contains(&job) {
-                        status[job] = "failed";
-                        JobOutcome::Failed
-                    } else {
-                        status[job] = "passed";
-                        JobOutcome::Passed
-                    };
-                    for skipped in queue.finish(job, outcome) {
-                        prop_assert_eq!(status[skipped.job], "waiting");
-                        prop_assert!(deps[skipped.job].contains(&skipped.because_of));
-                        status[skipped.job] = "skipped";
-                    }
-                }
+                let (status, _) = drive(&mut queue, &deps, &failing, limit, choices)?;
                 prop_assert!(queue.is_drained());
                 prop_assert_eq!(status, expected);
             }
@@ -501,34 +516,12 @@ mod tests {
                 for (job, file) in files.iter().take(deps.len()).enumerate() {
                     queue.set_resources(job, vec![format!("f{file}.py")]);
                 }
-                let mut started: Vec<Vec<usize>> = vec![Vec::new(); 3];
-                let mut status = vec!["waiting"; deps.len()];
-                let mut running: Vec<usize> = Vec::new();
-                let mut choices = choices.into_iter().cycle();
-                loop {
-                    while let Some(job) = queue.next_ready() {
-                        started[files[job]].push(job);
-                        running.push(job);
-                    }
-                    if running.is_empty() {
-                        break;
-                    }
-                    let Some(pick) = choices.next() else { break };
-                    let job = running.swap_remove(pick.index(running.len()));
-                    let outcome = if failing.contains(&job) {
-                        status[job] = "failed";
-                        JobOutcome::Failed
-                    } else {
-                        status[job] = "passed";
-                        JobOutcome::Passed
-                    };
-                    for skipped in queue.finish(job, outcome) {
-                        status[skipped.job] = "skipped";
-                    }
-                }
+                let (status, started) = drive(&mut queue, &deps, &failing, limit, choices)?;
                 prop_assert!(queue.is_drained(), "nothing is left waiting: no deadlock");
                 prop_assert_eq!(status, expected);
-                for jobs in started {
+                for file in 0..3 {
+                    let jobs: Vec<usize> =
+                        started.iter().copied().filter(|&j| files[j] == file).collect();
                     prop_assert!(jobs.windows(2).all(|w| w[0] < w[1]), "{:?}", jobs);
                 }
             }

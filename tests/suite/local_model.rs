@@ -1,7 +1,10 @@
-//! A real generation with the embedded model: no `--llm` flag, so the default provider (the
-//! local Qwen2.5-Coder GGUF) writes the tests and code of the chain fixture, in the default
-//! sandbox, and the hidden reference tests must pass. CI pulls the model (scripts/test.sh);
-//! elsewhere a missing model skips loudly.
+//! Real runs of the embedded model, with no `--llm` flag, so the default provider (the local
+//! Qwen2.5-Coder GGUF) answers, in the default sandbox. Two runs:
+//! - `generate` writes the tests and code of the chain fixture, and the hidden reference
+//!   tests must pass;
+//! - `zerorepo code` makes the change of `fixtures/code_tiny`, and its hidden tests must pass.
+//!
+//! CI pulls the model (scripts/test.sh); elsewhere a missing model skips loudly.
 
 use super::support::{fixture, run, zerorepo};
 
@@ -13,11 +16,12 @@ fn model_present() -> bool {
     code == 0 && std::path::Path::new(stdout.trim()).is_file()
 }
 
-#[test]
-fn default_provider_is_the_local_model_and_its_code_passes_the_reference_tests() {
+/// A Python with pytest and the model's turn, or `None` (said loudly) when this build or
+/// machine cannot run the model; in CI a missing model fails.
+fn model_ready() -> Option<(String, std::sync::MutexGuard<'static, ()>)> {
     if !cfg!(feature = "local-model") {
         eprintln!("SKIPPED: built without the local-model feature");
-        return;
+        return None;
     }
     if !model_present() {
         assert!(
@@ -25,12 +29,17 @@ fn default_provider_is_the_local_model_and_its_code_passes_the_reference_tests()
             "CI must pull the model (scripts/test.sh runs `zerorepo model pull`)"
         );
         eprintln!("SKIPPED: no local model; run `zerorepo model pull`");
-        return;
+        return None;
     }
-    let Some(python) = super::support::require_python() else {
+    let python = super::support::require_python()?;
+    Some((python, MODEL.lock().unwrap_or_else(|e| e.into_inner())))
+}
+
+#[test]
+fn default_provider_is_the_local_model_and_its_code_passes_the_reference_tests() {
+    let Some((python, _one_at_a_time)) = model_ready() else {
         return;
     };
-    let _one_at_a_time = MODEL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("chain");
     let recording = dir.path().join("rec");
@@ -71,22 +80,9 @@ fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
 
 #[test]
 fn the_local_model_makes_a_verified_change_that_passes_hidden_tests() {
-    if !cfg!(feature = "local-model") {
-        eprintln!("SKIPPED: built without the local-model feature");
-        return;
-    }
-    if !model_present() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI must pull the model (scripts/test.sh runs `zerorepo model pull`)"
-        );
-        eprintln!("SKIPPED: no local model; run `zerorepo model pull`");
-        return;
-    }
-    let Some(python) = super::support::require_python() else {
+    let Some((python, _one_at_a_time)) = model_ready() else {
         return;
     };
-    let _one_at_a_time = MODEL.lock().unwrap_or_else(|e| e.into_inner());
     let fixture = fixture("code_tiny");
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("calc");
