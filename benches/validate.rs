@@ -78,70 +78,72 @@ fn plan_json(n: usize, shape: Shape) -> String {
     serde_json::json!({ "nodes": nodes }).to_string()
 }
 
-/// The process's peak resident memory (VmHWM), in MiB.
-fn peak_rss_mb() -> u64 {
+/// A memory figure of this process from /proc/self/status (`VmHWM:` the peak, `VmRSS:` now),
+/// in MiB.
+fn status_mb(field: &str) -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .unwrap_or_default()
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches(" kB").parse::<u64>().ok())
         .map_or(0, |kb| kb / 1024)
 }
 
-/// `--peak SHAPE N`: load, validate and plan one plan in this fresh process and print the
-/// peak memory, so that each case's figure is its own (the timing runs keep several copies).
-fn peak(shape: &str, n: usize) {
-    let shape = [Shape::Chain, Shape::Tree, Shape::Wide]
-        .into_iter()
-        .find(|s| s.name() == shape)
-        .unwrap_or(Shape::Chain);
-    let text = plan_json(n, shape);
-    let before = peak_rss_mb();
-    let parsed = match rpg::parse_str(&text, Path::new("bench.json")) {
+/// `--peak FILE`: read, load, validate and plan one plan in this fresh process (what
+/// `zerorepo validate` does) and print its peak memory, so that each case's figure is its own.
+fn peak(file: &Path) {
+    let text = match std::fs::read_to_string(file) {
+        Ok(text) => text,
+        Err(e) => panic!("{e}"),
+    };
+    let parsed = match rpg::parse_str(&text, file) {
         Ok(rpg) => rpg,
         Err(e) => panic!("{e}"),
     };
-    drop(text);
     let valid = match rpg::validate(parsed) {
         Ok(valid) => valid,
         Err(e) => panic!("{e:?}"),
     };
     let plan = plan::build(&valid);
     assert_eq!(plan.total_nodes, valid.rpg().nodes.len());
-    println!("{} {}", peak_rss_mb(), before);
+    println!("{}", status_mb("VmHWM:"));
 }
 
-/// Each case's peak memory, measured in a child process (`--peak`).
+/// Each case's peak memory, measured in a child process (`--peak`) on the plan written to a
+/// file.
 fn peaks(sizes: &[usize]) {
-    let Ok(me) = std::env::current_exe() else {
+    let (Ok(me), Ok(dir)) = (std::env::current_exe(), tempfile::tempdir()) else {
         return;
     };
-    println!(
-        "\n| case | peak RSS (whole process) | of it before parsing (the plan's JSON text) |\n|---|---|---|"
-    );
+    println!("\n| case | plan file | peak RSS of read + load + validate + plan |\n|---|---|---|");
     for &n in sizes {
         for shape in [Shape::Chain, Shape::Tree, Shape::Wide] {
+            let file = dir.path().join(format!("{}-{n}.json", shape.name()));
+            let text = plan_json(n, shape);
+            if std::fs::write(&file, &text).is_err() {
+                return;
+            }
             let out = std::process::Command::new(&me)
-                .args(["--peak", shape.name(), &n.to_string()])
+                .arg("--peak")
+                .arg(&file)
                 .output();
-            let text = out
-                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            let peak = out
+                .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
                 .unwrap_or_default();
-            let mut figures = text.split_whitespace();
-            let (peak, before) = (figures.next().unwrap_or("?"), figures.next().unwrap_or("?"));
-            println!("| {} {n} | {peak} MiB | {before} MiB |", shape.name());
+            let size = text.len() as f64 / 1_048_576.0;
+            println!("| {} {n} | {size:.1} MiB | {peak} MiB |", shape.name());
         }
     }
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    if let Some(at) = args.iter().position(|a| a == "--peak") {
-        let n = args
-            .get(at + 2)
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(10_000);
-        peak(args.get(at + 1).map_or("chain", String::as_str), n);
+    if let Some(file) = args
+        .iter()
+        .position(|a| a == "--peak")
+        .and_then(|at| args.get(at + 1))
+    {
+        peak(Path::new(file));
         return;
     }
     let bench = std::env::args().any(|a| a == "--bench");
