@@ -249,11 +249,13 @@ const SKIPPED_DIRS: &[&str] = &[
 pub async fn run(request: Request, approver: &mut dyn Approver) -> Result<Outcome, CodeError> {
     let mut run = Run::start(&request)?;
     let outcome = run.drive(&request, approver).await;
-    if let Ok(outcome) = &outcome
-        && outcome.status != Status::Committed
-        && outcome.status != Status::DryRun
-    {
-        let reason = outcome.reason.clone().unwrap_or_default();
+    // Whatever stopped the run before its commit, the trail ends saying nothing was written.
+    let reason = match &outcome {
+        Ok(o) if matches!(o.status, Status::Committed | Status::DryRun) => None,
+        Ok(o) => Some(o.reason.clone().unwrap_or_default()),
+        Err(e) => Some(e.to_string()),
+    };
+    if let Some(reason) = reason {
         run.audit
             .record("rollback", None, "nothing written", &reason, "", None)?;
     }

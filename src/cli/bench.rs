@@ -154,14 +154,18 @@ fn with_faults(mut entries: Vec<ScriptEntry>) -> (Vec<ScriptEntry>, Vec<String>)
     (entries, faults)
 }
 
+/// One generation of the fixture. With `progress`, a line per node on stderr (the real run
+/// takes the better part of an hour); the engine run's seconds need none.
 async fn generate(
     args: &Args,
     out: &Path,
     llm: Arc<dyn LlmProvider>,
     jobs: usize,
+    progress: bool,
     cancel: &CancellationToken,
 ) -> Result<Summary, CliError> {
     let valid = Arc::new(load_valid(&args.fixture.join("rpg.json"))?);
+    let mut view = crate::progress::ProgressView::new(false, !progress);
     let request = Request {
         rpg: valid,
         llm,
@@ -174,13 +178,13 @@ async fn generate(
             candidates: 3,
             jobs,
             flush_every: crate::workspace::publish::FLUSH_EVERY,
-            phases: Default::default(),
+            phases: view.phases(),
         },
         cancel: cancel.clone(),
     };
-    pipeline::generate(request, |_| {})
-        .await
-        .map_err(|e| CliError::from(e).context("the benchmark's generation stopped"))
+    let summary = pipeline::generate(request, |event| view.show(&event)).await;
+    view.finish();
+    summary.map_err(|e| CliError::from(e).context("the benchmark's generation stopped"))
 }
 
 async fn engine_run(
@@ -197,7 +201,7 @@ async fn engine_run(
     eprintln!("== engine run (scripted) -> {}", scratch.path().display());
     let started = Instant::now();
     let jobs = args.jobs.unwrap_or(report_cpus());
-    let summary = generate(args, &scratch.path().join("out"), llm, jobs, cancel).await?;
+    let summary = generate(args, &scratch.path().join("out"), llm, jobs, false, cancel).await?;
     let wall_s = started.elapsed().as_secs_f64();
     let work = &summary.nodes.work;
     let ms = |x: u64| x as f64 / 1000.0;
@@ -245,7 +249,7 @@ async fn real_run(
     );
     let provider = llm.name();
     let started = Instant::now();
-    generate(args, out, llm, args.real_jobs, cancel).await?;
+    generate(args, out, llm, args.real_jobs, true, cancel).await?;
     let wall_s = started.elapsed().as_secs_f64();
     eprintln!(
         "== zerorepo eval {} --reference {}",

@@ -568,3 +568,24 @@ fn git_commit_commits_the_written_files_and_an_unusable_answer_rolls_back() {
     let changed = git(&["show", "--name-only", "--format=", "HEAD"]);
     assert_eq!(changed.trim(), "calc/__init__.py\ntests/test_calc.py");
 }
+
+#[test]
+fn a_model_that_fails_mid_change_leaves_the_repository_and_says_so_in_the_trail() {
+    let repo = project();
+    let before = tree(repo.path());
+    // The script has the plan but no answer for task 1: the provider fails permanently.
+    let (status, _, stderr) = code(repo.path(), &[two_tasks()], &["--yes"]);
+    assert_eq!(status, 1, "{stderr}");
+    assert!(stderr.contains("the change stopped"), "{stderr}");
+    assert_eq!(tree(repo.path()), before);
+    let trail = history(repo.path());
+    let last = trail.last().unwrap();
+    assert_eq!(last["action"], "rollback");
+    assert!(
+        last["detail"]
+            .as_str()
+            .unwrap()
+            .contains("no `impl` answer"),
+        "{last:#}"
+    );
+}
