@@ -47,7 +47,7 @@ const EXIT_CODES: &str = "Exit codes: 0 ok (nodes that need review are listed, n
 #[command(
     name = "zerorepo",
     version,
-    about = "Turn a Repository Planning Graph (RPG) into a tested Python repository"
+    about = "Turn a Repository Planning Graph (RPG) into a tested Python repository, and change existing repositories safely (`zerorepo code`)"
 )]
 #[command(
     after_help = EXIT_CODES
