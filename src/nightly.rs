@@ -358,63 +358,81 @@ pub fn render_markdown(
         out.push_str(&format!("\n{note}\n"));
     }
     if let Some(e) = &report.engine {
-        out.push_str(&format!(
-            "\n## Engine run (scripted, --jobs {}; injected: {})\n\n| figure | value |\n|---|---|\n| wall time | {:.2} s |\n| of it: node loops / assembly and validation | {:.2} / {:.2} s |\n| summed over nodes: sandbox / model / engine | {:.2} / {:.2} / {:.2} s |\n| sandbox runs | {} ({:.1} per second of wall time) |\n| nodes passed / needs review / failed / skipped | {} / {} / {} / {} |\n",
-            e.jobs,
-            e.faults.join(", "),
-            e.wall_s,
-            e.loops_s,
-            e.assembly_s,
-            e.sandbox_s,
-            e.model_s,
-            e.engine_s,
-            e.sandbox_runs,
-            e.runs_per_s,
-            e.nodes.passed,
-            e.nodes.needs_review,
-            e.nodes.failed,
-            e.nodes.skipped
-        ));
+        out.push_str(&engine_section(e));
     }
     if let Some(r) = &report.real {
-        let tokens: Vec<String> = r
-            .tokens
-            .iter()
-            .map(|(role, u)| {
-                format!(
-                    "{} {} / {}",
-                    role.as_str(),
-                    u.prompt_tokens,
-                    u.completion_tokens
-                )
-            })
-            .collect();
-        let diagnosis: Vec<String> = r
-            .diagnosis
-            .iter()
-            .map(|(k, v)| format!("{k} {v}"))
-            .collect();
-        out.push_str(&format!(
-            "\n## Real run ({}{})\n\n| figure | value |\n|---|---|\n| wall time | {:.0} s ({:.1} min) |\n| model / sandbox time in the node loops | {:.0} / {:.0} s |\n| tokens, prompt / generated | {} |\n| first-try pass rate (seed target 60%) | {:.0}% |\n| debug success rate (seed target 80%) | {:.0}% |\n| diagnosis outcomes | {} |\n| nodes passed / needs review / failed / skipped | {} / {} / {} / {} |\n| reference tests passed | **{} of {} ({:.1}%)** |\n",
-            r.provider,
-            if r.resumed { ", resumed" } else { "" },
-            r.wall_s,
-            r.wall_s / 60.0,
-            r.model_s,
-            r.sandbox_s,
-            tokens.join("; "),
-            r.first_try_rate * 100.0,
-            r.debug_success_rate * 100.0,
-            if diagnosis.is_empty() { "none".into() } else { diagnosis.join(", ") },
-            r.nodes.passed,
-            r.nodes.needs_review,
-            r.nodes.failed,
-            r.nodes.skipped,
-            r.reference_passed,
-            r.reference_total,
-            if r.reference_total == 0 { 0.0 } else { 100.0 * f64::from(r.reference_passed) / f64::from(r.reference_total) }
-        ));
+        out.push_str(&real_section(r));
     }
+    out.push_str(&comparison_section(against));
+    out
+}
+
+fn engine_section(e: &EngineRun) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "\n## Engine run (scripted, --jobs {}; injected: {})\n\n| figure | value |\n|---|---|\n| wall time | {:.2} s |\n| of it: node loops / assembly and validation | {:.2} / {:.2} s |\n| summed over nodes: sandbox / model / engine | {:.2} / {:.2} / {:.2} s |\n| sandbox runs | {} ({:.1} per second of wall time) |\n| nodes passed / needs review / failed / skipped | {} / {} / {} / {} |\n",
+        e.jobs,
+        e.faults.join(", "),
+        e.wall_s,
+        e.loops_s,
+        e.assembly_s,
+        e.sandbox_s,
+        e.model_s,
+        e.engine_s,
+        e.sandbox_runs,
+        e.runs_per_s,
+        e.nodes.passed,
+        e.nodes.needs_review,
+        e.nodes.failed,
+        e.nodes.skipped
+    ));
+    out
+}
+
+fn real_section(r: &RealRun) -> String {
+    let mut out = String::new();
+    let tokens: Vec<String> = r
+        .tokens
+        .iter()
+        .map(|(role, u)| {
+            format!(
+                "{} {} / {}",
+                role.as_str(),
+                u.prompt_tokens,
+                u.completion_tokens
+            )
+        })
+        .collect();
+    let diagnosis: Vec<String> = r
+        .diagnosis
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    out.push_str(&format!(
+        "\n## Real run ({}{})\n\n| figure | value |\n|---|---|\n| wall time | {:.0} s ({:.1} min) |\n| model / sandbox time in the node loops | {:.0} / {:.0} s |\n| tokens, prompt / generated | {} |\n| first-try pass rate (seed target 60%) | {:.0}% |\n| debug success rate (seed target 80%) | {:.0}% |\n| diagnosis outcomes | {} |\n| nodes passed / needs review / failed / skipped | {} / {} / {} / {} |\n| reference tests passed | **{} of {} ({:.1}%)** |\n",
+        r.provider,
+        if r.resumed { ", resumed" } else { "" },
+        r.wall_s,
+        r.wall_s / 60.0,
+        r.model_s,
+        r.sandbox_s,
+        tokens.join("; "),
+        r.first_try_rate * 100.0,
+        r.debug_success_rate * 100.0,
+        if diagnosis.is_empty() { "none".into() } else { diagnosis.join(", ") },
+        r.nodes.passed,
+        r.nodes.needs_review,
+        r.nodes.failed,
+        r.nodes.skipped,
+        r.reference_passed,
+        r.reference_total,
+        if r.reference_total == 0 { 0.0 } else { 100.0 * f64::from(r.reference_passed) / f64::from(r.reference_total) }
+    ));
+    out
+}
+
+fn comparison_section(against: Option<(&Path, &[Comparison])>) -> String {
+    let mut out = String::new();
     match against {
         None => out
             .push_str("\n## Against the previous report\n\nNo earlier report in this directory.\n"),
