@@ -32,6 +32,9 @@ ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || missing+=(libclang-dev)
 command -v bwrap >/dev/null 2>&1 || missing+=(bubblewrap)
 /usr/bin/python3 -c 'import pytest' >/dev/null 2>&1 || missing+=(python3-pytest)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+# Headless Chromium looks at the HTML report in its test (a screenshot, the drawn nodes, no
+# request leaving the page).
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
 
 if [ ! -x "$VENV/bin/python" ]; then

@@ -72,7 +72,7 @@ pub struct TestCounts {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NodeRecord {
     pub status: NodeStatus,
-    /// RFC 3339, UTC, seconds precision.
+    /// RFC 3339, UTC, milliseconds (seconds in checkpoints of earlier versions).
     pub timestamp: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub test_results: Option<TestCounts>,
@@ -186,7 +186,7 @@ impl NodeRecord {
     pub fn now(status: NodeStatus) -> NodeRecord {
         NodeRecord {
             status,
-            timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            timestamp: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
             test_results: None,
             retry_count: 0,
             failure_reason: None,

@@ -16,6 +16,8 @@ pub const JOURNAL: &str = ".zerorepo/journal.jsonl";
 pub const COMPACT: &str = "docs/generation_checkpoint.json";
 /// The generation report assembly writes.
 pub const REPORT: &str = "docs/generation_report.md";
+/// The same report as one self-contained page to open in a browser.
+pub const REPORT_HTML: &str = "docs/generation_report.html";
 /// The plan with statuses, exported at assembly.
 pub const RPG_EXPORT: &str = "docs/rpg.json";
 /// The JUnit file of the final test run.
@@ -41,5 +43,6 @@ pub const ASSEMBLY_FILES: &[&str] = &[
     "README.md",
     RPG_EXPORT,
     REPORT,
+    REPORT_HTML,
     JUNIT,
 ];

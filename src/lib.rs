@@ -27,7 +27,8 @@
 //!   code model and tools (`code`), the journal and compact checkpoint (`checkpoint`), the
 //!   sandboxes that run generated code (`sandbox`), and stack detection (`detect`).
 //! - **stages**: `engine` runs the node loop (prepare, drain, publish and commit);
-//!   `assemble` turns the generated tree into a package (exports, pyproject, README, report,
+//!   `assemble` turns the generated tree into a package (exports, pyproject, README, report
+//!   in Markdown and as an HTML page with the plan drawn,
 //!   install, test and ruff validation, the planned dependencies checked in the code);
 //!   `change` is `zerorepo code`, a change to an existing repository (error-first diagnostic,
 //!   a task plan with risk levels, approval, staging in the overlay, verification and

@@ -3,11 +3,13 @@
 //! Skipped functions get stubs first (so every planned name can be imported), then [`imports`] groups each module's imports (stdlib / third party / local) and lists its
 //! requirements, [`packages`] writes `__init__.py` exports and finds import cycles, [`project`] the
 //! packaging metadata, [`readme`] the README, [`report`] the generation report and JUnit
-//! results; those are pure. [`validate`] checks the result (compile, `pip install -e .`,
+//! results, [`html`] the same report as a page with the plan drawn by [`graph`]; those are pure. [`validate`] checks the result (compile, `pip install -e .`,
 //! `pytest tests/` in the sandbox), and [`assemble`] runs the whole step: every file is written
 //! atomically and only when its content changes, so assembling twice changes nothing.
 
 pub mod deps;
+pub mod graph;
+pub mod html;
 pub mod imports;
 pub mod packages;
 pub mod project;
@@ -23,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::checkpoint::{Checkpoint, CheckpointMap, NodeStatus};
 use crate::fsutil::{FsError, Workspace};
-use crate::layout::{JUNIT, REPORT, RPG_EXPORT};
+use crate::layout::{JUNIT, REPORT, REPORT_HTML, RPG_EXPORT};
 use crate::rpg::ValidRpg;
 use crate::sandbox::TestRunner;
 use crate::workspace::git::Git;
@@ -259,8 +261,9 @@ impl Assembler<'_> {
         if let Some(xml) = report::junit(&validation) {
             out.write(JUNIT, &xml)?;
         }
-        let text = self.report(&info, &validation, &import_cycles, &dependencies)?;
+        let (text, html) = self.report(&info, &validation, &import_cycles, &dependencies)?;
         out.write(REPORT, &text)?;
+        out.write(REPORT_HTML, &html)?;
         self.git
             .commit_all(&format!("{ASSEMBLY_COMMIT} (metadata, docs, reports)"))?;
         Ok(Assembly {
@@ -323,7 +326,7 @@ impl Assembler<'_> {
         validation: &Validation,
         cycles: &[Vec<String>],
         dependencies: &deps::DependencyCheck,
-    ) -> Result<String, AssembleError> {
+    ) -> Result<(String, String), AssembleError> {
         let status = crate::report::summarize(Some(self.rpg.rpg()), self.records);
         // Earlier assembly commits are left out: the report describes the subgraphs' history,
         // and listing them would make every rerun change the report and commit again.
@@ -333,7 +336,7 @@ impl Assembler<'_> {
             .into_iter()
             .filter(|e| !e.subject.starts_with(ASSEMBLY_COMMIT))
             .collect();
-        Ok(report::generation_report(&report::ReportInput {
+        let input = report::ReportInput {
             rpg: self.rpg,
             records: self.records,
             status: &status,
@@ -344,6 +347,10 @@ impl Assembler<'_> {
             dependencies,
             git_log: &git_log,
             out: &self.workspace.root().display().to_string(),
-        }))
+        };
+        Ok((
+            report::generation_report(&input),
+            html::generation_report_html(&input),
+        ))
     }
 }

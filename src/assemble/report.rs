@@ -27,7 +27,7 @@ pub struct ReportInput<'a> {
 }
 
 /// (root cause, recommendation) for a failure message.
-fn diagnose(reason: &str) -> (&'static str, &'static str) {
+pub(super) fn diagnose(reason: &str) -> (&'static str, &'static str) {
     let has = |needle: &str| reason.contains(needle);
     if has("ModuleNotFoundError") || has("ImportError") {
         (

@@ -22,6 +22,7 @@ mod llm_args;
 mod model;
 mod plan;
 mod render;
+mod report;
 mod rollback;
 mod sandbox;
 mod sandbox_args;
@@ -77,6 +78,7 @@ enum Command {
     Plan(plan::Args),
     Generate(generate::Args),
     Status(status::Args),
+    Report(report::Args),
     Rollback(rollback::Args),
     DeriveScript(derive_script::Args),
     Detect(detect::Args),
@@ -155,6 +157,7 @@ async fn run(command: Command, global: &GlobalArgs) -> Result<u8, CliError> {
         Command::Plan(args) => plan::run(args),
         Command::Generate(args) => generate::run(args, global.quiet).await,
         Command::Status(args) => status::run(args),
+        Command::Report(args) => report::run(args),
         Command::Rollback(args) => rollback::run(args),
         Command::DeriveScript(args) => derive_script::run(args),
         Command::Detect(args) => detect::run(args),

@@ -11,6 +11,7 @@ mod layers;
 mod llm;
 mod local_model;
 mod localize;
+mod report_html;
 mod sandbox;
 mod schemas;
 mod security;

@@ -133,6 +133,7 @@ pub fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {
                 ".git",
                 "docs/generation_checkpoint.json",
                 "docs/generation_report.md",
+                "docs/generation_report.html",
                 "docs/rpg.json",
             ]
             .contains(&rel.as_str())
