@@ -21,6 +21,11 @@ pub fn nightly() -> String {
     pretty(schemars::schema_for!(crate::nightly::NightlyReport))
 }
 
+/// `schemas/config.schema.json`: `zerorepo.toml` (TOML, described as the JSON it maps to).
+pub fn config() -> String {
+    pretty(schemars::schema_for!(crate::config::Config))
+}
+
 /// The schema as the committed files hold it: pretty JSON and a final newline.
 ///
 /// Serialising cannot fail, so a failure is a bug worth a panic rather than an empty file: a

@@ -11,6 +11,7 @@
 mod bench;
 mod code;
 mod completions;
+mod config;
 mod deps;
 mod derive_script;
 mod detect;
@@ -35,7 +36,7 @@ mod view;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::exit;
 use error::CliError;
@@ -69,6 +70,11 @@ struct GlobalArgs {
     /// Only warnings and errors; no progress lines.
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     quiet: bool,
+    /// The configuration file (default: ./zerorepo.toml when there is one). Its settings are
+    /// the defaults of the flags they stand for: flags > environment > file > defaults; see
+    /// `zerorepo config show`.
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<std::path::PathBuf>,
 }
 
 /// One variant per command; each command's help is the doc comment of its `Args`.
@@ -97,13 +103,33 @@ enum Command {
     Sandbox(sandbox::Command),
     Schema(schema::Args),
     Completions(completions::Args),
+    /// zerorepo.toml: the settings it holds and how they resolve.
+    #[command(subcommand)]
+    Config(config::Command),
 }
 
 /// The whole program: parse, set up logging and the runtime, run the command, and turn its
 /// outcome into the exit code (an error is printed once, here, as `error: ...`).
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    // The file sets the parser's defaults, so it is read first; a bad file stops everything.
+    let loaded = match config::load(&argv) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            let err = config::bad_file(e);
+            eprintln!("error: {err}");
+            return ExitCode::from(err.exit_code());
+        }
+    };
+    let matches = config::with_file_defaults(Cli::command(), &loaded.config).get_matches_from(argv);
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     init_logging(cli.global.verbose, cli.global.quiet);
+    if let Some(path) = &loaded.path {
+        tracing::debug!("settings from {}", path.display());
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -114,7 +140,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(exit::FAILED);
         }
     };
-    match runtime.block_on(run(cli.command, &cli.global)) {
+    match runtime.block_on(run(cli.command, &cli.global, &loaded)) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             eprintln!("error: {err}");
@@ -151,7 +177,11 @@ fn colour(terminal: bool, no_color: Option<&std::ffi::OsStr>) -> bool {
 
 /// Runs one command. `Ok` carries the exit code of a command that ran to its end (a finished
 /// generation with failed nodes, or an invalid RPG under `validate --json`, is not an error).
-async fn run(command: Command, global: &GlobalArgs) -> Result<u8, CliError> {
+async fn run(
+    command: Command,
+    global: &GlobalArgs,
+    loaded: &config::Loaded,
+) -> Result<u8, CliError> {
     match command {
         Command::Validate(args) => validate::run(args),
         Command::Plan(args) => plan::run(args),
@@ -172,6 +202,7 @@ async fn run(command: Command, global: &GlobalArgs) -> Result<u8, CliError> {
         Command::Sandbox(command) => sandbox::run(command).await,
         Command::Schema(args) => schema::run(args),
         Command::Completions(args) => completions::run(args),
+        Command::Config(command) => config::run(command, loaded, &Cli::command()),
     }
 }
 

@@ -19,6 +19,8 @@ enum Kind {
     Eval,
     /// The reports of `zerorepo bench` (reports/nightly/DATE.json).
     Nightly,
+    /// zerorepo.toml, the configuration file.
+    Config,
 }
 
 pub(crate) fn run(args: Args) -> Result<u8, CliError> {
@@ -30,6 +32,7 @@ pub(crate) fn run(args: Args) -> Result<u8, CliError> {
             Kind::Checkpoint => crate::schemas::checkpoint(),
             Kind::Eval => crate::schemas::eval(),
             Kind::Nightly => crate::schemas::nightly(),
+            Kind::Config => crate::schemas::config(),
         }
     );
     Ok(exit::OK)

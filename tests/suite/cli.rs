@@ -68,3 +68,96 @@ fn completion_scripts_know_every_command_and_bash_reads_its_script() {
     let (code, _, stderr) = run(zerorepo().args(["completions", "powershell-or-not"]));
     assert_eq!(code, 2, "{stderr}");
 }
+
+/// zerorepo.toml (issue 17): found in the current directory or named with --config; its
+/// settings are flag defaults (flags > environment > file > defaults); a bad file stops the
+/// command with exit 2, naming the file and the key, and never echoes a secret.
+#[test]
+fn the_config_file_sets_defaults_under_flags_and_environment_and_bad_files_are_refused() {
+    if super::support::require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::write(
+        dir.path().join("zerorepo.toml"),
+        format!(
+            "[model]\nprovider = \"scripted:{}\"\n[sandbox]\nbackend = \"docker\"\n\
+             test_timeout_secs = 45\n[generate]\ncandidates = 2\n",
+            super::generation::script_of("chain").display()
+        ),
+    )
+    .unwrap();
+    let show = |extra: &[(&str, &str)]| {
+        let mut cmd = zerorepo();
+        cmd.current_dir(dir.path())
+            .env_remove("ZEROREPO_SANDBOX")
+            .args(["config", "show", "--json"]);
+        for (k, v) in extra {
+            cmd.env(k, v);
+        }
+        let (code, stdout, stderr) = run(&mut cmd);
+        assert_eq!(code, 0, "{stderr}");
+        let shown: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let find = |key: &str| {
+            let s = shown["settings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["key"] == key)
+                .unwrap()
+                .clone();
+            (
+                s["value"].as_str().unwrap().to_string(),
+                s["source"].as_str().unwrap().to_string(),
+            )
+        };
+        (
+            find("sandbox.backend"),
+            find("sandbox.test_timeout_secs"),
+            find("generate.jobs"),
+        )
+    };
+    let (backend, timeout, jobs) = show(&[]);
+    assert_eq!(backend, ("docker".into(), "file".into()));
+    assert_eq!(timeout, ("45".into(), "file".into()));
+    assert_eq!(jobs, ("1".into(), "default".into()));
+    let (backend, _, _) = show(&[("ZEROREPO_SANDBOX", "none")]);
+    assert_eq!(backend, ("none".into(), "environment".into()));
+
+    // A real run takes its provider from the file; a flag overrides the file's sandbox.
+    let (code, stdout, stderr) = run(zerorepo()
+        .current_dir(dir.path())
+        .env_remove("ZEROREPO_SANDBOX")
+        .arg("generate")
+        .arg(fixture("chain").join("rpg.json"))
+        .arg("--out")
+        .arg(&out)
+        .args(["--sandbox", super::support::sandbox_backend(), "--json"]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+
+    // Bad files: an unknown key, a secret, a file that is not there.
+    for (text, expected) in [
+        ("[generate]\njob = 2\n", "unknown field `job`"),
+        (
+            "[model]\napi_key = \"sk-live-123\"\n",
+            "looks like a secret",
+        ),
+    ] {
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, text).unwrap();
+        let (code, stdout, stderr) =
+            run(zerorepo().arg("--config").arg(&bad).arg("status").arg(&out));
+        assert_eq!(code, 2, "{stdout}{stderr}");
+        assert!(
+            stderr.contains("bad.toml") && stderr.contains(expected),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("sk-live-123"), "{stderr}");
+    }
+    let (code, _, stderr) = run(zerorepo()
+        .args(["--config", "/nonexistent/zerorepo.toml", "status"])
+        .arg(&out));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("/nonexistent/zerorepo.toml"), "{stderr}");
+}

@@ -10,6 +10,7 @@ fn committed_schemas_are_up_to_date() {
         ("checkpoint.schema.json", zerorepo::schemas::checkpoint()),
         ("eval.schema.json", zerorepo::schemas::eval()),
         ("nightly.schema.json", zerorepo::schemas::nightly()),
+        ("config.schema.json", zerorepo::schemas::config()),
     ] {
         let path = repo_root().join("schemas").join(file);
         let committed = std::fs::read_to_string(&path).unwrap_or_default();

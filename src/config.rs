@@ -1,0 +1,345 @@
+//! `zerorepo.toml`: the settings a user would otherwise repeat as flags, in one file.
+//!
+//! The file is found with `--config FILE`, else as `zerorepo.toml` in the current directory.
+//! Each setting is the default of a command-line flag (the table in [`Config::settings`]),
+//! so the precedence is the command line's own: a flag beats its environment variable, which
+//! beats the file, which beats the built-in default. `zerorepo config show` prints what that
+//! resolves to, and where each value came from.
+//!
+//! ```toml
+//! [model]
+//! provider = "openai:gpt-4o-mini,local"   # --llm
+//! base_url = "http://127.0.0.1:8000/v1"   # --llm-base-url
+//! api_key_env = "MY_ENDPOINT_KEY"         # the variable that holds the key, never the key
+//! [sandbox]
+//! backend = "docker"                      # --sandbox
+//! test_timeout_secs = 60                  # --test-timeout
+//! [generate]
+//! candidates = 3
+//! jobs = 2
+//! [code]
+//! profile = "strict"
+//! ```
+//!
+//! A key the file does not know is an error naming the key, its line and the file, rather
+//! than a setting silently ignored. Secrets are read from the environment only: a key that
+//! looks like one (`api_key`, `token`, `password`, `secret`) is refused, so that a key never
+//! lands in a file that gets committed. Pure apart from reading the file.
+
+use std::path::{Path, PathBuf};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+pub const FILE_NAME: &str = "zerorepo.toml";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read the configuration file {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {message}", path.display())]
+    Invalid { path: PathBuf, message: String },
+    #[error(
+        "{}: `{key}` looks like a secret; secrets are read only from the environment \
+         (name the variable with model.api_key_env)",
+        path.display()
+    )]
+    Secret { path: PathBuf, key: String },
+}
+
+/// The whole file. Every section and key is optional.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub model: ModelConfig,
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
+    #[serde(default)]
+    pub generate: GenerateConfig,
+    #[serde(default)]
+    pub code: CodeConfig,
+}
+
+/// Which model writes the code (`generate`, `code`, `bench`).
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// Provider chain, as `--llm`: `local[:PATH]`, `openai:MODEL`, `scripted:PATH`,
+    /// `replay:DIR`, comma-separated, tried in order.
+    pub provider: Option<String>,
+    /// GGUF file of the local model, as `--model`.
+    pub path: Option<String>,
+    /// Base URL of the OpenAI-compatible endpoint, as `--llm-base-url`.
+    pub base_url: Option<String>,
+    /// The name of the environment variable that holds the API key, as `--api-key-env`.
+    pub api_key_env: Option<String>,
+    /// Seconds one HTTP call to the endpoint may take, as `--llm-timeout`.
+    pub timeout_secs: Option<u64>,
+}
+
+/// Where generated code runs (`generate`, `eval`, `code`, `bench`).
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// As `--sandbox`.
+    pub backend: Option<Backend>,
+    /// Wall-clock limit of one test run in seconds, as `--test-timeout`.
+    pub test_timeout_secs: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Backend {
+    Auto,
+    Bwrap,
+    Docker,
+    None,
+}
+
+/// The node loop of `generate`.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GenerateConfig {
+    /// As `--max-retries`.
+    pub max_retries: Option<u32>,
+    /// As `--candidates`.
+    pub candidates: Option<u32>,
+    /// As `--jobs`.
+    pub jobs: Option<u32>,
+    /// As `--flush-every`.
+    pub flush_every: Option<u32>,
+}
+
+/// `zerorepo code`.
+#[derive(Debug, Default, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CodeConfig {
+    /// As `--profile`.
+    pub profile: Option<Profile>,
+    /// As `--max-corrections`.
+    pub max_corrections: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    Strict,
+    Fast,
+    Smoke,
+}
+
+/// One setting of the file: its key, the flag (clap argument id) whose default it sets, and
+/// its value in the flag's syntax when the file gives one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setting {
+    pub key: &'static str,
+    pub arg: &'static str,
+    pub value: Option<String>,
+}
+
+fn lower<T: Serialize>(value: &Option<T>) -> Option<String> {
+    value
+        .as_ref()
+        .and_then(|v| match serde_json::to_value(v).ok()? {
+            serde_json::Value::String(s) => Some(s),
+            other => Some(other.to_string()),
+        })
+}
+
+impl Config {
+    /// Every key the file knows, in the file's order, with the flag it stands for.
+    pub fn settings(&self) -> Vec<Setting> {
+        let (m, s, g, c) = (&self.model, &self.sandbox, &self.generate, &self.code);
+        let table = [
+            ("model.provider", "llm", lower(&m.provider)),
+            ("model.path", "model", lower(&m.path)),
+            ("model.base_url", "llm_base_url", lower(&m.base_url)),
+            ("model.api_key_env", "api_key_env", lower(&m.api_key_env)),
+            ("model.timeout_secs", "llm_timeout", lower(&m.timeout_secs)),
+            ("sandbox.backend", "sandbox", lower(&s.backend)),
+            (
+                "sandbox.test_timeout_secs",
+                "test_timeout",
+                lower(&s.test_timeout_secs),
+            ),
+            ("generate.max_retries", "max_retries", lower(&g.max_retries)),
+            ("generate.candidates", "candidates", lower(&g.candidates)),
+            ("generate.jobs", "jobs", lower(&g.jobs)),
+            ("generate.flush_every", "flush_every", lower(&g.flush_every)),
+            ("code.profile", "profile", lower(&c.profile)),
+            (
+                "code.max_corrections",
+                "max_corrections",
+                lower(&c.max_corrections),
+            ),
+        ];
+        table
+            .into_iter()
+            .map(|(key, arg, value)| Setting { key, arg, value })
+            .collect()
+    }
+}
+
+/// Which file to read: the one named by `--config`, else `zerorepo.toml` in `cwd` if there
+/// is one, else none.
+pub fn locate(explicit: Option<&Path>, cwd: &Path) -> Option<PathBuf> {
+    if let Some(path) = explicit {
+        return Some(path.to_path_buf());
+    }
+    let default = cwd.join(FILE_NAME);
+    default.is_file().then_some(default)
+}
+
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(&text, path)
+}
+
+/// Reads the file's text; `path` only names it in errors.
+pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+    let invalid = |message: String| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        message,
+    };
+    let table: toml::Table = toml::from_str(text).map_err(|e| invalid(one_line(&e, text)))?;
+    if let Some(key) = secret_key(&table, "") {
+        return Err(ConfigError::Secret {
+            path: path.to_path_buf(),
+            key,
+        });
+    }
+    toml::from_str(text).map_err(|e| invalid(one_line(&e, text)))
+}
+
+/// The toml error without its source excerpt (which could echo a value): `line L: message`.
+fn one_line(e: &toml::de::Error, text: &str) -> String {
+    let message = e.message().trim();
+    match e.span() {
+        Some(span) => {
+            let before = text.get(..span.start).unwrap_or(text);
+            format!("line {}: {message}", before.matches('\n').count() + 1)
+        }
+        None => message.to_string(),
+    }
+}
+
+/// The dotted path of the first key that looks like a secret.
+fn secret_key(table: &toml::Table, prefix: &str) -> Option<String> {
+    for (key, value) in table {
+        let path = format!("{prefix}{key}");
+        let lowered = key.to_ascii_lowercase();
+        let secret = ["key", "token", "secret", "password"]
+            .iter()
+            .any(|word| lowered.contains(word))
+            && lowered != "api_key_env";
+        if secret {
+            return Some(path);
+        }
+        if let toml::Value::Table(inner) = value
+            && let Some(found) = secret_key(inner, &format!("{path}."))
+        {
+            return Some(found);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_text(text: &str) -> Result<Config, ConfigError> {
+        parse(text, Path::new("zerorepo.toml"))
+    }
+
+    #[test]
+    fn every_section_is_read_and_becomes_flag_defaults() {
+        let config = parse_text(
+            "[model]\nprovider = \"openai:m,local\"\nbase_url = \"http://h/v1\"\n\
+             timeout_secs = 30\n[sandbox]\nbackend = \"docker\"\ntest_timeout_secs = 60\n\
+             [generate]\ncandidates = 5\njobs = 2\n[code]\nprofile = \"strict\"\n",
+        )
+        .unwrap();
+        let set: Vec<(&str, &str, String)> = config
+            .settings()
+            .into_iter()
+            .filter_map(|s| Some((s.key, s.arg, s.value?)))
+            .collect();
+        assert_eq!(
+            set,
+            [
+                ("model.provider", "llm", "openai:m,local".to_string()),
+                ("model.base_url", "llm_base_url", "http://h/v1".into()),
+                ("model.timeout_secs", "llm_timeout", "30".into()),
+                ("sandbox.backend", "sandbox", "docker".into()),
+                ("sandbox.test_timeout_secs", "test_timeout", "60".into()),
+                ("generate.candidates", "candidates", "5".into()),
+                ("generate.jobs", "jobs", "2".into()),
+                ("code.profile", "profile", "strict".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn an_empty_file_sets_nothing() {
+        let config = parse_text("").unwrap();
+        assert_eq!(config, Config::default());
+        assert!(config.settings().iter().all(|s| s.value.is_none()));
+    }
+
+    #[test]
+    fn an_unknown_key_is_an_error_naming_the_key_and_the_file() {
+        let err = parse_text("[generate]\ncandidate = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("zerorepo.toml: line 2: "), "{err}");
+        assert!(err.contains("candidate"), "{err}");
+        let err = parse_text("[models]\n").unwrap_err().to_string();
+        assert!(err.contains("models"), "{err}");
+    }
+
+    #[test]
+    fn a_value_of_the_wrong_kind_is_an_error() {
+        let err = parse_text("[sandbox]\nbackend = \"dockr\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("dockr"), "{err}");
+        let err = parse_text("[generate]\njobs = \"two\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("zerorepo.toml"), "{err}");
+    }
+
+    #[test]
+    fn secrets_are_refused_without_echoing_them() {
+        for text in [
+            "[model]\napi_key = \"sk-123456\"\n",
+            "[model]\nOPENAI_API_KEY = \"sk-123456\"\n",
+            "token = \"sk-123456\"\n",
+            "[sandbox.registry]\npassword = \"sk-123456\"\n",
+        ] {
+            let err = parse_text(text).unwrap_err();
+            assert!(matches!(err, ConfigError::Secret { .. }), "{text}: {err}");
+            assert!(!err.to_string().contains("sk-123456"), "{err}");
+        }
+        // The name of the variable is not a secret.
+        assert!(parse_text("[model]\napi_key_env = \"MY_KEY\"\n").is_ok());
+    }
+
+    #[test]
+    fn the_file_is_the_named_one_else_the_one_in_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(locate(None, dir.path()), None);
+        std::fs::write(dir.path().join(FILE_NAME), "").unwrap();
+        assert_eq!(locate(None, dir.path()), Some(dir.path().join(FILE_NAME)));
+        let other = Path::new("/elsewhere/z.toml");
+        assert_eq!(locate(Some(other), dir.path()), Some(other.to_path_buf()));
+    }
+}
