@@ -20,7 +20,9 @@ pub(crate) struct LlmArgs {
     /// GGUF file for `local` (default: the pulled Qwen2.5-Coder-1.5B).
     #[arg(long, env = "ZEROREPO_MODEL")]
     model: Option<PathBuf>,
-    /// Base URL of the OpenAI-compatible endpoint.
+    /// Base URL of the OpenAI-compatible endpoint; several, comma-separated, make a pool:
+    /// each request goes to the endpoint with the fewest requests in flight, and one that
+    /// fails is taken out for 30 s while the others answer.
     #[arg(
         long,
         env = "ZEROREPO_LLM_BASE_URL",

@@ -3,13 +3,15 @@
 //! `--llm` takes a comma-separated list: each provider is tried in order and the next one gets
 //! the request when the previous fails (after its own retries). Specs:
 //! `local` / `local:PATH` (the embedded GGUF), `openai:MODEL` (any OpenAI-compatible endpoint,
-//! see [`OpenAiOptions`]), `scripted:PATH` (a JSONL script), `replay:DIR` (a recording).
+//! see [`OpenAiOptions`]; several comma-separated base URLs make a [`Pool`] that spreads the
+//! requests over them), `scripted:PATH` (a JSONL script), `replay:DIR` (a recording).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use super::openai::{ApiKey, OpenAiConfig, OpenAiProvider, RetryPolicy};
+use super::pool::Pool;
 use super::record::{RecordingProvider, ReplayProvider};
 use super::scripted::ScriptedProvider;
 use super::{LlmError, LlmProvider, LlmRequest, LlmResponse};
@@ -155,20 +157,54 @@ fn one(
         ("replay", Some(dir)) => Ok(Arc::new(
             ReplayProvider::load(Path::new(dir)).map_err(|e| SpecError::Provider(e.to_string()))?,
         )),
-        ("openai", Some(name)) => {
-            let config = OpenAiConfig {
-                base_url: openai.base_url.clone(),
-                model: name.to_string(),
-                api_key: ApiKey::from_env(&openai.api_key_env),
-                timeout: openai.timeout,
-                retry: openai.retry.clone(),
-            };
-            Ok(Arc::new(
-                OpenAiProvider::new(config).map_err(|e| SpecError::Provider(e.to_string()))?,
-            ))
-        }
+        ("openai", Some(name)) => openai_endpoints(name, openai),
         ("local", path) => local(path.map(PathBuf::from).as_deref().or(model)),
         _ => Err(SpecError::Unknown(part.into())),
+    }
+}
+
+/// One endpoint, or a [`Pool`] when `base_url` lists several (comma-separated).
+fn openai_endpoints(
+    model: &str,
+    openai: &OpenAiOptions,
+) -> Result<Arc<dyn LlmProvider>, SpecError> {
+    let urls: Vec<&str> = openai
+        .base_url
+        .split(',')
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .collect();
+    let endpoint = |base_url: &str, retry: RetryPolicy| {
+        let config = OpenAiConfig {
+            base_url: base_url.to_string(),
+            model: model.to_string(),
+            api_key: ApiKey::from_env(&openai.api_key_env),
+            timeout: openai.timeout,
+            retry,
+        };
+        OpenAiProvider::new(config)
+            .map(|p| Arc::new(p) as Arc<dyn LlmProvider>)
+            .map_err(|e| SpecError::Provider(e.to_string()))
+    };
+    match urls.as_slice() {
+        [] => Err(SpecError::Provider("--llm-base-url is empty".into())),
+        [one] => endpoint(one, openai.retry.clone()),
+        many => {
+            // The pool retries in rounds over the endpoints; a member hands a failure on at once.
+            let once = RetryPolicy {
+                max_attempts: 1,
+                ..openai.retry.clone()
+            };
+            let members = many
+                .iter()
+                .map(|url| endpoint(url, once.clone()))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Arc::new(Pool::new(
+                format!("openai:{model} ({} endpoints)", members.len()),
+                members,
+                openai.retry.clone(),
+            )))
+        }
     }
 }
 

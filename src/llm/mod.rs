@@ -10,6 +10,7 @@ pub mod derive;
 pub mod local;
 pub mod model;
 pub mod openai;
+pub mod pool;
 pub mod record;
 pub mod scripted;
 

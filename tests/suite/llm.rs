@@ -448,3 +448,56 @@ fn recorded_local_model_run_replays_and_passes_the_reference_tests() {
         super::support::pytest(&python, &out, &fixture("chain").join("reference/tests"));
     assert!(ok, "{report}");
 }
+
+/// Two endpoints as one pool (issue 17): the requests of a generation spread over both; and
+/// with one endpoint failing every request, it is taken out and the other answers them all.
+#[tokio::test]
+async fn two_endpoints_share_a_generation_and_a_failing_one_is_taken_out() {
+    async fn scripted() -> MockServer {
+        let server = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ScriptedServer {
+                answers: chain_answers(),
+            })
+            .mount(&server)
+            .await;
+        server
+    }
+    let generate = |out: std::path::PathBuf, urls: String| {
+        run(zerorepo()
+            .arg("generate")
+            .arg(fixture("chain").join("rpg.json"))
+            .arg("--out")
+            .arg(out)
+            .args(["--llm", "openai:mock-model", "--llm-base-url", &urls])
+            .env("OPENAI_API_KEY", KEY))
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (scripted().await, scripted().await);
+    let urls = format!("{}/v1,{}/v1", a.uri(), b.uri());
+    let (code, stdout, stderr) = generate(dir.path().join("both"), urls);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let (to_a, to_b) = (
+        a.received_requests().await.unwrap().len(),
+        b.received_requests().await.unwrap().len(),
+    );
+    assert_eq!(to_a + to_b, 12, "every request answered once");
+    assert!(to_a >= 3 && to_b >= 3, "spread: {to_a} and {to_b}");
+
+    let broken = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(500))
+        .mount(&broken)
+        .await;
+    let good = scripted().await;
+    let urls = format!("{}/v1,{}/v1", broken.uri(), good.uri());
+    let (code, stdout, stderr) = generate(dir.path().join("one"), urls);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(good.received_requests().await.unwrap().len(), 12);
+    // Only the requests in flight when it first failed reached it (three candidates at most).
+    let to_broken = broken.received_requests().await.unwrap().len();
+    assert!(
+        to_broken <= 3,
+        "a failed endpoint kept receiving: {to_broken}"
+    );
+}
