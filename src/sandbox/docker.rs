@@ -2,8 +2,9 @@
 //!
 //! One long-lived container per output repository, running the same warm runner as the
 //! bubblewrap backend: no network, read-only root filesystem, the repository read-only at
-//! `/repo`, a size-limited tmpfs `/tmp`, memory = memory+swap, a pids limit, one CPU, user
-//! 65534, every capability dropped, no-new-privileges. The container is created with
+//! `/repo`, a size-limited tmpfs `/tmp`, memory = memory+swap, a pids limit, one CPU, the
+//! repository's owner as the user (never root: see [`container_user`]), every capability
+//! dropped, no-new-privileges. The container is created with
 //! `auto_remove` and `stdin_once`: if zerorepo dies, the attach connection closes, the runner
 //! sees end of input and exits, and the engine removes the container. A hung runner is killed
 //! through the API (killing a CLI process would leave the container running).
@@ -45,6 +46,22 @@ pub(crate) struct DockerLayout {
     pub runner_dir: PathBuf,
     /// Host directory of wheels for the install check, mounted read-only when present.
     pub wheelhouse: Option<PathBuf>,
+    /// Owner (uid, gid) of `repo` on the host: who the sandbox runs as ([`container_user`]).
+    pub owner: (u32, u32),
+}
+
+/// Who the container's processes are, for a repository owned by `(uid, gid)`: the owner
+/// itself, so that the output directory needs no permission for others (as with bubblewrap,
+/// whose processes act with the invoking user's rights on files); never root: a repository
+/// owned by root is read as `nobody` (65534) with the repository's group added, so it needs
+/// only group read (the default umask gives it), not world read. Returns the `User` value
+/// and the supplementary groups.
+pub(crate) fn container_user(uid: u32, gid: u32) -> (String, Vec<String>) {
+    if uid == 0 {
+        ("65534:65534".into(), vec![gid.to_string()])
+    } else {
+        (format!("{uid}:{gid}"), Vec::new())
+    }
 }
 
 /// The whole container configuration for a policy and layout (pure; tests compare it whole).
@@ -66,8 +83,10 @@ pub(crate) fn container_config(
             super::bwrap::WHEELHOUSE_IN_SANDBOX
         ));
     }
+    let (user, groups) = container_user(layout.owner.0, layout.owner.1);
     let host_config = HostConfig {
         binds: Some(binds),
+        group_add: (!groups.is_empty()).then_some(groups),
         network_mode: Some(if policy.network { "bridge" } else { "none" }.into()),
         memory: Some(memory),
         memory_swap: Some(memory),
@@ -109,7 +128,7 @@ pub(crate) fn container_config(
                 .collect(),
         ),
         working_dir: Some(REPO_IN_CONTAINER.into()),
-        user: Some("65534:65534".into()),
+        user: Some(user),
         attach_stdin: Some(true),
         attach_stdout: Some(true),
         attach_stderr: Some(false),
@@ -241,6 +260,11 @@ impl DockerRunner {
             repo: repo.to_path_buf(),
             runner_dir: self.runner_dir.path().to_path_buf(),
             wheelhouse: super::wheelhouse_dir().filter(|w| w.is_dir()),
+            owner: {
+                use std::os::unix::fs::MetadataExt;
+                let meta = std::fs::metadata(repo)?;
+                (meta.uid(), meta.gid())
+            },
         };
         let created = docker
             .create_container(Some(CreateContainerOptionsBuilder::new().name(name).build()), container_config(&self.policy, &layout))
@@ -543,6 +567,7 @@ mod tests {
             repo: "/out/repo".into(),
             runner_dir: "/tmp/zr".into(),
             wheelhouse: Some("/cache/wheelhouse".into()),
+            owner: (0, 0),
         };
         let policy = SandboxPolicy {
             env_allowlist: vec![],
@@ -565,9 +590,20 @@ mod tests {
                 "Binds": ["/out/repo:/repo:ro", "/tmp/zr:/opt/zerorepo:ro", "/cache/wheelhouse:/opt/wheelhouse:ro"],
                 "NetworkMode": "none", "AutoRemove": true, "CapDrop": ["ALL"], "ReadonlyRootfs": true,
                 "SecurityOpt": ["no-new-privileges"],
-                "Tmpfs": {"/tmp": "rw,nosuid,nodev,size=64m,mode=1777"}
+                "Tmpfs": {"/tmp": "rw,nosuid,nodev,size=64m,mode=1777"},
+                "GroupAdd": ["0"]
             }
         });
         assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn the_sandbox_is_the_repository_owner_and_never_root() {
+        assert_eq!(container_user(1000, 1000), ("1000:1000".into(), vec![]));
+        assert_eq!(container_user(1000, 50), ("1000:50".into(), vec![]));
+        assert_eq!(
+            container_user(0, 0),
+            ("65534:65534".into(), vec!["0".to_string()])
+        );
     }
 }

@@ -26,10 +26,11 @@ fn policy() -> SandboxPolicy {
 /// A repository with one healthy test file and the given attack files.
 fn repo(attacks: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    // uid 65534 inside a container must be able to read it, as it can an output directory.
+    // Readable by its owner and group, not by others: the Docker sandbox runs as the owner
+    // (as root's `nobody` with the owner's group), so it needs no world-readable output.
     std::fs::set_permissions(
         dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        std::os::unix::fs::PermissionsExt::from_mode(0o750),
     )
     .unwrap();
     std::fs::create_dir(dir.path().join("tests")).unwrap();
