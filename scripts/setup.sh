@@ -35,6 +35,9 @@ python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 # Headless Chromium looks at the HTML report in its test (a screenshot, the drawn nodes, no
 # request leaving the page).
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+# The engine-pool test starts a second dockerd in a network namespace, reached over TLS.
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
 
 if [ ! -x "$VENV/bin/python" ]; then

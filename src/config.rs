@@ -14,6 +14,7 @@
 //! [sandbox]
 //! backend = "docker"                      # --sandbox
 //! test_timeout_secs = 60                  # --test-timeout
+//! docker_hosts = ["unix:///run/docker.sock", "tcp://10.0.0.2:2376"]   # a pool of engines
 //! [generate]
 //! candidates = 3
 //! jobs = 2
@@ -89,6 +90,8 @@ pub struct SandboxConfig {
     pub backend: Option<Backend>,
     /// Wall-clock limit of one test run in seconds, as `--test-timeout`.
     pub test_timeout_secs: Option<u64>,
+    /// Docker engine URLs for `backend = "docker"`, as `--docker-host` (several: a pool).
+    pub docker_hosts: Option<Vec<String>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -141,13 +144,21 @@ pub struct Setting {
     pub value: Option<String>,
 }
 
+/// A value in the syntax of its flag: strings as they are, lists comma-separated.
 fn lower<T: Serialize>(value: &Option<T>) -> Option<String> {
+    fn flag(value: serde_json::Value) -> String {
+        match value {
+            serde_json::Value::String(s) => s,
+            serde_json::Value::Array(items) => {
+                items.into_iter().map(flag).collect::<Vec<_>>().join(",")
+            }
+            other => other.to_string(),
+        }
+    }
     value
         .as_ref()
-        .and_then(|v| match serde_json::to_value(v).ok()? {
-            serde_json::Value::String(s) => Some(s),
-            other => Some(other.to_string()),
-        })
+        .and_then(|v| serde_json::to_value(v).ok())
+        .map(flag)
 }
 
 impl Config {
@@ -165,6 +176,11 @@ impl Config {
                 "sandbox.test_timeout_secs",
                 "test_timeout",
                 lower(&s.test_timeout_secs),
+            ),
+            (
+                "sandbox.docker_hosts",
+                "docker_host",
+                lower(&s.docker_hosts),
             ),
             ("generate.max_retries", "max_retries", lower(&g.max_retries)),
             ("generate.candidates", "candidates", lower(&g.candidates)),
@@ -264,6 +280,7 @@ mod tests {
         let config = parse_text(
             "[model]\nprovider = \"openai:m,local\"\nbase_url = \"http://h/v1\"\n\
              timeout_secs = 30\n[sandbox]\nbackend = \"docker\"\ntest_timeout_secs = 60\n\
+             docker_hosts = [\"unix:///a.sock\", \"tcp://b:2376\"]\n\
              [generate]\ncandidates = 5\njobs = 2\n[code]\nprofile = \"strict\"\n",
         )
         .unwrap();
@@ -280,6 +297,11 @@ mod tests {
                 ("model.timeout_secs", "llm_timeout", "30".into()),
                 ("sandbox.backend", "sandbox", "docker".into()),
                 ("sandbox.test_timeout_secs", "test_timeout", "60".into()),
+                (
+                    "sandbox.docker_hosts",
+                    "docker_host",
+                    "unix:///a.sock,tcp://b:2376".into()
+                ),
                 ("generate.candidates", "candidates", "5".into()),
                 ("generate.jobs", "jobs", "2".into()),
                 ("code.profile", "profile", "strict".into()),

@@ -11,14 +11,15 @@
 //! stages    engine · assemble · change
 //! services  workspace · localize · report · llm · edit · code · checkpoint · sandbox · detect
 //! plan      rpg · schedule · usage · prompts
-//! base      layout · fsutil · python · redact · programs · config · exit
+//! base      layout · fsutil · python · redact · programs · config · balance · exit
 //! ```
 //!
 //! - **base** uses nothing of the crate: the output directory's layout (every path zerorepo
 //!   writes), atomic writes, hashes and the confined directory tree with snapshots
 //!   (`fsutil`), Python naming and escaped literals (`python`), secret redaction, where
 //!   external programs are, `zerorepo.toml` (`config`: read and checked, its settings the
-//!   defaults of flags), and the exit codes.
+//!   defaults of flags), the order in which a pool's members are tried (`balance`: least
+//!   busy first, failed ones last), and the exit codes.
 //! - **plan**: the RPG (load, validate, dependency graph, deterministic order), the
 //!   dependency queue and its async drain (`schedule`), token accounting (`usage`), and the
 //!   prompt templates. Everything but loading a file and the drain is pure.
@@ -73,6 +74,7 @@
 //! `code::repair`).
 
 pub mod assemble;
+pub mod balance;
 pub mod change;
 pub mod checkpoint;
 pub mod cli;

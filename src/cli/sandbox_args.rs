@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::error::CliError;
-use crate::sandbox::{self, BwrapRunner, DockerRunner, LocalRunner, SandboxPolicy, TestRunner};
+use crate::sandbox::{
+    self, BwrapRunner, DockerRunner, EnginePool, LocalRunner, SandboxPolicy, TestRunner,
+};
 
 /// Where generated code runs, and for how long at most.
 #[derive(clap::Args)]
@@ -18,12 +20,22 @@ pub(crate) struct SandboxArgs {
     /// Where generated tests run: `auto` (bubblewrap), `bwrap`, `docker`, or `none` (no isolation at all).
     #[arg(long, value_enum, default_value = "auto", env = "ZEROREPO_SANDBOX")]
     sandbox: sandbox::Backend,
+    /// With `--sandbox docker`: the engine(s) to use, `unix:///PATH`, `tcp://HOST:PORT` (TLS
+    /// when DOCKER_TLS_VERIFY is set, certificates from DOCKER_CERT_PATH) or `https://HOST:PORT`.
+    /// Several, comma-separated, are a pool: each test run goes to the least busy engine, and
+    /// one that fails its health check or a run is taken out. Default: DOCKER_HOST.
+    #[arg(long, value_name = "URL[,URL...]", env = "ZEROREPO_DOCKER_HOSTS")]
+    docker_host: Option<String>,
 }
 
 impl SandboxArgs {
     /// The test runner these flags ask for.
     pub(crate) fn runner(&self) -> Result<Arc<dyn TestRunner>, CliError> {
-        test_runner(self.sandbox, Duration::from_secs(self.test_timeout))
+        test_runner(
+            self.sandbox,
+            Duration::from_secs(self.test_timeout),
+            self.docker_host.as_deref(),
+        )
     }
 }
 
@@ -34,6 +46,7 @@ impl SandboxArgs {
 fn test_runner(
     backend: sandbox::Backend,
     timeout: Duration,
+    docker_hosts: Option<&str>,
 ) -> Result<Arc<dyn TestRunner>, CliError> {
     let policy = SandboxPolicy {
         wall_timeout_secs: timeout.as_secs().max(1),
@@ -49,12 +62,7 @@ fn test_runner(
                 timeout,
             )))
         }
-        sandbox::Backend::Docker => {
-            let image = std::env::var("ZEROREPO_SANDBOX_IMAGE")
-                .unwrap_or_else(|_| sandbox::docker::DEFAULT_IMAGE.into());
-            let runner = DockerRunner::new(policy, image).map_err(CliError::bad_input)?;
-            Ok(Arc::new(runner))
-        }
+        sandbox::Backend::Docker => docker(policy, docker_hosts),
         sandbox::Backend::Auto | sandbox::Backend::Bwrap => {
             let python = std::env::var_os("ZEROREPO_SANDBOX_PYTHON").map_or_else(
                 || PathBuf::from(sandbox::bwrap::DEFAULT_PYTHON),
@@ -62,6 +70,42 @@ fn test_runner(
             );
             let runner = BwrapRunner::new(policy, python).map_err(CliError::bad_input)?;
             Ok(Arc::new(runner))
+        }
+    }
+}
+
+/// One Docker runner, or an [`EnginePool`] over several engines.
+fn docker(policy: SandboxPolicy, hosts: Option<&str>) -> Result<Arc<dyn TestRunner>, CliError> {
+    let image = std::env::var("ZEROREPO_SANDBOX_IMAGE")
+        .unwrap_or_else(|_| sandbox::docker::DEFAULT_IMAGE.into());
+    let urls: Vec<&str> = hosts
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .collect();
+    let runner = |url: Option<&str>| -> Result<DockerRunner, CliError> {
+        let runner =
+            DockerRunner::new(policy.clone(), image.clone()).map_err(CliError::bad_input)?;
+        let Some(url) = url else {
+            return Ok(runner);
+        };
+        // A URL that names no engine is the user's to fix, before anything runs.
+        sandbox::docker::check_url(url).map_err(CliError::bad_input)?;
+        Ok(runner.on_engine(url))
+    };
+    match urls.as_slice() {
+        [] => Ok(Arc::new(runner(None)?)),
+        [one] => Ok(Arc::new(runner(Some(one))?)),
+        many => {
+            let engines = many
+                .iter()
+                .map(|url| {
+                    let engine: Box<dyn TestRunner> = Box::new(runner(Some(url))?);
+                    Ok((url.to_string(), engine))
+                })
+                .collect::<Result<Vec<_>, CliError>>()?;
+            Ok(Arc::new(EnginePool::new(engines)))
         }
     }
 }

@@ -161,18 +161,94 @@ pub struct DockerRunner {
     pool: WarmPool,
     /// Connected (and version-negotiated) once, on first use.
     client: tokio::sync::OnceCell<Docker>,
+    /// The engine's URL; `None`: `DOCKER_HOST` or the default socket.
+    host: Option<String>,
 }
 
 static CONTAINERS: AtomicU64 = AtomicU64::new(0);
 
-/// Connects to the engine (`DOCKER_HOST` or the default socket) at the API version it speaks.
-async fn connect() -> Result<Docker, SandboxError> {
-    let docker = Docker::connect_with_local_defaults()
-        .map_err(|e| SandboxError::Unavailable(format!("cannot reach a Docker engine: {e}")))?;
+/// How to reach an engine, read from its URL (pure; [`connect`] acts on it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Engine {
+    /// `DOCKER_HOST`, else the default socket.
+    Local,
+    Unix(String),
+    /// Plain HTTP: only for a trusted network (the engine's API is root on its host).
+    Http(String),
+    /// TLS with the client certificates in `DOCKER_CERT_PATH` (default `~/.docker`):
+    /// `key.pem`, `cert.pem`, `ca.pem`, as the docker CLI reads them.
+    Tls(String),
+}
+
+/// `unix:///path`, `tcp://host:port` (TLS when `tls_verify`, docker's `DOCKER_TLS_VERIFY`),
+/// `https://host:port` (always TLS) or `http://host:port`.
+pub(crate) fn engine(url: Option<&str>, tls_verify: bool) -> Result<Engine, String> {
+    let Some(url) = url.map(str::trim).filter(|u| !u.is_empty()) else {
+        return Ok(Engine::Local);
+    };
+    let (scheme, rest) = url.split_once("://").ok_or_else(|| {
+        format!("`{url}` is not an engine URL (unix://PATH, tcp://HOST:PORT, https://HOST:PORT)")
+    })?;
+    if rest.is_empty() {
+        return Err(format!("`{url}` names no socket or host"));
+    }
+    match scheme {
+        "unix" => Ok(Engine::Unix(url.to_string())),
+        "tcp" if tls_verify => Ok(Engine::Tls(url.to_string())),
+        "tcp" | "http" => Ok(Engine::Http(url.to_string())),
+        "https" => Ok(Engine::Tls(url.to_string())),
+        _ => Err(format!(
+            "`{url}`: unknown scheme `{scheme}` (unix, tcp, http or https)"
+        )),
+    }
+}
+
+/// Whether `url` names an engine the way [`engine`] reads URLs.
+pub fn check_url(url: &str) -> Result<(), String> {
+    engine(Some(url), false).map(|_| ())
+}
+
+fn cert_dir() -> PathBuf {
+    std::env::var_os("DOCKER_CERT_PATH")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".docker")
+        })
+}
+
+/// Connects to `host` (`None`: `DOCKER_HOST` or the default socket) at the API version the
+/// engine speaks.
+async fn connect(host: Option<&str>) -> Result<Docker, SandboxError> {
+    let unreachable = |e: &dyn std::fmt::Display| {
+        SandboxError::Unavailable(format!(
+            "cannot reach the Docker engine {}: {e}",
+            host.unwrap_or("of DOCKER_HOST")
+        ))
+    };
+    let tls_verify = std::env::var("DOCKER_TLS_VERIFY").is_ok_and(|v| !v.is_empty() && v != "0");
+    let version = bollard::API_DEFAULT_VERSION;
+    let docker = match engine(host, tls_verify).map_err(SandboxError::Unavailable)? {
+        Engine::Local => Docker::connect_with_local_defaults(),
+        Engine::Unix(url) => Docker::connect_with_unix(&url, 120, version),
+        Engine::Http(url) => Docker::connect_with_http(&url, 120, version),
+        Engine::Tls(url) => {
+            let dir = cert_dir();
+            Docker::connect_with_ssl(
+                &url,
+                &dir.join("key.pem"),
+                &dir.join("cert.pem"),
+                &dir.join("ca.pem"),
+                120,
+                version,
+            )
+        }
+    }
+    .map_err(|e| unreachable(&e))?;
     docker
         .negotiate_version()
         .await
-        .map_err(|e| SandboxError::Unavailable(format!("cannot reach a Docker engine: {e}")))
+        .map_err(|e| unreachable(&e))
 }
 
 impl DockerRunner {
@@ -187,7 +263,14 @@ impl DockerRunner {
             runner_dir,
             pool: WarmPool::default(),
             client: tokio::sync::OnceCell::new(),
+            host: None,
         })
+    }
+
+    /// The same runner on the engine at `url` (see [`engine`] for the URLs).
+    pub fn on_engine(mut self, url: impl Into<String>) -> DockerRunner {
+        self.host = Some(url.into());
+        self
     }
 
     async fn run_job(
@@ -207,7 +290,9 @@ impl DockerRunner {
     }
 
     async fn client(&self) -> Result<&Docker, SandboxError> {
-        self.client.get_or_try_init(connect).await
+        self.client
+            .get_or_try_init(|| connect(self.host.as_deref()))
+            .await
     }
 
     async fn start(&self, docker: &Docker, repo: &Path) -> Result<Session, SandboxError> {
@@ -595,6 +680,31 @@ mod tests {
             }
         });
         assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn engine_urls_pick_the_transport() {
+        assert_eq!(engine(None, false), Ok(Engine::Local));
+        assert_eq!(engine(Some(" "), true), Ok(Engine::Local));
+        assert_eq!(
+            engine(Some("unix:///run/d.sock"), true),
+            Ok(Engine::Unix("unix:///run/d.sock".into()))
+        );
+        assert_eq!(
+            engine(Some("tcp://10.0.0.2:2375"), false),
+            Ok(Engine::Http("tcp://10.0.0.2:2375".into()))
+        );
+        assert_eq!(
+            engine(Some("tcp://10.0.0.2:2376"), true),
+            Ok(Engine::Tls("tcp://10.0.0.2:2376".into()))
+        );
+        assert_eq!(
+            engine(Some("https://e:2376"), false),
+            Ok(Engine::Tls("https://e:2376".into()))
+        );
+        for bad in ["10.0.0.2:2375", "ssh://user@e", "unix://"] {
+            assert!(engine(Some(bad), false).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -12,6 +12,7 @@
 pub mod bwrap;
 pub mod cgroup;
 pub mod docker;
+pub mod engines;
 pub mod leftovers;
 pub mod local;
 pub mod policy;
@@ -25,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use bwrap::BwrapRunner;
 pub use docker::DockerRunner;
+pub use engines::EnginePool;
 pub use local::LocalRunner;
 pub use policy::SandboxPolicy;
 

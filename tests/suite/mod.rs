@@ -4,6 +4,7 @@ mod change;
 mod cli;
 mod code;
 mod engine;
+mod engines;
 mod eval;
 mod generation;
 mod large_plans;
