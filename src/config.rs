@@ -92,6 +92,12 @@ pub struct SandboxConfig {
     pub test_timeout_secs: Option<u64>,
     /// Docker engine URLs for `backend = "docker"`, as `--docker-host` (several: a pool).
     pub docker_hosts: Option<Vec<String>>,
+    /// Memory of one test run in MiB, as `--memory-mb`.
+    pub memory_mb: Option<u64>,
+    /// Processes of one test run at once, as `--max-processes`.
+    pub max_processes: Option<u64>,
+    /// CPU seconds of one test run, as `--cpu-secs`.
+    pub cpu_secs: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -182,6 +188,13 @@ impl Config {
                 "docker_host",
                 lower(&s.docker_hosts),
             ),
+            ("sandbox.memory_mb", "memory_mb", lower(&s.memory_mb)),
+            (
+                "sandbox.max_processes",
+                "max_processes",
+                lower(&s.max_processes),
+            ),
+            ("sandbox.cpu_secs", "cpu_secs", lower(&s.cpu_secs)),
             ("generate.max_retries", "max_retries", lower(&g.max_retries)),
             ("generate.candidates", "candidates", lower(&g.candidates)),
             ("generate.jobs", "jobs", lower(&g.jobs)),

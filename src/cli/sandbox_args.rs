@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::error::CliError;
 use crate::sandbox::{
@@ -26,16 +25,31 @@ pub(crate) struct SandboxArgs {
     /// one that fails its health check or a run is taken out. Default: DOCKER_HOST.
     #[arg(long, value_name = "URL[,URL...]", env = "ZEROREPO_DOCKER_HOSTS")]
     docker_host: Option<String>,
+    /// Memory of one test run, in MiB (bwrap and docker).
+    #[arg(long, value_name = "MIB", default_value_t = SandboxPolicy::default().memory_mb,
+          value_parser = clap::value_parser!(u64).range(16..=1_048_576))]
+    memory_mb: u64,
+    /// Processes one test run may have at once (bwrap and docker).
+    #[arg(long, value_name = "N", default_value_t = SandboxPolicy::default().max_processes,
+          value_parser = clap::value_parser!(u64).range(4..=65_536))]
+    max_processes: u64,
+    /// CPU seconds of one test run (bwrap; docker limits the run to one CPU instead).
+    #[arg(long, value_name = "SECS", default_value_t = SandboxPolicy::default().cpu_seconds,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    cpu_secs: u64,
 }
 
 impl SandboxArgs {
     /// The test runner these flags ask for.
     pub(crate) fn runner(&self) -> Result<Arc<dyn TestRunner>, CliError> {
-        test_runner(
-            self.sandbox,
-            Duration::from_secs(self.test_timeout),
-            self.docker_host.as_deref(),
-        )
+        let policy = SandboxPolicy {
+            wall_timeout_secs: self.test_timeout.max(1),
+            memory_mb: self.memory_mb,
+            max_processes: self.max_processes,
+            cpu_seconds: self.cpu_secs,
+            ..SandboxPolicy::default()
+        };
+        test_runner(self.sandbox, policy, self.docker_host.as_deref())
     }
 }
 
@@ -45,13 +59,10 @@ impl SandboxArgs {
 /// reference tests in the same sandbox.
 fn test_runner(
     backend: sandbox::Backend,
-    timeout: Duration,
+    policy: SandboxPolicy,
     docker_hosts: Option<&str>,
 ) -> Result<Arc<dyn TestRunner>, CliError> {
-    let policy = SandboxPolicy {
-        wall_timeout_secs: timeout.as_secs().max(1),
-        ..SandboxPolicy::default()
-    };
+    let timeout = policy.wall_timeout();
     match backend {
         sandbox::Backend::None => {
             tracing::warn!(
