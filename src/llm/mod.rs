@@ -127,6 +127,18 @@ pub trait LlmProvider: Send + Sync {
     }
 }
 
+/// `n` candidates of `request` asked of `provider` at once, each with its own temperature and
+/// seed ([`LlmRequest::candidate`]): for remote models, which are bound by latency, so that k
+/// answers take about the time of one (and spread over a pool's endpoints).
+pub async fn concurrent_candidates<P: LlmProvider + ?Sized>(
+    provider: &P,
+    request: &LlmRequest,
+    n: u32,
+) -> Vec<Result<LlmResponse, LlmError>> {
+    let candidates: Vec<LlmRequest> = (0..n.max(1)).map(|i| request.candidate(i)).collect();
+    futures_util::future::join_all(candidates.iter().map(|c| provider.complete(c))).await
+}
+
 /// Rough token estimate for providers that do not count (4 characters per token).
 pub fn estimate_tokens(text: &str) -> u64 {
     (text.len() as u64).div_ceil(4)

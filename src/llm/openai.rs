@@ -327,16 +327,14 @@ impl LlmProvider for OpenAiProvider {
             )),
         })
     }
-    /// The candidates as concurrent requests, each with its own temperature and seed
-    /// ([`LlmRequest::candidate`]): a server's `n` would sample every answer alike, and a
-    /// remote model is bound by latency, so k answers take about the time of one.
+    /// The candidates as concurrent requests ([`super::concurrent_candidates`]); a server's
+    /// `n` would sample every answer alike.
     async fn complete_many(
         &self,
         request: &LlmRequest,
         n: u32,
     ) -> Vec<Result<LlmResponse, LlmError>> {
-        let candidates: Vec<LlmRequest> = (0..n.max(1)).map(|i| request.candidate(i)).collect();
-        futures_util::future::join_all(candidates.iter().map(|c| self.complete(c))).await
+        super::concurrent_candidates(self, request, n).await
     }
 }
 

@@ -93,7 +93,6 @@ impl LlmProvider for Pool {
         request: &LlmRequest,
         n: u32,
     ) -> Vec<Result<LlmResponse, LlmError>> {
-        let candidates: Vec<LlmRequest> = (0..n.max(1)).map(|i| request.candidate(i)).collect();
-        futures_util::future::join_all(candidates.iter().map(|c| self.complete(c))).await
+        super::concurrent_candidates(self, request, n).await
     }
 }

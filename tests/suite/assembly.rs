@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::generation::{
-    GENERATED_ML_LIB_TESTS, checkpoint, edited_script, generate, journal, script_of,
+    GENERATED_ML_LIB_TESTS, checkpoint, generate, journal, script_of, script_with_a_failed_node,
     spawn_generate, status_of,
 };
 use super::support::{fixture, pytest, require_python, run, tree, zerorepo};
@@ -165,11 +165,7 @@ fn failures_are_reported_and_rollback_returns_to_the_last_passing_subgraph() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let broken = edited_script(dir.path(), "ml_lib", |v| {
-        if v["node"] == "node_046" && v["role"] == "impl" {
-            v["fault"] = "permanent".into();
-        }
-    });
+    let broken = script_with_a_failed_node(dir.path());
     let out = dir.path().join("o");
     let (code, stdout, stderr) = generate("ml_lib", &broken, &out, &[]);
     assert_eq!(code, 1, "{stdout}\n{stderr}");

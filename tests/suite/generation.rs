@@ -86,6 +86,16 @@ pub(super) fn journal(out: &Path) -> Vec<(String, String)> {
 }
 
 /// Writes a copy of a fixture's script with some lines changed.
+/// ml_lib's script with `confusion_matrix` (node_046) wrong in every answer: one failed
+/// node, and its dependent skipped.
+pub(super) fn script_with_a_failed_node(dir: &Path) -> PathBuf {
+    edited_script(dir, "ml_lib", |v| {
+        if v["node"] == "node_046" && v["role"] == "impl" {
+            v["fault"] = "permanent".into();
+        }
+    })
+}
+
 pub(super) fn edited_script(dir: &Path, name: &str, edit: impl Fn(&mut Value)) -> PathBuf {
     let text = std::fs::read_to_string(script_of(name)).unwrap();
     let lines: Vec<String> = text

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::generation::{checkpoint, edited_script, generate};
+use super::generation::{checkpoint, generate, script_with_a_failed_node};
 use super::support::{fixture, require_python, run, zerorepo};
 
 /// The colours of `zerorepo::assemble::html::status_colour`, as the browser must show them.
@@ -136,11 +136,7 @@ fn the_html_report_draws_every_node_in_its_status_colour_and_requests_nothing() 
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let broken = edited_script(dir.path(), "ml_lib", |v| {
-        if v["node"] == "node_046" && v["role"] == "impl" {
-            v["fault"] = "permanent".into();
-        }
-    });
+    let broken = script_with_a_failed_node(dir.path());
     let out = dir.path().join("o");
     let (code, stdout, stderr) = generate("ml_lib", &broken, &out, &[]);
     assert_eq!(code, 1, "{stdout}\n{stderr}");
