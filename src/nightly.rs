@@ -483,6 +483,121 @@ pub fn history_line(report: &NightlyReport) -> String {
     format!("{line}\n")
 }
 
+/// The figures `history.svg` plots, one small chart each.
+const PLOTTED: [&str; 4] = [
+    "real: reference tests passed",
+    "real: wall s",
+    "real: first-try rate",
+    "engine: wall s",
+];
+
+/// `history.svg`: the main figures of every night in `history` (the text of `history.jsonl`),
+/// one line chart each, oldest night on the left. Self-contained SVG, no script; a night that
+/// lacks a figure (an engine-only night, say) leaves a gap in that chart only.
+pub fn history_svg(history: &str) -> String {
+    let nights: Vec<(String, BTreeMap<String, f64>)> = history
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| {
+            let date = v["date"].as_str()?.to_string();
+            let figures = v["figures"]
+                .as_object()?
+                .iter()
+                .filter_map(|(k, x)| Some((k.clone(), x.as_f64()?)))
+                .collect();
+            Some((date, figures))
+        })
+        .collect();
+    const W: f64 = 420.0;
+    const H: f64 = 150.0;
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" \
+         font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" \
+         fill=\"white\"/>\n",
+        2.0 * W,
+        2.0 * H
+    );
+    for (i, name) in PLOTTED.iter().enumerate() {
+        let (x0, y0) = ((i % 2) as f64 * W, (i / 2) as f64 * H);
+        svg.push_str(&chart(&nights, name, x0, y0, W, H));
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+/// One chart of `name` over the nights, in the box at (`x0`, `y0`) of size `w` by `h`.
+fn chart(
+    nights: &[(String, BTreeMap<String, f64>)],
+    name: &str,
+    x0: f64,
+    y0: f64,
+    w: f64,
+    h: f64,
+) -> String {
+    let points: Vec<(usize, f64)> = nights
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, f))| Some((i, *f.get(name)?)))
+        .collect();
+    let (left, right, top, bottom) = (x0 + 50.0, x0 + w - 20.0, y0 + 34.0, y0 + h - 28.0);
+    let mut out = format!(
+        "<text x=\"{:.1}\" y=\"{:.1}\" font-weight=\"bold\">{name}</text>\n\
+         <line x1=\"{left:.1}\" y1=\"{bottom:.1}\" x2=\"{right:.1}\" y2=\"{bottom:.1}\" stroke=\"#999\"/>\n",
+        x0 + 10.0,
+        y0 + 14.0
+    );
+    let Some(max) = points.iter().map(|p| p.1).reduce(f64::max) else {
+        out.push_str(&format!(
+            "<text x=\"{left:.1}\" y=\"{:.1}\" fill=\"#777\">no night has it yet</text>\n",
+            (top + bottom) / 2.0
+        ));
+        return out;
+    };
+    let top_value = if max > 0.0 { max * 1.1 } else { 1.0 };
+    let span = nights.len().saturating_sub(1).max(1) as f64;
+    let x = |i: usize| left + (right - left) * i as f64 / span;
+    let y = |v: f64| bottom - (bottom - top) * (v / top_value).clamp(0.0, 1.0);
+    let line: Vec<String> = points
+        .iter()
+        .map(|&(i, v)| format!("{:.1},{:.1}", x(i), y(v)))
+        .collect();
+    out.push_str(&format!(
+        "<polyline points=\"{}\" fill=\"none\" stroke=\"#2a6fb0\" stroke-width=\"2\"/>\n",
+        line.join(" ")
+    ));
+    for &(i, v) in &points {
+        out.push_str(&format!(
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"#2a6fb0\"><title>{}: {}</title></circle>\n",
+            x(i),
+            y(v),
+            nights[i].0,
+            number(v)
+        ));
+    }
+    if let Some(&(i, v)) = points.last() {
+        out.push_str(&format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n",
+            x(i),
+            y(v) - 6.0,
+            number(v)
+        ));
+    }
+    out.push_str(&format!(
+        "<text x=\"{left:.1}\" y=\"{:.1}\">{}</text>\n<text x=\"{right:.1}\" y=\"{:.1}\" \
+         text-anchor=\"end\">{}</text>\n<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n\
+         <text x=\"{:.1}\" y=\"{bottom:.1}\" text-anchor=\"end\">0</text>\n",
+        bottom + 16.0,
+        nights.first().map_or("", |n| n.0.as_str()),
+        bottom + 16.0,
+        nights.last().map_or("", |n| n.0.as_str()),
+        left - 4.0,
+        top + 4.0,
+        number(top_value),
+        left - 4.0,
+    ));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -564,5 +679,29 @@ mod tests {
         assert!(path.ends_with("2026-11-22.json"));
         assert_eq!(report.date, "2026-11-22");
         assert!(previous(dir.path(), "2026-11-20").is_none());
+    }
+
+    #[test]
+    fn the_history_plot_has_a_point_per_night_that_has_the_figure() {
+        let history = "{\"date\":\"2026-11-23\",\"figures\":{\"real: wall s\":3007.0}}\n\
+                       {\"date\":\"2026-11-24\",\"figures\":{\"real: wall s\":3128.0,\"engine: wall s\":4.4}}\n\
+                       not json\n";
+        let svg = history_svg(history);
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>\n"));
+        assert_eq!(
+            svg.matches("<circle").count(),
+            3,
+            "two wall times and one engine time"
+        );
+        assert!(svg.contains("2026-11-23: 3007"), "{svg}");
+        assert!(
+            svg.contains("no night has it yet"),
+            "the charts without data say so"
+        );
+        assert_eq!(
+            history_svg(history),
+            svg,
+            "the same history, the same bytes"
+        );
     }
 }

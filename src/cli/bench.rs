@@ -1,7 +1,7 @@
 //! `zerorepo bench`: the nightly benchmark. Runs the fixture with the scripted provider (the
 //! engine's own cost) and, with `--real`, with a real model followed by `zerorepo eval`; writes
-//! `reports/nightly/DATE.json` and `.md`, compared with the previous report, and a line of
-//! `history.jsonl`. The figures and the comparison are [`crate::nightly`]'s.
+//! `reports/nightly/DATE.json` and `.md`, compared with the previous report, a line of
+//! `history.jsonl` and the plot `history.svg`. The figures and the comparison are [`crate::nightly`]'s.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,7 +29,7 @@ const WRONG_FIRST_EVERY: usize = 10;
 ///
 /// Writes DIR/DATE.json (schema: `zerorepo schema nightly`) and DIR/DATE.md, compares every
 /// figure with the newest earlier report in DIR (better / worse / same within the machine's
-/// noise) and appends to DIR/history.jsonl. The real run's output is WORK/real-DATE: a night
+/// noise), appends to DIR/history.jsonl and redraws DIR/history.svg. The real run's output is WORK/real-DATE: a night
 /// cut short resumes from its checkpoint when run again the same day.
 #[derive(clap::Args)]
 pub(crate) struct Args {
@@ -305,6 +305,8 @@ fn write_reports(
         .filter(|l| !l.contains(&format!("\"date\":\"{}\"", report.date)))
         .map(|l| format!("{l}\n"))
         .collect();
-    std::fs::write(&history, kept + &nightly::history_line(report)).map_err(failed)?;
+    let history_text = kept + &nightly::history_line(report);
+    std::fs::write(&history, &history_text).map_err(failed)?;
+    std::fs::write(dir.join("history.svg"), nightly::history_svg(&history_text)).map_err(failed)?;
     Ok(markdown)
 }
