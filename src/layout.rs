@@ -22,6 +22,8 @@ pub const REPORT_HTML: &str = "docs/generation_report.html";
 pub const RPG_EXPORT: &str = "docs/rpg.json";
 /// The JUnit file of the final test run.
 pub const JUNIT: &str = "test_results.xml";
+/// The last validation with the fingerprint of what it validated, reused while that holds.
+pub const VALIDATION: &str = ".zerorepo/validation.json";
 /// The output's `.gitignore`.
 pub const GITIGNORE: &str = ".gitignore";
 
@@ -30,6 +32,7 @@ pub const ENGINE_FILES: &[&str] = &[
     JOURNAL,
     COMPACT,
     RPG_COPY,
+    VALIDATION,
     ".zerorepo/snapshots/x.json",
     GITIGNORE,
 ];

@@ -74,6 +74,9 @@ impl GenerationInfo {
 pub struct Assembly {
     pub files_written: Vec<String>,
     pub validation: Validation,
+    /// The validation was the last run's: nothing it depends on changed
+    /// ([`validate::fingerprint`]).
+    pub validation_reused: bool,
     pub import_cycles: Vec<Vec<String>>,
     /// The planned dependencies checked in the code ([`deps`]).
     pub dependencies: deps::DependencyCheck,
@@ -252,8 +255,12 @@ impl Assembler<'_> {
         let import_cycles = packages::import_cycles(&sources);
         let dependencies = self.planned_dependencies(&sources);
         let files: Vec<String> = sources.keys().cloned().collect();
-        let validation =
-            validate::validate(self.workspace.root(), &files, self.runner, self.cancel).await;
+        let (validation, validation_reused) =
+            validate::validate_or_reuse(self.workspace.root(), &files, self.runner, self.cancel)
+                .await;
+        if validation_reused {
+            tracing::info!("validation unchanged since the last run: nothing it checks changed");
+        }
         if self.cancel.is_cancelled() {
             // A report of a validation cut short would say "0 collected" and be committed.
             return Err(AssembleError::Interrupted);
@@ -269,6 +276,7 @@ impl Assembler<'_> {
         Ok(Assembly {
             files_written: out.written,
             validation,
+            validation_reused,
             import_cycles,
             dependencies,
         })

@@ -13,19 +13,19 @@
 use std::path::Path;
 use std::process::Stdio;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
 use crate::sandbox::{TestOutcome, TestRunner};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Check {
     pub ok: bool,
     /// One line on success; the tail of the output on failure.
     pub detail: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TestSummary {
     pub passed: u32,
     pub failed: u32,
@@ -36,7 +36,7 @@ pub struct TestSummary {
     pub problem: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Validation {
     pub python_files: usize,
     /// `path: error` of every file that does not compile.
@@ -49,7 +49,7 @@ pub struct Validation {
 }
 
 /// What ruff found, or why it could not say.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lint {
     pub findings: Vec<crate::code::check::FileIssue>,
     /// Ruff ran but its output could not be read.
@@ -66,33 +66,128 @@ pub async fn validate(
     runner: &dyn TestRunner,
     cancel: &CancellationToken,
 ) -> Validation {
+    checked(repo, python_files, runner, cancel).await.0
+}
+
+/// The validation, and whether the sandbox ran both of its checks (a validation that could
+/// not reach the sandbox says nothing lasting about the repository, so it is not kept).
+async fn checked(
+    repo: &Path,
+    python_files: &[String],
+    runner: &dyn TestRunner,
+    cancel: &CancellationToken,
+) -> (Validation, bool) {
     // The four checks are independent: the two on the host overlap the two in the sandbox,
     // and the install check and the tests run in two sandbox sessions at once.
-    let (syntax_errors, lint, install, tests) = tokio::join!(
+    let (syntax_errors, lint, (install, installed), (tests, tested)) = tokio::join!(
         compile_all(repo, python_files),
         lint(repo, python_files),
         install(repo, runner, cancel),
         tests(repo, runner, cancel),
     );
-    Validation {
+    let validation = Validation {
         python_files: python_files.len(),
         syntax_errors,
         install,
         tests,
         lint,
+    };
+    (validation, installed && tested && !cancel.is_cancelled())
+}
+
+/// What a validation is a function of: zerorepo's version, the sandbox, the host's Python
+/// (it compiles the files) and every file of the repository but git's store, the engine's
+/// state and the reports written from the validation itself.
+pub fn fingerprint(repo: &Path, sandbox: &str) -> String {
+    const AFTER: [&str; 3] = [
+        crate::layout::REPORT,
+        crate::layout::REPORT_HTML,
+        crate::layout::JUNIT,
+    ];
+    let mut files = Vec::new();
+    let mut stack = vec![repo.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(repo)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .into_owned();
+            if rel == ".git" || rel == ".zerorepo" || AFTER.contains(&rel.as_str()) {
+                continue;
+            }
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(bytes) = std::fs::read(&path) {
+                files.push(format!("{rel}\0{}\n", crate::fsutil::content_hash(&bytes)));
+            }
+        }
     }
+    files.sort();
+    let header = format!(
+        "zerorepo {}\nsandbox {sandbox}\npython {}\n",
+        env!("CARGO_PKG_VERSION"),
+        python()
+    );
+    crate::fsutil::content_hash((header + &files.concat()).as_bytes())
+}
+
+/// The validation kept with its fingerprint in `.zerorepo/validation.json`.
+#[derive(Serialize, Deserialize)]
+struct Kept {
+    fingerprint: String,
+    validation: Validation,
+}
+
+/// The validation of `repo` as it is now: the one kept from an earlier run when nothing it
+/// depends on changed ([`fingerprint`]), else a new one, kept for the next run. Returns it
+/// and whether it was kept from before.
+pub async fn validate_or_reuse(
+    repo: &Path,
+    python_files: &[String],
+    runner: &dyn TestRunner,
+    cancel: &CancellationToken,
+) -> (Validation, bool) {
+    let kept_at = repo.join(crate::layout::VALIDATION);
+    let fingerprint = fingerprint(repo, runner.name());
+    let kept = std::fs::read(&kept_at)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Kept>(&bytes).ok())
+        .filter(|k| k.fingerprint == fingerprint);
+    if let Some(kept) = kept {
+        return (kept.validation, true);
+    }
+    let (validation, complete) = checked(repo, python_files, runner, cancel).await;
+    if complete {
+        let kept = Kept {
+            fingerprint,
+            validation: validation.clone(),
+        };
+        if let Ok(json) = serde_json::to_vec(&kept) {
+            // Only a saving for the next run: failing to keep it changes nothing now.
+            let _ = crate::fsutil::write_atomic(&kept_at, &json);
+        }
+    }
+    (validation, false)
 }
 
 /// `pytest tests/` in the sandbox; `None` when the repository has no tests directory.
+/// Also says whether the sandbox ran (no tests directory counts as ran).
 async fn tests(
     repo: &Path,
     runner: &dyn TestRunner,
     cancel: &CancellationToken,
-) -> Option<TestSummary> {
+) -> (Option<TestSummary>, bool) {
     if !repo.join("tests").is_dir() {
-        return None;
+        return (None, true);
     }
-    Some(match runner.run_tests(repo, "tests", cancel).await {
+    let result = runner.run_tests(repo, "tests", cancel).await;
+    let ran = result.is_ok();
+    let summary = match result {
         Ok(run) => TestSummary {
             passed: run.passed,
             failed: run.failed,
@@ -109,7 +204,8 @@ async fn tests(
             outcomes: Vec::new(),
             problem: Some(e.to_string()),
         },
-    })
+    };
+    (Some(summary), ran)
 }
 
 /// Ruff only reads the files, so it runs on the host, off the async threads.
@@ -159,11 +255,22 @@ async fn compile_all(repo: &Path, files: &[String]) -> Vec<String> {
 
 /// `pip install -e .` runs the package's build code, so it runs where the tests run: in the
 /// sandbox, on a copy of the repository, offline (see [`TestRunner::check_install`]).
-async fn install(repo: &Path, runner: &dyn TestRunner, cancel: &CancellationToken) -> Check {
-    let run = match runner.check_install(repo, cancel).await {
-        Ok(run) => run,
-        Err(e) => return failed(format!("`pip install -e .` could not run: {e}")),
-    };
+/// Also says whether the sandbox ran it.
+async fn install(
+    repo: &Path,
+    runner: &dyn TestRunner,
+    cancel: &CancellationToken,
+) -> (Check, bool) {
+    match runner.check_install(repo, cancel).await {
+        Ok(run) => (install_check(&run), true),
+        Err(e) => (
+            failed(format!("`pip install -e .` could not run: {e}")),
+            false,
+        ),
+    }
+}
+
+fn install_check(run: &crate::sandbox::TestRun) -> Check {
     if run.exit_code == Some(0) && !run.timed_out && !run.cancelled {
         return Check {
             ok: true,

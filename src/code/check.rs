@@ -47,7 +47,7 @@ pub enum Checker {
 }
 
 /// One problem, 1-based line and column.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct Issue {
     pub line: usize,
     pub column: usize,
@@ -200,7 +200,7 @@ struct RuffDiagnostic {
 }
 
 /// A pyflakes or syntax finding in one file of a repository.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct FileIssue {
     /// Relative to the repository.
     pub path: String,

@@ -566,3 +566,41 @@ fn kill_9_at_20_random_points_then_resume_gives_the_same_repository() {
     );
     assert!(ok, "{output}");
 }
+
+/// A rerun on a finished output reuses the validation while nothing it checks changed, and
+/// validates again as soon as a file did (issue 15).
+#[test]
+fn the_validation_is_reused_until_a_file_changes() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    let (code, stdout, stderr) = generate("ml_lib", &script_of("ml_lib"), &out, &[]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(!stderr.contains("validation unchanged"), "{stderr}");
+    let report = read(&out, "docs/generation_report.md");
+
+    let (code, stdout, stderr) = generate("ml_lib", &script_of("ml_lib"), &out, &[]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(stderr.contains("validation unchanged"), "{stderr}");
+    assert_eq!(read(&out, "docs/generation_report.md"), report);
+
+    // A test file of the user's: the validation runs again and sees it fail (a failing
+    // validation makes the run exit 1).
+    std::fs::write(
+        out.join("tests/test_extra.py"),
+        "def test_extra():\n    assert 1 == 2\n",
+    )
+    .unwrap();
+    let (code, stdout, stderr) = generate("ml_lib", &script_of("ml_lib"), &out, &[]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    assert!(!stderr.contains("validation unchanged"), "{stderr}");
+    // The generated tests still pass; the one added fails.
+    assert!(stdout.contains("pytest tests/ 204/205 passed"), "{stdout}");
+    assert_ne!(read(&out, "docs/generation_report.md"), report);
+    assert!(
+        read(&out, "test_results.xml").contains("test_extra"),
+        "the new test ran"
+    );
+}
