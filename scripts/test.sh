@@ -13,7 +13,10 @@ cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets --quiet -- -D warnings
 echo "== cargo test"
+# The HTML report's Chromium test keeps its screenshot here (reports/report-html.png is one).
+export ZEROREPO_REPORT_SCREENSHOT="$ZEROREPO_CACHE/report-html.png"
 cargo test --all-targets
+echo "the HTML report's screenshot from this run: $ZEROREPO_REPORT_SCREENSHOT"
 
 echo "== the nightly benchmark's engine run (zerorepo bench, scripted; the real run is the nightly's)"
 # It must produce its report; the report goes to a scratch directory, not reports/.
