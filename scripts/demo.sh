@@ -49,6 +49,8 @@ set -e
 
 echo "== status"
 "$ZR" status "$OUT"
+echo "== the HTML report (the plan drawn by status, a timeline, failures; \`zerorepo report DIR --open\` opens it)"
+"$ZR" report "$OUT"
 echo "== git history (one commit per subgraph; the report is $OUT/docs/generation_report.md)"
 git -C "$OUT" log --oneline --decorate | cat
 echo "== hidden reference tests against the generated repository (zerorepo eval, in the sandbox)"
