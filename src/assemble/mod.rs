@@ -54,15 +54,25 @@ pub struct GenerationInfo {
 
 impl GenerationInfo {
     pub fn new(model: String, sandbox: String, records: &CheckpointMap) -> GenerationInfo {
-        let stamps = records.values().map(|r| r.timestamp.clone());
+        // Compared as instants, not as text: records of earlier versions have whole seconds
+        // (`...:28Z`), later ones milliseconds (`...:28.135Z`), and `Z` sorts after `.`.
+        let instant = |t: &String| chrono::DateTime::parse_from_rfc3339(t).ok();
+        let first = records
+            .values()
+            .map(|r| &r.timestamp)
+            .min_by_key(|t| instant(t));
+        let last = records
+            .values()
+            .map(|r| &r.timestamp)
+            .max_by_key(|t| instant(t));
         let durations: Vec<u64> = records.values().filter_map(|r| r.duration_ms).collect();
         GenerationInfo {
             engine: format!("zerorepo {}", env!("CARGO_PKG_VERSION")),
             model,
             sandbox,
             prompt_templates: crate::prompts::ALL.iter().map(|t| t.label()).collect(),
-            started_at: stamps.clone().min().unwrap_or_default(),
-            finished_at: stamps.max().unwrap_or_default(),
+            started_at: first.cloned().unwrap_or_default(),
+            finished_at: last.cloned().unwrap_or_default(),
             node_time_ms: durations.iter().sum(),
             nodes_timed: durations.len(),
         }
@@ -360,5 +370,29 @@ impl Assembler<'_> {
             report::generation_report(&input),
             html::generation_report_html(&input),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkpoint::NodeRecord;
+
+    #[test]
+    fn first_and_last_records_are_compared_as_instants_across_precisions() {
+        let at = |t: &str| NodeRecord {
+            timestamp: t.into(),
+            ..NodeRecord::now(NodeStatus::Passed)
+        };
+        let records: CheckpointMap = [
+            ("a".to_string(), at("2026-11-24T04:00:28Z")),
+            ("b".to_string(), at("2026-11-24T04:00:28.500Z")),
+            ("c".to_string(), at("2026-11-24T04:00:27.900Z")),
+        ]
+        .into_iter()
+        .collect();
+        let info = GenerationInfo::new("m".into(), "s".into(), &records);
+        assert_eq!(info.started_at, "2026-11-24T04:00:27.900Z");
+        assert_eq!(info.finished_at, "2026-11-24T04:00:28.500Z");
     }
 }
