@@ -95,9 +95,10 @@ async fn checked(
     (validation, installed && tested && !cancel.is_cancelled())
 }
 
-/// What a validation is a function of: zerorepo's version, the sandbox, the host's Python
-/// (it compiles the files) and every file of the repository but git's store, the engine's
-/// state and the reports written from the validation itself.
+/// What a validation is a function of: zerorepo's version, the sandbox (`sandbox`: its
+/// [`TestRunner::identity`]), the host's Python (it compiles the files), the wheelhouse the
+/// install check uses, and every file of the repository but git's store, the engine's state
+/// and the reports written from the validation itself.
 pub fn fingerprint(repo: &Path, sandbox: &str) -> String {
     const AFTER: [&str; 3] = [
         crate::layout::REPORT,
@@ -128,10 +129,23 @@ pub fn fingerprint(repo: &Path, sandbox: &str) -> String {
         }
     }
     files.sort();
+    let wheels: Vec<String> = crate::sandbox::wheelhouse_dir()
+        .and_then(|dir| std::fs::read_dir(dir).ok())
+        .map(|entries| {
+            let mut names: Vec<String> = entries
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        })
+        .unwrap_or_default();
+    let host_python = crate::programs::on_path(&python()).unwrap_or_else(|| python().into());
     let header = format!(
-        "zerorepo {}\nsandbox {sandbox}\npython {}\n",
+        "zerorepo {}\nsandbox {sandbox}\npython {}\nwheelhouse {}\n",
         env!("CARGO_PKG_VERSION"),
-        python()
+        crate::sandbox::file_identity(&host_python),
+        wheels.join(",")
     );
     crate::fsutil::content_hash((header + &files.concat()).as_bytes())
 }
@@ -153,7 +167,7 @@ pub async fn validate_or_reuse(
     cancel: &CancellationToken,
 ) -> (Validation, bool) {
     let kept_at = repo.join(crate::layout::VALIDATION);
-    let fingerprint = fingerprint(repo, runner.name());
+    let fingerprint = fingerprint(repo, &runner.identity().await);
     let kept = std::fs::read(&kept_at)
         .ok()
         .and_then(|bytes| serde_json::from_slice::<Kept>(&bytes).ok())
@@ -300,4 +314,28 @@ fn install_check(run: &crate::sandbox::TestRun) -> Check {
 
 fn failed(detail: String) -> Check {
     Check { ok: false, detail }
+}
+
+#[cfg(test)]
+mod fingerprint_tests {
+    use super::fingerprint;
+
+    #[test]
+    fn the_fingerprint_follows_the_files_and_the_sandbox_but_not_the_reports() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("src")).unwrap();
+        std::fs::create_dir_all(root.join(".zerorepo")).unwrap();
+        std::fs::write(root.join("src/a.py"), "x = 1\n").unwrap();
+        let first = fingerprint(root, "docker img sha256:1");
+        // The engine's state and the reports made from the validation do not count.
+        std::fs::write(root.join(".zerorepo/journal.jsonl"), "{}\n").unwrap();
+        std::fs::create_dir_all(root.join("docs")).unwrap();
+        std::fs::write(root.join(crate::layout::REPORT), "report").unwrap();
+        assert_eq!(fingerprint(root, "docker img sha256:1"), first);
+        // Another image, or a changed file, does.
+        assert_ne!(fingerprint(root, "docker img sha256:2"), first);
+        std::fs::write(root.join("src/a.py"), "x = 2\n").unwrap();
+        assert_ne!(fingerprint(root, "docker img sha256:1"), first);
+    }
 }

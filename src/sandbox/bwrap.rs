@@ -373,6 +373,10 @@ impl TestRunner for BwrapRunner {
         "bwrap"
     }
 
+    async fn identity(&self) -> String {
+        format!("bwrap {}", super::file_identity(&self.python))
+    }
+
     async fn check_ready(&self) -> Result<(), SandboxError> {
         let probe = tempfile::Builder::new()
             .prefix(&super::leftovers::temp_prefix("probe"))

@@ -425,6 +425,21 @@ impl TestRunner for DockerRunner {
         "docker"
     }
 
+    /// The image's id, not only its tag: `build-image` again makes another image under the
+    /// same tag.
+    async fn identity(&self) -> String {
+        let id = match self.client().await {
+            Ok(docker) => docker
+                .inspect_image(&self.image)
+                .await
+                .ok()
+                .and_then(|i| i.id)
+                .unwrap_or_else(|| "no image".into()),
+            Err(_) => "no engine".into(),
+        };
+        format!("docker {} {id}", self.image)
+    }
+
     async fn check_ready(&self) -> Result<(), SandboxError> {
         let docker = self.client().await?;
         docker.inspect_image(&self.image).await.map_err(|e| {

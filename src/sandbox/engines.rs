@@ -97,6 +97,14 @@ impl TestRunner for EnginePool {
         &self.name
     }
 
+    async fn identity(&self) -> String {
+        let all = futures_util::future::join_all(
+            (0..self.engines.len()).map(|i| self.engines.get(i).identity()),
+        )
+        .await;
+        all.join(" + ")
+    }
+
     /// Every engine is checked; those that fail are out of the pool, and only when all fail
     /// is the pool unavailable.
     async fn check_ready(&self) -> Result<(), SandboxError> {

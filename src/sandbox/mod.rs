@@ -183,6 +183,11 @@ pub enum SandboxError {
 pub trait TestRunner: Send + Sync {
     /// A short name for logs and reports.
     fn name(&self) -> &str;
+    /// What a run's outcome depends on besides the repository: the backend and what it runs
+    /// (the interpreter, the image). A validation is reused only while this is unchanged.
+    async fn identity(&self) -> String {
+        self.name().to_string()
+    }
     /// Fails, with a fix for the user, when the runner cannot work at all (no pytest, ...).
     async fn check_ready(&self) -> Result<(), SandboxError>;
     /// Releases what the runner holds (containers); the engine calls it when a run ends.
@@ -211,6 +216,23 @@ pub trait TestRunner: Send + Sync {
         argv: &[String],
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError>;
+}
+
+/// A file's path with its size and modification time: enough to notice it was replaced.
+pub(crate) fn file_identity(path: &std::path::Path) -> String {
+    let stamp = std::fs::metadata(path).ok().map(|m| {
+        let modified = m
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        format!("{} bytes, modified {modified}", m.len())
+    });
+    format!(
+        "{} ({})",
+        path.display(),
+        stamp.unwrap_or_else(|| "missing".into())
+    )
 }
 
 /// `$ZEROREPO_WHEELHOUSE`, else `$ZEROREPO_CACHE/wheelhouse`, else
