@@ -9,7 +9,7 @@
 //! ```toml
 //! [model]
 //! provider = "openai:gpt-4o-mini,local"   # --llm
-//! base_url = "http://127.0.0.1:8000/v1"   # --llm-base-url
+//! base_url = ["http://gpu1:8000/v1", "http://gpu2:8000/v1"]   # --llm-base-url: a pool
 //! api_key_env = "MY_ENDPOINT_KEY"         # the variable that holds the key, never the key
 //! [sandbox]
 //! backend = "docker"                      # --sandbox
@@ -74,8 +74,9 @@ pub struct ModelConfig {
     pub provider: Option<String>,
     /// GGUF file of the local model, as `--model`.
     pub path: Option<String>,
-    /// Base URL of the OpenAI-compatible endpoint, as `--llm-base-url`.
-    pub base_url: Option<String>,
+    /// Base URL of the OpenAI-compatible endpoint, as `--llm-base-url`; a list (or a
+    /// comma-separated string) of several is a pool of endpoints.
+    pub base_url: Option<OneOrMany>,
     /// The name of the environment variable that holds the API key, as `--api-key-env`.
     pub api_key_env: Option<String>,
     /// Seconds one HTTP call to the endpoint may take, as `--llm-timeout`.
@@ -90,14 +91,23 @@ pub struct SandboxConfig {
     pub backend: Option<Backend>,
     /// Wall-clock limit of one test run in seconds, as `--test-timeout`.
     pub test_timeout_secs: Option<u64>,
-    /// Docker engine URLs for `backend = "docker"`, as `--docker-host` (several: a pool).
-    pub docker_hosts: Option<Vec<String>>,
+    /// Docker engine URLs for `backend = "docker"`, as `--docker-host` (several: a pool); a
+    /// list or a comma-separated string.
+    pub docker_hosts: Option<OneOrMany>,
     /// Memory of one test run in MiB, as `--memory-mb`.
     pub memory_mb: Option<u64>,
     /// Processes of one test run at once, as `--max-processes`.
     pub max_processes: Option<u64>,
     /// CPU seconds of one test run, as `--cpu-secs`.
     pub cpu_secs: Option<u64>,
+}
+
+/// One value, or a list of them (written to the flag comma-separated).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -320,6 +330,21 @@ mod tests {
                 ("code.profile", "profile", "strict".into()),
             ]
         );
+    }
+
+    #[test]
+    fn lists_and_comma_separated_strings_are_the_same_setting() {
+        let as_list =
+            parse_text("[model]\nbase_url = [\"http://a/v1\", \"http://b/v1\"]\n").unwrap();
+        let as_text = parse_text("[model]\nbase_url = \"http://a/v1,http://b/v1\"\n").unwrap();
+        let value = |c: &Config| {
+            c.settings()
+                .into_iter()
+                .find(|s| s.key == "model.base_url")
+                .and_then(|s| s.value)
+        };
+        assert_eq!(value(&as_list).as_deref(), Some("http://a/v1,http://b/v1"));
+        assert_eq!(value(&as_list), value(&as_text));
     }
 
     #[test]
