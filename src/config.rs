@@ -110,12 +110,18 @@ pub enum OneOrMany {
     Many(Vec<String>),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// Which backend runs the tests (`--sandbox`; `sandbox::Backend` is this type).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Backend {
+    /// bubblewrap when it is installed and works, otherwise an error that says what to install.
     Auto,
     Bwrap,
+    /// One long-lived container (needs a Docker engine and `zerorepo sandbox build-image`).
     Docker,
+    /// No isolation at all: a plain subprocess (explicit only).
     None,
 }
 

@@ -247,18 +247,8 @@ pub fn wheelhouse_dir() -> Option<std::path::PathBuf> {
 /// Default wall-clock limit for one test run (the seed's 30 s).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Which backend runs the tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Backend {
-    /// bubblewrap when it is installed and works, otherwise an error that says what to install.
-    Auto,
-    Bwrap,
-    /// One long-lived container (needs a Docker engine and `zerorepo sandbox build-image`).
-    Docker,
-    /// No isolation at all: a plain subprocess (explicit only).
-    None,
-}
+/// Which backend runs the tests (defined with the configuration file, which names it too).
+pub use crate::config::Backend;
 
 /// `1 failed, 2 passed in 0.03s` -> `1 failed, 2 passed`.
 /// The test named by a pytest failure header such as `_____ test_f[1-2] _____`.
