@@ -12,7 +12,8 @@
 //! The timeline is read from the checkpoint's records: a node's end is its record's
 //! timestamp (milliseconds; whole seconds in checkpoints of earlier versions) and its start
 //! that minus its duration. A bar is split into model, sandbox and the engine's own time by the
-//! node's totals; the split shows proportions, not the order in which they happened.
+//! node's totals; the split shows proportions, not the order in which they happened. Pauses
+//! of over a minute between nodes (a run resumed later) are cut short and marked ([`Axis`]).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -295,18 +296,16 @@ fn timeline(input: &ReportInput) -> String {
          <span class=\"swatch\" style=\"background:#c9c9c9\"></span>the engine; the number after \
          a bar is its fix rounds.</p>\n",
     );
-    let (Some(first), Some(last)) = (
-        spans.iter().map(|s| s.start_ms).min(),
-        spans.iter().map(|s| s.end_ms).max(),
-    ) else {
+    let Some(last) = spans.iter().map(|s| s.end_ms).max() else {
         text.push_str("<p>No node has a recorded duration.</p>\n");
         return text;
     };
     const LABEL: f64 = 220.0;
     const WIDTH: f64 = 900.0;
     const ROW: f64 = 16.0;
-    let total = (last - first).max(1) as f64;
-    let x = |ms: i64| LABEL + (ms - first) as f64 / total * WIDTH;
+    let axis = Axis::new(spans.iter().map(|s| (s.start_ms, s.end_ms)).collect());
+    let total = axis.at(last).max(1.0);
+    let x = |ms: i64| LABEL + axis.at(ms) / total * WIDTH;
     let height = ROW * spans.len() as f64 + 24.0;
     let _ = writeln!(
         text,
@@ -339,16 +338,103 @@ fn timeline(input: &ReportInput) -> String {
         }
         text.push('\n');
     }
+    for gap in &axis.cut {
+        let at = x(gap.0) + axis.kept / total * WIDTH / 2.0;
+        let _ = writeln!(
+            text,
+            "<line x1=\"{at:.1}\" y1=\"0\" x2=\"{at:.1}\" y2=\"{:.1}\" stroke=\"#999\" \
+             stroke-dasharray=\"2,3\"/><text x=\"{at:.1}\" y=\"{:.1}\" font-size=\"10\" \
+             text-anchor=\"middle\">idle {}</text>",
+            height - 16.0,
+            height - 4.0,
+            idle(gap.1 - gap.0)
+        );
+    }
     let _ = writeln!(
         text,
         "<text x=\"{LABEL}\" y=\"{:.1}\" font-size=\"11\">0 s</text><text x=\"{:.1}\" y=\"{:.1}\" \
-         font-size=\"11\" text-anchor=\"end\">{:.1} s</text>\n</svg>",
+         font-size=\"11\" text-anchor=\"end\">{:.1} s{}</text>\n</svg>",
         height - 4.0,
         LABEL + WIDTH,
         height - 4.0,
-        total / 1000.0
+        axis.busy_ms() as f64 / 1000.0,
+        if axis.cut.is_empty() { "" } else { " of work" }
     );
     text
+}
+
+/// Pauses longer than this between nodes (a run resumed the next day) are cut short on the
+/// timeline, so that the work stays readable.
+const LONG_PAUSE_MS: i64 = 60_000;
+
+/// The timeline's time axis: real time with the long pauses between runs cut to a short,
+/// marked stretch.
+struct Axis {
+    start: i64,
+    /// The pauses cut, as (from, to) in real milliseconds, in order.
+    cut: Vec<(i64, i64)>,
+    /// The width a cut pause keeps, in axis milliseconds.
+    kept: f64,
+    busy: i64,
+}
+
+impl Axis {
+    fn new(mut spans: Vec<(i64, i64)>) -> Axis {
+        spans.sort_unstable();
+        let start = spans.first().map_or(0, |s| s.0);
+        let (mut cut, mut busy) = (Vec::new(), 0);
+        let mut current: Option<(i64, i64)> = None;
+        for (from, to) in spans {
+            current = match current {
+                Some((a, b)) if from <= b + LONG_PAUSE_MS => Some((a, b.max(to))),
+                Some((a, b)) => {
+                    busy += b - a;
+                    cut.push((b, from));
+                    Some((from, to))
+                }
+                None => Some((from, to)),
+            };
+        }
+        if let Some((a, b)) = current {
+            busy += b - a;
+        }
+        // Short pauses inside a run count as its time; a cut pause keeps 2% of the work's width.
+        let kept = (busy as f64 * 0.02).max(1.0);
+        Axis {
+            start,
+            cut,
+            kept,
+            busy,
+        }
+    }
+
+    fn busy_ms(&self) -> i64 {
+        self.busy
+    }
+
+    /// Where real time `ms` lies on the axis, in axis milliseconds from the start.
+    fn at(&self, ms: i64) -> f64 {
+        let mut removed = 0.0;
+        for &(from, to) in &self.cut {
+            if ms >= to {
+                removed += (to - from) as f64 - self.kept;
+            } else if ms > from {
+                removed += (ms - from) as f64 * (1.0 - self.kept / (to - from) as f64);
+            }
+        }
+        (ms - self.start) as f64 - removed
+    }
+}
+
+/// A pause as people say it: `3 h 5 min`, `12 min`, `45 s`.
+fn idle(ms: i64) -> String {
+    let secs = ms / 1000;
+    match (secs / 3600, secs % 3600 / 60) {
+        (0, 0) => format!("{secs} s"),
+        (0, m) => format!("{m} min"),
+        (h, 0) => format!("{h} h"),
+        (h, m) => format!("{h} h {m} min"),
+    }
 }
 
 /// A node's bar: model, sandbox and engine segments in proportion to its totals.
@@ -541,4 +627,37 @@ fn validation(input: &ReportInput) -> String {
     }
     text.push_str("</ul>\n");
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_pauses_are_cut_short_and_short_ones_kept() {
+        let hour = 3_600_000;
+        let axis = Axis::new(vec![
+            (0, 1_000),
+            (1_500, 3_000),
+            (hour + 3_000, hour + 4_000),
+        ]);
+        assert_eq!(axis.cut, [(3_000, hour + 3_000)]);
+        // The 0.5 s pause is work time; the hour is not.
+        assert_eq!(axis.busy_ms(), 4_000);
+        assert_eq!(axis.at(1_500), 1_500.0);
+        assert!((axis.at(hour + 4_000) - (4_000.0 + axis.kept)).abs() < 1e-6);
+        assert!(
+            axis.at(hour) < axis.at(hour + 3_000),
+            "inside a cut, time still moves on"
+        );
+        assert_eq!(idle(hour + 5 * 60_000), "1 h 5 min");
+        assert_eq!(idle(45_000), "45 s");
+    }
+
+    #[test]
+    fn one_run_has_no_cut() {
+        let axis = Axis::new(vec![(10, 20), (30, 50)]);
+        assert!(axis.cut.is_empty());
+        assert_eq!(axis.at(50), 40.0);
+    }
 }
