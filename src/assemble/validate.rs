@@ -97,38 +97,25 @@ async fn checked(
 
 /// What a validation is a function of: zerorepo's version, the sandbox (`sandbox`: its
 /// [`TestRunner::identity`]), the host's Python (it compiles the files), the wheelhouse the
-/// install check uses, and every file of the repository but git's store, the engine's state
-/// and the reports written from the validation itself.
+/// install check uses, and every file of the repository outside hidden directories and
+/// caches ([`crate::workspace::publish::files_under`]) but the reports written from the
+/// validation itself.
 pub fn fingerprint(repo: &Path, sandbox: &str) -> String {
     const AFTER: [&str; 3] = [
         crate::layout::REPORT,
         crate::layout::REPORT_HTML,
         crate::layout::JUNIT,
     ];
-    let mut files = Vec::new();
-    let mut stack = vec![repo.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let rel = path
-                .strip_prefix(repo)
-                .unwrap_or(&path)
-                .to_string_lossy()
-                .into_owned();
-            if rel == ".git" || rel == ".zerorepo" || AFTER.contains(&rel.as_str()) {
-                continue;
-            }
-            if path.is_dir() {
-                stack.push(path);
-            } else if let Ok(bytes) = std::fs::read(&path) {
-                files.push(format!("{rel}\0{}\n", crate::fsutil::content_hash(&bytes)));
-            }
-        }
-    }
-    files.sort();
+    // The same walk that publishing and assembly use: hidden directories (git's store, the
+    // engine's state, virtual environments) and caches are not the repository's content.
+    let files: Vec<String> = crate::workspace::publish::files_under(repo)
+        .into_iter()
+        .filter(|rel| !AFTER.contains(&rel.as_str()))
+        .filter_map(|rel| {
+            let bytes = std::fs::read(repo.join(&rel)).ok()?;
+            Some(format!("{rel}\0{}\n", crate::fsutil::content_hash(&bytes)))
+        })
+        .collect();
     let wheels: Vec<String> = crate::sandbox::wheelhouse_dir()
         .and_then(|dir| std::fs::read_dir(dir).ok())
         .map(|entries| {
