@@ -368,8 +368,7 @@ pub fn render_markdown(
 }
 
 fn engine_section(e: &EngineRun) -> String {
-    let mut out = String::new();
-    out.push_str(&format!(
+    format!(
         "\n## Engine run (scripted, --jobs {}; injected: {})\n\n| figure | value |\n|---|---|\n| wall time | {:.2} s |\n| of it: node loops / assembly and validation | {:.2} / {:.2} s |\n| summed over nodes: sandbox / model / engine | {:.2} / {:.2} / {:.2} s |\n| sandbox runs | {} ({:.1} per second of wall time) |\n| nodes passed / needs review / failed / skipped | {} / {} / {} / {} |\n",
         e.jobs,
         e.faults.join(", "),
@@ -385,12 +384,10 @@ fn engine_section(e: &EngineRun) -> String {
         e.nodes.needs_review,
         e.nodes.failed,
         e.nodes.skipped
-    ));
-    out
+    )
 }
 
 fn real_section(r: &RealRun) -> String {
-    let mut out = String::new();
     let tokens: Vec<String> = r
         .tokens
         .iter()
@@ -408,7 +405,7 @@ fn real_section(r: &RealRun) -> String {
         .iter()
         .map(|(k, v)| format!("{k} {v}"))
         .collect();
-    out.push_str(&format!(
+    format!(
         "\n## Real run ({}{})\n\n| figure | value |\n|---|---|\n| wall time | {:.0} s ({:.1} min) |\n| model / sandbox time in the node loops | {:.0} / {:.0} s |\n| tokens, prompt / generated | {} |\n| first-try pass rate (seed target 60%) | {:.0}% |\n| debug success rate (seed target 80%) | {:.0}% |\n| diagnosis outcomes | {} |\n| nodes passed / needs review / failed / skipped | {} / {} / {} / {} |\n| reference tests passed | **{} of {} ({:.1}%)** |\n",
         r.provider,
         if r.resumed { ", resumed" } else { "" },
@@ -419,16 +416,23 @@ fn real_section(r: &RealRun) -> String {
         tokens.join("; "),
         r.first_try_rate * 100.0,
         r.debug_success_rate * 100.0,
-        if diagnosis.is_empty() { "none".into() } else { diagnosis.join(", ") },
+        if diagnosis.is_empty() {
+            "none".into()
+        } else {
+            diagnosis.join(", ")
+        },
         r.nodes.passed,
         r.nodes.needs_review,
         r.nodes.failed,
         r.nodes.skipped,
         r.reference_passed,
         r.reference_total,
-        if r.reference_total == 0 { 0.0 } else { 100.0 * f64::from(r.reference_passed) / f64::from(r.reference_total) }
-    ));
-    out
+        if r.reference_total == 0 {
+            0.0
+        } else {
+            100.0 * f64::from(r.reference_passed) / f64::from(r.reference_total)
+        }
+    )
 }
 
 fn comparison_section(against: Option<(&Path, &[Comparison])>) -> String {
@@ -570,7 +574,7 @@ fn chart(
             "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"#2a6fb0\"><title>{}: {}</title></circle>\n",
             x(i),
             y(v),
-            nights[i].0,
+            crate::assemble::report::xml_escape(&nights[i].0),
             number(v)
         ));
     }
@@ -587,9 +591,9 @@ fn chart(
          text-anchor=\"end\">{}</text>\n<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\n\
          <text x=\"{:.1}\" y=\"{bottom:.1}\" text-anchor=\"end\">0</text>\n",
         bottom + 16.0,
-        nights.first().map_or("", |n| n.0.as_str()),
+        crate::assemble::report::xml_escape(nights.first().map_or("", |n| n.0.as_str())),
         bottom + 16.0,
-        nights.last().map_or("", |n| n.0.as_str()),
+        crate::assemble::report::xml_escape(nights.last().map_or("", |n| n.0.as_str())),
         left - 4.0,
         top + 4.0,
         number(top_value),

@@ -8,6 +8,7 @@
 //! crate gives `None`, and the report says the graph could not be drawn instead of failing
 //! the assembly.
 
+use super::report::xml_escape;
 use layout::core::base::Orientation;
 use layout::core::color::Color;
 use layout::core::format::{ClipHandle, RenderBackend};
@@ -48,21 +49,6 @@ pub struct GraphEdge {
     pub to: usize,
     /// Dashed: a planned dependency; solid: a child in the plan's hierarchy.
     pub dependency: bool,
-}
-
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The SVG of `nodes` and `edges`, laid out top to bottom; `None` if there are more than
@@ -195,16 +181,16 @@ impl Svg {
                         "<a href=\"#{}\"><rect class=\"node {}\" data-node=\"{}\" \
                          data-status=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"4\" \
                          fill=\"{}\" stroke=\"#333\" stroke-width=\"1\"><title>{}</title></rect></a>\n",
-                        escape(&node.anchor),
+                        xml_escape(&node.anchor),
                         node.status,
-                        escape(&node.id),
+                        xml_escape(&node.id),
                         node.status,
                         n(xy.x),
                         n(xy.y),
                         n(size.x),
                         n(size.y),
                         node.fill,
-                        escape(&node.title)
+                        xml_escape(&node.title)
                     ));
                 }
                 Shape::Text { .. } => {}
@@ -216,7 +202,7 @@ impl Svg {
                     "<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" dominant-baseline=\"central\">{}</text>\n",
                     n(xy.x),
                     n(xy.y),
-                    escape(text)
+                    xml_escape(text)
                 ));
             }
         }

@@ -18,8 +18,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::graph::{self, GraphEdge, GraphNode, escape};
-use super::report::{ReportInput, diagnose};
+use super::graph::{self, GraphEdge, GraphNode};
+use super::report::{ReportInput, diagnose, xml_escape as escape};
 use crate::checkpoint::{NodeRecord, NodeStatus, Verdict};
 use crate::report::percent;
 use crate::rpg::Node;

@@ -455,7 +455,8 @@ fn recommendations(input: &ReportInput) -> String {
     format!("\n## Recommendations\n\n{}\n", lines.join("\n"))
 }
 
-fn xml_escape(text: &str) -> String {
+/// Text for XML, HTML and SVG, in element content and double-quoted attributes.
+pub fn xml_escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")
