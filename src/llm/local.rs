@@ -8,14 +8,23 @@
 //! The chat template is the one stored in the GGUF.
 //!
 //! Several candidates of one request are decoded together: the prompt is evaluated once on
-//! sequence 0, its cache is shared with sequences 1..n, and each step decodes one token of
-//! every live sequence in one batch. On a CPU a step of n sequences costs much less than n
-//! steps of one (the weights are read once per step), which is what makes asking for
-//! several candidates affordable.
+//! the slot's first sequence, its cache is shared with the candidates' sequences, and each
+//! step decodes one token of every live sequence in one batch. On a CPU a step of n
+//! sequences costs much less than n steps of one (the weights are read once per step), which
+//! is what makes asking for several candidates affordable.
+//!
+//! Requests of different nodes (`generate --jobs N`) are batched the same way (continuous
+//! batching): the worker takes new jobs between decode steps, gives each an idle slot of the
+//! cache, and every step carries the next token of every job's candidates plus a chunk of any
+//! prompt still being evaluated. Each slot keeps its own cached prefix, so nodes that take
+//! turns no longer evict each other's prompts. Floating-point sums depend on what shares a
+//! batch, so greedy answers can differ with `--jobs`; with one job they do not.
 
+use std::collections::VecDeque;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
 use llama_cpp_2::context::LlamaContext;
@@ -35,10 +44,16 @@ use llama_cpp_2::{
 use super::{LlmError, LlmProvider, LlmRequest, LlmResponse, Role, Usage};
 use crate::edit::cutoff::{MOST_TESTS, stop_after_tests};
 
+/// The most one request may take of the cache: its prompt and all its answers.
 const CONTEXT_TOKENS: u32 = 8192;
+/// Requests decoded at once, each in its own slot of the cache.
+const LANES: usize = 4;
+/// The cache all slots share (about 28 KiB a token for the 1.5B model). Two requests at their
+/// largest fit; smaller ones fit four, and a job waits while the cache is full.
+const CACHE_TOKENS: usize = 2 * CONTEXT_TOKENS as usize;
 const BATCH: usize = 512;
-/// The most sequences decoded together: the five diagnosis votes (implementation candidates
-/// are at most 4); more are capped to this.
+/// The most sequences of one request decoded together: the five diagnosis votes
+/// (implementation candidates are at most 4); more are capped to this.
 pub(crate) const MAX_SEQUENCES: u32 = 5;
 
 struct Job {
@@ -51,6 +66,7 @@ struct Job {
 pub(crate) struct LocalProvider {
     jobs: mpsc::Sender<Job>,
     name: String,
+    shared_decodes: Arc<AtomicU64>,
 }
 
 impl LocalProvider {
@@ -59,9 +75,11 @@ impl LocalProvider {
         let (jobs, incoming) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), LocalError>>();
         let model_path: PathBuf = path.to_path_buf();
+        let shared_decodes = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&shared_decodes);
         std::thread::Builder::new()
             .name("zerorepo-llm".into())
-            .spawn(move || worker(&model_path, &ready_tx, &incoming))
+            .spawn(move || worker(&model_path, &ready_tx, &incoming, counter))
             .map_err(|e| permanent(format!("cannot start the model thread: {e}")))?;
         match ready_rx.recv() {
             Ok(Ok(())) => {}
@@ -75,7 +93,23 @@ impl LocalProvider {
         Ok(LocalProvider {
             jobs,
             name: format!("local:{file}"),
+            shared_decodes,
         })
+    }
+
+    /// How many decode steps so far carried tokens of more than one request: the evidence
+    /// that concurrent requests were batched together rather than taking turns.
+    pub(crate) fn shared_decodes(&self) -> u64 {
+        self.shared_decodes.load(Ordering::Relaxed)
+    }
+}
+
+impl Drop for LocalProvider {
+    fn drop(&mut self) {
+        tracing::debug!(
+            shared_decodes = self.shared_decodes(),
+            "local model: decode steps that carried more than one request"
+        );
     }
 }
 
@@ -171,7 +205,12 @@ impl LlmProvider for LocalProvider {
 
 /// The model thread: loads, says whether it is ready, then serves jobs until the provider is
 /// dropped. The context borrows the model, which is why both live here and not in the provider.
-fn worker(path: &Path, ready: &mpsc::Sender<Result<(), LocalError>>, jobs: &mpsc::Receiver<Job>) {
+fn worker(
+    path: &Path,
+    ready: &mpsc::Sender<Result<(), LocalError>>,
+    jobs: &mpsc::Receiver<Job>,
+    shared_decodes: Arc<AtomicU64>,
+) {
     let (backend, model) = match load(path) {
         Ok(loaded) => loaded,
         Err(e) => {
@@ -179,7 +218,7 @@ fn worker(path: &Path, ready: &mpsc::Sender<Result<(), LocalError>>, jobs: &mpsc
             return;
         }
     };
-    match Session::open(&backend, &model, path) {
+    match Session::open(&backend, &model, path, shared_decodes) {
         Ok(mut session) => {
             let _ = ready.send(Ok(()));
             session.serve(jobs);
@@ -205,12 +244,67 @@ fn load(path: &Path) -> Result<(LlamaBackend, LlamaModel), LocalError> {
 }
 
 /// A context on the model and what its KV cache holds, kept from one job to the next.
+///
+/// The cache is shared by [`LANES`] slots. A slot owns [`MAX_SEQUENCES`] sequence ids; its
+/// first keeps the tokens of the last prompt (and first answer) it served, so a request that
+/// comes back to it only evaluates what changed. A job runs in the idle slot whose cache shares
+/// the longest prefix with its prompt, which keeps a node's successive requests on one slot
+/// while other nodes' requests use theirs.
 struct Session<'m> {
     model: &'m LlamaModel,
     ctx: LlamaContext<'m>,
     template: LlamaChatTemplate,
-    /// The tokens whose keys and values are in the cache, in order.
+    slots: Vec<Slot>,
+    /// Jobs tokenized and waiting for a slot or for room in the cache, oldest first.
+    waiting: VecDeque<Pending>,
+    /// Counts placements, so the least recently used slot is known.
+    clock: u64,
+    /// Decodes that carried tokens of more than one job (see [`LocalProvider::shared_decodes`]).
+    shared_decodes: Arc<AtomicU64>,
+}
+
+/// One slot of the cache: what its first sequence holds, and the job it runs, if any.
+#[derive(Default)]
+struct Slot {
+    /// The tokens whose keys and values the slot's first sequence holds, in order.
     cached: Vec<LlamaToken>,
+    last_used: u64,
+    lane: Option<Lane>,
+}
+
+/// A job with its prompt tokenized.
+struct Pending {
+    job: Job,
+    tokens: Vec<LlamaToken>,
+}
+
+/// A job being served in a slot: its prompt being evaluated, then its candidates decoded.
+struct Lane {
+    pending: Pending,
+    /// Candidates (sequences) asked for, at most [`MAX_SEQUENCES`].
+    n: u32,
+    /// Prompt tokens found in the cache when the job was placed.
+    reused: usize,
+    /// Cells held for this job: its prompt and its answers at their longest.
+    cells: usize,
+    /// Prompt tokens evaluated so far (the reused ones included).
+    evaluated: usize,
+    /// Where in the current batch the prompt's last token is, once it has been added.
+    prompt_logits: Option<i32>,
+    /// Empty until the prompt has been evaluated.
+    sequences: Vec<Sequence>,
+    started: Instant,
+}
+
+impl Lane {
+    fn done(&self) -> bool {
+        !self.sequences.is_empty() && self.sequences.iter().all(|s| s.logits.is_none())
+    }
+}
+
+/// The sequence id of candidate `k` in slot `slot`.
+fn seq_id(slot: usize, k: u32) -> i32 {
+    (slot as u32 * MAX_SEQUENCES + k) as i32
 }
 
 impl<'m> Session<'m> {
@@ -218,12 +312,14 @@ impl<'m> Session<'m> {
         backend: &LlamaBackend,
         model: &'m LlamaModel,
         path: &Path,
+        shared_decodes: Arc<AtomicU64>,
     ) -> Result<Session<'m>, LocalError> {
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as i32;
-        // One cache for all sequences: candidates share the prompt's entries.
+        // One cache for all sequences: candidates share the prompt's entries, and a slot can
+        // start from another slot's prefix. Attention skips the cells of other sequences.
         let params = LlamaContextParams::default()
-            .with_n_ctx(NonZeroU32::new(CONTEXT_TOKENS))
-            .with_n_seq_max(MAX_SEQUENCES)
+            .with_n_ctx(NonZeroU32::new(CACHE_TOKENS as u32))
+            .with_n_seq_max(LANES as u32 * MAX_SEQUENCES)
             .with_kv_unified(true)
             .with_n_batch(BATCH as u32)
             .with_n_threads(threads)
@@ -241,70 +337,292 @@ impl<'m> Session<'m> {
             model,
             ctx,
             template,
-            cached: Vec::new(),
+            slots: (0..LANES).map(|_| Slot::default()).collect(),
+            waiting: VecDeque::new(),
+            clock: 0,
+            shared_decodes,
         })
     }
 
+    /// Serves jobs until the provider is dropped: takes new jobs between decode steps, so a
+    /// job that arrives while others are being decoded joins their batches at once.
     fn serve(&mut self, jobs: &mpsc::Receiver<Job>) {
-        while let Ok(job) = jobs.recv() {
-            let answers = match self.answer(&job.request, job.n) {
-                Ok(answers) => answers.into_iter().map(Ok).collect(),
-                Err(e) => {
-                    self.forget();
-                    vec![Err(failed(e))]
+        loop {
+            if self.idle() {
+                match jobs.recv() {
+                    Ok(job) => self.take(job),
+                    Err(_) => return,
                 }
-            };
-            let _ = job.reply.send(answers);
+            }
+            while let Ok(job) = jobs.try_recv() {
+                self.take(job);
+            }
+            if let Err(e) = self.place_waiting().and_then(|()| self.step()) {
+                self.fail_all(&e);
+                continue;
+            }
+            self.finish_done();
         }
     }
 
-    /// After a failure the cache may hold half a prompt: the next job starts from nothing.
+    fn idle(&self) -> bool {
+        self.waiting.is_empty() && self.slots.iter().all(|s| s.lane.is_none())
+    }
+
+    /// Tokenizes a new job and queues it; a prompt that cannot fit is answered at once.
+    fn take(&mut self, job: Job) {
+        let n = job.n.clamp(1, MAX_SEQUENCES);
+        match self.prompt(&job.request, n) {
+            Ok(tokens) => self.waiting.push_back(Pending { job, tokens }),
+            Err(e) => {
+                let _ = job.reply.send(vec![Err(failed(e))]);
+            }
+        }
+    }
+
+    /// Places waiting jobs, oldest first, while a slot is idle and the cache has room.
+    fn place_waiting(&mut self) -> Result<(), LocalError> {
+        while let Some(next) = self.waiting.front() {
+            let n = next.job.n.clamp(1, MAX_SEQUENCES);
+            let need = next.tokens.len() + (n * next.job.request.max_tokens) as usize;
+            let views: Vec<SlotView> = self
+                .slots
+                .iter()
+                .map(|s| SlotView {
+                    shared: common_prefix(&s.cached, &next.tokens),
+                    cells: s.lane.as_ref().map_or(s.cached.len(), |l| l.cells),
+                    busy: s.lane.is_some(),
+                    last_used: s.last_used,
+                })
+                .collect();
+            let Placement::Slot { slot, evict } = place(&views, need, CACHE_TOKENS) else {
+                return Ok(());
+            };
+            for other in evict {
+                self.ctx
+                    .clear_kv_cache_seq(Some(seq_id(other, 0) as u32), None, None)?;
+                self.slots[other].cached.clear();
+            }
+            let Some(pending) = self.waiting.pop_front() else {
+                return Ok(());
+            };
+            self.start(slot, pending, n, need)?;
+        }
+        Ok(())
+    }
+
+    /// Starts `pending` in `slot`: keeps the longest cached prefix of its prompt (the slot's
+    /// own, or copied from another slot's) and drops the rest of the slot's cache.
+    fn start(
+        &mut self,
+        slot: usize,
+        pending: Pending,
+        n: u32,
+        cells: usize,
+    ) -> Result<(), LocalError> {
+        let tokens = &pending.tokens;
+        // At least the last token is evaluated again, since sampling needs its logits.
+        let most = tokens.len() - 1;
+        let own = common_prefix(&self.slots[slot].cached, tokens).min(most);
+        let donor = (0..self.slots.len())
+            .filter(|&s| s != slot)
+            .map(|s| (s, common_prefix(&self.slots[s].cached, tokens).min(most)))
+            .max_by_key(|&(_, shared)| shared)
+            .filter(|&(_, shared)| shared > own);
+        let base = seq_id(slot, 0) as u32;
+        let keep = match donor {
+            Some((from, shared)) => {
+                self.ctx.clear_kv_cache_seq(Some(base), None, None)?;
+                self.ctx.copy_kv_cache_seq(
+                    seq_id(from, 0),
+                    base as i32,
+                    None,
+                    Some(shared as u32),
+                )?;
+                self.slots[slot].cached = tokens[..shared].to_vec();
+                shared
+            }
+            None => {
+                self.ctx
+                    .clear_kv_cache_seq(Some(base), Some(own as u32), None)?;
+                self.slots[slot].cached.truncate(own);
+                own
+            }
+        };
+        self.clock += 1;
+        let s = &mut self.slots[slot];
+        s.last_used = self.clock;
+        s.lane = Some(Lane {
+            pending,
+            n,
+            reused: keep,
+            cells,
+            evaluated: keep,
+            prompt_logits: None,
+            sequences: Vec::new(),
+            started: Instant::now(),
+        });
+        Ok(())
+    }
+
+    /// One decode: the next token of every live candidate of every job, then as much of the
+    /// prompts still to evaluate as the batch holds.
+    fn step(&mut self) -> Result<(), LocalError> {
+        let vocab = self.model.vocab();
+        let mut batch = LlamaBatch::new(BATCH, 1);
+        let mut jobs_in_batch = 0;
+        let mut fed_to_first: Vec<(usize, LlamaToken)> = Vec::new();
+        for (slot, s) in self.slots.iter_mut().enumerate() {
+            let Some(lane) = s.lane.as_mut() else {
+                continue;
+            };
+            let before = batch.n_tokens();
+            let request = &lane.pending.job.request;
+            for (k, q) in lane.sequences.iter_mut().enumerate() {
+                let Some(index) = q.logits.take() else {
+                    continue;
+                };
+                let token = q.sampler.sample(&self.ctx, index);
+                q.sampler.accept(token);
+                if vocab.is_eog(token) {
+                    continue;
+                }
+                q.text.extend(vocab.token_to_piece(token, false, None));
+                q.generated += 1;
+                if q.generated >= u64::from(request.max_tokens)
+                    || answer_is_complete(&mut q.text, request.role)
+                {
+                    continue;
+                }
+                q.logits = Some(batch.n_tokens());
+                batch.add(token, q.position, &[seq_id(slot, k as u32)], true)?;
+                q.position += 1;
+                if k == 0 {
+                    fed_to_first.push((slot, token));
+                }
+            }
+            if batch.n_tokens() > before {
+                jobs_in_batch += 1;
+            }
+        }
+        // Prompts last: their chunks take what room the candidates left.
+        for (slot, s) in self.slots.iter_mut().enumerate() {
+            let Some(lane) = s.lane.as_mut() else {
+                continue;
+            };
+            let tokens = &lane.pending.tokens;
+            let room = BATCH - batch.n_tokens() as usize;
+            if lane.evaluated == tokens.len() || room == 0 {
+                continue;
+            }
+            let end = tokens.len().min(lane.evaluated + room);
+            for (pos, token) in tokens.iter().enumerate().take(end).skip(lane.evaluated) {
+                let last = pos + 1 == tokens.len();
+                if last {
+                    lane.prompt_logits = Some(batch.n_tokens());
+                }
+                batch.add(*token, pos as i32, &[seq_id(slot, 0)], last)?;
+            }
+            s.cached.extend_from_slice(&tokens[lane.evaluated..end]);
+            lane.evaluated = end;
+            jobs_in_batch += 1;
+        }
+        if batch.n_tokens() == 0 {
+            return Ok(());
+        }
+        self.ctx.decode(&mut batch)?;
+        if jobs_in_batch > 1 {
+            self.shared_decodes.fetch_add(1, Ordering::Relaxed);
+        }
+        for (slot, token) in fed_to_first {
+            self.slots[slot].cached.push(token);
+        }
+        self.begin_candidates()
+    }
+
+    /// For each job whose prompt was just evaluated: shares the prompt's cache with its other
+    /// candidates' sequences and starts them all from the prompt's last logits.
+    fn begin_candidates(&mut self) -> Result<(), LocalError> {
+        let model = self.model;
+        for slot in 0..self.slots.len() {
+            let Some(lane) = self.slots[slot].lane.as_mut() else {
+                continue;
+            };
+            let Some(first) = lane.prompt_logits.take() else {
+                continue;
+            };
+            for k in 1..lane.n {
+                self.ctx
+                    .copy_kv_cache_seq(seq_id(slot, 0), seq_id(slot, k), None, None)?;
+            }
+            let request = &lane.pending.job.request;
+            let position = lane.pending.tokens.len() as i32;
+            lane.sequences = (0..lane.n)
+                .map(|i| Sequence {
+                    sampler: sampler(model, &request.candidate(i)),
+                    text: request.prefill.clone().unwrap_or_default().into_bytes(),
+                    generated: 0,
+                    logits: Some(first),
+                    position,
+                })
+                .collect();
+        }
+        Ok(())
+    }
+
+    /// Answers every job whose candidates have all stopped, and frees their sequences; the
+    /// slot keeps its first sequence's cache for the next job.
+    fn finish_done(&mut self) {
+        for slot in 0..self.slots.len() {
+            if !self.slots[slot].lane.as_ref().is_some_and(Lane::done) {
+                continue;
+            }
+            let Some(lane) = self.slots[slot].lane.take() else {
+                continue;
+            };
+            let mut dropped = Ok(());
+            for k in 1..lane.n {
+                if let Err(e) =
+                    self.ctx
+                        .clear_kv_cache_seq(Some(seq_id(slot, k) as u32), None, None)
+                {
+                    dropped = Err(e);
+                }
+            }
+            if let Err(e) = dropped {
+                // A candidate's entries could not be dropped: start again from an empty cache.
+                let _ = lane.pending.job.reply.send(vec![Err(failed(e.into()))]);
+                self.forget();
+                continue;
+            }
+            answer(lane);
+        }
+    }
+
+    /// A decode failed: every job in flight gets the error, and the cache, which may hold half
+    /// a batch, is emptied.
+    fn fail_all(&mut self, error: &LocalError) {
+        for slot in &mut self.slots {
+            if let Some(lane) = slot.lane.take() {
+                let _ = lane
+                    .pending
+                    .job
+                    .reply
+                    .send(vec![Err(permanent(error.to_string()))]);
+            }
+        }
+        self.forget();
+    }
+
     fn forget(&mut self) {
-        self.cached.clear();
+        for slot in &mut self.slots {
+            slot.cached.clear();
+        }
         self.ctx.clear_kv_cache();
     }
 
-    /// `n` candidates of `request` (see [`LlmRequest::candidate`]), decoded together.
-    fn answer(&mut self, request: &LlmRequest, n: u32) -> Result<Vec<LlmResponse>, LocalError> {
-        let n = n.clamp(1, MAX_SEQUENCES);
-        let started = Instant::now();
-        let tokens = self.prompt(request, n)?;
-        let keep = self.reuse_prefix(&tokens)?;
-        let batch = self.evaluate(&tokens[keep..])?;
-        for seq in 1..n {
-            self.ctx.copy_kv_cache_seq(0, seq as i32, None, None)?;
-        }
-        let generated = self.generate(request, n, batch.n_tokens() - 1);
-        for seq in 1..n {
-            self.ctx.clear_kv_cache_seq(Some(seq), None, None)?;
-        }
-        let sequences = generated?;
-        tracing::debug!(
-            node = %request.node_id,
-            role = request.role.as_str(),
-            prompt_tokens = tokens.len(),
-            reused = keep,
-            candidates = n,
-            generated = sequences.iter().map(|s| s.generated).sum::<u64>(),
-            seconds = started.elapsed().as_secs_f64(),
-            "local model call"
-        );
-        // The prompt was evaluated once: its tokens count once, with the first candidate.
-        Ok(sequences
-            .into_iter()
-            .enumerate()
-            .map(|(i, s)| LlmResponse {
-                text: String::from_utf8_lossy(&s.text).into_owned(),
-                usage: Usage {
-                    prompt_tokens: if i == 0 { tokens.len() as u64 } else { 0 },
-                    completion_tokens: s.generated,
-                },
-            })
-            .collect())
-    }
-
-    /// The request through the GGUF's chat template and then its prefill, tokenized; refused when it leaves no room
-    /// in the context for the answer.
+    /// The request through the GGUF's chat template and then its prefill, tokenized; refused
+    /// when it leaves no room in one request's share of the cache for `n` answers.
     fn prompt(&self, request: &LlmRequest, n: u32) -> Result<Vec<LlamaToken>, LocalError> {
         let chat = request
             .messages
@@ -335,96 +653,93 @@ impl<'m> Session<'m> {
         }
         Ok(tokens)
     }
+}
 
-    /// Keeps the KV cache for the prefix this prompt shares with what is already there and
-    /// drops the rest; returns how many tokens are kept. At least the last token is always
-    /// evaluated again, since sampling needs its logits.
-    fn reuse_prefix(&mut self, tokens: &[LlamaToken]) -> Result<usize, LocalError> {
-        let keep = self
-            .cached
-            .iter()
-            .zip(tokens)
-            .take_while(|(a, b)| a == b)
-            .count()
-            .min(tokens.len() - 1);
-        self.ctx
-            .clear_kv_cache_seq(Some(0), Some(keep as u32), None)?;
-        self.cached.truncate(keep);
-        Ok(keep)
-    }
-
-    /// Decodes `fresh` after the cached tokens, a batch at a time; returns the last batch,
-    /// whose last token holds the logits the first sample reads.
-    fn evaluate<'b>(&mut self, fresh: &[LlamaToken]) -> Result<LlamaBatch<'b>, LocalError> {
-        let keep = self.cached.len();
-        let mut batch = LlamaBatch::new(BATCH, 1);
-        for (chunk_index, chunk) in fresh.chunks(BATCH).enumerate() {
-            batch.clear();
-            let last_chunk = (chunk_index + 1) * BATCH >= fresh.len();
-            for (i, token) in chunk.iter().enumerate() {
-                let pos = (keep + chunk_index * BATCH + i) as i32;
-                batch.add(*token, pos, &[0], last_chunk && i + 1 == chunk.len())?;
-            }
-            self.ctx.decode(&mut batch)?;
-        }
-        self.cached.extend_from_slice(fresh);
-        Ok(batch)
-    }
-
-    /// Samples up to `max_tokens` tokens for each of `n` sequences, all starting from the
-    /// logits at `first` (the prompt's last token); every step decodes the next token of each
-    /// live sequence in one batch. Sequence 0's tokens join `cached`; the caller drops the
-    /// others' cache entries.
-    fn generate(
-        &mut self,
-        request: &LlmRequest,
-        n: u32,
-        first: i32,
-    ) -> Result<Vec<Sequence>, LocalError> {
-        let model = self.model;
-        let vocab = model.vocab();
-        let mut sequences: Vec<Sequence> = (0..n)
-            .map(|i| Sequence {
-                sampler: sampler(model, &request.candidate(i)),
-                text: request.prefill.clone().unwrap_or_default().into_bytes(),
-                generated: 0,
-                logits: Some(first),
-                position: self.cached.len() as i32,
+/// Sends a finished job its candidates.
+fn answer(lane: Lane) {
+    let request = &lane.pending.job.request;
+    let prompt_tokens = lane.pending.tokens.len();
+    tracing::debug!(
+        node = %request.node_id,
+        role = request.role.as_str(),
+        prompt_tokens,
+        reused = lane.reused,
+        candidates = lane.n,
+        generated = lane.sequences.iter().map(|s| s.generated).sum::<u64>(),
+        seconds = lane.started.elapsed().as_secs_f64(),
+        "local model call"
+    );
+    // The prompt was evaluated once: its tokens count once, with the first candidate.
+    let answers = lane
+        .sequences
+        .into_iter()
+        .enumerate()
+        .map(|(i, s)| {
+            Ok(LlmResponse {
+                text: String::from_utf8_lossy(&s.text).into_owned(),
+                usage: Usage {
+                    prompt_tokens: if i == 0 { prompt_tokens as u64 } else { 0 },
+                    completion_tokens: s.generated,
+                },
             })
-            .collect();
-        let mut batch = LlamaBatch::new(n as usize, 1);
-        loop {
-            batch.clear();
-            let mut fed_to_first = None;
-            for (seq, s) in sequences.iter_mut().enumerate() {
-                let Some(index) = s.logits.take() else {
-                    continue;
-                };
-                let token = s.sampler.sample(&self.ctx, index);
-                s.sampler.accept(token);
-                if vocab.is_eog(token) {
-                    continue;
-                }
-                s.text.extend(vocab.token_to_piece(token, false, None));
-                s.generated += 1;
-                if s.generated >= u64::from(request.max_tokens)
-                    || answer_is_complete(&mut s.text, request.role)
-                {
-                    continue;
-                }
-                s.logits = Some(batch.n_tokens());
-                batch.add(token, s.position, &[seq as i32], true)?;
-                s.position += 1;
-                if seq == 0 {
-                    fed_to_first = Some(token);
-                }
-            }
-            if batch.n_tokens() == 0 {
-                return Ok(sequences);
-            }
-            self.ctx.decode(&mut batch)?;
-            self.cached.extend(fed_to_first);
+        })
+        .collect();
+    let _ = lane.pending.job.reply.send(answers);
+}
+
+fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// What placing a job needs to know of a slot.
+#[derive(Debug, Clone, Copy)]
+struct SlotView {
+    /// Prompt tokens its cache already holds.
+    shared: usize,
+    /// Cache cells it holds (a busy slot: all its job may need).
+    cells: usize,
+    busy: bool,
+    last_used: u64,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Placement {
+    /// Run in `slot` after emptying the caches of the idle slots `evict`.
+    Slot { slot: usize, evict: Vec<usize> },
+    /// No slot is idle, or the busy ones leave too little room: wait for one to finish.
+    Wait,
+}
+
+/// Where a job needing `need` cells goes: the idle slot sharing the longest prefix with its
+/// prompt (the least recently used among equals), after evicting other idle slots' caches,
+/// least recently used first, until the job fits in `capacity`.
+fn place(slots: &[SlotView], need: usize, capacity: usize) -> Placement {
+    let Some(slot) = (0..slots.len())
+        .filter(|&i| !slots[i].busy)
+        .max_by_key(|&i| (slots[i].shared, std::cmp::Reverse(slots[i].last_used)))
+    else {
+        return Placement::Wait;
+    };
+    let mut used: usize = (0..slots.len())
+        .filter(|&i| i != slot)
+        .map(|i| slots[i].cells)
+        .sum();
+    let mut idle: Vec<usize> = (0..slots.len())
+        .filter(|&i| i != slot && !slots[i].busy && slots[i].cells > 0)
+        .collect();
+    idle.sort_by_key(|&i| slots[i].last_used);
+    let mut evict = Vec::new();
+    for i in idle {
+        if used + need <= capacity {
+            break;
         }
+        used -= slots[i].cells;
+        evict.push(i);
+    }
+    if used + need <= capacity {
+        Placement::Slot { slot, evict }
+    } else {
+        Placement::Wait
     }
 }
 
@@ -479,6 +794,128 @@ fn closes_a_code_block(text: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn view(shared: usize, cells: usize, busy: bool, last_used: u64) -> SlotView {
+        SlotView {
+            shared,
+            cells,
+            busy,
+            last_used,
+        }
+    }
+
+    #[test]
+    fn a_job_goes_to_the_idle_slot_sharing_most_of_its_prompt() {
+        let slots = [
+            view(900, 1000, true, 5),
+            view(10, 1000, false, 1),
+            view(300, 400, false, 2),
+            view(0, 0, false, 0),
+        ];
+        assert_eq!(
+            place(&slots, 3000, 16384),
+            Placement::Slot {
+                slot: 2,
+                evict: vec![]
+            }
+        );
+    }
+
+    #[test]
+    fn among_equals_the_least_recently_used_slot_is_taken() {
+        let slots = [
+            view(0, 500, false, 7),
+            view(0, 500, false, 3),
+            view(0, 500, false, 9),
+        ];
+        assert_eq!(
+            place(&slots, 100, 16384),
+            Placement::Slot {
+                slot: 1,
+                evict: vec![]
+            }
+        );
+    }
+
+    #[test]
+    fn idle_caches_are_evicted_oldest_first_until_the_job_fits() {
+        let slots = [
+            view(0, 6000, true, 8),
+            view(0, 3000, false, 4),
+            view(0, 3000, false, 2),
+            view(50, 3000, false, 6),
+        ];
+        // Slot 3 shares a prefix; 6000 + 3000 + 3000 + 5000 > 16000, so the oldest idle
+        // other slot (2) goes, and that is enough.
+        assert_eq!(
+            place(&slots, 5000, 16000),
+            Placement::Slot {
+                slot: 3,
+                evict: vec![2]
+            }
+        );
+        assert_eq!(
+            place(&slots, 9000, 16000),
+            Placement::Slot {
+                slot: 3,
+                evict: vec![2, 1]
+            }
+        );
+    }
+
+    #[test]
+    fn a_job_waits_while_busy_slots_leave_too_little_room_or_none_is_idle() {
+        let crowded = [view(0, 9000, true, 1), view(0, 0, false, 0)];
+        assert_eq!(place(&crowded, 8000, 16384), Placement::Wait);
+        let all_busy = [view(0, 10, true, 1), view(0, 10, true, 2)];
+        assert_eq!(place(&all_busy, 10, 16384), Placement::Wait);
+    }
+
+    /// Two requests of different nodes sent at once are decoded in shared steps and both
+    /// answered. Needs the model: CI pulls it; elsewhere a missing model skips loudly.
+    #[tokio::test]
+    async fn two_requests_at_once_are_decoded_in_shared_steps() {
+        let Ok(path) = crate::llm::model::resolve(None) else {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "CI must pull the model (scripts/test.sh runs `zerorepo model pull`)"
+            );
+            eprintln!("SKIPPED: no local model; run `zerorepo model pull`");
+            return;
+        };
+        let provider = LocalProvider::load(&path).unwrap();
+        let ask = |node: &str, task: &str| LlmRequest {
+            node_id: node.into(),
+            role: Role::Impl,
+            attempt: 0,
+            messages: vec![super::super::Message {
+                role: "user".into(),
+                content: format!("Write a Python function {task}. Reply with one code block."),
+            }],
+            temperature: 0.0,
+            max_tokens: 24,
+            seed: None,
+            template: "test@1".into(),
+            candidate: 0,
+            prefill: Some("```python\ndef ".into()),
+        };
+        let add = ask("a", "add(a, b) that returns a + b");
+        let upper = ask("b", "shout(text) that returns text.upper()");
+        let (first, second) =
+            tokio::join!(provider.complete_many(&add, 2), provider.complete(&upper));
+        let shared = provider.shared_decodes();
+        assert!(shared > 0, "the two requests never shared a decode step");
+        assert_eq!(first.len(), 2);
+        for answer in first.iter().chain(std::iter::once(&second)) {
+            let answer = answer.as_ref().unwrap();
+            assert!(answer.usage.completion_tokens > 0, "{answer:?}");
+            assert!(answer.text.starts_with("```python\ndef "), "{answer:?}");
+        }
+        // A request alone shares nothing, and finds its prompt in its slot's cache.
+        let again = provider.complete(&upper).await.unwrap();
+        assert_eq!(provider.shared_decodes(), shared);
+        assert!(again.usage.prompt_tokens > 0);
+    }
 
     /// The texts users see are the ones the worker formatted by hand before it had an error type.
     #[test]
