@@ -15,6 +15,11 @@ use zerorepo::llm::{LlmRequest, Message, Role};
 
 /// A write-implementation prompt of ml_lib's size: the spec of `parse_csv_text`.
 fn request() -> LlmRequest {
+    request_for("parse_csv_text")
+}
+
+/// The write-implementation prompt of ml_lib's function `name`.
+fn request_for(name: &str) -> LlmRequest {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let rpg: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(root.join("fixtures/ml_lib/rpg.json")).unwrap(),
@@ -24,10 +29,10 @@ fn request() -> LlmRequest {
         .as_array()
         .unwrap()
         .iter()
-        .find(|n| n["name"] == "parse_csv_text")
+        .find(|n| n["name"] == name)
         .unwrap();
     let user = format!(
-        "Signature: {}\nSpecification:\n{}\n\nTask: write the function `parse_csv_text` itself \
+        "Signature: {}\nSpecification:\n{}\n\nTask: write the function `{name}` itself \
          (not tests). Reply with one ```python block holding the complete definition with the \
          exact signature above and its body.",
         node["signature"].as_str().unwrap(),
@@ -96,4 +101,47 @@ async fn main() {
             rate / base
         );
     }
+    two_nodes(llm.as_ref()).await;
+}
+
+/// Two requests of different nodes (`generate --jobs 2`), one after the other and then sent
+/// at once, which the worker decodes in shared steps; each has its own prompt, so prompt
+/// evaluation is part of the cost. Each pair is first answered once so that both prompts
+/// are in the cache for both measurements.
+async fn two_nodes(llm: &dyn zerorepo::llm::LlmProvider) {
+    println!("\ntwo requests of different nodes (prompts cached):\n");
+    println!(
+        "| candidates each | order | generated tokens | seconds | aggregate tok/s | vs one after the other |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let a = request_for("parse_csv_text");
+    let b = request_for("mean_squared_error");
+    for n in [1u32, 3] {
+        let _ =
+            futures_util::future::join(llm.complete_many(&a, n), llm.complete_many(&b, n)).await;
+        let started = Instant::now();
+        let mut answers = llm.complete_many(&a, n).await;
+        answers.extend(llm.complete_many(&b, n).await);
+        let apart = (tokens(&answers), started.elapsed().as_secs_f64());
+        let started = Instant::now();
+        let (x, y) =
+            futures_util::future::join(llm.complete_many(&a, n), llm.complete_many(&b, n)).await;
+        let together = (tokens(&x) + tokens(&y), started.elapsed().as_secs_f64());
+        let base = apart.0 as f64 / apart.1;
+        for (order, (generated, seconds)) in [("one after the other", apart), ("at once", together)]
+        {
+            let rate = generated as f64 / seconds;
+            println!(
+                "| {n} | {order} | {generated} | {seconds:.1} | {rate:.1} | {:.2}× |",
+                rate / base
+            );
+        }
+    }
+}
+
+fn tokens(answers: &[Result<zerorepo::llm::LlmResponse, zerorepo::llm::LlmError>]) -> u64 {
+    answers
+        .iter()
+        .map(|a| a.as_ref().unwrap().usage.completion_tokens)
+        .sum()
 }
