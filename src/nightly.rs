@@ -78,9 +78,13 @@ pub struct EngineRun {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RealRun {
     pub provider: String,
+    /// Nodes generated at once (`--real-jobs`); reports older than this field ran one.
+    #[serde(default = "one_job")]
+    pub jobs: usize,
     /// Wall time of this invocation (a resumed night counts only what it ran).
     pub wall_s: f64,
-    /// The node loops' model time, summed over the nodes' records.
+    /// The node loops' model time, summed over the nodes' records (so concurrent nodes'
+    /// waits add up: compared only between runs of the same `jobs`).
     pub model_s: f64,
     pub sandbox_s: f64,
     /// Tokens per role, from the nodes' records.
@@ -102,6 +106,7 @@ pub struct RealRun {
 #[derive(Debug, Clone)]
 pub struct RealRunFacts {
     pub provider: String,
+    pub jobs: usize,
     pub wall_s: f64,
     pub reference_passed: u32,
     pub reference_total: u32,
@@ -146,6 +151,7 @@ impl RealRun {
         let rate = |a: usize, b: usize| if b == 0 { 0.0 } else { a as f64 / b as f64 };
         RealRun {
             provider: facts.provider,
+            jobs: facts.jobs,
             wall_s: facts.wall_s,
             model_s: model_ms as f64 / 1000.0,
             sandbox_s: sandbox_ms as f64 / 1000.0,
@@ -159,6 +165,10 @@ impl RealRun {
             resumed: facts.resumed,
         }
     }
+}
+
+fn one_job() -> usize {
+    1
 }
 
 /// Which way a figure should move.
@@ -186,6 +196,9 @@ pub struct Figure {
     pub value: f64,
     pub better: Better,
     pub threshold: Threshold,
+    /// Summed over the nodes' records: concurrent nodes' times add up, so it is compared
+    /// only between real runs of the same `--real-jobs`.
+    pub summed: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -217,6 +230,7 @@ pub fn figures(report: &NightlyReport) -> Vec<Figure> {
         value,
         better,
         threshold,
+        summed: false,
     };
     let mut out = Vec::new();
     if let Some(e) = &report.engine {
@@ -250,11 +264,21 @@ pub fn figures(report: &NightlyReport) -> Vec<Figure> {
     if let Some(r) = &report.real {
         let tokens = crate::usage::total(&r.tokens);
         out.push(f("real: wall s", r.wall_s, Better::Lower, TIME_NOISE));
-        out.push(f("real: model s", r.model_s, Better::Lower, TIME_NOISE));
+        out.push(Figure {
+            summed: true,
+            ..f("real: model s", r.model_s, Better::Lower, TIME_NOISE)
+        });
         out.push(f(
             "real: generated tokens",
             tokens.completion_tokens as f64,
             Better::Lower,
+            TIME_NOISE,
+        ));
+        // The model's throughput, comparable whatever the jobs: it serves every node.
+        out.push(f(
+            "real: generated tokens per wall s",
+            tokens.completion_tokens as f64 / r.wall_s.max(1e-9),
+            Better::Higher,
             TIME_NOISE,
         ));
         out.push(f(
@@ -294,8 +318,11 @@ pub fn figures(report: &NightlyReport) -> Vec<Figure> {
 /// Each figure of `now` that `before` also has, judged.
 pub fn compare(before: &NightlyReport, now: &NightlyReport) -> Vec<Comparison> {
     let earlier: BTreeMap<&str, f64> = figures(before).iter().map(|f| (f.name, f.value)).collect();
+    let jobs = |r: &NightlyReport| r.real.as_ref().map(|r| r.jobs);
+    let same_jobs = jobs(before) == jobs(now);
     figures(now)
         .into_iter()
+        .filter(|figure| same_jobs || !figure.summed)
         .filter_map(|figure| {
             let old = *earlier.get(figure.name)?;
             let allowed = match figure.threshold {
@@ -406,8 +433,9 @@ fn real_section(r: &RealRun) -> String {
         .map(|(k, v)| format!("{k} {v}"))
         .collect();
     format!(
-        "\n## Real run ({}{})\n\n| figure | value |\n|---|---|\n| wall time | {:.0} s ({:.1} min) |\n| model / sandbox time in the node loops | {:.0} / {:.0} s |\n| tokens, prompt / generated | {} |\n| first-try pass rate (seed target 60%) | {:.0}% |\n| debug success rate (seed target 80%) | {:.0}% |\n| diagnosis outcomes | {} |\n| nodes passed / needs review / failed / skipped | {} / {} / {} / {} |\n| reference tests passed | **{} of {} ({:.1}%)** |\n",
+        "\n## Real run ({}, --jobs {}{})\n\n| figure | value |\n|---|---|\n| wall time | {:.0} s ({:.1} min) |\n| model / sandbox time in the node loops | {:.0} / {:.0} s |\n| tokens, prompt / generated | {} |\n| first-try pass rate (seed target 60%) | {:.0}% |\n| debug success rate (seed target 80%) | {:.0}% |\n| diagnosis outcomes | {} |\n| nodes passed / needs review / failed / skipped | {} / {} / {} / {} |\n| reference tests passed | **{} of {} ({:.1}%)** |\n",
         r.provider,
+        r.jobs,
         if r.resumed { ", resumed" } else { "" },
         r.wall_s,
         r.wall_s / 60.0,
@@ -448,7 +476,7 @@ fn comparison_section(against: Option<(&Path, &[Comparison])>) -> String {
         )),
         Some((path, comparisons)) => {
             out.push_str(&format!(
-                "\n## Against the previous report ({})\n\n\"same\" means within the machine's noise: 10% for times and token counts, 2 points for rates, nothing for counts.\n\n| figure | before | now | verdict |\n|---|---|---|---|\n",
+                "\n## Against the previous report ({})\n\n\"same\" means within the machine's noise: 10% for times and token counts, 2 points for rates, nothing for counts. Times summed over nodes are compared only between runs of the same --jobs.\n\n| figure | before | now | verdict |\n|---|---|---|---|\n",
                 path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
             ));
             for c in comparisons {
@@ -631,6 +659,7 @@ mod tests {
             }),
             real: Some(RealRun {
                 provider: "local".into(),
+                jobs: 1,
                 wall_s: 3000.0,
                 model_s: 2900.0,
                 sandbox_s: 20.0,
@@ -669,6 +698,41 @@ mod tests {
             verdict(&moved, "real: reference tests passed"),
             Verdict::Better
         );
+    }
+
+    #[test]
+    fn model_time_summed_over_nodes_is_compared_only_at_the_same_jobs() {
+        let before = night("2026-11-23", 10.0, 70, 82);
+        let mut now = night("2026-11-24", 10.0, 70, 82);
+        let compared = |now: &NightlyReport| {
+            compare(&before, now)
+                .iter()
+                .any(|c| c.name == "real: model s")
+        };
+        assert!(compared(&now));
+        if let Some(real) = now.real.as_mut() {
+            real.jobs = 2;
+            real.model_s = 5800.0;
+        }
+        assert!(
+            !compared(&now),
+            "2 jobs' model time is summed over overlapping nodes"
+        );
+        let throughput = compare(&before, &now);
+        assert!(
+            throughput
+                .iter()
+                .any(|c| c.name == "real: generated tokens per wall s"),
+            "{throughput:?}"
+        );
+    }
+
+    #[test]
+    fn a_report_without_jobs_ran_one() {
+        let mut json = serde_json::to_value(night("2026-11-23", 10.0, 70, 82)).unwrap();
+        json["real"].as_object_mut().unwrap().remove("jobs");
+        let old: NightlyReport = serde_json::from_value(json).unwrap();
+        assert_eq!(old.real.map(|r| r.jobs), Some(1));
     }
 
     #[test]

@@ -48,9 +48,9 @@ pub(crate) struct Args {
     /// Nodes generated at once in the engine run (default: one per core).
     #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     jobs: Option<usize>,
-    /// Nodes generated at once in the real run (`generate`'s default, 1: the embedded model
-    /// answers one request at a time).
-    #[arg(long, default_value_t = 1,
+    /// Nodes generated at once in the real run (`generate`'s default; the embedded model
+    /// decodes their requests together).
+    #[arg(long, default_value_t = crate::engine::DEFAULT_JOBS,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     real_jobs: usize,
     /// The report's date (YYYY-MM-DD; default today, UTC).
@@ -86,7 +86,11 @@ pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
     let mut commands = vec![format!(
         "zerorepo bench --fixture {}{} --date {date}",
         args.fixture.display(),
-        if args.real { " --real" } else { "" }
+        if args.real {
+            format!(" --real --real-jobs {}", args.real_jobs)
+        } else {
+            String::new()
+        }
     )];
     report.engine = Some(engine_run(&args, entries, &cancel).await?);
     if args.real {
@@ -266,6 +270,7 @@ async fn real_run(
         .unwrap_or_default();
     let facts = RealRunFacts {
         provider,
+        jobs: args.real_jobs,
         wall_s,
         reference_passed: evaluation.overall.passed,
         reference_total: evaluation.overall.total,
