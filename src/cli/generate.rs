@@ -48,8 +48,9 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N", default_value_t = 3,
           value_parser = clap::value_parser!(u32).range(1..=4))]
     candidates: u32,
-    /// Nodes generated at once (nodes sharing a file never run together).
-    #[arg(long, default_value_t = 1,
+    /// Nodes generated at once (nodes sharing a file never run together). The embedded model
+    /// decodes their requests together; a remote model answers them in parallel.
+    #[arg(long, default_value_t = crate::engine::DEFAULT_JOBS,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     jobs: usize,
     /// Passed nodes between two writes of the output tree (nodes work in a staging copy;
