@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::fsutil::write_atomic;
 use crate::layout::{COMPACT, JOURNAL};
+use crate::usage::Role;
 
 const JOURNAL_VERSION: u32 = 1;
 
@@ -155,7 +156,7 @@ pub struct DisputedTest {
 }
 
 /// What a node's loop did: the figures behind the run's first-try rate and time split.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NodeWork {
     /// Implementation rounds: the first, then each fix or fresh start.
     pub rounds: u32,
@@ -167,6 +168,9 @@ pub struct NodeWork {
     pub sandbox_runs: u32,
     /// Wall time waiting for the model.
     pub model_ms: u64,
+    /// The same, by what the model was asked (records older than this field have none).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub model_ms_by_role: BTreeMap<Role, u64>,
     /// Wall time running tests in the sandbox.
     pub sandbox_ms: u64,
 }
@@ -178,7 +182,17 @@ impl NodeWork {
         self.first_try |= other.first_try;
         self.sandbox_runs += other.sandbox_runs;
         self.model_ms += other.model_ms;
+        for (role, ms) in &other.model_ms_by_role {
+            *self.model_ms_by_role.entry(*role).or_default() += ms;
+        }
         self.sandbox_ms += other.sandbox_ms;
+    }
+
+    /// Counts `started`'s elapsed time as waiting for the model on a `role` request.
+    pub fn waited_for_model(&mut self, role: Role, started: std::time::Instant) {
+        let ms = started.elapsed().as_millis() as u64;
+        self.model_ms += ms;
+        *self.model_ms_by_role.entry(role).or_default() += ms;
     }
 }
 
@@ -210,8 +224,9 @@ enum JournalLine {
     },
     Node {
         node: String,
+        // Boxed: a record is ten times the size of the other lines.
         #[serde(flatten)]
-        record: NodeRecord,
+        record: Box<NodeRecord>,
     },
     /// A batch of files is about to be published to the output tree: their sha256 (`""`:
     /// removed). Written before the files, so a crash mid-batch is recognised on resume.
@@ -418,7 +433,7 @@ impl Checkpoint {
     pub fn record(&mut self, node: &str, record: NodeRecord) -> Result<(), CheckpointError> {
         self.append(&JournalLine::Node {
             node: node.to_string(),
-            record: record.clone(),
+            record: Box::new(record.clone()),
         })?;
         self.records.insert(node.to_string(), record);
         self.write_compact()
@@ -549,7 +564,7 @@ pub fn parse_journal(bytes: &[u8]) -> Result<JournalContents, Corrupt> {
                 hash = Some(rpg_sha256);
             }
             Ok(JournalLine::Node { node, record }) if i > 0 => {
-                records.insert(node, record);
+                records.insert(node, *record);
             }
             Ok(JournalLine::Flush { files }) if i > 0 => {
                 published.apply(&files);

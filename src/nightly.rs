@@ -21,7 +21,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::checkpoint::{CheckpointMap, NodeStatus};
-use crate::usage::UsageByRole;
+use crate::usage::{Role, UsageByRole};
 
 /// One night's figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -86,6 +86,10 @@ pub struct RealRun {
     /// The node loops' model time, summed over the nodes' records (so concurrent nodes'
     /// waits add up: compared only between runs of the same `jobs`).
     pub model_s: f64,
+    /// The same by what the model was asked: where the night's time went (empty in reports
+    /// older than this field).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub model_s_by_role: BTreeMap<Role, f64>,
     pub sandbox_s: f64,
     /// Tokens per role, from the nodes' records.
     pub tokens: UsageByRole,
@@ -121,6 +125,7 @@ impl RealRun {
         let mut diagnosis = BTreeMap::new();
         let (mut looped, mut first, mut retried, mut rescued) = (0usize, 0usize, 0usize, 0usize);
         let (mut model_ms, mut sandbox_ms) = (0u64, 0u64);
+        let mut by_role: BTreeMap<Role, u64> = BTreeMap::new();
         for record in records.values() {
             match record.status {
                 NodeStatus::Passed => nodes.passed += 1,
@@ -139,6 +144,9 @@ impl RealRun {
             if let Some(work) = &record.work {
                 looped += 1;
                 model_ms += work.model_ms;
+                for (role, ms) in &work.model_ms_by_role {
+                    *by_role.entry(*role).or_default() += ms;
+                }
                 sandbox_ms += work.sandbox_ms;
                 if work.first_try {
                     first += 1;
@@ -154,6 +162,10 @@ impl RealRun {
             jobs: facts.jobs,
             wall_s: facts.wall_s,
             model_s: model_ms as f64 / 1000.0,
+            model_s_by_role: by_role
+                .into_iter()
+                .map(|(role, ms)| (role, ms as f64 / 1000.0))
+                .collect(),
             sandbox_s: sandbox_ms as f64 / 1000.0,
             tokens,
             first_try_rate: rate(first, looped),
@@ -427,13 +439,32 @@ fn real_section(r: &RealRun) -> String {
             )
         })
         .collect();
+    let by_role: Vec<String> = r
+        .model_s_by_role
+        .iter()
+        .map(|(role, s)| {
+            format!(
+                "{} {s:.0} s ({:.0}%)",
+                role.as_str(),
+                100.0 * s / r.model_s.max(1e-9)
+            )
+        })
+        .collect();
+    let by_role = if by_role.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "| model time by role, summed over nodes | {} |\n",
+            by_role.join("; ")
+        )
+    };
     let diagnosis: Vec<String> = r
         .diagnosis
         .iter()
         .map(|(k, v)| format!("{k} {v}"))
         .collect();
     format!(
-        "\n## Real run ({}, --jobs {}{})\n\n| figure | value |\n|---|---|\n| wall time | {:.0} s ({:.1} min) |\n| model / sandbox time in the node loops | {:.0} / {:.0} s |\n| tokens, prompt / generated | {} |\n| first-try pass rate (seed target 60%) | {:.0}% |\n| debug success rate (seed target 80%) | {:.0}% |\n| diagnosis outcomes | {} |\n| nodes passed / needs review / failed / skipped | {} / {} / {} / {} |\n| reference tests passed | **{} of {} ({:.1}%)** |\n",
+        "\n## Real run ({}, --jobs {}{})\n\n| figure | value |\n|---|---|\n| wall time | {:.0} s ({:.1} min) |\n| model / sandbox time in the node loops | {:.0} / {:.0} s |\n{}| tokens, prompt / generated | {} |\n| first-try pass rate (seed target 60%) | {:.0}% |\n| debug success rate (seed target 80%) | {:.0}% |\n| diagnosis outcomes | {} |\n| nodes passed / needs review / failed / skipped | {} / {} / {} / {} |\n| reference tests passed | **{} of {} ({:.1}%)** |\n",
         r.provider,
         r.jobs,
         if r.resumed { ", resumed" } else { "" },
@@ -441,6 +472,7 @@ fn real_section(r: &RealRun) -> String {
         r.wall_s / 60.0,
         r.model_s,
         r.sandbox_s,
+        by_role,
         tokens.join("; "),
         r.first_try_rate * 100.0,
         r.debug_success_rate * 100.0,
@@ -662,6 +694,7 @@ mod tests {
                 jobs: 1,
                 wall_s: 3000.0,
                 model_s: 2900.0,
+                model_s_by_role: BTreeMap::new(),
                 sandbox_s: 20.0,
                 tokens: UsageByRole::new(),
                 first_try_rate: 0.3,
@@ -725,6 +758,49 @@ mod tests {
                 .any(|c| c.name == "real: generated tokens per wall s"),
             "{throughput:?}"
         );
+    }
+
+    #[test]
+    fn model_time_is_summed_by_role_and_shown_with_its_share() {
+        let node = |test_ms, impl_ms| {
+            let mut record =
+                crate::checkpoint::NodeRecord::now(crate::checkpoint::NodeStatus::Passed);
+            let mut work = crate::checkpoint::NodeWork::default();
+            for (role, ms) in [(Role::Test, test_ms), (Role::Impl, impl_ms)] {
+                work.model_ms += ms;
+                work.model_ms_by_role.insert(role, ms);
+            }
+            record.work = Some(work);
+            record
+        };
+        let records: CheckpointMap = [
+            ("a".to_string(), node(1000, 2000)),
+            ("b".to_string(), node(2000, 5000)),
+        ]
+        .into_iter()
+        .collect();
+        let facts = RealRunFacts {
+            provider: "local".into(),
+            jobs: 2,
+            wall_s: 10.0,
+            reference_passed: 1,
+            reference_total: 2,
+            resumed: false,
+        };
+        let run = RealRun::from_records(facts, &records);
+        assert_eq!(run.model_s, 10.0);
+        assert_eq!(
+            run.model_s_by_role,
+            BTreeMap::from([(Role::Test, 3.0), (Role::Impl, 7.0)])
+        );
+        let section = real_section(&run);
+        assert!(
+            section.contains(
+                "| model time by role, summed over nodes | test 3 s (30%); impl 7 s (70%) |"
+            ),
+            "{section}"
+        );
+        assert!(section.contains("--jobs 2"), "{section}");
     }
 
     #[test]

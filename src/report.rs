@@ -276,6 +276,7 @@ mod tests {
             sandbox_runs: 4,
             model_ms: 40_000,
             sandbox_ms: 1_000,
+            ..NodeWork::default()
         };
         work.add(&node(true, 1), 42_000);
         work.add(&node(false, 3), 45_000);

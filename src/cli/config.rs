@@ -283,7 +283,10 @@ mod tests {
         let jobs = resolved.iter().find(|r| r.key == "generate.jobs").unwrap();
         assert_eq!(
             (jobs.value.as_deref(), jobs.source),
-            (Some("1"), Source::Default)
+            (
+                Some(crate::engine::DEFAULT_JOBS.to_string().as_str()),
+                Source::Default
+            )
         );
         assert_eq!(jobs.flag, "--jobs");
     }

@@ -455,7 +455,7 @@ impl Leaf<'_> {
             &mut self.usage,
         )
         .await;
-        self.work.model_ms += started.elapsed().as_millis() as u64;
+        self.work.waited_for_model(Role::Test, started);
         let specification = self.node.docstring.as_deref().unwrap_or("");
         let code = asked
             .and_then(|answer| code_for_target(&answer, &self.test_file, &base).map_err(unusable))
@@ -503,7 +503,7 @@ impl Leaf<'_> {
             n,
         )
         .await;
-        self.work.model_ms += started.elapsed().as_millis() as u64;
+        self.work.waited_for_model(role, started);
         self.work.rounds += 1;
         self.work.answers += n;
         // Distinct modules, with how many answers gave each: identical samples agree.
@@ -870,7 +870,7 @@ impl Leaf<'_> {
             let answer = ask_vote(self.ctx, self.node, attempt, &inputs, i, &mut self.usage).await;
             votes.extend(answer.ok().and_then(|a| vote::parse(&a, i)));
         }
-        self.work.model_ms += started.elapsed().as_millis() as u64;
+        self.work.waited_for_model(Role::Diagnose, started);
         let evidence = vote::evidence(&execution);
         let outcome = vote::decide(&votes, &execution);
         let letters: String = votes.iter().chain(&evidence).map(|v| v.letter()).collect();

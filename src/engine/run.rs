@@ -148,7 +148,7 @@ impl<'a> Run<'a> {
             failure_reason: result.failure_reason.clone(),
             duration_ms: Some(duration.as_millis() as u64),
             tokens: result.usage.clone(),
-            work: result.work,
+            work: result.work.clone(),
             diagnosis: result.diagnosis.clone(),
             ..NodeRecord::now(result.status)
         };

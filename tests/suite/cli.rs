@@ -121,7 +121,7 @@ fn the_config_file_sets_defaults_under_flags_and_environment_and_bad_files_are_r
     let (backend, timeout, jobs) = show(&[]);
     assert_eq!(backend, ("docker".into(), "file".into()));
     assert_eq!(timeout, ("45".into(), "file".into()));
-    assert_eq!(jobs, ("1".into(), "default".into()));
+    assert_eq!(jobs, ("2".into(), "default".into()));
     let (backend, _, _) = show(&[("ZEROREPO_SANDBOX", "none")]);
     assert_eq!(backend, ("none".into(), "environment".into()));
 

@@ -195,7 +195,13 @@ fn checkpoint_is_written_after_every_node_in_order() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o");
-    let (code, _, stderr) = generate("subgraphs20", &script_of("subgraphs20"), &out, &[]);
+    // One job: the journal then follows the plan's order exactly.
+    let (code, _, stderr) = generate(
+        "subgraphs20",
+        &script_of("subgraphs20"),
+        &out,
+        &["--jobs", "1"],
+    );
     assert_eq!(code, 0, "{stderr}");
     let expected: Vec<(String, String)> = order("subgraphs20")
         .into_iter()
@@ -222,8 +228,15 @@ fn resume_from_the_tenth_node_skips_the_first_nine() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o");
+    // One job, so that the rerun's journal follows the plan's order.
     assert_eq!(
-        generate("subgraphs20", &script_of("subgraphs20"), &out, &[]).0,
+        generate(
+            "subgraphs20",
+            &script_of("subgraphs20"),
+            &out,
+            &["--jobs", "1"]
+        )
+        .0,
         0
     );
     let first = journal(&out).len();
@@ -232,7 +245,7 @@ fn resume_from_the_tenth_node_skips_the_first_nine() {
         "subgraphs20",
         &script_of("subgraphs20"),
         &out,
-        &["--start-from-node", &order[9]],
+        &["--start-from-node", &order[9], "--jobs", "1"],
     );
     assert_eq!(code, 0, "{stderr}");
     assert!(stdout.contains("(9 kept from the checkpoint)"), "{stdout}");
