@@ -276,6 +276,8 @@ struct Slot {
 struct Pending {
     job: Job,
     tokens: Vec<LlamaToken>,
+    /// When it arrived: the wait for a slot or for room in the cache is logged.
+    queued: Instant,
 }
 
 /// A job being served in a slot: its prompt being evaluated, then its candidates decoded.
@@ -373,7 +375,11 @@ impl<'m> Session<'m> {
     fn take(&mut self, job: Job) {
         let n = job.n.clamp(1, MAX_SEQUENCES);
         match self.prompt(&job.request, n) {
-            Ok(tokens) => self.waiting.push_back(Pending { job, tokens }),
+            Ok(tokens) => self.waiting.push_back(Pending {
+                job,
+                tokens,
+                queued: Instant::now(),
+            }),
             Err(e) => {
                 let _ = job.reply.send(vec![Err(failed(e))]);
             }
@@ -667,6 +673,7 @@ fn answer(lane: Lane) {
         candidates = lane.n,
         generated = lane.sequences.iter().map(|s| s.generated).sum::<u64>(),
         seconds = lane.started.elapsed().as_secs_f64(),
+        queued = lane.started.duration_since(lane.pending.queued).as_secs_f64(),
         "local model call"
     );
     // The prompt was evaluated once: its tokens count once, with the first candidate.
