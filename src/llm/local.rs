@@ -580,28 +580,28 @@ impl<'m> Session<'m> {
     /// slot keeps its first sequence's cache for the next job.
     fn finish_done(&mut self) {
         for slot in 0..self.slots.len() {
-            if !self.slots[slot].lane.as_ref().is_some_and(Lane::done) {
-                continue;
-            }
-            let Some(lane) = self.slots[slot].lane.take() else {
+            let Some(n) = self.slots[slot]
+                .lane
+                .as_ref()
+                .filter(|l| l.done())
+                .map(|l| l.n)
+            else {
                 continue;
             };
-            let mut dropped = Ok(());
-            for k in 1..lane.n {
-                if let Err(e) =
-                    self.ctx
-                        .clear_kv_cache_seq(Some(seq_id(slot, k) as u32), None, None)
-                {
-                    dropped = Err(e);
-                }
-            }
+            let dropped = (1..n).try_for_each(|k| {
+                self.ctx
+                    .clear_kv_cache_seq(Some(seq_id(slot, k) as u32), None, None)
+                    .map(drop)
+            });
             if let Err(e) = dropped {
-                // A candidate's entries could not be dropped: start again from an empty cache.
-                let _ = lane.pending.job.reply.send(vec![Err(failed(e.into()))]);
-                self.forget();
-                continue;
+                // A candidate's entries could not be dropped, and emptying the cache takes
+                // every other job's entries with it: all of them fail, this one included.
+                self.fail_all(&e.into());
+                return;
             }
-            answer(lane);
+            if let Some(lane) = self.slots[slot].lane.take() {
+                answer(lane);
+            }
         }
     }
 
