@@ -275,6 +275,8 @@ struct Slot {
 /// A job with its prompt tokenized.
 struct Pending {
     job: Job,
+    /// Candidates (sequences) to decode: the job's, at most [`MAX_SEQUENCES`].
+    n: u32,
     tokens: Vec<LlamaToken>,
     /// When it arrived: the wait for a slot or for room in the cache is logged.
     queued: Instant,
@@ -283,8 +285,6 @@ struct Pending {
 /// A job being served in a slot: its prompt being evaluated, then its candidates decoded.
 struct Lane {
     pending: Pending,
-    /// Candidates (sequences) asked for, at most [`MAX_SEQUENCES`].
-    n: u32,
     /// Prompt tokens found in the cache when the job was placed.
     reused: usize,
     /// Cells held for this job: its prompt and its answers at their longest.
@@ -377,6 +377,7 @@ impl<'m> Session<'m> {
         match self.prompt(&job.request, n) {
             Ok(tokens) => self.waiting.push_back(Pending {
                 job,
+                n,
                 tokens,
                 queued: Instant::now(),
             }),
@@ -389,8 +390,7 @@ impl<'m> Session<'m> {
     /// Places waiting jobs, oldest first, while a slot is idle and the cache has room.
     fn place_waiting(&mut self) -> Result<(), LocalError> {
         while let Some(next) = self.waiting.front() {
-            let n = next.job.n.clamp(1, MAX_SEQUENCES);
-            let need = next.tokens.len() + (n * next.job.request.max_tokens) as usize;
+            let need = next.tokens.len() + (next.n * next.job.request.max_tokens) as usize;
             let views: Vec<SlotView> = self
                 .slots
                 .iter()
@@ -412,20 +412,14 @@ impl<'m> Session<'m> {
             let Some(pending) = self.waiting.pop_front() else {
                 return Ok(());
             };
-            self.start(slot, pending, n, need)?;
+            self.start(slot, pending, need)?;
         }
         Ok(())
     }
 
     /// Starts `pending` in `slot`: keeps the longest cached prefix of its prompt (the slot's
     /// own, or copied from another slot's) and drops the rest of the slot's cache.
-    fn start(
-        &mut self,
-        slot: usize,
-        pending: Pending,
-        n: u32,
-        cells: usize,
-    ) -> Result<(), LocalError> {
+    fn start(&mut self, slot: usize, pending: Pending, cells: usize) -> Result<(), LocalError> {
         let tokens = &pending.tokens;
         // At least the last token is evaluated again, since sampling needs its logits.
         let most = tokens.len() - 1;
@@ -460,7 +454,6 @@ impl<'m> Session<'m> {
         s.last_used = self.clock;
         s.lane = Some(Lane {
             pending,
-            n,
             reused: keep,
             cells,
             evaluated: keep,
@@ -557,13 +550,13 @@ impl<'m> Session<'m> {
             let Some(first) = lane.prompt_logits.take() else {
                 continue;
             };
-            for k in 1..lane.n {
+            for k in 1..lane.pending.n {
                 self.ctx
                     .copy_kv_cache_seq(seq_id(slot, 0), seq_id(slot, k), None, None)?;
             }
             let request = &lane.pending.job.request;
             let position = lane.pending.tokens.len() as i32;
-            lane.sequences = (0..lane.n)
+            lane.sequences = (0..lane.pending.n)
                 .map(|i| Sequence {
                     sampler: sampler(model, &request.candidate(i)),
                     text: request.prefill.clone().unwrap_or_default().into_bytes(),
@@ -584,7 +577,7 @@ impl<'m> Session<'m> {
                 .lane
                 .as_ref()
                 .filter(|l| l.done())
-                .map(|l| l.n)
+                .map(|l| l.pending.n)
             else {
                 continue;
             };
@@ -670,7 +663,7 @@ fn answer(lane: Lane) {
         role = request.role.as_str(),
         prompt_tokens,
         reused = lane.reused,
-        candidates = lane.n,
+        candidates = lane.pending.n,
         generated = lane.sequences.iter().map(|s| s.generated).sum::<u64>(),
         seconds = lane.started.elapsed().as_secs_f64(),
         queued = lane.started.duration_since(lane.pending.queued).as_secs_f64(),
