@@ -124,8 +124,7 @@ impl RealRun {
         let mut tokens = UsageByRole::new();
         let mut diagnosis = BTreeMap::new();
         let (mut looped, mut first, mut retried, mut rescued) = (0usize, 0usize, 0usize, 0usize);
-        let (mut model_ms, mut sandbox_ms) = (0u64, 0u64);
-        let mut by_role: BTreeMap<Role, u64> = BTreeMap::new();
+        let mut work_done = crate::checkpoint::NodeWork::default();
         for record in records.values() {
             match record.status {
                 NodeStatus::Passed => nodes.passed += 1,
@@ -143,11 +142,7 @@ impl RealRun {
             }
             if let Some(work) = &record.work {
                 looped += 1;
-                model_ms += work.model_ms;
-                for (role, ms) in &work.model_ms_by_role {
-                    *by_role.entry(*role).or_default() += ms;
-                }
-                sandbox_ms += work.sandbox_ms;
+                work_done.add(work);
                 if work.first_try {
                     first += 1;
                 } else {
@@ -161,12 +156,13 @@ impl RealRun {
             provider: facts.provider,
             jobs: facts.jobs,
             wall_s: facts.wall_s,
-            model_s: model_ms as f64 / 1000.0,
-            model_s_by_role: by_role
+            model_s: work_done.model_ms as f64 / 1000.0,
+            model_s_by_role: work_done
+                .model_ms_by_role
                 .into_iter()
                 .map(|(role, ms)| (role, ms as f64 / 1000.0))
                 .collect(),
-            sandbox_s: sandbox_ms as f64 / 1000.0,
+            sandbox_s: work_done.sandbox_ms as f64 / 1000.0,
             tokens,
             first_try_rate: rate(first, looped),
             debug_success_rate: rate(rescued, retried),
