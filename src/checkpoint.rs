@@ -94,6 +94,71 @@ pub struct NodeRecord {
     /// The vote on model-written tests that failed against code passing the gates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnosis: Option<Diagnosis>,
+    /// Where each fix looked before it was asked (issue 14's localization), in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub localizations: Vec<LocalizedFix>,
+}
+
+/// Why a symbol was suspected, strongest signal first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Suspicion {
+    /// A frame of the failure's traceback lies in it.
+    Traceback,
+    /// It is the function being fixed.
+    Own,
+    /// A dependency (two hops at most) that the failure names.
+    Dependency,
+    /// The plan search over node descriptions matched the failure's error lines.
+    Search,
+}
+
+/// One suspect of a localization.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SuspectRecord {
+    pub symbol: String,
+    pub file: String,
+    /// The plan node that defines it, when one does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    pub reason: Suspicion,
+}
+
+/// What one fix's localization asked and found, and what the fix then edited.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct LocalizedFix {
+    /// The loop's attempt that asked the fix.
+    pub attempt: u32,
+    /// Localization queries charged (20 at most per debug iteration).
+    pub queries: u32,
+    /// Best first.
+    pub suspects: Vec<SuspectRecord>,
+    /// The symbol the fix replaced.
+    pub edited: String,
+    /// Tokens of the fix's prompt (one prompt, whatever the number of candidates).
+    #[serde(default)]
+    pub prompt_tokens: u64,
+}
+
+impl Suspicion {
+    /// The name the checkpoint and `--json` use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Suspicion::Traceback => "traceback",
+            Suspicion::Own => "own",
+            Suspicion::Dependency => "dependency",
+            Suspicion::Search => "search",
+        }
+    }
+}
+
+impl LocalizedFix {
+    /// The first suspect was the symbol the fix edited.
+    pub fn first_suspect_hit(&self) -> bool {
+        self.suspects
+            .first()
+            .is_some_and(|s| s.symbol == self.edited)
+    }
 }
 
 /// Which side of a disputed test is wrong (the seed's diagnosis A, B, C).
@@ -208,6 +273,7 @@ impl NodeRecord {
             tokens: crate::usage::UsageByRole::new(),
             work: None,
             diagnosis: None,
+            localizations: Vec::new(),
         }
     }
 }

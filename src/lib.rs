@@ -67,11 +67,15 @@
 //! the tests are written once more and dropped where they still fail (B), the
 //! code gets one fix (A), the node is skipped for its environment (C), or, without a
 //! majority, the code is kept as `needs_review` and built on. A node that fails the gates to
-//! the end keeps its best candidate (or a stub) and its dependents are skipped. The
-//! localization (`localize`) and code tools (`code`) are commands of their own (`search`,
-//! `deps`, `view`); of them the loop uses only tree-sitter's reading of an answer (its
-//! imports at any depth, and the repair of a variable that shadows a called function,
-//! `code::repair`).
+//! the end keeps its best candidate (or a stub) and its dependents are skipped. Before every
+//! fix the failure is localized (`engine::suspects`, within the `localize` budget of 20
+//! queries): the traceback's frames in the generated sources, the function itself, the
+//! dependencies the failure names, a BM25 search of the plan; the fix prompt shows the
+//! suspects outside the function, and the node's checkpoint record keeps every suspect (the
+//! report's debugging section, `status --node`). A fix still replaces only the node's own
+//! function. The code tools (`code`) are commands of their own (`view`); of them the loop
+//! uses tree-sitter's reading of an answer (its imports at any depth, the outline of a
+//! symbol, and the repair of a variable that shadows a called function, `code::repair`).
 
 pub mod assemble;
 pub mod balance;

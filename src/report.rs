@@ -56,6 +56,81 @@ pub struct StatusReport {
     pub tokens: crate::usage::UsageByRole,
     /// What the node loops did, over the records that say (function nodes).
     pub work: WorkSummary,
+    /// Where the fixes looked before they were asked.
+    pub debugging: DebugSummary,
+}
+
+/// The localization before each fix, over a run (issue 14's figures).
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct DebugSummary {
+    /// Fixes that were localized, and the nodes they fixed.
+    pub fixes: usize,
+    pub nodes: usize,
+    /// Localization queries over all fixes (20 at most per fix).
+    pub queries: u64,
+    /// Fixes whose first suspect was the symbol they edited.
+    pub first_suspect_hits: usize,
+    /// Fixes shown code outside their function, because the traceback or a dependency the
+    /// failure named pointed there.
+    pub pointed_outside: usize,
+    /// Tokens of a fix's prompt: median and 90th percentile (`None` without fixes).
+    pub prompt_tokens_median: Option<u64>,
+    pub prompt_tokens_p90: Option<u64>,
+}
+
+impl DebugSummary {
+    pub fn of<'a>(records: impl IntoIterator<Item = &'a crate::checkpoint::NodeRecord>) -> Self {
+        use crate::checkpoint::Suspicion;
+        let mut summary = DebugSummary::default();
+        let mut prompts = Vec::new();
+        for record in records {
+            let fixes = &record.localizations;
+            summary.nodes += usize::from(!fixes.is_empty());
+            for fix in fixes {
+                summary.fixes += 1;
+                summary.queries += u64::from(fix.queries);
+                summary.first_suspect_hits += usize::from(fix.first_suspect_hit());
+                summary.pointed_outside += usize::from(fix.suspects.iter().any(|s| {
+                    s.symbol != fix.edited
+                        && matches!(s.reason, Suspicion::Traceback | Suspicion::Dependency)
+                }));
+                prompts.extend((fix.prompt_tokens > 0).then_some(fix.prompt_tokens));
+            }
+        }
+        prompts.sort_unstable();
+        summary.prompt_tokens_median = quantile(&prompts, 50);
+        summary.prompt_tokens_p90 = quantile(&prompts, 90);
+        summary
+    }
+
+    /// One line for `status` and the report; `None` when no fix was localized.
+    pub fn render(&self) -> Option<String> {
+        if self.fixes == 0 {
+            return None;
+        }
+        let tokens = match (self.prompt_tokens_median, self.prompt_tokens_p90) {
+            (Some(m), Some(p)) => {
+                format!("; prompt tokens per fix: median {m}, 90th percentile {p}")
+            }
+            _ => String::new(),
+        };
+        Some(format!(
+            "{} fixes on {} nodes were localized first: {:.1} queries per fix; the first suspect was \
+             the edited function in {} ({}); {} pointed at code outside it{tokens}",
+            self.fixes,
+            self.nodes,
+            self.queries as f64 / self.fixes as f64,
+            self.first_suspect_hits,
+            percent(self.first_suspect_hits, self.fixes),
+            self.pointed_outside,
+        ))
+    }
+}
+
+/// The nearest-rank `p`th percentile of sorted `values`.
+fn quantile(sorted: &[u64], p: usize) -> Option<u64> {
+    let rank = (sorted.len() * p).div_ceil(100).max(1);
+    sorted.get(rank - 1).copied()
 }
 
 /// The loop's figures over a run: first-try rate, rounds, answers, and where time went.
@@ -109,6 +184,8 @@ impl WorkSummary {
 pub enum StatusError {
     #[error("{0} has no checkpoint: run `zerorepo generate RPG --out {0}` first")]
     NoCheckpoint(String),
+    #[error("no node `{0}` in the checkpoint (give a node id, or a name the plan gives one node)")]
+    NoNode(String),
     #[error("{0}")]
     Unreadable(#[source] crate::checkpoint::CompactError),
 }
@@ -121,6 +198,98 @@ pub fn status(out: &Path) -> Result<StatusReport, StatusError> {
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
     Ok(summarize(rpg.as_ref(), &records))
+}
+
+/// One node's record, found by id or by a name the plan copy gives to one node only.
+pub fn node_status(out: &Path, node: &str) -> Result<NodeView, StatusError> {
+    let records = load_compact(out)
+        .map_err(StatusError::Unreadable)?
+        .ok_or_else(|| StatusError::NoCheckpoint(out.display().to_string()))?;
+    let rpg: Option<Rpg> = std::fs::read_to_string(out.join(crate::layout::RPG_COPY))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    let named: Vec<&crate::rpg::Node> = rpg
+        .iter()
+        .flat_map(|r| r.nodes.iter())
+        .filter(|n| n.id == node || n.name == node)
+        .collect();
+    let (id, name) = match named.as_slice() {
+        [only] => (only.id.clone(), only.name.clone()),
+        _ => (node.to_string(), String::new()),
+    };
+    let record = records
+        .get(&id)
+        .cloned()
+        .ok_or_else(|| StatusError::NoNode(node.to_string()))?;
+    Ok(NodeView { id, name, record })
+}
+
+/// `zerorepo status DIR --node ID`: one node's checkpoint record.
+#[derive(Debug, Clone, Serialize)]
+pub struct NodeView {
+    pub id: String,
+    pub name: String,
+    pub record: crate::checkpoint::NodeRecord,
+}
+
+/// The text of `status --node`: what the loop did, the vote, and where each fix looked.
+pub fn render_node(view: &NodeView) -> String {
+    let r = &view.record;
+    let mut out = format!("{} {}: {}\n", view.id, view.name, r.status.as_str());
+    if let Some(reason) = &r.failure_reason {
+        out.push_str(&format!("reason: {reason}\n"));
+    }
+    if let Some(t) = r.test_results {
+        out.push_str(&format!(
+            "last run: {} passed, {} failed; {} retries\n",
+            t.passed, t.failed, r.retry_count
+        ));
+    }
+    if let Some(w) = &r.work {
+        out.push_str(&format!(
+            "loop: {} rounds, {} answers, {} sandbox runs; model {:.0} s, sandbox {:.1} s\n",
+            w.rounds,
+            w.answers,
+            w.sandbox_runs,
+            w.model_ms as f64 / 1000.0,
+            w.sandbox_ms as f64 / 1000.0
+        ));
+    }
+    if let Some(d) = &r.diagnosis {
+        let letters: String = d.votes.iter().map(|v| v.letter()).collect();
+        let outcome = d.outcome.map_or("no majority", |v| v.as_str());
+        out.push_str(&format!(
+            "vote: {letters} (outcome: {outcome}) on {} disputed tests\n",
+            d.disputed.len()
+        ));
+    }
+    for fix in &r.localizations {
+        out.push_str(&format!(
+            "fix at attempt {}: {} localization queries, edited `{}`{}\n",
+            fix.attempt,
+            fix.queries,
+            fix.edited,
+            if fix.prompt_tokens > 0 {
+                format!(", prompt {} tokens", fix.prompt_tokens)
+            } else {
+                String::new()
+            }
+        ));
+        for (rank, s) in fix.suspects.iter().enumerate() {
+            let node = s
+                .node
+                .as_deref()
+                .map_or(String::new(), |n| format!(" [{n}]"));
+            out.push_str(&format!(
+                "  {}. {} in {}{node} ({})\n",
+                rank + 1,
+                s.symbol,
+                s.file,
+                s.reason.as_str()
+            ));
+        }
+    }
+    out
 }
 
 /// Counts per status and subgraph, failures, tokens and an ETA, from the RPG (when known) and
@@ -143,6 +312,7 @@ pub fn summarize(rpg: Option<&Rpg>, records: &CheckpointMap) -> StatusReport {
     let mut durations = Vec::new();
     let mut tokens = crate::usage::UsageByRole::new();
     let mut work = WorkSummary::default();
+    let debugging = DebugSummary::of(nodes.iter().filter_map(|(id, _)| records.get(id)));
     for (id, subgraph) in &nodes {
         let record = records.get(id);
         let status = record.map_or(NodeStatus::Pending, |r| r.status);
@@ -181,6 +351,7 @@ pub fn summarize(rpg: Option<&Rpg>, records: &CheckpointMap) -> StatusReport {
         eta_seconds,
         tokens,
         work,
+        debugging,
     }
 }
 
@@ -224,6 +395,10 @@ pub fn render_text(report: &StatusReport) -> String {
     }
     if let Some(work) = report.work.render() {
         out.push_str(&work);
+        out.push('\n');
+    }
+    if let Some(debugging) = report.debugging.render() {
+        out.push_str(&debugging);
         out.push('\n');
     }
     if let Some(eta) = report.eta_seconds {

@@ -107,6 +107,7 @@ pub fn generation_report(input: &ReportInput) -> String {
     }
     text.push_str(&failed_nodes(input));
     text.push_str(&diagnoses(input));
+    text.push_str(&debugging(input));
     text.push_str(&test_results(input));
     text.push_str(&planned_dependencies(input.dependencies));
     text.push_str(&performance(input));
@@ -210,6 +211,43 @@ fn diagnoses(input: &ReportInput) -> String {
          and one of execution evidence: A the implementation, B the test, C the environment; \
          three and a plurality decide.\n{text}"
     )
+}
+
+/// Where each fix looked first: the run's figures, then every fix with its suspects.
+fn debugging(input: &ReportInput) -> String {
+    let Some(line) = input.status.debugging.render() else {
+        return String::new();
+    };
+    let mut text = format!(
+        "\n## Debugging (localization before each fix)\n\n{line}.\n\nSuspects are ranked by the \
+         traceback's frames in the generated sources (innermost first), then the function being \
+         fixed, then the dependencies (two hops) that the failure names, then a search of the \
+         plan's descriptions for the failure's error lines. Code outside the fixed function is \
+         shown to the fix when the traceback or a named dependency points at it.\n\n\
+         | Node | Attempt | Queries | Suspects, best first | Edited |\n|---|---|---|---|---|\n"
+    );
+    for node in &input.rpg.rpg().nodes {
+        let Some(record) = input.records.get(&node.id) else {
+            continue;
+        };
+        for fix in &record.localizations {
+            let suspects: Vec<String> = fix
+                .suspects
+                .iter()
+                .map(|s| format!("`{}` ({})", s.symbol, s.reason.as_str()))
+                .collect();
+            text.push_str(&format!(
+                "| {}: {} | {} | {} | {} | `{}` |\n",
+                node.id,
+                node.name,
+                fix.attempt,
+                fix.queries,
+                suspects.join(", "),
+                fix.edited
+            ));
+        }
+    }
+    text
 }
 
 fn test_results(input: &ReportInput) -> String {

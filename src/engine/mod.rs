@@ -6,7 +6,8 @@
 //! state in one struct, one event handler, one error funnel), journalling every state change
 //! on the one task that owns the checkpoint; [`output`] publishes passed work from the staging
 //! copy and commits each finished subgraph. [`node`] is the per-node test-first loop, whose
-//! decisions are the pure state machine [`machine`]; [`prompt`] builds what the model sees, [`rollback`] is `zerorepo rollback`. The engine knows
+//! decisions are the pure state machine [`machine`]; [`suspects`] localizes a failure before a
+//! fix; [`prompt`] builds what the model sees, [`rollback`] is `zerorepo rollback`. The engine knows
 //! nothing of assembly: the pipeline module runs that after the engine, on the [`Handoff`].
 
 mod examples;
@@ -26,6 +27,7 @@ mod prepare;
 mod prompt;
 mod rollback;
 mod run;
+mod suspects;
 pub mod vote;
 
 use std::path::PathBuf;
@@ -207,6 +209,9 @@ pub struct Context {
     pub functions: std::collections::HashMap<String, Vec<NodePos>>,
     /// The project's top-level import names: with the standard library, all code may import.
     pub packages: std::collections::BTreeSet<String>,
+    /// The plan's search index (BM25 over node names and docstrings), built by the first
+    /// fix that localizes.
+    pub index: std::sync::OnceLock<crate::localize::Index>,
 }
 
 /// The top-level import names of the plan's files (`src/ml_lib/x.py` gives `ml_lib`).
@@ -290,6 +295,7 @@ pub async fn generate(
         phases: options.phases.clone(),
         functions: functions_by_name(&rpg),
         packages: packages_of(&rpg),
+        index: std::sync::OnceLock::new(),
     });
     let output = Output::new(
         prepared.out,

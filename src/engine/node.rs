@@ -18,7 +18,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::checkpoint::{Diagnosis, DisputedTest, NodeStatus, NodeWork, TestCounts, Verdict};
+use crate::checkpoint::{
+    Diagnosis, DisputedTest, LocalizedFix, NodeStatus, NodeWork, TestCounts, Verdict,
+};
 use crate::edit::{code_for_target, merge_python, shape_implementation, shape_tests};
 use crate::fsutil::{FsError, Snapshot};
 use crate::llm::{LlmError, Role, UsageByRole};
@@ -26,8 +28,10 @@ use crate::rpg::{Node, NodePos};
 
 use super::machine::{Action, Event, Failure, Limits, Machine, Outcome, Run};
 use super::prompt::{self, PromptInputs};
+use super::suspects::{self, Ground, PlanFunction};
 use super::{Context, examples, vote};
 use crate::layout::SNAPSHOT_DIR;
+use crate::localize::Budget;
 
 /// How one node ended. `status` is `InProgress` when the run was interrupted.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +52,8 @@ pub struct NodeResult {
     pub work: Option<NodeWork>,
     /// The vote on its disputed tests, when there was one.
     pub diagnosis: Option<Diagnosis>,
+    /// Where each of its fixes looked first.
+    pub localizations: Vec<LocalizedFix>,
 }
 
 impl NodeResult {
@@ -57,6 +63,7 @@ impl NodeResult {
             keep_tests: None,
             work: None,
             diagnosis: None,
+            localizations: Vec::new(),
             status,
             tests: None,
             retries: 0,
@@ -218,6 +225,8 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
         focus: Vec::new(),
         samples: Vec::new(),
         diagnosis: None,
+        budget: Budget::new(crate::localize::DEFAULT_LIMIT),
+        localizations: Vec::new(),
     };
     if ctx.one_shot {
         return leaf.one_shot().await;
@@ -245,6 +254,7 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
     Ok(NodeResult {
         work,
         diagnosis,
+        localizations: std::mem::take(&mut leaf.localizations),
         ..result
     })
 }
@@ -276,6 +286,10 @@ struct Leaf<'a> {
     samples: Vec<Sample>,
     /// The vote, once taken (a node is diagnosed at most once).
     diagnosis: Option<Diagnosis>,
+    /// Localization queries: 20 per fix (a debug iteration), every query kept.
+    budget: Budget,
+    /// Where each fix looked first.
+    localizations: Vec<LocalizedFix>,
 }
 
 /// One distinct module of an implementation round.
@@ -331,7 +345,10 @@ impl Leaf<'_> {
             Action::AskTests => self.write_tests(attempt, false).await,
             Action::RewriteTests => self.write_tests(attempt, true).await,
             Action::AskImplementation { role, candidates } => {
-                let inputs = self.inputs(attempt)?;
+                let mut inputs = self.inputs(attempt)?;
+                if role == Role::Fix {
+                    inputs.suspects = self.localize(attempt);
+                }
                 self.write_implementation(inputs, role, candidates, attempt)
                     .await
             }
@@ -343,6 +360,35 @@ impl Leaf<'_> {
             // The driver never executes a finish.
             Action::Finish(_) => Ok(Event::Cancelled),
         }
+    }
+
+    /// Localizes the failure a fix answers ([`suspects`]): records the suspects and returns
+    /// the prompt's section on what the failure points at outside the function.
+    fn localize(&mut self, attempt: u32) -> String {
+        let Some(failure) = self.failure.clone() else {
+            return String::new();
+        };
+        let own = PlanFunction {
+            id: self.node.id.clone(),
+            name: self.node.name.clone(),
+            file: self.file.clone(),
+        };
+        let ground = LeafGround {
+            ctx: self.ctx,
+            position: self.position,
+        };
+        let found = suspects::localize(&own, &failure, &ground, &mut self.budget);
+        self.budget.next_iteration();
+        tracing::debug!(
+            node = %self.node.id,
+            queries = found.queries,
+            suspects = ?found.suspects.iter().map(|s| s.symbol.as_str()).collect::<Vec<_>>(),
+            "localized a failure"
+        );
+        // The fix replaces the node's own function: that is the symbol it edits.
+        self.localizations
+            .push(found.record(attempt, &self.node.name));
+        suspects::prompt_section(&own.name, &found.shown(&own))
     }
 
     /// The node's result for the machine's outcome.
@@ -419,6 +465,7 @@ impl Leaf<'_> {
             attempt,
             options: String::new(),
             head: prompt::answer_head(node),
+            suspects: String::new(),
         })
     }
 
@@ -493,6 +540,7 @@ impl Leaf<'_> {
         // Implementations and fixes are asked as several candidates, chosen by running them:
         // a warm sandbox run costs less than a token, and k sequences decode together.
         let started = std::time::Instant::now();
+        let prompt_before = self.usage.get(&role).map_or(0, |u| u.prompt_tokens);
         let answers = ask_many(
             self.ctx,
             self.node,
@@ -504,6 +552,13 @@ impl Leaf<'_> {
         )
         .await;
         self.work.waited_for_model(role, started);
+        if role == Role::Fix
+            && let Some(fix) = self.localizations.last_mut()
+        {
+            let prompt_after = self.usage.get(&role).map_or(0, |u| u.prompt_tokens);
+            // Every answer of the round counts the one prompt it was asked with.
+            fix.prompt_tokens = (prompt_after - prompt_before) / u64::from(n.max(1));
+        }
         self.work.rounds += 1;
         self.work.answers += n;
         // Distinct modules, with how many answers gave each: identical samples agree.
@@ -1047,6 +1102,69 @@ impl Leaf<'_> {
 
 /// The stub a failed function leaves (see [`crate::code::stub`]); `None` for methods and
 /// classes, whose place is inside a class.
+/// What a node's localization reads: the staged code and the plan around the node.
+struct LeafGround<'a> {
+    ctx: &'a Context,
+    position: NodePos,
+}
+
+impl LeafGround<'_> {
+    fn function(&self, position: NodePos) -> Option<PlanFunction> {
+        let node = self.ctx.rpg.node(position);
+        let file = node.file_path.clone()?;
+        (node.is_leaf() && node.kind == "function").then(|| PlanFunction {
+            id: node.id.clone(),
+            name: node.name.clone(),
+            file,
+        })
+    }
+}
+
+impl Ground for LeafGround<'_> {
+    fn source_of(&self, file: &str, symbol: &str) -> Option<String> {
+        let source = self.ctx.workspace.read(file).ok().flatten()?;
+        let symbols = crate::code::outline::outline(&source).ok()?;
+        let found = symbols.iter().find(|s| s.qualified_name == symbol)?;
+        let lines: Vec<&str> = source.lines().collect();
+        let (start, end) = (found.start_line.max(1) - 1, found.end_line.min(lines.len()));
+        Some(lines.get(start..end)?.join("\n"))
+    }
+
+    fn node_of(&self, file: &str, symbol: &str) -> Option<String> {
+        let positions = self.ctx.functions.get(symbol)?;
+        positions
+            .iter()
+            .map(|&p| self.ctx.rpg.node(p))
+            .find(|n| n.file_path.as_deref() == Some(file))
+            .map(|n| n.id.clone())
+    }
+
+    fn dependencies(&self) -> Vec<PlanFunction> {
+        let graph = self.ctx.rpg.graph();
+        let near = graph.dependencies_of(self.position);
+        let far = near.iter().flat_map(|&p| graph.dependencies_of(p));
+        let mut seen = BTreeSet::from([self.position]);
+        near.iter()
+            .copied()
+            .chain(far)
+            .filter(|&p| seen.insert(p))
+            .filter_map(|p| self.function(p))
+            .collect()
+    }
+
+    fn search(&self, text: &str, k: usize) -> Vec<PlanFunction> {
+        let index = self
+            .ctx
+            .index
+            .get_or_init(|| crate::localize::Index::build(self.ctx.rpg.rpg()));
+        index
+            .search_lexical(text, k, None)
+            .into_iter()
+            .filter_map(|(i, _)| self.function(NodePos::new(i)))
+            .collect()
+    }
+}
+
 fn stub(node: &Node, reason: &str) -> Option<String> {
     if node.kind != "function" {
         return None;

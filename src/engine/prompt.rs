@@ -159,6 +159,9 @@ pub struct PromptInputs {
     /// How an implementation answer begins ([`answer_head`]); `None` when the plan gives no
     /// signature to begin it with.
     pub head: Option<String>,
+    /// What a fix's failure points at outside the function ([`super::suspects`]), ending in
+    /// a blank line; empty when it points only at the function (and for other roles).
+    pub suspects: String,
 }
 
 /// The start of an implementation answer: the fence, the planned signature and a docstring
@@ -270,6 +273,7 @@ pub fn request(
             values.insert("tests", inputs.tests.clone());
             values.insert("failure", inputs.failure.clone());
             values.insert("attempt", inputs.attempt.to_string());
+            values.insert("suspects", inputs.suspects.clone());
         }
         Role::Diagnose => {
             values.insert("tests", inputs.tests.clone());
@@ -388,6 +392,7 @@ mod tests {
             attempt: 1,
             options: String::new(),
             head: head.map(str::to_string),
+            suspects: String::new(),
         };
         let user = |r: LlmRequest| r.messages[1].content.clone();
         let begun = request("n", Role::Fix, 1, &inputs(Some("```python\ndef own():\n"))).unwrap();

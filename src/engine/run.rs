@@ -150,6 +150,7 @@ impl<'a> Run<'a> {
             tokens: result.usage.clone(),
             work: result.work.clone(),
             diagnosis: result.diagnosis.clone(),
+            localizations: result.localizations.clone(),
             ..NodeRecord::now(result.status)
         };
         if let Some(work) = &result.work {

@@ -1,4 +1,4 @@
-//! The attempt budget meant for a debug loop (the engine runs none yet): a fixed number of
+//! The attempt budget of a debug loop (each fix of the node loop is one iteration): a fixed number of
 //! localization queries per debug iteration, and the history of every query so the next iteration (or the next prompt) can
 //! see what was already looked at. Pure.
 

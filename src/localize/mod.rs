@@ -1,6 +1,7 @@
 //! Graph-guided localization: where in the plan (and so in the generated code) a problem
 //! lives. `zerorepo search` / `zerorepo deps` use one interface, the [`Localizer`] (built
-//! for a debug loop too, which the engine does not run yet): a search index over node names
+//! for a debug loop too; the node loop's localization before a fix uses its BM25 index and
+//! budget, `engine::suspects`): a search index over node names
 //! and docstrings, the RPG's dependency links,
 //! the nodes' generation statuses, and an attempt budget.
 //!

@@ -35,7 +35,7 @@ pub const WRITE_IMPL: Template = Template {
 };
 pub const FIX_IMPL: Template = Template {
     id: "fix_impl",
-    version: 6,
+    version: 7,
     body: include_str!("fix_impl.md"),
 };
 

@@ -1010,3 +1010,99 @@ fn four_jobs_write_the_same_repository_as_one() {
         "--jobs 4 wrote another repository than --jobs 1"
     );
 }
+
+/// Issue 14's localization: a fix is asked only after the failure was localized, the fix
+/// prompt shows the dependency the traceback passes through, and the checkpoint, the report
+/// and `status --node` say where it looked.
+#[test]
+fn a_fix_is_localized_through_the_traceback_into_a_dependency() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // node_b's first answer hands double() a None, so the error is raised inside node_a's
+    // code; the answer of attempt 1 (the fix) is the right one.
+    let mut right = None;
+    let script = edited_script(dir.path(), "chain", |v| {
+        if v["node"] == "node_b" && v["role"] == "impl" {
+            let answer = v["answer"].as_str().unwrap().to_string();
+            v["answer"] = answer.replace("double(x) + 1", "double(None) + 1").into();
+        }
+    });
+    for line in std::fs::read_to_string(script_of("chain")).unwrap().lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        if v["node"] == "node_b" && v["role"] == "impl" {
+            right = Some(v);
+        }
+    }
+    let mut fix = right.expect("node_b's answer");
+    fix["role"] = "fix".into();
+    fix["attempt"] = 1.into();
+    let mut text = std::fs::read_to_string(&script).unwrap();
+    text.push_str(&(serde_json::to_string(&fix).unwrap() + "\n"));
+    std::fs::write(&script, text).unwrap();
+    let out = dir.path().join("o");
+    let record = dir.path().join("rec");
+    let args = ["--record", record.to_str().unwrap(), "--jobs", "1"];
+    let (code, _, stderr) = generate("chain", &script, &out, &args);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(status_of(&out, "node_b"), "passed");
+    let cp = checkpoint(&out);
+    let fixes = cp["node_b"]["localizations"].as_array().expect("localized");
+    assert_eq!(fixes.len(), 1, "{fixes:?}");
+    let suspects: Vec<(&str, &str)> = fixes[0]["suspects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["symbol"].as_str().unwrap(), s["reason"].as_str().unwrap()))
+        .collect();
+    // Innermost frame first: the dependency raised, the fixed function called it.
+    assert_eq!(
+        &suspects[..2],
+        [("double", "traceback"), ("double_plus_one", "traceback")]
+    );
+    assert_eq!(fixes[0]["suspects"][0]["node"], "node_a");
+    assert_eq!(fixes[0]["edited"], "double_plus_one");
+    assert!(fixes[0]["queries"].as_u64().unwrap() <= 20);
+    // The fix prompt showed double's code; the first implementation's prompt showed none.
+    let exchanges = std::fs::read_to_string(record.join("exchanges.jsonl")).unwrap();
+    let prompts: Vec<Value> = exchanges
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["request"].clone())
+        .filter(|r| r["node_id"] == "node_b" && r["role"] == "fix")
+        .collect();
+    // One prompt, asked for each of the round's candidates.
+    assert!(
+        !prompts.is_empty()
+            && prompts
+                .iter()
+                .all(|p| p["messages"] == prompts[0]["messages"])
+    );
+    let user = prompts[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        user.contains("The failure points at code outside `double_plus_one`")
+            && user.contains("`double` in src/chain/steps.py (the traceback passes through it)"),
+        "{user}"
+    );
+    // The report and status --node say the same.
+    let report = std::fs::read_to_string(out.join("docs/generation_report.md")).unwrap();
+    assert!(
+        report.contains("## Debugging (localization before each fix)")
+            && report.contains("1 fixes on 1 nodes were localized first")
+            && report.contains("the first suspect was the edited function in 0 (0%); 1 pointed"),
+        "{report}"
+    );
+    let (code, stdout, _) = run(zerorepo()
+        .arg("status")
+        .arg(&out)
+        .args(["--node", "double_plus_one"]));
+    assert_eq!(code, 0);
+    assert!(
+        stdout.contains("node_b double_plus_one: passed")
+            && stdout.contains("1. double in src/chain/steps.py [node_a] (traceback)"),
+        "{stdout}"
+    );
+    let (code, _, stderr) = run(zerorepo().arg("status").arg(&out).args(["--node", "nope"]));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("no node `nope`"), "{stderr}");
+}
