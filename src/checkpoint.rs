@@ -97,6 +97,9 @@ pub struct NodeRecord {
     /// Where each fix looked before it was asked (issue 14's localization), in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub localizations: Vec<LocalizedFix>,
+    /// Tests that failed, then passed when the same code ran again (flaky: nothing fixed them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flaky: Vec<String>,
 }
 
 /// Why a symbol was suspected, strongest signal first.
@@ -238,6 +241,13 @@ pub struct NodeWork {
     pub model_ms_by_role: BTreeMap<Role, u64>,
     /// Wall time running tests in the sandbox.
     pub sandbox_ms: u64,
+    /// Fix rounds whose every answer repeated code an earlier round ran (never run again).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub repeated_fixes: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl NodeWork {
@@ -251,6 +261,7 @@ impl NodeWork {
             *self.model_ms_by_role.entry(*role).or_default() += ms;
         }
         self.sandbox_ms += other.sandbox_ms;
+        self.repeated_fixes += other.repeated_fixes;
     }
 
     /// Counts `started`'s elapsed time as waiting for the model on a `role` request.
@@ -274,6 +285,7 @@ impl NodeRecord {
             work: None,
             diagnosis: None,
             localizations: Vec::new(),
+            flaky: Vec::new(),
         }
     }
 }

@@ -165,8 +165,12 @@ impl WorkSummary {
         let t = &self.totals;
         let per = |x: u32| f64::from(x) / self.nodes as f64;
         let engine_ms = self.node_ms.saturating_sub(t.model_ms + t.sandbox_ms);
+        let repeated = match t.repeated_fixes {
+            0 => String::new(),
+            n => format!(" ({n} fix rounds only repeated code already tried, and were not run)"),
+        };
         Some(format!(
-            "{} nodes ran the loop: {} passed on the first try ({}); {:.1} rounds and {:.1} answers per node; {} sandbox runs; time: model {:.0} s, sandbox {:.0} s, engine {:.0} s",
+            "{} nodes ran the loop: {} passed on the first try ({}); {:.1} rounds and {:.1} answers per node{repeated}; {} sandbox runs; time: model {:.0} s, sandbox {:.0} s, engine {:.0} s",
             self.nodes,
             self.first_try,
             percent(self.first_try, self.nodes),
@@ -261,6 +265,12 @@ pub fn render_node(view: &NodeView) -> String {
         out.push_str(&format!(
             "vote: {letters} (outcome: {outcome}) on {} disputed tests\n",
             d.disputed.len()
+        ));
+    }
+    if !r.flaky.is_empty() {
+        out.push_str(&format!(
+            "flaky (passed on a repeat of the same code): {}\n",
+            r.flaky.join(", ")
         ));
     }
     for fix in &r.localizations {

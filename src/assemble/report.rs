@@ -277,6 +277,23 @@ fn test_results(input: &ReportInput) -> String {
         "- **Per-node runs** (last run of each node during generation): {passed} passed, {failed} failed\n\
          - **Integration Tests**: none generated (the plan has no integration nodes)\n"
     ));
+    let flaky: Vec<String> = input
+        .rpg
+        .rpg()
+        .nodes
+        .iter()
+        .filter_map(|n| Some((n, input.records.get(&n.id)?)))
+        .flat_map(|(n, r)| r.flaky.iter().map(move |t| format!("`{t}` ({})", n.id)))
+        .collect();
+    text.push_str(&match flaky.is_empty() {
+        true => "- **Flaky tests**: none seen (a failed run is repeated once on identical code \
+                 after a timeout or a sandbox limit, or when that code passed before)\n"
+            .to_string(),
+        false => format!(
+            "- **Flaky tests** (failed, then passed on identical code; nothing fixed them): {}\n",
+            flaky.join(", ")
+        ),
+    });
     text
 }
 

@@ -54,6 +54,8 @@ pub struct NodeResult {
     pub diagnosis: Option<Diagnosis>,
     /// Where each of its fixes looked first.
     pub localizations: Vec<LocalizedFix>,
+    /// Its tests that failed, then passed on identical code.
+    pub flaky: Vec<String>,
 }
 
 impl NodeResult {
@@ -64,6 +66,7 @@ impl NodeResult {
             work: None,
             diagnosis: None,
             localizations: Vec::new(),
+            flaky: Vec::new(),
             status,
             tests: None,
             retries: 0,
@@ -227,6 +230,9 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
         diagnosis: None,
         budget: Budget::new(crate::localize::DEFAULT_LIMIT),
         localizations: Vec::new(),
+        passed_states: Default::default(),
+        flaky: Vec::new(),
+        tried: Default::default(),
     };
     if ctx.one_shot {
         return leaf.one_shot().await;
@@ -255,6 +261,7 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
         work,
         diagnosis,
         localizations: std::mem::take(&mut leaf.localizations),
+        flaky: std::mem::take(&mut leaf.flaky),
         ..result
     })
 }
@@ -290,6 +297,12 @@ struct Leaf<'a> {
     budget: Budget,
     /// Where each fix looked first.
     localizations: Vec<LocalizedFix>,
+    /// Fingerprints of the module and tests that passed ([`Leaf::code_state`]).
+    passed_states: std::collections::HashSet<[u8; 32]>,
+    /// Tests that failed and then passed on identical code.
+    flaky: Vec<String>,
+    /// Every module an implementation round put in place, normalised ([`normalized`]).
+    tried: std::collections::HashSet<String>,
 }
 
 /// One distinct module of an implementation round.
@@ -575,6 +588,26 @@ impl Leaf<'_> {
                 }
             }
         }
+        // The same fix is never tried twice: a fix answer that gives back code an earlier
+        // round already ran (and that is not the code in place, which says the model holds it
+        // right) is dropped before it runs.
+        if role == Role::Fix {
+            let current = normalized(&inputs.current);
+            let before = modules.len();
+            modules.retain(|(m, _)| {
+                let code = normalized(m);
+                code == current || !self.tried.contains(&code)
+            });
+            if modules.is_empty() && before > 0 {
+                self.work.repeated_fixes += 1;
+                return self.asked_in_vain(
+                    unusable("every answer repeated code an earlier attempt ran and saw fail"),
+                    "fix",
+                );
+            }
+        }
+        self.tried
+            .extend(modules.iter().map(|(m, _)| normalized(m)));
         let texts: Vec<String> = modules.iter().map(|(m, _)| m.clone()).collect();
         let (chosen, evidence) = match (texts.len(), refused) {
             (0, Some(e)) => return self.asked_in_vain(e, "implementation"),
@@ -971,9 +1004,37 @@ impl Leaf<'_> {
     }
 
     /// Runs the node's test file in the sandbox, counted and timed.
+    /// Runs the node's tests on what the workspace holds. A failing run is repeated once on
+    /// identical code when it failed for something other than an assertion (a timeout, a
+    /// sandbox limit) or when the same code and tests passed before; tests that pass on the
+    /// repeat are flagged flaky, and the repeat is the run that counts.
     async fn run_node_tests(
         &mut self,
     ) -> Result<crate::sandbox::TestRun, crate::sandbox::SandboxError> {
+        let first = self.run_once().await?;
+        let state = self.code_state();
+        if first.succeeded() {
+            self.passed_states.insert(state);
+            return Ok(first);
+        }
+        let transient =
+            first.timed_out || first.killed_by.as_deref().is_some_and(|k| k != "cancelled");
+        if first.cancelled || !(transient || self.passed_states.contains(&state)) {
+            return Ok(first);
+        }
+        tracing::debug!(node = %self.node.id, "repeating a failed run on identical code");
+        let again = self.run_once().await?;
+        let flaky = flaky_tests(&first, &again);
+        tracing::debug!(node = %self.node.id, ?flaky, "the repeat ran");
+        for name in flaky {
+            if !self.flaky.contains(&name) {
+                self.flaky.push(name);
+            }
+        }
+        Ok(again)
+    }
+
+    async fn run_once(&mut self) -> Result<crate::sandbox::TestRun, crate::sandbox::SandboxError> {
         let ctx = self.ctx;
         let started = std::time::Instant::now();
         let run = ctx
@@ -983,6 +1044,25 @@ impl Leaf<'_> {
         self.work.sandbox_runs += 1;
         self.work.sandbox_ms += started.elapsed().as_millis() as u64;
         run
+    }
+
+    /// A fingerprint of the node's module and test file as they are now.
+    fn code_state(&self) -> [u8; 32] {
+        let read = |f: &str| {
+            self.ctx
+                .workspace
+                .read(f)
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+        };
+        use sha2::Digest;
+        let mut hash = sha2::Sha256::new();
+        for text in [read(&self.file), read(&self.test_file)] {
+            hash.update((text.len() as u64).to_le_bytes());
+            hash.update(text.as_bytes());
+        }
+        hash.finalize().into()
     }
 
     /// Ends the node with its gated candidate kept: `needs_review`, or `None` without one.
@@ -1102,6 +1182,38 @@ impl Leaf<'_> {
 
 /// The stub a failed function leaves (see [`crate::code::stub`]); `None` for methods and
 /// classes, whose place is inside a class.
+/// `code` without comments, blank lines and trailing spaces: two answers that differ only
+/// there are the same fix.
+fn normalized(code: &str) -> String {
+    let lines: Vec<&str> = code
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .collect();
+    lines.join("\n")
+}
+
+/// The tests that failed in `first` and passed in `again`; when `first` ended before pytest
+/// could report its tests (a timeout, a sandbox limit) and `again` passed, the whole run.
+fn flaky_tests(first: &crate::sandbox::TestRun, again: &crate::sandbox::TestRun) -> Vec<String> {
+    if first.tests.is_empty() && again.succeeded() {
+        return vec![format!("the whole run ({})", first.failure_reason())];
+    }
+    let passed: BTreeSet<&str> = again
+        .tests
+        .iter()
+        .filter(|t| t.outcome == "passed")
+        .map(|t| t.name.as_str())
+        .collect();
+    first
+        .tests
+        .iter()
+        .filter(|t| matches!(t.outcome.as_str(), "failed" | "error"))
+        .filter(|t| passed.contains(t.name.as_str()))
+        .map(|t| t.name.clone())
+        .collect()
+}
+
 /// What a node's localization reads: the staged code and the plan around the node.
 struct LeafGround<'a> {
     ctx: &'a Context,

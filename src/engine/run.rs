@@ -151,6 +151,7 @@ impl<'a> Run<'a> {
             work: result.work.clone(),
             diagnosis: result.diagnosis.clone(),
             localizations: result.localizations.clone(),
+            flaky: result.flaky.clone(),
             ..NodeRecord::now(result.status)
         };
         if let Some(work) = &result.work {

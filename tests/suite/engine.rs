@@ -10,10 +10,12 @@ use zerorepo::sandbox::{LocalRunner, SandboxError, TestRun, TestRunner};
 
 use super::support;
 
-/// The unsandboxed runner, counting how often it is shut down.
+/// The unsandboxed runner, counting how often it is shut down; the first `time_outs` test
+/// runs report a timeout without running.
 struct Counting {
     inner: LocalRunner,
     shutdowns: AtomicUsize,
+    time_outs: AtomicUsize,
 }
 
 #[async_trait::async_trait]
@@ -33,6 +35,17 @@ impl TestRunner for Counting {
         test_file: &str,
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError> {
+        let left = self.time_outs.load(Ordering::SeqCst);
+        if left > 0 {
+            self.time_outs.store(left - 1, Ordering::SeqCst);
+            return Ok(TestRun {
+                timed_out: true,
+                cancelled: false,
+                killed_by: Some("timeout".into()),
+                duration: std::time::Duration::from_secs(30),
+                ..TestRun::cancelled("local")
+            });
+        }
         self.inner.run_tests(repo, test_file, cancel).await
     }
     async fn check_install(
@@ -93,6 +106,7 @@ async fn the_runner_is_shut_down_once_whether_the_run_succeeds_or_is_refused() {
         Arc::new(Counting {
             inner: LocalRunner::new(&python, std::time::Duration::from_secs(30)),
             shutdowns: AtomicUsize::new(0),
+            time_outs: AtomicUsize::new(0),
         })
     };
     let runner = counting();
@@ -107,4 +121,33 @@ async fn the_runner_is_shut_down_once_whether_the_run_succeeds_or_is_refused() {
     let refused = generate_chain(&out, runner.clone()).await.unwrap_err();
     assert!(refused.contains("steps.py"), "{refused}");
     assert_eq!(runner.shutdowns.load(Ordering::SeqCst), 1);
+}
+
+/// A run that timed out is repeated once on the same code; when the repeat passes, the node
+/// passes and its record says the run was flaky.
+#[tokio::test]
+async fn a_timed_out_run_is_repeated_and_flagged_flaky_when_the_repeat_passes() {
+    let Some(python) = support::require_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let runner = Arc::new(Counting {
+        inner: LocalRunner::new(&python, std::time::Duration::from_secs(30)),
+        shutdowns: AtomicUsize::new(0),
+        time_outs: AtomicUsize::new(1),
+    });
+    generate_chain(&out, runner).await.unwrap();
+    let text = std::fs::read_to_string(out.join("docs/generation_checkpoint.json")).unwrap();
+    let cp: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let node = &cp["node_a"];
+    assert_eq!(node["status"], "passed", "{node}");
+    assert_eq!(node["retry_count"], 0, "{node}");
+    let flaky = node["flaky"][0].as_str().unwrap_or_default();
+    assert!(flaky.contains("the whole run (tests timed out"), "{node}");
+    let report = std::fs::read_to_string(out.join("docs/generation_report.md")).unwrap();
+    assert!(
+        report.contains("- **Flaky tests** (failed, then passed"),
+        "{report}"
+    );
 }

@@ -1106,3 +1106,53 @@ fn a_fix_is_localized_through_the_traceback_into_a_dependency() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("no node `nope`"), "{stderr}");
 }
+
+/// The same fix is never run twice: a fix answer that gives back code an earlier round ran
+/// is dropped before it runs, and the next attempt asks again.
+#[test]
+fn a_fix_that_repeats_code_already_tried_is_not_run_again() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = edited_script(dir.path(), "chain", |_| {});
+    let text = std::fs::read_to_string(&script).unwrap();
+    let right: Value = text
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["node"] == "node_b" && v["role"] == "impl")
+        .unwrap();
+    let answer = right["answer"].as_str().unwrap();
+    let entry = |role: &str, attempt: u32, code: &str| {
+        let mut v = right.clone();
+        v["role"] = role.into();
+        v["attempt"] = attempt.into();
+        v["answer"] = answer.replace("double(x) + 1", code).into();
+        serde_json::to_string(&v).unwrap()
+    };
+    let lines: Vec<String> = text
+        .lines()
+        .filter(|l| !(l.contains("\"node_b\"") && l.contains("\"impl\"")))
+        .map(str::to_string)
+        .chain([
+            entry("impl", 0, "double(x)"),
+            entry("fix", 1, "double(x) + 2"),
+            entry("fix", 2, "double(x)"),
+            entry("fix", 3, "double(x) + 1"),
+        ])
+        .collect();
+    std::fs::write(&script, lines.join("\n") + "\n").unwrap();
+    let out = dir.path().join("o");
+    let args = ["--candidates", "1", "--max-retries", "8", "--jobs", "1"];
+    let (code, _, stderr) = generate("chain", &script, &out, &args);
+    assert_eq!(code, 0, "{stderr}");
+    let cp = checkpoint(&out);
+    assert_eq!(cp["node_b"]["status"], "passed", "{:?}", cp["node_b"]);
+    assert_eq!(
+        cp["node_b"]["work"]["repeated_fixes"], 1,
+        "{:?}",
+        cp["node_b"]
+    );
+    // Rounds: the first, the fix at attempt 1, the repeat (asked, never run), the right fix.
+    assert_eq!(cp["node_b"]["retry_count"], 3, "{:?}", cp["node_b"]);
+}
