@@ -223,6 +223,30 @@ pub struct DisputedTest {
     pub output: String,
 }
 
+/// The integration test of one subgraph (the seed's §4.5), written once every function of
+/// the subgraph passed: data flows from its entry functions to its exit functions.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct IntegrationRecord {
+    pub subgraph: String,
+    /// The test file, relative to the output; `None` when none was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Test cases run, and those that passed.
+    pub cases: u32,
+    pub passed: u32,
+    /// At least 80% of the cases passed.
+    pub threshold_met: bool,
+    /// Cases that failed, taken out of the file, with what pytest said of each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dropped: Vec<DisputedTest>,
+    /// Why no test ran (an unusable answer, a provider failure, a sandbox error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+    /// The file was kept from an earlier run and only ran again.
+    #[serde(default)]
+    pub reused: bool,
+}
+
 /// What a node's loop did: the figures behind the run's first-try rate and time split.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NodeWork {

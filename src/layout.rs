@@ -24,6 +24,11 @@ pub const RPG_EXPORT: &str = "docs/rpg.json";
 pub const JUNIT: &str = "test_results.xml";
 /// The last validation with the fingerprint of what it validated, reused while that holds.
 pub const VALIDATION: &str = ".zerorepo/validation.json";
+/// The subgraphs' integration tests and what they did (a list of
+/// `checkpoint::IntegrationRecord`).
+pub const INTEGRATION: &str = ".zerorepo/integration.json";
+/// Where the subgraphs' integration tests are written.
+pub const INTEGRATION_TESTS: &str = "tests/integration";
 /// The output's `.gitignore`.
 pub const GITIGNORE: &str = ".gitignore";
 
@@ -33,6 +38,7 @@ pub const ENGINE_FILES: &[&str] = &[
     COMPACT,
     RPG_COPY,
     VALIDATION,
+    INTEGRATION,
     ".zerorepo/snapshots/x.json",
     GITIGNORE,
 ];

@@ -28,7 +28,8 @@
 //!   (`report`), the model providers (`llm`), merging answers into files (`edit`), the Python
 //!   code model and tools (`code`), the journal and compact checkpoint (`checkpoint`), the
 //!   sandboxes that run generated code (`sandbox`), and stack detection (`detect`).
-//! - **stages**: `engine` runs the node loop (prepare, drain, publish and commit);
+//! - **stages**: `engine` runs the node loop (prepare, drain, publish and commit) and, after
+//!   it, the integration test of every subgraph whose functions all passed;
 //!   `assemble` turns the generated tree into a package (exports, pyproject, README, report
 //!   in Markdown and as an HTML page with the plan drawn,
 //!   install, test and ruff validation, the planned dependencies checked in the code);
@@ -36,7 +37,8 @@
 //!   a task plan with risk levels, approval, staging in the overlay, verification and
 //!   correction in the sandbox, one all-or-nothing commit, an audit trail). None of the three
 //!   knows the others.
-//! - **pipeline** runs the engine, then assembly, then releases the sandbox; `progress` is
+//! - **pipeline** runs the engine's node loop, then its integration tests, then assembly,
+//!   then releases the sandbox; `progress` is
 //!   the terminal view of a run; `schemas` prints the JSON Schemas; `eval` measures a
 //!   generated repository by reference tests the engine never saw, run in the sandbox;
 //!   `nightly` holds the nightly benchmark's figures, compares them with the previous
@@ -73,7 +75,8 @@
 //! dependencies the failure names, a BM25 search of the plan; the fix prompt shows the
 //! suspects outside the function, and the node's checkpoint record keeps every suspect (the
 //! report's debugging section, `status --node`). A fix still replaces only the node's own
-//! function. The code tools (`code`) are commands of their own (`view`); of them the loop
+//! function, and a fix that repeats code already run is dropped before it runs; a run that
+//! failed on a timeout, or on code that passed before, is repeated once and flagged flaky. The code tools (`code`) are commands of their own (`view`); of them the loop
 //! uses tree-sitter's reading of an answer (its imports at any depth, the outline of a
 //! symbol, and the repair of a variable that shadows a called function, `code::repair`).
 

@@ -13,6 +13,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::assemble::{AssembleError, Assembler, Assembly, GenerationInfo};
+use crate::checkpoint::IntegrationRecord;
 use crate::engine::{self, EngineError, Handoff, Progress, Request};
 use crate::llm::LlmProvider;
 use crate::rpg::ValidRpg;
@@ -25,6 +26,8 @@ pub enum GenerateError {
     Engine(#[from] EngineError),
     #[error(transparent)]
     Assemble(#[from] AssembleError),
+    #[error("integration tests: {0}")]
+    Integration(#[from] engine::integration::IntegrationError),
 }
 
 impl GenerateError {
@@ -43,6 +46,9 @@ pub struct Summary {
     pub assembly: Option<Assembly>,
     /// Wall time of the assembly step, validation included (part of `duration_ms`).
     pub assembly_ms: u64,
+    /// The integration test of every subgraph whose functions all passed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub integration: Vec<IntegrationRecord>,
 }
 
 impl Summary {
@@ -86,8 +92,17 @@ async fn generate_and_assemble(
         nodes: generation.summary,
         assembly: None,
         assembly_ms: 0,
+        integration: Vec::new(),
     };
-    if let Some(handoff) = generation.handoff {
+    if let Some(mut handoff) = generation.handoff {
+        let integration = engine::integration::Integration {
+            rpg: &rpg,
+            llm: llm.as_ref(),
+            runner: runner.as_ref(),
+            out: &handoff.out,
+            cancel: &cancel,
+        };
+        summary.integration = integration.run(&mut handoff.checkpoint).await?;
         progress(Progress::Notice(
             "assembling: package exports, pyproject.toml, README, report; validating the install and tests".into(),
         ));
@@ -98,7 +113,7 @@ async fn generate_and_assemble(
             cancel: &cancel,
         };
         let assembling = Instant::now();
-        let assembled = stage.assemble(handoff).await;
+        let assembled = stage.assemble(handoff, &summary.integration).await;
         summary.assembly_ms = assembling.elapsed().as_millis() as u64;
         match assembled {
             Ok(assembly) => summary.assembly = Some(assembly),
@@ -120,7 +135,11 @@ struct Stage<'a> {
 }
 
 impl Stage<'_> {
-    async fn assemble(&self, handoff: Handoff) -> Result<Assembly, AssembleError> {
+    async fn assemble(
+        &self,
+        handoff: Handoff,
+        integration: &[IntegrationRecord],
+    ) -> Result<Assembly, AssembleError> {
         let Handoff {
             mut checkpoint,
             out,
@@ -139,6 +158,7 @@ impl Stage<'_> {
             runner: self.runner,
             generation: &generation,
             cancel: self.cancel,
+            integration,
         };
         assembler.assemble(&mut checkpoint).await
     }

@@ -228,6 +228,8 @@ pub struct Assembler<'a> {
     pub runner: &'a dyn TestRunner,
     pub generation: &'a GenerationInfo,
     pub cancel: &'a CancellationToken,
+    /// The subgraphs' integration tests, for the report.
+    pub integration: &'a [crate::checkpoint::IntegrationRecord],
 }
 
 /// Writes a file of the output only when its text changes, journalling it as published
@@ -365,6 +367,7 @@ impl Assembler<'_> {
             dependencies,
             git_log: &git_log,
             out: &self.workspace.root().display().to_string(),
+            integration: self.integration,
         };
         Ok((
             report::generation_report(&input),

@@ -24,6 +24,7 @@ pub struct ReportInput<'a> {
     pub dependencies: &'a super::deps::DependencyCheck,
     pub git_log: &'a [LogEntry],
     pub out: &'a str,
+    pub integration: &'a [crate::checkpoint::IntegrationRecord],
 }
 
 /// (root cause, recommendation) for a failure message.
@@ -274,9 +275,9 @@ fn test_results(input: &ReportInput) -> String {
         .filter_map(|r| r.test_results)
         .fold((0, 0), |(p, f), c| (p + c.passed, f + c.failed));
     text.push_str(&format!(
-        "- **Per-node runs** (last run of each node during generation): {passed} passed, {failed} failed\n\
-         - **Integration Tests**: none generated (the plan has no integration nodes)\n"
+        "- **Per-node runs** (last run of each node during generation): {passed} passed, {failed} failed\n"
     ));
+    text.push_str(&integration(input.integration));
     let flaky: Vec<String> = input
         .rpg
         .rpg()
@@ -294,6 +295,48 @@ fn test_results(input: &ReportInput) -> String {
             flaky.join(", ")
         ),
     });
+    text
+}
+
+/// The subgraphs' integration tests: cases, the 80% threshold, and each case taken out.
+fn integration(records: &[crate::checkpoint::IntegrationRecord]) -> String {
+    if records.is_empty() {
+        return "- **Integration Tests**: none: a subgraph gets one when it has two or more \
+                functions joined by a dependency and all of them passed\n"
+            .to_string();
+    }
+    let mut text = String::from(
+        "- **Integration Tests** (one per subgraph whose functions all passed; data flows from \
+         its entry functions to its exit functions; 80% of the cases must pass; a failing case \
+         is taken out of the file and listed):\n",
+    );
+    for r in records {
+        let line = match &r.problem {
+            Some(problem) if r.cases == 0 => format!("no test: {problem}"),
+            _ => format!(
+                "{} of {} cases passed ({}){}",
+                r.passed,
+                r.cases,
+                match r.threshold_met {
+                    true => "threshold met",
+                    false => "below the 80% threshold",
+                },
+                r.file
+                    .as_ref()
+                    .map_or(String::new(), |f| format!(", `{f}`")),
+            ),
+        };
+        text.push_str(&format!("  - {}: {line}\n", r.subgraph));
+        for d in &r.dropped {
+            let last = d
+                .output
+                .lines()
+                .rev()
+                .find(|l| l.starts_with("E "))
+                .unwrap_or("");
+            text.push_str(&format!("    - taken out: `{}` {}\n", d.name, last.trim()));
+        }
+    }
     text
 }
 

@@ -100,6 +100,17 @@ pub(crate) fn generate_summary(generated: &Summary) -> String {
         text.push_str(&work);
         text.push('\n');
     }
+    if !generated.integration.is_empty() {
+        let parts: Vec<String> = generated
+            .integration
+            .iter()
+            .map(|r| match &r.problem {
+                Some(_) if r.cases == 0 => format!("{} no test", r.subgraph),
+                _ => format!("{} {}/{} cases", r.subgraph, r.passed, r.cases),
+            })
+            .collect();
+        text.push_str(&format!("integration tests: {}\n", parts.join(", ")));
+    }
     if let Some(assembly) = &generated.assembly {
         text.push_str(&assembly_line(assembly));
         text.push('\n');

@@ -4,13 +4,16 @@
 //! the input and the output directory, opens the checkpoint and puts back the files of any
 //! node a crash interrupted; [`run`] drains the dependency queue as a drain state (all running
 //! state in one struct, one event handler, one error funnel), journalling every state change
-//! on the one task that owns the checkpoint; [`output`] publishes passed work from the staging
-//! copy and commits each finished subgraph. [`node`] is the per-node test-first loop, whose
-//! decisions are the pure state machine [`machine`]; [`suspects`] localizes a failure before a
-//! fix; [`prompt`] builds what the model sees, [`rollback`] is `zerorepo rollback`. The engine knows
-//! nothing of assembly: the pipeline module runs that after the engine, on the [`Handoff`].
+//! on the one task that owns the checkpoint; [`output`] publishes passed work from the
+//! staging copy and commits each finished subgraph. [`integration`] is the step after the
+//! loop: one integration test per subgraph whose functions all passed, run on the published
+//! output. [`node`] is the per-node test-first loop, whose decisions are the pure state
+//! machine [`machine`]; [`suspects`] localizes a failure before a fix; [`prompt`] builds
+//! what the model sees; [`rollback`] is `zerorepo rollback`. The engine knows nothing of
+//! assembly: the pipeline module runs that after the engine, on the [`Handoff`].
 
 mod examples;
+pub mod integration;
 mod machine;
 pub use machine::DEFAULT_MAX_RETRIES;
 

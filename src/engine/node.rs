@@ -1573,7 +1573,11 @@ fn failing_functions(run: &crate::sandbox::TestRun) -> Vec<String> {
 /// that are neither the standard library, nor one of the project's `packages`, nor in
 /// `allowed`: they are not installed in the sandbox (the system prompt asks for the
 /// standard library only), so code that needs them cannot run.
-fn foreign_imports(code: &str, packages: &BTreeSet<String>, allowed: &[&str]) -> Vec<String> {
+pub(super) fn foreign_imports(
+    code: &str,
+    packages: &BTreeSet<String>,
+    allowed: &[&str],
+) -> Vec<String> {
     let mut foreign: Vec<String> = Vec::new();
     for statement in crate::code::outline::import_statements(code) {
         let unit = crate::code::Unit {

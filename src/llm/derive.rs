@@ -4,6 +4,11 @@
 //! `test_<name>` or `test_<name>_<case>` belongs to the leaf with the longest matching name),
 //! and the `impl` answer is the node's reference function; each comes with exactly the import
 //! lines it uses, so an answer never imports a module that is not generated yet.
+//!
+//! For each subgraph flow ([`crate::rpg::flow`]), the integration test's answer (node
+//! `integration:SUBGRAPH`) is the reference tests of its exit functions, renamed
+//! `test_<subgraph>_flow_<case>`: an exit function's test calls the functions it depends on
+//! through it, which is the data flowing through the subgraph.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -83,7 +88,62 @@ pub fn derive_script(
         ));
         script.push(entry(&node.id, Role::Impl, &with_imports(&units, &[def])));
     }
+    for flow in crate::rpg::flow::flows(rpg, |_| true) {
+        script.push(integration_entry(rpg, reference_dir, &flow, &leaf_names)?);
+    }
     Ok(script)
+}
+
+/// The reference tests of `flow`'s exit functions, renamed for the integration test.
+fn integration_entry(
+    rpg: &ValidRpg,
+    reference_dir: &Path,
+    flow: &crate::rpg::flow::Flow,
+    leaf_names: &[&str],
+) -> Result<ScriptEntry, DeriveError> {
+    let ident = crate::rpg::flow::identifier(&flow.subgraph);
+    let mut imports: Vec<String> = Vec::new();
+    let mut tests: Vec<String> = Vec::new();
+    for &exit in &flow.exits {
+        let node = rpg.node(exit);
+        let Some(test_file) = node.test_file() else {
+            continue;
+        };
+        let units = split_units(&read(reference_dir, &test_file)?);
+        let owned: Vec<&Unit> = units
+            .iter()
+            .filter(|u| {
+                u.def_name().and_then(|n| owner_of_test(n, leaf_names)) == Some(node.name.as_str())
+            })
+            .collect();
+        let code = with_imports(&units, &owned);
+        let code = code
+            .trim_start_matches("```python\n")
+            .trim_end()
+            .trim_end_matches("```");
+        for unit in split_units(code) {
+            match unit.kind {
+                UnitKind::Import if !imports.contains(&unit.text) => imports.push(unit.text),
+                UnitKind::Import => {}
+                _ => tests.push(unit.text.replacen(
+                    "def test_",
+                    &format!("def test_{ident}_flow_"),
+                    1,
+                )),
+            }
+        }
+    }
+    let mut code = imports.join("\n");
+    for test in tests {
+        code.push_str("\n\n\n");
+        code.push_str(test.trim_end());
+    }
+    let answer = format!("```python\n{}\n```\n", code.trim_start());
+    Ok(entry(
+        &format!("integration:{}", flow.subgraph),
+        Role::Test,
+        &answer,
+    ))
 }
 
 fn read(dir: &Path, rel: &str) -> Result<String, DeriveError> {

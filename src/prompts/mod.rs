@@ -22,6 +22,12 @@ pub const WRITE_TESTS: Template = Template {
     version: 5,
     body: include_str!("write_tests.md"),
 };
+/// A subgraph's integration test (node `integration:SUBGRAPH`, role `test`).
+pub const WRITE_INTEGRATION: Template = Template {
+    id: "write_integration",
+    version: 1,
+    body: include_str!("write_integration.md"),
+};
 /// Tests that the vote judged wrong, asked once more with the reason (role `test`).
 pub const REWRITE_TESTS: Template = Template {
     id: "rewrite_tests",
@@ -73,7 +79,14 @@ pub const CODE_SYSTEM: &str = "You are an expert software engineer. You make sma
 changes to existing code and keep its style. Answer in the format asked for, and nothing else.";
 
 /// Every template of `generate`, for the record of what produced a repository.
-pub const ALL: [Template; 5] = [WRITE_TESTS, REWRITE_TESTS, WRITE_IMPL, FIX_IMPL, DIAGNOSE];
+pub const ALL: [Template; 6] = [
+    WRITE_TESTS,
+    REWRITE_TESTS,
+    WRITE_IMPL,
+    FIX_IMPL,
+    DIAGNOSE,
+    WRITE_INTEGRATION,
+];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PromptError {

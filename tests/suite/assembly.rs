@@ -42,7 +42,7 @@ fn ml_lib_is_assembled_installable_reported_and_committed_per_subgraph() {
     let (code, stdout, stderr) = generate("ml_lib", &script_of("ml_lib"), &out, &[]);
     assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
     assert!(
-        stdout.contains("pip install -e . ok; pytest tests/ 204/204 passed"),
+        stdout.contains("pip install -e . ok; pytest tests/ 284/284 passed"),
         "{stdout}"
     );
     // Packages export what passed; the package imports and its tests pass.
@@ -88,9 +88,10 @@ fn ml_lib_is_assembled_installable_reported_and_committed_per_subgraph() {
         "- **Total Nodes Planned**: 71",
         "- **Nodes Passed**: 71 (100%)",
         "| data_loading | 15 | 15 | 0 | 0 | 0 | 100% |",
-        "204 collected, 204 passing (100%)",
+        "284 collected, 284 passing (100%)",
         "- ✅ `pip install -e .` succeeded in a fresh virtual environment",
-        "- ✅ All 36 Python files syntactically valid",
+        "- ✅ All 41 Python files syntactically valid",
+        "  - data_loading: 10 of 10 cases passed (threshold met), `tests/integration/test_data_loading_flow.py`",
         "feat: complete model (nodes node_029-node_042) (phase4-subgraph-model)",
         "**Proceed to Phase 5**",
     ] {
@@ -112,7 +113,7 @@ fn ml_lib_is_assembled_installable_reported_and_committed_per_subgraph() {
         neighbors
     );
     let junit = read(&out, "test_results.xml");
-    assert_eq!(junit.matches("<testcase ").count(), 204);
+    assert_eq!(junit.matches("<testcase ").count(), 284);
     // One commit per subgraph, tagged, then the assembly commit; nothing left uncommitted.
     let log = git(&out, &["log", "--format=%s", "--reverse"]);
     let subjects: Vec<&str> = log.lines().collect();
@@ -597,7 +598,7 @@ fn the_validation_is_reused_until_a_file_changes() {
     assert_eq!(code, 1, "{stdout}\n{stderr}");
     assert!(!stderr.contains("validation unchanged"), "{stderr}");
     // The generated tests still pass; the one added fails.
-    assert!(stdout.contains("pytest tests/ 204/205 passed"), "{stdout}");
+    assert!(stdout.contains("pytest tests/ 284/285 passed"), "{stdout}");
     assert_ne!(read(&out, "docs/generation_report.md"), report);
     assert!(
         read(&out, "test_results.xml").contains("test_extra"),

@@ -30,8 +30,9 @@ pub(super) fn script_of(name: &str) -> PathBuf {
     fixture(name).join("script.jsonl")
 }
 
-/// ml_lib's 154 reference tests plus one examples-from-spec test per leaf with examples.
-pub(super) const GENERATED_ML_LIB_TESTS: &str = "204 passed";
+/// ml_lib's 154 reference tests, one examples-from-spec test per leaf with examples, and the
+/// 80 cases of the five subgraphs' integration tests.
+pub(super) const GENERATED_ML_LIB_TESTS: &str = "284 passed";
 
 pub(super) fn checkpoint(out: &Path) -> serde_json::Map<String, Value> {
     let text = std::fs::read_to_string(out.join("docs/generation_checkpoint.json"))
@@ -1155,4 +1156,64 @@ fn a_fix_that_repeats_code_already_tried_is_not_run_again() {
     );
     // Rounds: the first, the fix at attempt 1, the repeat (asked, never run), the right fix.
     assert_eq!(cp["node_b"]["retry_count"], 3, "{:?}", cp["node_b"]);
+}
+
+/// A subgraph whose functions all passed gets an integration test from its entry function
+/// to its exit function; a failing case is taken out of the file and listed, and the share
+/// that passed is held against the 80% threshold.
+#[test]
+fn a_passed_subgraph_gets_an_integration_test_and_a_failing_case_is_taken_out() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = edited_script(dir.path(), "chain", |v| {
+        if v["node"] == "integration:chain" {
+            let answer = v["answer"].as_str().unwrap().to_string();
+            v["answer"] = answer.replace("\"value=1\"", "\"value=0\"").into();
+        }
+    });
+    let out = dir.path().join("o");
+    let (code, stdout, stderr) = generate("chain", &script, &out, &["--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let summary: Value = serde_json::from_str(&stdout).unwrap();
+    let record = &summary["integration"][0];
+    assert_eq!(record["subgraph"], "chain", "{summary}");
+    assert_eq!(
+        (record["cases"].as_u64(), record["passed"].as_u64()),
+        (Some(3), Some(2))
+    );
+    assert_eq!(record["threshold_met"], false);
+    assert_eq!(
+        record["dropped"][0]["name"],
+        "test_chain_flow_describe_value_zero"
+    );
+    let file = out.join("tests/integration/test_chain_flow.py");
+    let kept = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        kept.contains("def test_chain_flow_describe_value_positive") && !kept.contains("value=0"),
+        "{kept}"
+    );
+    let report = std::fs::read_to_string(out.join("docs/generation_report.md")).unwrap();
+    assert!(
+        report.contains("  - chain: 2 of 3 cases passed (below the 80% threshold)")
+            && report.contains("    - taken out: `test_chain_flow_describe_value_zero`"),
+        "{report}"
+    );
+    // The repository's own suite runs the kept cases, and stays green.
+    assert_eq!(
+        summary["assembly"]["validation"]["tests"]["failed"], 0,
+        "{summary}"
+    );
+    // A plan whose subgraph has a function that did not pass gets none.
+    let failing = edited_script(dir.path(), "chain", |v| {
+        if v["node"] == "node_c" && v["role"] == "impl" {
+            v["fault"] = "always_wrong".into();
+        }
+    });
+    let out = dir.path().join("o2");
+    let (_, stdout, stderr) = generate("chain", &failing, &out, &["--json"]);
+    let summary: Value = serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stderr}"));
+    assert!(summary.get("integration").is_none(), "{summary}");
+    assert!(!out.join("tests/integration").exists());
 }
