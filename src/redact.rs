@@ -9,6 +9,9 @@
 //! `TOKEN`, `SECRET`, `PASSWORD`, `PASSWD`, `CREDENTIAL`, `AUTH`), at least
 //! [`MIN_SECRET_LEN`] bytes long, read once on first use, plus whatever [`register`] adds (the
 //! OpenAI-compatible provider registers the key it reads, whatever its variable is called).
+//! Credentials written into a URL (`https://user:secret@host/v1`, `?api_key=secret`) are
+//! removed whatever their value, since a base URL is configuration that `config show`, an
+//! error message or a log line repeats.
 
 use std::borrow::Cow;
 use std::sync::{OnceLock, RwLock};
@@ -91,7 +94,85 @@ fn redact_with<'a>(text: &'a str, needles: &[String]) -> Cow<'a, str> {
             out = Cow::Owned(out.replace(needle.as_str(), MARK));
         }
     }
-    out
+    match url_credentials(&out) {
+        Cow::Owned(clean) => Cow::Owned(clean),
+        Cow::Borrowed(_) => out,
+    }
+}
+
+/// Query parameters whose value is a credential.
+const SECRET_PARAMETERS: &[&str] = &[
+    "key",
+    "api_key",
+    "apikey",
+    "api-key",
+    "token",
+    "access_token",
+    "auth",
+    "password",
+    "secret",
+    "sig",
+    "signature",
+];
+
+/// `text` with the user information of every URL (`scheme://user:secret@host`) and the
+/// values of its credential query parameters (`?api_key=…`) replaced by [`MARK`].
+pub fn url_credentials(text: &str) -> Cow<'_, str> {
+    if !text.contains("://") {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let start = at + 3;
+        out.push_str(&rest[..start]);
+        let url_end = rest[start..]
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`' | ','))
+            .map_or(rest.len(), |e| start + e);
+        let url = &rest[start..url_end];
+        let authority_end = url.find(['/', '?', '#']).unwrap_or(url.len());
+        let (authority, tail) = url.split_at(authority_end);
+        match authority.rfind('@') {
+            Some(at_sign) => {
+                out.push_str(MARK);
+                out.push_str(&authority[at_sign..]);
+                changed = true;
+            }
+            None => out.push_str(authority),
+        }
+        let (clean_tail, tail_changed) = without_secret_parameters(tail);
+        out.push_str(&clean_tail);
+        changed |= tail_changed;
+        rest = &rest[url_end..];
+    }
+    out.push_str(rest);
+    match changed {
+        true => Cow::Owned(out),
+        false => Cow::Borrowed(text),
+    }
+}
+
+/// A URL's path and query with the values of [`SECRET_PARAMETERS`] replaced.
+fn without_secret_parameters(tail: &str) -> (String, bool) {
+    let Some((path, query)) = tail.split_once('?') else {
+        return (tail.to_string(), false);
+    };
+    let mut changed = false;
+    let parameters: Vec<String> = query
+        .split('&')
+        .map(|p| match p.split_once('=') {
+            Some((name, value))
+                if !value.is_empty()
+                    && SECRET_PARAMETERS.contains(&name.to_ascii_lowercase().as_str()) =>
+            {
+                changed = true;
+                format!("{name}={MARK}")
+            }
+            _ => p.to_string(),
+        })
+        .collect();
+    (format!("{path}?{}", parameters.join("&")), changed)
 }
 
 /// The base64 texts that appear in the encoding of anything that contains `value`, whatever
@@ -161,6 +242,27 @@ mod tests {
         assert_eq!(
             redact_with("2 passed, 1 failed", &needles),
             Cow::Borrowed("2 passed, 1 failed")
+        );
+    }
+
+    #[test]
+    fn credentials_in_a_url_are_removed_whatever_their_value() {
+        let text = "error sending request for url (https://me:hunter2@gpu1:8000/v1/chat?api_key=abc&n=1), \
+                    then http://gpu2:8000/v1?x=1 and https://tok@h/v1";
+        assert_eq!(
+            url_credentials(text),
+            "error sending request for url (https://[REDACTED]@gpu1:8000/v1/chat?api_key=[REDACTED]&n=1), \
+             then http://gpu2:8000/v1?x=1 and https://[REDACTED]@h/v1"
+        );
+        // Text without a URL credential is borrowed as it is.
+        assert!(matches!(
+            url_credentials("http://gpu1:8000/v1 and no scheme@here"),
+            Cow::Borrowed(_)
+        ));
+        assert!(matches!(redact_with("plain", &[]), Cow::Borrowed(_)));
+        assert_eq!(
+            redact_with("u=https://a:b@h/", &[]),
+            "u=https://[REDACTED]@h/"
         );
     }
 }

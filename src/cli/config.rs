@@ -122,7 +122,12 @@ fn resolve(
             let default = arg
                 .and_then(|a| a.get_default_values().first())
                 .map(|v| v.to_string_lossy().into_owned());
-            let (value, source) = match (from_env, setting.value, default) {
+            // A base URL may carry credentials (`https://user:secret@host`): never shown.
+            let from_env = from_env.map(|v| crate::redact::redact(&v).into_owned());
+            let file_value = setting
+                .value
+                .map(|v| crate::redact::redact(&v).into_owned());
+            let (value, source) = match (from_env, file_value, default) {
                 (Some(v), _, _) => (Some(v), Source::Environment),
                 (None, Some(v), _) => (Some(v), Source::File),
                 (None, None, Some(v)) => (Some(v), Source::Default),

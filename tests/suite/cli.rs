@@ -161,3 +161,32 @@ fn the_config_file_sets_defaults_under_flags_and_environment_and_bad_files_are_r
     assert_eq!(code, 2);
     assert!(stderr.contains("/nonexistent/zerorepo.toml"), "{stderr}");
 }
+
+/// A base URL may carry credentials: `config show` names where it came from, never them.
+#[test]
+fn config_show_never_prints_credentials_written_into_a_base_url() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("zerorepo.toml"),
+        "[model]\nbase_url = [\"https://me:hunter2-secret@gpu1:8000/v1\", \"http://gpu2:8000/v1?api_key=abc123\"]\n",
+    )
+    .unwrap();
+    for json in [false, true] {
+        let mut cmd = zerorepo();
+        cmd.current_dir(dir.path()).args(["config", "show"]);
+        if json {
+            cmd.arg("--json");
+        }
+        let (code, stdout, stderr) = run(&mut cmd);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(
+            !stdout.contains("hunter2") && !stdout.contains("abc123"),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains("https://[REDACTED]@gpu1:8000/v1")
+                && stdout.contains("http://gpu2:8000/v1?api_key=[REDACTED]"),
+            "{stdout}"
+        );
+    }
+}
