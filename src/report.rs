@@ -195,23 +195,24 @@ pub enum StatusError {
 }
 
 pub fn status(out: &Path) -> Result<StatusReport, StatusError> {
+    let (records, rpg) = load(out)?;
+    Ok(summarize(rpg.as_ref(), &records))
+}
+
+/// The output's checkpoint records and the engine's copy of its RPG (when readable).
+fn load(out: &Path) -> Result<(CheckpointMap, Option<Rpg>), StatusError> {
     let records = load_compact(out)
         .map_err(StatusError::Unreadable)?
         .ok_or_else(|| StatusError::NoCheckpoint(out.display().to_string()))?;
     let rpg: Option<Rpg> = std::fs::read_to_string(out.join(crate::layout::RPG_COPY))
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok());
-    Ok(summarize(rpg.as_ref(), &records))
+    Ok((records, rpg))
 }
 
 /// One node's record, found by id or by a name the plan copy gives to one node only.
 pub fn node_status(out: &Path, node: &str) -> Result<NodeView, StatusError> {
-    let records = load_compact(out)
-        .map_err(StatusError::Unreadable)?
-        .ok_or_else(|| StatusError::NoCheckpoint(out.display().to_string()))?;
-    let rpg: Option<Rpg> = std::fs::read_to_string(out.join(crate::layout::RPG_COPY))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok());
+    let (records, rpg) = load(out)?;
     let named: Vec<&crate::rpg::Node> = rpg
         .iter()
         .flat_map(|r| r.nodes.iter())
