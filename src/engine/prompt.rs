@@ -196,17 +196,30 @@ pub fn answer_head(node: &Node) -> Option<String> {
 /// documented `ValueError` the code never raised (an empty list fell through to a
 /// `ZeroDivisionError`): a condition read in the docstring is easily left out, so it is named
 /// again where the body starts. Nothing when the docstring names no error.
+///
+/// A condition with alternatives ("different lengths or are empty") is listed again one
+/// check a line, since the model wrote the first check of such a sentence and left out the
+/// rest. Then come the special cases the docstring states ([`crate::python::special_cases`]).
 fn raises_first(doc: &str) -> String {
+    use crate::python::comment_text;
     let entries = crate::python::documented_raises(doc);
-    if entries.is_empty() {
-        return String::new();
+    let cases = crate::python::special_cases(doc);
+    let mut comments = String::new();
+    if !entries.is_empty() {
+        comments.push_str("    # First raise what the docstring documents:\n");
     }
-    let mut comments = String::from("    # First raise what the docstring documents:\n");
-    for entry in entries {
-        comments.push_str(&format!(
-            "    # - {}\n",
-            crate::python::comment_text(&entry)
-        ));
+    for entry in &entries {
+        comments.push_str(&format!("    # - {}\n", comment_text(entry)));
+        for check in crate::python::raise_conditions(entry) {
+            comments.push_str(&format!("    #   - check: {}\n", comment_text(&check)));
+        }
+    }
+    if !cases.is_empty() {
+        comments
+            .push_str("    # Special cases the docstring states (each needs its own branch):\n");
+    }
+    for case in &cases {
+        comments.push_str(&format!("    # - {}\n", comment_text(case)));
     }
     comments
 }
@@ -374,6 +387,26 @@ mod tests {
         let head = answer_head(&node).unwrap();
         assert!(
             head.ends_with("    \"\"\"\n    # First raise what the docstring documents:\n    # - ValueError: If xs is empty.\n    # - TypeError: If x import os\n"),
+            "{head}"
+        );
+    }
+
+    #[test]
+    fn each_alternative_of_a_documented_error_and_each_special_case_is_a_comment_line() {
+        let node: Node = serde_json::from_value(serde_json::json!({
+            "id": "n", "name": "spread", "type": "function", "node_type": "leaf", "file_path": "m.py",
+            "signature": "def spread(xs: list[float]) -> float",
+            "docstring": "Range of xs over its mean.\n\nWhen all values are equal the result\nis 0.0.\n\nRaises:\n    ValueError: If xs has NaN or is empty.\n\nExamples:\n>>> spread([1.0])\n0.0"
+        }))
+        .unwrap();
+        let head = answer_head(&node).unwrap();
+        assert!(
+            head.ends_with(
+                "    \"\"\"\n    # First raise what the docstring documents:\n    \
+                 # - ValueError: If xs has NaN or is empty.\n    #   - check: xs has NaN\n    \
+                 #   - check: xs is empty\n    # Special cases the docstring states (each needs \
+                 its own branch):\n    # - When all values are equal the result is 0.0.\n"
+            ),
             "{head}"
         );
     }
