@@ -553,8 +553,7 @@ impl Leaf<'_> {
         // Implementations and fixes are asked as several candidates, chosen by running them:
         // a warm sandbox run costs less than a token, and k sequences decode together.
         let started = std::time::Instant::now();
-        let prompt_before = self.usage.get(&role).map_or(0, |u| u.prompt_tokens);
-        let answers = ask_many(
+        let (answers, prompt_tokens) = ask_many(
             self.ctx,
             self.node,
             role,
@@ -568,9 +567,7 @@ impl Leaf<'_> {
         if role == Role::Fix
             && let Some(fix) = self.localizations.last_mut()
         {
-            let prompt_after = self.usage.get(&role).map_or(0, |u| u.prompt_tokens);
-            // Every answer of the round counts the one prompt it was asked with.
-            fix.prompt_tokens = (prompt_after - prompt_before) / u64::from(n.max(1));
+            fix.prompt_tokens = prompt_tokens;
         }
         self.work.rounds += 1;
         self.work.answers += n;
@@ -1725,6 +1722,7 @@ async fn ask(
 ) -> Result<String, AskError> {
     ask_many(ctx, node, role, attempt, inputs, usage, 1)
         .await
+        .0
         .into_iter()
         .next()
         .unwrap_or_else(|| Err(AskError::Provider("the provider gave no answer".into())))
@@ -1754,7 +1752,8 @@ async fn ask_vote(
     judge(node, Role::Diagnose, request.max_tokens, response, usage)
 }
 
-/// `n` candidate answers to one prompt (the local model decodes them together).
+/// `n` candidate answers to one prompt (the local model decodes them together), and the
+/// prompt's size in tokens.
 async fn ask_many(
     ctx: &Context,
     node: &Node,
@@ -1763,7 +1762,7 @@ async fn ask_many(
     inputs: &PromptInputs,
     usage: &mut UsageByRole,
     n: u32,
-) -> Vec<Result<String, AskError>> {
+) -> (Vec<Result<String, AskError>>, u64) {
     let phase = match (role, n) {
         (Role::Test, _) => "writing tests".to_string(),
         (Role::Impl, 1) => "writing code".to_string(),
@@ -1774,16 +1773,27 @@ async fn ask_many(
     ctx.phases.report(&node.id, &phase);
     let request = match prompt::request(&node.id, role, attempt, inputs) {
         Ok(request) => request,
-        Err(e) => return vec![Err(AskError::Provider(e.to_string()))],
+        Err(e) => return (vec![Err(AskError::Provider(e.to_string()))], 0),
     };
     let responses = tokio::select! {
         r = ctx.llm.complete_many(&request, n) => r,
-        _ = ctx.cancel.cancelled() => return vec![Err(AskError::Unusable("interrupted".into()))],
+        _ = ctx.cancel.cancelled() => {
+            return (vec![Err(AskError::Unusable("interrupted".into()))], 0);
+        }
     };
-    responses
+    // The prompt's size: a provider that evaluates it once for all candidates counts it on
+    // one answer, one asked once per candidate on each.
+    let prompt_tokens = responses
+        .iter()
+        .filter_map(|r| r.as_ref().ok())
+        .map(|r| r.usage.prompt_tokens)
+        .max()
+        .unwrap_or(0);
+    let answers = responses
         .into_iter()
         .map(|response| judge(node, role, request.max_tokens, response, usage))
-        .collect()
+        .collect();
+    (answers, prompt_tokens)
 }
 
 /// An answer as the node loop can use it: its tokens counted, a cut-off answer refused (but
