@@ -245,6 +245,9 @@ pub struct IntegrationRecord {
     /// The file was kept from an earlier run and only ran again.
     #[serde(default)]
     pub reused: bool,
+    /// Model tokens spent writing it (none when it was kept).
+    #[serde(default)]
+    pub tokens: crate::usage::Usage,
 }
 
 /// What a node's loop did: the figures behind the run's first-try rate and time split.

@@ -103,6 +103,10 @@ async fn generate_and_assemble(
             cancel: &cancel,
         };
         summary.integration = integration.run(&mut handoff.checkpoint).await?;
+        for record in &summary.integration {
+            summary.nodes.prompt_tokens += record.tokens.prompt_tokens;
+            summary.nodes.completion_tokens += record.tokens.completion_tokens;
+        }
         progress(Progress::Notice(
             "assembling: package exports, pyproject.toml, README, report; validating the install and tests".into(),
         ));

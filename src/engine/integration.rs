@@ -25,6 +25,7 @@ use crate::prompts;
 use crate::rpg::flow::{Flow, flows, identifier};
 use crate::rpg::{NodePos, ValidRpg};
 use crate::sandbox::{TestRun, TestRunner};
+use crate::usage::Usage;
 
 /// The share of cases that must pass.
 pub const THRESHOLD: f64 = 0.8;
@@ -146,7 +147,7 @@ impl Integration<'_> {
         record.reused = kept.is_some();
         let text = match kept {
             Some(text) => text,
-            None => match self.ask(flow).await {
+            None => match self.ask(flow, &mut record.tokens).await {
                 Ok(text) => text,
                 Err(problem) => {
                     record.problem = Some(problem);
@@ -160,10 +161,17 @@ impl Integration<'_> {
             .run_tests(self.out.root(), &file, self.cancel)
             .await
         {
-            Ok(run) => run,
-            Err(e) => {
-                self.out.remove(&file)?;
-                record.problem = Some(format!("the sandbox could not run it: {e}"));
+            Ok(run) if !run.cancelled => run,
+            outcome => {
+                // A file asked for in this run goes with it; one kept from before stays.
+                match record.reused {
+                    true => record.file = Some(file),
+                    false => self.out.remove(&file)?,
+                }
+                record.problem = Some(match outcome {
+                    Err(e) => format!("the sandbox could not run it: {e}"),
+                    Ok(_) => "interrupted".into(),
+                });
                 return Ok(record);
             }
         };
@@ -194,13 +202,16 @@ impl Integration<'_> {
         Ok(record)
     }
 
-    async fn ask(&self, flow: &Flow) -> Result<String, String> {
+    /// The tests the model wrote for `flow`, shaped like a node's; the tokens it spent are
+    /// added to `tokens` whatever became of its answer.
+    async fn ask(&self, flow: &Flow, tokens: &mut Usage) -> Result<String, String> {
         let request = request(self.rpg, flow).map_err(|e| e.to_string())?;
         let response = tokio::select! {
             r = self.llm.complete(&request) => r,
             _ = self.cancel.cancelled() => return Err("interrupted".into()),
         };
         let answer = response.map_err(|e| format!("the model gave no answer: {e}"))?;
+        tokens.add(answer.usage);
         let file = file_of(&flow.subgraph);
         let code = crate::edit::code_for_target(&answer.text, &file, "")
             .map_err(|e| format!("the answer was unusable: {e}"))?;
