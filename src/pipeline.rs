@@ -102,7 +102,10 @@ async fn generate_and_assemble(
             out: &handoff.out,
             cancel: &cancel,
         };
-        summary.integration = integration.run(&mut handoff.checkpoint).await?;
+        let mut notice = |text: String| progress(Progress::Notice(text));
+        summary.integration = integration
+            .run(&mut handoff.checkpoint, &mut notice)
+            .await?;
         for record in &summary.integration {
             summary.nodes.prompt_tokens += record.tokens.prompt_tokens;
             summary.nodes.completion_tokens += record.tokens.completion_tokens;

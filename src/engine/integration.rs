@@ -113,17 +113,25 @@ impl Integration<'_> {
     /// Writes and runs the integration test of every eligible subgraph, records each file's
     /// hash in the checkpoint like any published file, and keeps the records in
     /// [`INTEGRATION`].
+    /// `progress` hears of each subgraph as it starts.
     pub async fn run(
         &self,
         checkpoint: &mut Checkpoint,
+        progress: &mut dyn FnMut(String),
     ) -> Result<Vec<IntegrationRecord>, IntegrationError> {
         let passed = |p: NodePos| checkpoint.status_of(&self.rpg.node(p).id) == NodeStatus::Passed;
         let flows = flows(self.rpg, passed);
         let mut records = Vec::new();
-        for flow in &flows {
+        for (i, flow) in flows.iter().enumerate() {
             if self.cancel.is_cancelled() {
                 break;
             }
+            progress(format!(
+                "integration test {}/{}: subgraph {}",
+                i + 1,
+                flows.len(),
+                flow.subgraph
+            ));
             let record = self.one(flow).await?;
             if let Some(file) = &record.file {
                 let text = self.out.read(file)?.unwrap_or_default();
