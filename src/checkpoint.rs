@@ -271,6 +271,10 @@ pub struct NodeWork {
     /// Fix rounds whose every answer repeated code an earlier round ran (never run again).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub repeated_fixes: u32,
+    /// Runs in which the code in place broke a test of an earlier function of its module
+    /// (regressions caught: such code is never kept).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub regressions_caught: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -289,6 +293,7 @@ impl NodeWork {
         }
         self.sandbox_ms += other.sandbox_ms;
         self.repeated_fixes += other.repeated_fixes;
+        self.regressions_caught += other.regressions_caught;
     }
 
     /// Counts `started`'s elapsed time as waiting for the model on a `role` request.

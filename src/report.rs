@@ -169,8 +169,14 @@ impl WorkSummary {
             0 => String::new(),
             n => format!(" ({n} fix rounds only repeated code already tried, and were not run)"),
         };
+        let regressions = match t.regressions_caught {
+            0 => String::new(),
+            n => format!(
+                "; {n} regressions caught (code that broke an earlier function's tests, not kept)"
+            ),
+        };
         Some(format!(
-            "{} nodes ran the loop: {} passed on the first try ({}); {:.1} rounds and {:.1} answers per node{repeated}; {} sandbox runs; time: model {:.0} s, sandbox {:.0} s, engine {:.0} s",
+            "{} nodes ran the loop: {} passed on the first try ({}); {:.1} rounds and {:.1} answers per node{repeated}; {} sandbox runs{regressions}; time: model {:.0} s, sandbox {:.0} s, engine {:.0} s",
             self.nodes,
             self.first_try,
             percent(self.first_try, self.nodes),

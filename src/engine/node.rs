@@ -1000,12 +1000,21 @@ impl Leaf<'_> {
         }
     }
 
-    /// Runs the node's test file in the sandbox, counted and timed.
-    /// Runs the node's tests on what the workspace holds. A failing run is repeated once on
-    /// identical code when it failed for something other than an assertion (a timeout, a
-    /// sandbox limit) or when the same code and tests passed before; tests that pass on the
-    /// repeat are flagged flaky, and the repeat is the run that counts.
+    /// Runs the node's tests on what the workspace holds (see [`Leaf::run_repeating`]) and
+    /// counts a regression it catches.
     async fn run_node_tests(
+        &mut self,
+    ) -> Result<crate::sandbox::TestRun, crate::sandbox::SandboxError> {
+        let run = self.run_repeating().await?;
+        self.count_regression(&run);
+        Ok(run)
+    }
+
+    /// A failing run is repeated once on identical code when it failed for something other
+    /// than an assertion (a timeout, a sandbox limit) or when the same code and tests passed
+    /// before; tests that pass on the repeat are flagged flaky, and the repeat is the run that
+    /// counts.
+    async fn run_repeating(
         &mut self,
     ) -> Result<crate::sandbox::TestRun, crate::sandbox::SandboxError> {
         let first = self.run_once().await?;
@@ -1031,6 +1040,15 @@ impl Leaf<'_> {
         Ok(again)
     }
 
+    /// A regression caught: the code in place broke a test of an earlier function of the
+    /// module, which passed before (such code is never kept; see [`Leaf::evidence`]).
+    fn count_regression(&mut self, run: &crate::sandbox::TestRun) {
+        if !run.cancelled && self.breaks_earlier_tests(run) {
+            self.work.regressions_caught += 1;
+        }
+    }
+
+    /// Runs the node's test file in the sandbox once, counted and timed.
     async fn run_once(&mut self) -> Result<crate::sandbox::TestRun, crate::sandbox::SandboxError> {
         let ctx = self.ctx;
         let started = std::time::Instant::now();

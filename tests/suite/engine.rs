@@ -6,16 +6,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio_util::sync::CancellationToken;
 use zerorepo::engine::{GenerateOptions, PhaseSink, Request};
-use zerorepo::sandbox::{LocalRunner, SandboxError, TestRun, TestRunner};
+use zerorepo::sandbox::{LocalRunner, SandboxError, TestOutcome, TestRun, TestRunner};
 
 use super::support;
 
 /// The unsandboxed runner, counting how often it is shut down; the first `time_outs` test
-/// runs report a timeout without running.
+/// runs report a timeout without running, and test run number `breaks_at` (from 1) reports
+/// that node_a's `test_double_positive` failed.
 struct Counting {
     inner: LocalRunner,
     shutdowns: AtomicUsize,
     time_outs: AtomicUsize,
+    runs: AtomicUsize,
+    breaks_at: usize,
 }
 
 #[async_trait::async_trait]
@@ -35,6 +38,18 @@ impl TestRunner for Counting {
         test_file: &str,
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError> {
+        if self.runs.fetch_add(1, Ordering::SeqCst) + 1 == self.breaks_at {
+            let mut run = self.inner.run_tests(repo, test_file, cancel).await?;
+            run.exit_code = Some(1);
+            run.failed += 1;
+            run.tests
+                .retain(|t| !t.name.ends_with("test_double_positive"));
+            run.tests.push(TestOutcome {
+                name: "tests.test_steps::test_double_positive".into(),
+                outcome: "failed".into(),
+            });
+            return Ok(run);
+        }
         let left = self.time_outs.load(Ordering::SeqCst);
         if left > 0 {
             self.time_outs.store(left - 1, Ordering::SeqCst);
@@ -107,6 +122,8 @@ async fn the_runner_is_shut_down_once_whether_the_run_succeeds_or_is_refused() {
             inner: LocalRunner::new(&python, std::time::Duration::from_secs(30)),
             shutdowns: AtomicUsize::new(0),
             time_outs: AtomicUsize::new(0),
+            runs: AtomicUsize::new(0),
+            breaks_at: 0,
         })
     };
     let runner = counting();
@@ -136,6 +153,8 @@ async fn a_timed_out_run_is_repeated_and_flagged_flaky_when_the_repeat_passes() 
         inner: LocalRunner::new(&python, std::time::Duration::from_secs(30)),
         shutdowns: AtomicUsize::new(0),
         time_outs: AtomicUsize::new(1),
+        runs: AtomicUsize::new(0),
+        breaks_at: 0,
     });
     generate_chain(&out, runner).await.unwrap();
     let text = std::fs::read_to_string(out.join("docs/generation_checkpoint.json")).unwrap();
@@ -150,4 +169,31 @@ async fn a_timed_out_run_is_repeated_and_flagged_flaky_when_the_repeat_passes() 
         report.contains("- **Flaky tests** (failed, then passed"),
         "{report}"
     );
+}
+
+/// Code that breaks a test of an earlier function of its module is a regression: it is not
+/// kept, the node is fixed, and the regression is counted in the node's `work`.
+#[tokio::test]
+async fn a_run_that_breaks_an_earlier_functions_test_is_counted_as_a_regression_caught() {
+    let Some(python) = support::require_python() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    // Run 1 is node_a's; run 2, node_b's first, reports node_a's test broken.
+    let runner = Arc::new(Counting {
+        inner: LocalRunner::new(&python, std::time::Duration::from_secs(30)),
+        shutdowns: AtomicUsize::new(0),
+        time_outs: AtomicUsize::new(0),
+        runs: AtomicUsize::new(0),
+        breaks_at: 2,
+    });
+    generate_chain(&out, runner).await.unwrap();
+    let text = std::fs::read_to_string(out.join("docs/generation_checkpoint.json")).unwrap();
+    let cp: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let node = &cp["node_b"];
+    assert_eq!(node["status"], "passed", "{node}");
+    assert_eq!(node["work"]["regressions_caught"], 1, "{node}");
+    assert_eq!(node["retry_count"], 1, "{node}");
+    assert!(cp["node_a"]["work"].get("regressions_caught").is_none());
 }
