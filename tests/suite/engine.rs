@@ -21,6 +21,24 @@ struct Counting {
     breaks_at: usize,
 }
 
+impl Counting {
+    fn new(python: &str, time_outs: usize, breaks_at: usize) -> Arc<Counting> {
+        Arc::new(Counting {
+            inner: LocalRunner::new(python, std::time::Duration::from_secs(30)),
+            shutdowns: AtomicUsize::new(0),
+            time_outs: AtomicUsize::new(time_outs),
+            runs: AtomicUsize::new(0),
+            breaks_at,
+        })
+    }
+}
+
+/// The checkpoint a generation in `out` left.
+fn checkpoint(out: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(out.join("docs/generation_checkpoint.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
 #[async_trait::async_trait]
 impl TestRunner for Counting {
     fn name(&self) -> &str {
@@ -117,15 +135,7 @@ async fn the_runner_is_shut_down_once_whether_the_run_succeeds_or_is_refused() {
     };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let counting = || {
-        Arc::new(Counting {
-            inner: LocalRunner::new(&python, std::time::Duration::from_secs(30)),
-            shutdowns: AtomicUsize::new(0),
-            time_outs: AtomicUsize::new(0),
-            runs: AtomicUsize::new(0),
-            breaks_at: 0,
-        })
-    };
+    let counting = || Counting::new(&python, 0, 0);
     let runner = counting();
     generate_chain(&out, runner.clone()).await.unwrap();
     assert_eq!(runner.shutdowns.load(Ordering::SeqCst), 1);
@@ -149,16 +159,10 @@ async fn a_timed_out_run_is_repeated_and_flagged_flaky_when_the_repeat_passes() 
     };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let runner = Arc::new(Counting {
-        inner: LocalRunner::new(&python, std::time::Duration::from_secs(30)),
-        shutdowns: AtomicUsize::new(0),
-        time_outs: AtomicUsize::new(1),
-        runs: AtomicUsize::new(0),
-        breaks_at: 0,
-    });
-    generate_chain(&out, runner).await.unwrap();
-    let text = std::fs::read_to_string(out.join("docs/generation_checkpoint.json")).unwrap();
-    let cp: serde_json::Value = serde_json::from_str(&text).unwrap();
+    generate_chain(&out, Counting::new(&python, 1, 0))
+        .await
+        .unwrap();
+    let cp = checkpoint(&out);
     let node = &cp["node_a"];
     assert_eq!(node["status"], "passed", "{node}");
     assert_eq!(node["retry_count"], 0, "{node}");
@@ -181,16 +185,10 @@ async fn a_run_that_breaks_an_earlier_functions_test_is_counted_as_a_regression_
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     // Run 1 is node_a's; run 2, node_b's first, reports node_a's test broken.
-    let runner = Arc::new(Counting {
-        inner: LocalRunner::new(&python, std::time::Duration::from_secs(30)),
-        shutdowns: AtomicUsize::new(0),
-        time_outs: AtomicUsize::new(0),
-        runs: AtomicUsize::new(0),
-        breaks_at: 2,
-    });
-    generate_chain(&out, runner).await.unwrap();
-    let text = std::fs::read_to_string(out.join("docs/generation_checkpoint.json")).unwrap();
-    let cp: serde_json::Value = serde_json::from_str(&text).unwrap();
+    generate_chain(&out, Counting::new(&python, 0, 2))
+        .await
+        .unwrap();
+    let cp = checkpoint(&out);
     let node = &cp["node_b"];
     assert_eq!(node["status"], "passed", "{node}");
     assert_eq!(node["work"]["regressions_caught"], 1, "{node}");
