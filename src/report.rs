@@ -115,16 +115,21 @@ impl DebugSummary {
             _ => String::new(),
         };
         Some(format!(
-            "{} fixes on {} nodes were localized first: {:.1} queries per fix; the first suspect was \
+            "{} on {} localized first: {:.1} queries per fix; the first suspect was \
              the edited function in {} ({}); {} pointed at code outside it{tokens}",
-            self.fixes,
-            self.nodes,
+            plural(self.fixes, "fix", "fixes"),
+            plural(self.nodes, "node was", "nodes were"),
             self.queries as f64 / self.fixes as f64,
             self.first_suspect_hits,
             percent(self.first_suspect_hits, self.fixes),
             self.pointed_outside,
         ))
     }
+}
+
+/// `n` with the singular or plural form.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The nearest-rank `p`th percentile of sorted `values`.

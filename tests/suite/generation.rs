@@ -1089,7 +1089,7 @@ fn a_fix_is_localized_through_the_traceback_into_a_dependency() {
     let report = std::fs::read_to_string(out.join("docs/generation_report.md")).unwrap();
     assert!(
         report.contains("## Debugging (localization before each fix)")
-            && report.contains("1 fixes on 1 nodes were localized first")
+            && report.contains("1 fix on 1 node was localized first")
             && report.contains("the first suspect was the edited function in 0 (0%); 1 pointed"),
         "{report}"
     );
