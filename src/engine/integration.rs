@@ -199,7 +199,7 @@ impl Integration<'_> {
                 output: run.output_of(std::slice::from_ref(name)),
             })
             .collect();
-        let kept = without_functions(&text, &failed);
+        let kept = super::node::without_tests(&text, &failed);
         match passed.is_empty() {
             true => self.out.remove(&file)?,
             false => {
@@ -247,10 +247,7 @@ impl Integration<'_> {
 /// The test functions that passed and those that failed (a parametrized case counts as its
 /// function), each once.
 fn outcomes(run: &TestRun) -> (Vec<String>, Vec<String>) {
-    let function = |name: &str| -> String {
-        let name = name.rsplit("::").next().unwrap_or(name);
-        name.split('[').next().unwrap_or(name).to_string()
-    };
+    let function = |name: &str| super::node::test_function(name).to_string();
     let mut failed: Vec<String> = Vec::new();
     let mut passed: Vec<String> = Vec::new();
     for test in &run.tests {
@@ -273,14 +270,6 @@ fn unit_named(code: &str, name: &str) -> Option<String> {
         .into_iter()
         .find(|u| u.def_name() == Some(name))
         .map(|u| u.text)
-}
-
-fn without_functions(code: &str, names: &[String]) -> String {
-    let units: Vec<_> = crate::code::split_units(code)
-        .into_iter()
-        .filter(|u| !u.def_name().is_some_and(|n| names.iter().any(|x| x == n)))
-        .collect();
-    crate::edit::merge::render(&units)
 }
 
 #[cfg(test)]
@@ -344,7 +333,7 @@ mod tests {
     fn failing_cases_are_taken_out_and_the_rest_kept() {
         let code =
             "import pytest\n\n\ndef test_a():\n    assert 1\n\n\ndef test_b():\n    assert 0\n";
-        let kept = without_functions(code, &["test_b".to_string()]);
+        let kept = super::super::node::without_tests(code, &["test_b".to_string()]);
         assert!(
             kept.contains("def test_a") && !kept.contains("def test_b"),
             "{kept}"

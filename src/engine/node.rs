@@ -1566,7 +1566,7 @@ async fn drop_disputed_tests(
 
 /// The test function a pytest node id names: `tests/t.py::test_f[1-2]` is `test_f` (every
 /// case of a parametrized test belongs to one function, which is what the file defines).
-fn test_function(id: &str) -> &str {
+pub(super) fn test_function(id: &str) -> &str {
     let last = id.rsplit("::").next().unwrap_or(id);
     last.split('[').next().unwrap_or(last)
 }
@@ -1711,7 +1711,7 @@ fn disputed_tests(
 }
 
 /// A test file without the test functions named in `names`.
-fn without_tests(tests: &str, names: &[String]) -> String {
+pub(super) fn without_tests(tests: &str, names: &[String]) -> String {
     tests_where(tests, |name| !names.iter().any(|d| d == name))
 }
 
