@@ -248,6 +248,10 @@ pub struct IntegrationRecord {
     /// Model tokens spent writing it (none when it was kept).
     #[serde(default)]
     pub tokens: crate::usage::Usage,
+    /// The subgraph's functions left out of the flow: their code failed or was never
+    /// written (names).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
 }
 
 /// What a node's loop did: the figures behind the run's first-try rate and time split.

@@ -46,7 +46,7 @@ pub struct Summary {
     pub assembly: Option<Assembly>,
     /// Wall time of the assembly step, validation included (part of `duration_ms`).
     pub assembly_ms: u64,
-    /// The integration test of every subgraph whose functions all passed.
+    /// The integration test of every subgraph, through its functions that passed their gates.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub integration: Vec<IntegrationRecord>,
 }

@@ -6,7 +6,7 @@
 //! state in one struct, one event handler, one error funnel), journalling every state change
 //! on the one task that owns the checkpoint; [`output`] publishes passed work from the
 //! staging copy and commits each finished subgraph. [`integration`] is the step after the
-//! loop: one integration test per subgraph whose functions all passed, run on the published
+//! loop: one integration test per subgraph, through its functions that passed their gates, run on the published
 //! output. [`node`] is the per-node test-first loop, whose decisions are the pure state
 //! machine [`machine`]; [`suspects`] localizes a failure before a fix; [`prompt`] builds
 //! what the model sees; [`rollback`] is `zerorepo rollback`. The engine knows nothing of

@@ -1158,9 +1158,9 @@ fn a_fix_that_repeats_code_already_tried_is_not_run_again() {
     assert_eq!(cp["node_b"]["retry_count"], 3, "{:?}", cp["node_b"]);
 }
 
-/// A subgraph whose functions all passed gets an integration test from its entry function
-/// to its exit function; a failing case is taken out of the file and listed, and the share
-/// that passed is held against the 80% threshold.
+/// A subgraph whose functions passed gets an integration test from its entry function to its
+/// exit function; a failing case is taken out of the file and listed, and the share that
+/// passed is held against the 80% threshold. A function that failed is left out of the flow.
 #[test]
 fn a_passed_subgraph_gets_an_integration_test_and_a_failing_case_is_taken_out() {
     if require_python().is_none() {
@@ -1205,13 +1205,29 @@ fn a_passed_subgraph_gets_an_integration_test_and_a_failing_case_is_taken_out() 
         summary["assembly"]["validation"]["tests"]["failed"], 0,
         "{summary}"
     );
-    // A plan whose subgraph has a function that did not pass gets none.
+    // A function that failed is left out of its subgraph's flow, which runs through the rest.
     let failing = edited_script(dir.path(), "chain", |v| {
         if v["node"] == "node_c" && v["role"] == "impl" {
             v["fault"] = "always_wrong".into();
         }
     });
     let out = dir.path().join("o2");
+    let (_, stdout, stderr) = generate("chain", &failing, &out, &["--json"]);
+    let summary: Value = serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stderr}"));
+    let record = &summary["integration"][0];
+    assert_eq!(
+        record["left_out"],
+        serde_json::json!(["describe_value"]),
+        "{summary}"
+    );
+    assert!(record["cases"].as_u64() > Some(0), "{summary}");
+    // Fewer than two functions that passed their gates: no flow, no test.
+    let failing = edited_script(dir.path(), "chain", |v| {
+        if v["node"] == "node_b" && v["role"] == "impl" {
+            v["fault"] = "always_wrong".into();
+        }
+    });
+    let out = dir.path().join("o3");
     let (_, stdout, stderr) = generate("chain", &failing, &out, &["--json"]);
     let summary: Value = serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stderr}"));
     assert!(summary.get("integration").is_none(), "{summary}");
