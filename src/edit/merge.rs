@@ -72,10 +72,24 @@ pub fn shape_implementation(
     module: &str,
     existing: &str,
 ) -> Result<String, ShapeError> {
+    shape_correction(code, name, &[], module, existing)
+}
+
+/// [`shape_implementation`] for a fix that may also correct the module's functions in
+/// `editable` (the localization found the fault there; their tests run with the node's): their
+/// definitions are kept, and an answer that defines one of them may leave `name` out.
+pub fn shape_correction(
+    code: &str,
+    name: &str,
+    editable: &[String],
+    module: &str,
+    existing: &str,
+) -> Result<String, ShapeError> {
     let defined: Vec<String> = split_units(existing)
         .iter()
         .filter_map(|u| u.def_name().map(str::to_string))
         .collect();
+    let wanted = |n: &str| n == name || editable.iter().any(|e| e == n);
     let units: Vec<Unit> = split_units(code)
         .into_iter()
         .filter(|u| !(u.kind == UnitKind::Import && imports_module(&u.text, module)))
@@ -88,10 +102,10 @@ pub fn shape_implementation(
         .filter(|u| !u.def_name().is_some_and(|n| n.starts_with("test_")))
         .filter(|u| {
             !u.def_name()
-                .is_some_and(|n| n != name && defined.iter().any(|d| d == n))
+                .is_some_and(|n| !wanted(n) && defined.iter().any(|d| d == n))
         })
         .collect();
-    if !units.iter().any(|u| u.def_name() == Some(name)) {
+    if !units.iter().any(|u| u.def_name().is_some_and(wanted)) {
         return Err(ShapeError::MissingDefinition { name: name.into() });
     }
     Ok(render(&units))
@@ -283,6 +297,27 @@ mod tests {
             "def double_plus_one(x):\n    return double(x) + 1\n",
             "a copy of a function the module has is dropped"
         );
+        // A fix may correct a function of the module the fault was localized in, and may
+        // leave its own function out then.
+        let existing = "def double(x):\n    return [0, 2][x]\n";
+        let editable = ["double".to_string()];
+        assert_eq!(
+            shape_correction(
+                copied,
+                "double_plus_one",
+                &editable,
+                "chain.steps",
+                existing
+            )
+            .unwrap(),
+            copied.replace("\n\ndef", "\n\n\ndef")
+        );
+        let only_dependency = "def double(x):\n    return 2 * x\n";
+        assert_eq!(
+            shape_correction(only_dependency, "double_plus_one", &editable, "m", existing).unwrap(),
+            only_dependency
+        );
+        assert!(shape_correction(only_dependency, "double_plus_one", &[], "m", existing).is_err());
         assert!(err.contains("does not define `double`"), "{err}");
         assert!(shape_tests("def helper():\n    pass\n", "").is_err());
     }

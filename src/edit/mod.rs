@@ -14,4 +14,4 @@ pub mod parse;
 
 pub use apply::code_for_target;
 pub(crate) use merge::merge_python;
-pub use merge::{shape_implementation, shape_tests};
+pub use merge::{shape_correction, shape_implementation, shape_tests};

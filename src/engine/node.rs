@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 use crate::checkpoint::{
     Diagnosis, DisputedTest, LocalizedFix, NodeStatus, NodeWork, TestCounts, Verdict,
 };
-use crate::edit::{code_for_target, merge_python, shape_implementation, shape_tests};
+use crate::edit::{code_for_target, merge_python, shape_correction, shape_tests};
 use crate::fsutil::{FsError, Snapshot};
 use crate::llm::{LlmError, Role, UsageByRole};
 use crate::rpg::{Node, NodePos};
@@ -233,6 +233,7 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
         passed_states: Default::default(),
         flaky: Vec::new(),
         tried: Default::default(),
+        editable: Vec::new(),
     };
     if ctx.one_shot {
         return leaf.one_shot().await;
@@ -303,6 +304,9 @@ struct Leaf<'a> {
     flaky: Vec<String>,
     /// Every module an implementation round put in place, normalised ([`normalized`]).
     tried: std::collections::HashSet<String>,
+    /// The module's functions the fix under way may correct besides the node's own
+    /// ([`suspects::Localization::editable`]); empty outside a fix.
+    editable: Vec<String>,
 }
 
 /// One distinct module of an implementation round.
@@ -359,6 +363,7 @@ impl Leaf<'_> {
             Action::RewriteTests => self.write_tests(attempt, true).await,
             Action::AskImplementation { role, candidates } => {
                 let mut inputs = self.inputs(attempt)?;
+                self.editable.clear();
                 if role == Role::Fix {
                     inputs.suspects = self.localize(attempt);
                 }
@@ -398,10 +403,12 @@ impl Leaf<'_> {
             suspects = ?found.suspects.iter().map(|s| s.symbol.as_str()).collect::<Vec<_>>(),
             "localized a failure"
         );
-        // The fix replaces the node's own function: that is the symbol it edits.
+        // The node's own function, unless the chosen answer corrects a suspect of its module
+        // instead (set once the candidates ran).
         self.localizations
             .push(found.record(attempt, &self.node.name));
-        suspects::prompt_section(&own.name, &found.shown(&own))
+        self.editable = found.editable(&own);
+        suspects::prompt_section(&own.name, &found.shown(&own), &self.editable)
     }
 
     /// The node's result for the machine's outcome.
@@ -622,6 +629,12 @@ impl Leaf<'_> {
             })
             .collect();
         let merged = self.samples[chosen].text.clone();
+        if role == Role::Fix
+            && let Some(fix) = self.localizations.last_mut()
+            && let Some(symbol) = corrected_suspect(&inputs.current, &merged, &self.editable)
+        {
+            fix.edited = symbol;
+        }
         self.ctx.workspace.write_if_changed(&self.file, &merged)?;
         Ok(Event::ImplementationWritten {
             unchanged: merged == inputs.current,
@@ -699,11 +712,26 @@ impl Leaf<'_> {
                 false => code,
             })
             .and_then(|code| {
-                shape_implementation(&code, &self.node.name, &self.module, current)
-                    .map_err(unusable)
+                shape_correction(
+                    &code,
+                    &self.node.name,
+                    &self.editable,
+                    &self.module,
+                    current,
+                )
+                .map_err(unusable)
             })
             .and_then(|code| refuse_foreign(code, &self.ctx.packages, &[]))?;
         let code = with_plan_docstring(self.node, code);
+        // A corrected suspect keeps its plan docstring like the node's own function.
+        let code = self
+            .editable
+            .iter()
+            .filter_map(|name| self.ctx.functions.get(name.as_str()))
+            .flatten()
+            .map(|&p| self.ctx.rpg.node(p))
+            .filter(|n| n.file_path.as_deref() == Some(self.file.as_str()))
+            .fold(code, |code, n| with_plan_docstring(n, code));
         let code = repoint_imports(&code, &|name| self.plan_home(name), &self.ctx.packages);
         let code = with_missing_imports(self.ctx, self.position, &code, current);
         let globals: BTreeSet<String> = bound_names(&code)
@@ -1199,6 +1227,21 @@ impl Leaf<'_> {
 /// classes, whose place is inside a class.
 /// `code` without comments, blank lines and trailing spaces: two answers that differ only
 /// there are the same fix.
+/// The first of `editable` whose definition differs between the module `before` a fix and
+/// `after` it: the suspect the fix corrected.
+fn corrected_suspect(before: &str, after: &str, editable: &[String]) -> Option<String> {
+    let definition = |code: &str, name: &str| {
+        crate::code::split_units(code)
+            .into_iter()
+            .find(|u| u.def_name() == Some(name))
+            .map(|u| normalized(&u.text))
+    };
+    editable
+        .iter()
+        .find(|name| definition(before, name) != definition(after, name))
+        .cloned()
+}
+
 fn normalized(code: &str) -> String {
     let lines: Vec<&str> = code
         .lines()

@@ -17,6 +17,12 @@
 //! The fix prompt shows the source of the traceback's and the dependency view's suspects that
 //! are not the node's own function ([`Localization::shown`]); the record of every query and
 //! suspect goes to the node's checkpoint entry, which the report summarises.
+//!
+//! A shown suspect that is a plan function of the node's own module may be corrected by the
+//! fix ([`Localization::editable`]): the fault may lie in a dependency that passed earlier, and
+//! its tests are among the module's earlier tests, which every run of the node repeats, so a
+//! correction that breaks it is caught as a regression. Code in other modules is shown to be
+//! used as it is: another node may be running in that file.
 
 use crate::checkpoint::{LocalizedFix, Suspicion};
 use crate::localize::{Budget, Query};
@@ -85,6 +91,16 @@ impl Localization {
             .filter(|s| !(s.symbol == own.name && s.file == own.file))
             .filter(|s| matches!(s.reason, Suspicion::Traceback | Suspicion::Dependency))
             .take(MAX_SHOWN)
+            .collect()
+    }
+
+    /// The shown suspects a fix may correct: plan functions of `own`'s module other than
+    /// `own` (their tests run with every run of the node).
+    pub fn editable(&self, own: &PlanFunction) -> Vec<String> {
+        self.shown(own)
+            .into_iter()
+            .filter(|s| s.file == own.file && s.node.is_some())
+            .map(|s| s.symbol.clone())
             .collect()
     }
 
@@ -314,7 +330,7 @@ impl Found<'_> {
 
 /// The fix prompt's section on what the failure points at, empty when it points only at the
 /// function being fixed. It ends in a blank line so that, empty, the prompt is as before.
-pub fn prompt_section(name: &str, shown: &[&Suspect]) -> String {
+pub fn prompt_section(name: &str, shown: &[&Suspect], editable: &[String]) -> String {
     if shown.is_empty() {
         return String::new();
     }
@@ -325,19 +341,29 @@ pub fn prompt_section(name: &str, shown: &[&Suspect]) -> String {
                 Suspicion::Traceback => "the traceback passes through it",
                 _ => "the failure names it",
             };
+            let own_file = match editable.contains(&s.symbol) {
+                true => {
+                    "; it is in this file: when the fault is in it, put its corrected \
+                     definition in your answer too"
+                }
+                false => "",
+            };
             format!(
-                "`{}` in {} ({why}):\n```python\n{}\n```",
+                "`{}` in {} ({why}{own_file}):\n```python\n{}\n```",
                 s.symbol,
                 s.file,
                 s.source.trim_end()
             )
         })
         .collect();
-    format!(
-        "The failure points at code outside `{name}` too; use it as it is (it is not yours to \
-         change here):\n{}\n\n",
-        parts.join("\n")
-    )
+    let header = match editable.is_empty() {
+        true => format!(
+            "The failure points at code outside `{name}` too; use it as it is (it is not yours \
+             to change here):"
+        ),
+        false => format!("The failure points at code outside `{name}` too:"),
+    };
+    format!("{header}\n{}\n\n", parts.join("\n"))
 }
 
 #[cfg(test)]
@@ -439,9 +465,25 @@ E   ZeroDivisionError: division by zero
             .map(|s| s.symbol.as_str())
             .collect();
         assert_eq!(shown, ["column_mean_std"]);
-        let section = prompt_section("standardize", &found.shown(&own));
+        // In another module: shown to be used as it is.
+        assert!(found.editable(&own).is_empty());
+        let section = prompt_section("standardize", &found.shown(&own), &[]);
         assert!(section.contains("`column_mean_std` in src/lib/stats.py"));
         assert!(section.contains("def column_mean_std():"));
+        assert!(section.contains("use it as it is"), "{section}");
+        // In the node's own module: a fix may correct it.
+        let near = function("n1", "column_mean_std", "src/lib/scaling.py");
+        let ground = Fake::default().define(&own).define(&near);
+        let failure = FAILURE.replace("src/lib/stats.py", "src/lib/scaling.py");
+        let found = localize(&own, &failure, &ground, &mut Budget::new(20));
+        let editable = found.editable(&own);
+        assert_eq!(editable, ["column_mean_std"]);
+        let section = prompt_section("standardize", &found.shown(&own), &editable);
+        assert!(
+            section.contains("it is in this file: when the fault is in it, put its corrected")
+                && !section.contains("use it as it is"),
+            "{section}"
+        );
         let record = found.record(1, "standardize");
         assert_eq!(record.suspects[0].symbol, "column_mean_std");
         assert_eq!(record.edited, "standardize");
@@ -489,7 +531,7 @@ E    +  where [[0.5]] = standardize(rows) and column_mean_std was given rows
             .collect();
         assert_eq!(shown, ["column_mean_std"]);
         // Nothing outside the function: the prompt is as it was.
-        assert_eq!(prompt_section("standardize", &[]), "");
+        assert_eq!(prompt_section("standardize", &[], &[]), "");
     }
 
     #[test]

@@ -1108,6 +1108,83 @@ fn a_fix_is_localized_through_the_traceback_into_a_dependency() {
     assert!(stderr.contains("no node `nope`"), "{stderr}");
 }
 
+/// Issue 14: the fault lies in a dependency of the same module that passed its own tests. The
+/// traceback localizes it, the fix corrects the dependency (not the node's function), a
+/// correction that breaks the dependency's own tests is caught as a regression and not kept,
+/// and the next one passes with every earlier test of the module green.
+#[test]
+fn a_fault_in_a_dependency_of_the_module_is_corrected_there_and_regressions_are_caught() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // node_b's example reaches the input that double() gets wrong; double's own tests do not.
+    let rpg = std::fs::read_to_string(fixture("chain").join("rpg.json"))
+        .unwrap()
+        .replace(">>> double_plus_one(4)\\n9", ">>> double_plus_one(2)\\n5");
+    assert!(
+        rpg.contains("double_plus_one(2)"),
+        "the example was not replaced"
+    );
+    let rpg_path = dir.path().join("rpg.json");
+    std::fs::write(&rpg_path, rpg).unwrap();
+    let off_by_one = "```python\ndef double(x: int) -> int:\n    table = [0, 2]\n    if 0 < x < 3:\n        return table[x]\n    return x * 2\n```\n";
+    let script = edited_script(dir.path(), "chain", |v| {
+        if v["node"] == "node_a" && v["role"] == "impl" {
+            v["answer"] = off_by_one.into();
+        }
+    });
+    let fix = |attempt: u32, body: &str| {
+        serde_json::json!({"node": "node_b", "role": "fix", "attempt": attempt,
+            "answer": format!("```python\ndef double(x: int) -> int:\n    {body}\n```\n")})
+        .to_string()
+    };
+    let mut text = std::fs::read_to_string(&script).unwrap();
+    text.push_str(&(fix(1, "return x * 2 if x != -3 else 0") + "\n"));
+    text.push_str(&(fix(2, "return x * 2") + "\n"));
+    std::fs::write(&script, text).unwrap();
+    let out = dir.path().join("o");
+    let (code, _, stderr) = run(zerorepo()
+        .arg("generate")
+        .arg(&rpg_path)
+        .arg("--out")
+        .arg(&out)
+        .arg("--llm")
+        .arg(format!("scripted:{}", script.display()))
+        .args(["--candidates", "1", "--max-retries", "8", "--jobs", "1"]));
+    assert_eq!(code, 0, "{stderr}");
+    let cp = checkpoint(&out);
+    assert_eq!(cp["node_a"]["status"], "passed", "{:?}", cp["node_a"]);
+    assert_eq!(cp["node_b"]["status"], "passed", "{:?}", cp["node_b"]);
+    let fixes = cp["node_b"]["localizations"].as_array().expect("localized");
+    assert_eq!(fixes.len(), 2, "{fixes:?}");
+    // The first fix: the traceback's innermost frame is double, in node_b's own module.
+    assert_eq!(fixes[0]["suspects"][0]["symbol"], "double", "{fixes:?}");
+    assert_eq!(fixes[0]["suspects"][0]["reason"], "traceback", "{fixes:?}");
+    assert!(fixes.iter().all(|f| f["edited"] == "double"), "{fixes:?}");
+    // The first correction broke double's own test: caught, and another was asked.
+    assert_eq!(
+        cp["node_b"]["work"]["regressions_caught"], 1,
+        "{:?}",
+        cp["node_b"]
+    );
+    assert!(
+        cp["node_b"]["retry_count"].as_u64() <= Some(3),
+        "{:?}",
+        cp["node_b"]
+    );
+    let module = std::fs::read_to_string(out.join("src/chain/steps.py")).unwrap();
+    assert!(
+        module.contains("    return x * 2\n") && !module.contains("table"),
+        "{module}"
+    );
+    // The corrected dependency keeps its plan docstring.
+    assert!(module.contains("\"\"\"Double an integer."), "{module}");
+    // Every test of the module passes in the published repository.
+    let tests = std::fs::read_to_string(out.join("tests/test_steps.py")).unwrap();
+    assert!(tests.contains("def test_double_negative"), "{tests}");
+}
+
 /// The same fix is never run twice: a fix answer that gives back code an earlier round ran
 /// is dropped before it runs, and the next attempt asks again.
 #[test]
