@@ -1082,7 +1082,10 @@ fn a_fix_is_localized_through_the_traceback_into_a_dependency() {
     let user = prompts[0]["messages"][1]["content"].as_str().unwrap();
     assert!(
         user.contains("The failure points at code outside `double_plus_one`")
-            && user.contains("`double` in src/chain/steps.py (the traceback passes through it)"),
+            && user.contains(
+                "`double` in src/chain/steps.py (the traceback passes through it; it is in this \
+                 file: when the fault is in it, put its corrected definition in your answer too)"
+            ),
         "{user}"
     );
     // The report and status --node say the same.
