@@ -87,6 +87,9 @@ async fn generate_and_assemble(
         request.runner.clone(),
     );
     let cancel = request.cancel.clone();
+    // The baseline writes no tests: its `needs_review` nodes never ran, so they are not
+    // code that passed its gates, and no integration test is asked for them.
+    let one_shot = request.options.one_shot;
     let generation = engine::generate(request, progress).await?;
     let mut summary = Summary {
         nodes: generation.summary,
@@ -96,6 +99,7 @@ async fn generate_and_assemble(
     };
     if let Some(mut handoff) = generation.handoff {
         let integration = engine::integration::Integration {
+            enabled: !one_shot,
             rpg: &rpg,
             llm: llm.as_ref(),
             runner: runner.as_ref(),

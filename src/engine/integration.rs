@@ -107,6 +107,8 @@ pub fn request(rpg: &ValidRpg, flow: &Flow) -> Result<LlmRequest, prompts::Promp
 
 /// What the integration step needs: the published output and the services of the run.
 pub struct Integration<'a> {
+    /// `false` for the one-shot baseline, which writes no tests: the step records nothing.
+    pub enabled: bool,
     pub rpg: &'a ValidRpg,
     pub llm: &'a dyn LlmProvider,
     pub runner: &'a dyn TestRunner,
@@ -130,7 +132,10 @@ impl Integration<'_> {
                 NodeStatus::Passed | NodeStatus::NeedsReview
             )
         };
-        let flows = flows(self.rpg, trusted);
+        let flows = match self.enabled {
+            true => flows(self.rpg, trusted),
+            false => Vec::new(),
+        };
         let mut records = Vec::new();
         for (i, flow) in flows.iter().enumerate() {
             if self.cancel.is_cancelled() {

@@ -899,8 +899,17 @@ fn one_shot_asks_once_per_node_and_runs_nothing() {
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("o");
-    let (code, stdout, stderr) = generate("chain", &script_of("chain"), &out, &["--one-shot"]);
+    let (code, stdout, stderr) = generate(
+        "chain",
+        &script_of("chain"),
+        &out,
+        &["--one-shot", "--json"],
+    );
     assert_eq!(code, 0, "{stdout}\n{stderr}");
+    // Nothing ran, so no integration test either.
+    let summary: Value = serde_json::from_str(&stdout).unwrap();
+    assert!(summary.get("integration").is_none(), "{summary}");
+    assert!(!out.join("tests/integration").exists());
     for id in ["node_a", "node_b", "node_c"] {
         assert_eq!(status_of(&out, id), "needs_review", "{id}");
         let tokens = &checkpoint(&out)[id]["tokens"];
