@@ -73,17 +73,23 @@ pub struct DebugSummary {
     /// Fixes shown code outside their function, because the traceback or a dependency the
     /// failure named pointed there.
     pub pointed_outside: usize,
+    /// Fixes that corrected another function of their node's module (a suspect), not the
+    /// node's own.
+    pub corrected_elsewhere: usize,
     /// Tokens of a fix's prompt: median and 90th percentile (`None` without fixes).
     pub prompt_tokens_median: Option<u64>,
     pub prompt_tokens_p90: Option<u64>,
 }
 
 impl DebugSummary {
-    pub fn of<'a>(records: impl IntoIterator<Item = &'a crate::checkpoint::NodeRecord>) -> Self {
+    /// The figures over `records`, each with its node's id.
+    pub fn of<'a>(
+        records: impl IntoIterator<Item = (&'a str, &'a crate::checkpoint::NodeRecord)>,
+    ) -> Self {
         use crate::checkpoint::Suspicion;
         let mut summary = DebugSummary::default();
         let mut prompts = Vec::new();
-        for record in records {
+        for (id, record) in records {
             let fixes = &record.localizations;
             summary.nodes += usize::from(!fixes.is_empty());
             for fix in fixes {
@@ -94,6 +100,10 @@ impl DebugSummary {
                     s.symbol != fix.edited
                         && matches!(s.reason, Suspicion::Traceback | Suspicion::Dependency)
                 }));
+                summary.corrected_elsewhere +=
+                    usize::from(fix.suspects.iter().any(|s| {
+                        s.symbol == fix.edited && s.node.as_deref().is_some_and(|n| n != id)
+                    }));
                 prompts.extend((fix.prompt_tokens > 0).then_some(fix.prompt_tokens));
             }
         }
@@ -114,9 +124,13 @@ impl DebugSummary {
             }
             _ => String::new(),
         };
+        let elsewhere = match self.corrected_elsewhere {
+            0 => String::new(),
+            n => format!(" ({n} corrected a dependency in its module)"),
+        };
         Some(format!(
             "{} on {} localized first: {:.1} queries per fix; the first suspect was \
-             the edited function in {} ({}); {} pointed at code outside it{tokens}",
+             the edited function in {} ({}); {} pointed at code outside it{elsewhere}{tokens}",
             plural(self.fixes, "fix", "fixes"),
             plural(self.nodes, "node was", "nodes were"),
             self.queries as f64 / self.fixes as f64,
@@ -334,7 +348,11 @@ pub fn summarize(rpg: Option<&Rpg>, records: &CheckpointMap) -> StatusReport {
     let mut durations = Vec::new();
     let mut tokens = crate::usage::UsageByRole::new();
     let mut work = WorkSummary::default();
-    let debugging = DebugSummary::of(nodes.iter().filter_map(|(id, _)| records.get(id)));
+    let debugging = DebugSummary::of(
+        nodes
+            .iter()
+            .filter_map(|(id, _)| records.get(id).map(|r| (id.as_str(), r))),
+    );
     for (id, subgraph) in &nodes {
         let record = records.get(id);
         let status = record.map_or(NodeStatus::Pending, |r| r.status);

@@ -1192,6 +1192,11 @@ fn a_fault_in_a_dependency_of_the_module_is_corrected_there_and_regressions_are_
     );
     // The corrected dependency keeps its plan docstring.
     assert!(module.contains("\"\"\"Double an integer."), "{module}");
+    let report = std::fs::read_to_string(out.join("docs/generation_report.md")).unwrap();
+    assert!(
+        report.contains("(2 corrected a dependency in its module)"),
+        "{report}"
+    );
     // Every test of the module passes in the published repository.
     let tests = std::fs::read_to_string(out.join("tests/test_steps.py")).unwrap();
     assert!(tests.contains("def test_double_negative"), "{tests}");
