@@ -1299,15 +1299,20 @@ fn a_passed_subgraph_gets_an_integration_test_and_a_failing_case_is_taken_out() 
         summary["assembly"]["validation"]["tests"]["failed"], 0,
         "{summary}"
     );
+    // A generation in which `node`'s implementation is always wrong.
+    let with_wrong = |node: &'static str, name: &str| {
+        let script = edited_script(dir.path(), "chain", |v| {
+            if v["node"] == node && v["role"] == "impl" {
+                v["fault"] = "always_wrong".into();
+            }
+        });
+        let out = dir.path().join(name);
+        let (_, stdout, stderr) = generate("chain", &script, &out, &["--json"]);
+        let summary: Value = serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stderr}"));
+        (summary, out)
+    };
     // A function that failed is left out of its subgraph's flow, which runs through the rest.
-    let failing = edited_script(dir.path(), "chain", |v| {
-        if v["node"] == "node_c" && v["role"] == "impl" {
-            v["fault"] = "always_wrong".into();
-        }
-    });
-    let out = dir.path().join("o2");
-    let (_, stdout, stderr) = generate("chain", &failing, &out, &["--json"]);
-    let summary: Value = serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stderr}"));
+    let (summary, _) = with_wrong("node_c", "o2");
     let record = &summary["integration"][0];
     assert_eq!(
         record["left_out"],
@@ -1316,14 +1321,7 @@ fn a_passed_subgraph_gets_an_integration_test_and_a_failing_case_is_taken_out() 
     );
     assert!(record["cases"].as_u64() > Some(0), "{summary}");
     // Fewer than two functions that passed their gates: no flow, no test.
-    let failing = edited_script(dir.path(), "chain", |v| {
-        if v["node"] == "node_b" && v["role"] == "impl" {
-            v["fault"] = "always_wrong".into();
-        }
-    });
-    let out = dir.path().join("o3");
-    let (_, stdout, stderr) = generate("chain", &failing, &out, &["--json"]);
-    let summary: Value = serde_json::from_str(&stdout).unwrap_or_else(|_| panic!("{stderr}"));
+    let (summary, out) = with_wrong("node_b", "o3");
     assert!(summary.get("integration").is_none(), "{summary}");
     assert!(!out.join("tests/integration").exists());
 }
