@@ -1223,10 +1223,6 @@ impl Leaf<'_> {
     }
 }
 
-/// The stub a failed function leaves (see [`crate::code::stub`]); `None` for methods and
-/// classes, whose place is inside a class.
-/// `code` without comments, blank lines and trailing spaces: two answers that differ only
-/// there are the same fix.
 /// The first of `editable` whose definition differs between the module `before` a fix and
 /// `after` it: the suspect the fix corrected.
 fn corrected_suspect(before: &str, after: &str, editable: &[String]) -> Option<String> {
@@ -1242,6 +1238,8 @@ fn corrected_suspect(before: &str, after: &str, editable: &[String]) -> Option<S
         .cloned()
 }
 
+/// `code` without comments, blank lines and trailing spaces: two answers that differ only
+/// there are the same fix.
 fn normalized(code: &str) -> String {
     let lines: Vec<&str> = code
         .lines()
@@ -1335,6 +1333,8 @@ impl Ground for LeafGround<'_> {
     }
 }
 
+/// The stub a failed function leaves (see [`crate::code::stub`]); `None` for methods and
+/// classes, whose place is inside a class.
 fn stub(node: &Node, reason: &str) -> Option<String> {
     if node.kind != "function" {
         return None;
