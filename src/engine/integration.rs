@@ -219,7 +219,7 @@ impl Integration<'_> {
                 output: run.output_of(std::slice::from_ref(name)),
             })
             .collect();
-        let kept = super::node::without_tests(&text, &failed);
+        let kept = super::testfile::without_tests(&text, &failed);
         match passed.is_empty() {
             true => self.out.remove(&file)?,
             false => {
@@ -253,7 +253,7 @@ impl Integration<'_> {
             .map_err(|e| format!("the answer was unusable: {e}"))?;
         // The standard library, the project and pytest: all a test may import.
         let packages = super::packages_of(self.rpg);
-        let foreign = super::node::foreign_imports(&code, &packages, &["pytest"]);
+        let foreign = super::repair::foreign_imports(&code, &packages, &["pytest"]);
         if !foreign.is_empty() {
             return Err(format!(
                 "the answer imports {}, which is neither the standard library nor this project",
@@ -267,7 +267,7 @@ impl Integration<'_> {
 /// The test functions that passed and those that failed (a parametrized case counts as its
 /// function), each once.
 fn outcomes(run: &TestRun) -> (Vec<String>, Vec<String>) {
-    let function = |name: &str| super::node::test_function(name).to_string();
+    let function = |name: &str| super::testfile::test_function(name).to_string();
     let mut failed: Vec<String> = Vec::new();
     let mut passed: Vec<String> = Vec::new();
     for test in &run.tests {
@@ -364,7 +364,7 @@ mod tests {
     fn failing_cases_are_taken_out_and_the_rest_kept() {
         let code =
             "import pytest\n\n\ndef test_a():\n    assert 1\n\n\ndef test_b():\n    assert 0\n";
-        let kept = super::super::node::without_tests(code, &["test_b".to_string()]);
+        let kept = super::super::testfile::without_tests(code, &["test_b".to_string()]);
         assert!(
             kept.contains("def test_a") && !kept.contains("def test_b"),
             "{kept}"

@@ -8,11 +8,15 @@
 //! staging copy and commits each finished subgraph. [`integration`] is the step after the
 //! loop: one integration test per subgraph, through its functions that passed their gates, run on the published
 //! output. [`node`] is the per-node test-first loop, whose decisions are the pure state
-//! machine [`machine`]; [`suspects`] localizes a failure before a fix; [`prompt`] builds
+//! machine [`machine`]; it asks the model through [`ask`], repairs answers before they run
+//! ([`repair`]) and reads test runs and test files through [`testfile`]; [`suspects`]
+//! localizes a failure before a fix, over the code and plan that [`ground`] reads; [`prompt`] builds
 //! what the model sees; [`rollback`] is `zerorepo rollback`. The engine knows nothing of
 //! assembly: the pipeline module runs that after the engine, on the [`Handoff`].
 
+mod ask;
 mod examples;
+mod ground;
 pub mod integration;
 mod machine;
 pub use machine::DEFAULT_MAX_RETRIES;
@@ -28,9 +32,11 @@ pub mod outdir;
 mod output;
 mod prepare;
 mod prompt;
+mod repair;
 mod rollback;
 mod run;
 mod suspects;
+mod testfile;
 pub mod vote;
 
 use std::path::PathBuf;
