@@ -909,7 +909,7 @@ fn apply_answer(answer: &str, path: &str, current: &str) -> Result<String, Strin
         if edit
             .path
             .as_deref()
-            .is_some_and(|p| p != path && !path.ends_with(&format!("/{p}")))
+            .is_some_and(|p| !crate::edit::apply::same_file(p, path))
         {
             continue;
         }

@@ -63,8 +63,10 @@ pub fn code_for_target(answer: &str, target: &str, current: &str) -> Result<Stri
     Ok(fragments.join("\n\n\n"))
 }
 
-/// `steps.py` or `chain/steps.py` name `src/chain/steps.py`.
-fn same_file(named: &str, target: &str) -> bool {
+/// `steps.py` or `chain/steps.py` name `src/chain/steps.py`: a model names a file as briefly
+/// as it can, and an answer's path is matched to the file it was asked for this way wherever
+/// answers are applied.
+pub fn same_file(named: &str, target: &str) -> bool {
     named == target
         || target.ends_with(&format!("/{named}"))
         || named.ends_with(&format!("/{target}"))
