@@ -124,14 +124,12 @@ impl Reference {
         if !tests.is_dir() {
             return Err(EvalError::NoReferenceTests(dir.to_path_buf()));
         }
-        let (rpg, statuses) =
-            crate::localize::load_output_dir(out, rpg).map_err(EvalError::Plan)?;
+        let (rpg, statuses, records) =
+            crate::localize::load_output_dir_with_records(out, rpg).map_err(EvalError::Plan)?;
         let files = reference_files(&tests)?;
         if files.is_empty() {
             return Err(EvalError::EmptyReference(tests));
         }
-        // An unreadable checkpoint only costs the judged disputes: statuses came from it.
-        let records = crate::checkpoint::load_compact(out).ok().flatten();
         Ok(Reference {
             out: out.to_path_buf(),
             dir: dir.to_path_buf(),

@@ -615,6 +615,14 @@ pub fn load_output_dir(
     dir: &Path,
     rpg_override: Option<&Path>,
 ) -> Result<(Rpg, Statuses), LocalizeError> {
+    load_output_dir_with_records(dir, rpg_override).map(|(rpg, statuses, _)| (rpg, statuses))
+}
+
+/// [`load_output_dir`] with the checkpoint's records when it has one, read once for both.
+pub fn load_output_dir_with_records(
+    dir: &Path,
+    rpg_override: Option<&Path>,
+) -> Result<(Rpg, Statuses, Option<checkpoint::CheckpointMap>), LocalizeError> {
     let path = match rpg_override {
         Some(p) => p.to_path_buf(),
         None => [crate::layout::RPG_EXPORT, crate::layout::RPG_COPY]
@@ -640,21 +648,22 @@ pub fn load_output_dir(
             ))
         })
         .collect();
-    if let Some(records) = checkpoint::load_compact(dir).map_err(LocalizeError::Checkpoint)? {
+    let records = checkpoint::load_compact(dir).map_err(LocalizeError::Checkpoint)?;
+    if let Some(records) = &records {
         statuses = records
-            .into_iter()
+            .iter()
             .map(|(id, r)| {
                 (
-                    id,
+                    id.clone(),
                     NodeState {
                         status: r.status,
-                        failure_reason: r.failure_reason,
+                        failure_reason: r.failure_reason.clone(),
                     },
                 )
             })
             .collect();
     }
-    Ok((rpg, statuses))
+    Ok((rpg, statuses, records))
 }
 
 #[cfg(test)]
