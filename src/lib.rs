@@ -74,11 +74,15 @@
 //! queries): the traceback's frames in the generated sources, the function itself, the
 //! dependencies the failure names, a BM25 search of the plan; the fix prompt shows the
 //! suspects outside the function, and the node's checkpoint record keeps every suspect (the
-//! report's debugging section, `status --node`). A fix still replaces only the node's own
-//! function, and a fix that repeats code already run is dropped before it runs; a run that
-//! failed on a timeout, or on code that passed before, is repeated once and flagged flaky. The code tools (`code`) are commands of their own (`view`); of them the loop
-//! uses tree-sitter's reading of an answer (its imports at any depth, the outline of a
-//! symbol, and the repair of a variable that shadows a called function, `code::repair`).
+//! report's debugging section, `status --node`). A fix replaces the node's own function, and
+//! may also correct a function of the same module that the localization showed (that
+//! function's tests run with the module's, so a correction that breaks it is not kept); a
+//! fix that repeats code already run is dropped before it runs; a run that failed on a
+//! timeout, or on code that passed before, is repeated once and flagged flaky. Before any
+//! answer runs, the imports it forgot or misplaced are repaired from the plan
+//! (`engine::repair`). The code tools (`code`) are commands of their own (`view`); of them
+//! the loop uses tree-sitter's reading of an answer (its imports at any depth, the outline of
+//! a symbol, and the repair of a variable that shadows a called function, `code::repair`).
 
 pub mod assemble;
 pub mod balance;
