@@ -56,9 +56,10 @@
 //!
 //! The node loop today, decided by a pure state machine (`engine::machine`: events in,
 //! actions out, no I/O) that the async driver in `engine::node` carries out: tests are
-//! written first, then `--candidates` implementations that are all run and chosen by
-//! evidence (the plan's examples and the earlier functions' tests are gates, the model's
-//! tests only evidence). The embedded model's answers are begun for it at the planned
+//! written first (after three unusable tests answers, the plan's tests alone judge, and
+//! passing code is only `needs_review`), then `--candidates` implementations that are all
+//! run and chosen by evidence (the plan's examples and the earlier functions' tests are
+//! gates, the model's tests only evidence). The embedded model's answers are begun for it at the planned
 //! signature and specification (`LlmRequest::prefill`), so it writes only the body, starting
 //! with the documented errors named as comments. A failing
 //! choice gets up to `--max-retries` fix prompts with the failing tests, the failure and the

@@ -1,5 +1,6 @@
 //! Tests taken from the plan itself: a node's `examples` (`>>> call` then the expected value)
-//! become one deterministic test, `test_<name>_examples_from_spec`.
+//! become one deterministic test, `test_<name>_examples_from_spec`; without examples, a node
+//! the model wrote no usable test for gets `test_<name>_is_defined`.
 //!
 //! Model-written tests can be wrong; the examples are the plan's ground truth. When the
 //! examples pass, the model declines to change the code, and only model-written tests fail,
@@ -10,6 +11,19 @@ use crate::rpg::Node;
 /// The name of the examples test of a node.
 pub fn test_name(node: &Node) -> String {
     format!("test_{}_examples_from_spec", node.name)
+}
+
+/// The test the engine writes when the plan gives no usable example and the model no usable
+/// test: the function imports from `module` and is callable. It judges little, but a module
+/// that does not import, or a function left undefined, fails it. `None` for methods and
+/// classes, which are not imported by their own name.
+pub fn defined_test(node: &Node, module: &str) -> Option<String> {
+    (node.kind == "function").then(|| {
+        format!(
+            "from {module} import {name}\n\n\ndef test_{name}_is_defined():\n    assert callable({name})\n",
+            name = node.name
+        )
+    })
 }
 
 /// The examples test for `node` importing from `module`, or `None` when it has no usable

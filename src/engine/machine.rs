@@ -10,8 +10,11 @@
 //! asks one fix of the kept code, C skips the node, no majority ends it `needs_review`. Halfway through the budget, or when a fix changed
 //! nothing, the loop starts over with fresh candidates. The budget counts implementations
 //! asked after the first round (a round of k candidates spends k); once it is spent a gated
-//! candidate is kept for review and anything else has failed. A cancellation ends every state
-//! as [`Outcome::Interrupted`], which the run records as resumable.
+//! candidate is kept for review and anything else has failed. When the model gives no usable
+//! tests [`TEST_ANSWERS`] times, the loop goes on with the tests the engine writes from the
+//! plan, and code that passes them ends `needs_review` ([`Outcome::Untested`]), not passed.
+//! A cancellation ends every state as [`Outcome::Interrupted`], which the run records as
+//! resumable.
 
 use crate::checkpoint::Verdict;
 use crate::llm::Role;
@@ -20,6 +23,12 @@ use crate::llm::Role;
 /// after the first round. Measured on ml_lib, a fourth round (a fix of the fresh start)
 /// passed no node that the third had not, and cost about a tenth of the run.
 pub const DEFAULT_MAX_RETRIES: u32 = 5;
+
+/// Unusable tests answers before the node goes on without model-written tests. They are
+/// evidence, not truth: on ml_lib the embedded model answered `count_batches`'s test prompt
+/// six times with no usable test, the node failed without one implementation asked, and its
+/// two dependents were skipped, while a one-shot answer passed all of their reference tests.
+pub const TEST_ANSWERS: u32 = 3;
 
 /// What the machine is told about the node before it starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,6 +92,9 @@ pub enum Action {
     StartOver { keep_tests: bool },
     /// Ask for tests: [`Event::TestsWritten`], `Unusable` or `ProviderFailed`.
     AskTests,
+    /// Write the tests the engine draws from the plan alone (the examples test, else a test
+    /// that the function is defined) beside the module's earlier tests; then [`Event::Done`].
+    PlanTestsOnly,
     /// Ask for `candidates` implementations and keep the one their runs choose:
     /// [`Event::ImplementationWritten`], `Unusable` or `ProviderFailed`.
     AskImplementation { role: Role, candidates: u32 },
@@ -114,6 +126,9 @@ pub enum Outcome {
     PassedWithoutDisputed,
     /// The best candidate passes the gates, generated tests dispute it, nothing settled it.
     NeedsReview,
+    /// The code passes every test, but the model wrote none of them: only the plan's tests
+    /// and the module's earlier ones judged it.
+    Untested,
     /// The vote blamed the environment.
     SkippedEnvironment,
     Failed(Failure),
@@ -155,6 +170,10 @@ pub struct Machine {
     asked_implementation: bool,
     /// The vote blamed the tests and they are being written again (once).
     rewriting: bool,
+    /// Tests answers that were unusable.
+    unusable_tests: u32,
+    /// The node's tests are the plan's alone: the model gave none that could be used.
+    untested: bool,
     best_gated: bool,
     /// The role of the last implementation asked.
     role: Role,
@@ -179,6 +198,8 @@ impl Machine {
             diagnosed: false,
             asked_implementation: false,
             rewriting: false,
+            unusable_tests: 0,
+            untested: false,
             best_gated: false,
             role: Role::Impl,
             last: None,
@@ -213,12 +234,14 @@ impl Machine {
             Event::Unusable if self.rewriting => self.finish(Outcome::PassedWithoutDisputed),
             Event::Ran(Run::Passed) if self.rewriting => self.finish(Outcome::Passed),
             Event::Ran(_) if self.rewriting => self.finish(Outcome::PassedWithoutDisputed),
+            Event::Unusable if self.last == Some(Action::AskTests) => self.tests_unusable(),
             Event::Unusable => {
                 self.has_failure = true;
                 self.retry()
             }
             Event::TestsWritten => {
                 self.tests_written = true;
+                self.untested = false;
                 self.after_tests()
             }
             Event::ImplementationWritten { unchanged } => {
@@ -232,6 +255,10 @@ impl Machine {
             Event::Voted(verdict) => self.voted(verdict),
             Event::Done => match self.last {
                 Some(Action::StartOver { .. }) => self.proceed(),
+                Some(Action::PlanTestsOnly) => {
+                    self.tests_written = true;
+                    self.after_tests()
+                }
                 _ => self.retry(),
             },
         }
@@ -291,8 +318,21 @@ impl Machine {
         }
     }
 
+    /// A tests answer was unusable: ask again, or, after [`TEST_ANSWERS`] of them, go on
+    /// with the plan's tests alone rather than fail code the model may well write right.
+    fn tests_unusable(&mut self) -> Action {
+        self.unusable_tests += 1;
+        if self.unusable_tests < TEST_ANSWERS {
+            self.has_failure = true;
+            return self.retry();
+        }
+        self.untested = true;
+        Action::PlanTestsOnly
+    }
+
     fn ran(&mut self, run: Run) -> Action {
         match run {
+            Run::Passed if self.untested => self.finish(Outcome::Untested),
             Run::Passed => self.finish(Outcome::Passed),
             Run::TestFileBroken => {
                 self.tests_written = false;
@@ -413,6 +453,58 @@ mod tests {
             ]
         );
         assert_eq!(machine.retries(), 0);
+    }
+
+    #[test]
+    fn without_usable_tests_the_plans_tests_judge_and_passing_code_is_only_reviewed() {
+        let (actions, machine) = drive(
+            LIMITS,
+            &[
+                Event::Unusable,
+                Event::Unusable,
+                Event::Unusable,
+                Event::Done,
+                WRITTEN,
+                WRONG,
+                WRITTEN,
+                Event::Ran(Run::Passed),
+            ],
+        );
+        assert_eq!(
+            actions,
+            [
+                Action::AskTests,
+                Action::AskTests,
+                Action::AskTests,
+                Action::PlanTestsOnly,
+                IMPL,
+                Action::RunTests,
+                FIX,
+                Action::RunTests,
+                finish(Outcome::Untested)
+            ]
+        );
+        assert_eq!(machine.retries(), 3);
+        // One unusable answer is asked again, and tests that come then make a pass a pass.
+        let (actions, _) = drive(
+            LIMITS,
+            &[
+                Event::Unusable,
+                Event::TestsWritten,
+                WRITTEN,
+                Event::Ran(Run::Passed),
+            ],
+        );
+        assert_eq!(
+            actions,
+            [
+                Action::AskTests,
+                Action::AskTests,
+                IMPL,
+                Action::RunTests,
+                finish(Outcome::Passed)
+            ]
+        );
     }
 
     #[test]

@@ -360,6 +360,7 @@ impl Leaf<'_> {
         match action {
             Action::StartOver { keep_tests } => self.start_over(keep_tests).map(|()| Event::Done),
             Action::AskTests => self.write_tests(attempt, false).await,
+            Action::PlanTestsOnly => self.plan_tests_only().map(|()| Event::Done),
             Action::RewriteTests => self.write_tests(attempt, true).await,
             Action::AskImplementation { role, candidates } => {
                 let mut inputs = self.inputs(attempt)?;
@@ -424,6 +425,7 @@ impl Leaf<'_> {
                 })
             }
             Outcome::PassedWithoutDisputed => Ok(self.without_disputed(retries)),
+            Outcome::Untested => self.untested(retries),
             Outcome::SkippedEnvironment => Ok(self.skipped_for_environment(retries)),
             // Both keep a gated candidate for review, else the node failed.
             Outcome::NeedsReview | Outcome::Failed(Failure::Exhausted) => {
@@ -673,6 +675,48 @@ impl Leaf<'_> {
             .workspace
             .read(&self.test_file)?
             .unwrap_or_default())
+    }
+
+    /// The model gave no usable tests: the test file gets the plan's tests for the node (the
+    /// examples test, else a test that the function is defined) beside the earlier ones.
+    fn plan_tests_only(&mut self) -> Result<(), FsError> {
+        let own = examples::examples_test(self.node, &self.module)
+            .or_else(|| examples::defined_test(self.node, &self.module));
+        let base = self.test_text()?;
+        let merged = match own {
+            Some(own) => merge_python(&base, &own),
+            None => base,
+        };
+        tracing::info!(node = %self.node.id, "no usable tests from the model: the plan's tests judge the code");
+        self.ctx
+            .workspace
+            .write_if_changed(&self.test_file, &merged)
+    }
+
+    /// Code that passed tests none of which the model wrote: kept, with those tests, for
+    /// review; its dependents build on it.
+    fn untested(&mut self, retries: u32) -> Result<NodeResult, FsError> {
+        let ws = &self.ctx.workspace;
+        let reason = format!(
+            "the model wrote no usable tests ({} answers); the code passes {}",
+            super::machine::TEST_ANSWERS,
+            match self.has_examples() {
+                true => "the specification's examples and the module's earlier tests",
+                false =>
+                    "a test that it is defined and the module's earlier tests (the plan gives no examples)",
+            }
+        );
+        tracing::info!(node = %self.node.id, "needs review: {reason}");
+        Ok(NodeResult {
+            status: NodeStatus::NeedsReview,
+            tests: self.last_run.as_ref().map(counts_of),
+            retries,
+            failure_reason: Some(reason),
+            usage: std::mem::take(&mut self.usage),
+            keep: ws.read(&self.file)?,
+            keep_tests: ws.read(&self.test_file)?,
+            ..NodeResult::new(NodeStatus::NeedsReview)
+        })
     }
 
     /// The test functions the test file had before this node: the module's earlier functions'.

@@ -1120,6 +1120,55 @@ fn a_fix_is_localized_through_the_traceback_into_a_dependency() {
     assert!(stderr.contains("no node `nope`"), "{stderr}");
 }
 
+/// Model-written tests are evidence, not truth: a model that gives no usable tests for a
+/// function without examples must not fail it, nor skip its dependents. After three unusable
+/// tests answers the plan's own test (that the function is defined) judges the code, which is
+/// kept as `needs_review`, and the dependents run on it.
+#[test]
+fn a_node_the_model_writes_no_usable_tests_for_is_reviewed_and_its_dependents_run() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut rpg: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("chain").join("rpg.json")).unwrap())
+            .unwrap();
+    for node in rpg["nodes"].as_array_mut().unwrap() {
+        if node["id"] == "node_a" {
+            node["examples"] = serde_json::json!([]);
+        }
+    }
+    let rpg_path = dir.path().join("rpg.json");
+    std::fs::write(&rpg_path, rpg.to_string()).unwrap();
+    let script = edited_script(dir.path(), "chain", |v| {
+        if v["node"] == "node_a" && v["role"] == "test" {
+            v["answer"] = "I cannot write tests for this function.".into();
+        }
+    });
+    let out = dir.path().join("o");
+    let (code, stdout, stderr) = run(zerorepo()
+        .arg("generate")
+        .arg(&rpg_path)
+        .arg("--out")
+        .arg(&out)
+        .arg("--llm")
+        .arg(format!("scripted:{}", script.display()))
+        .args(["--jobs", "1"]));
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    let cp = checkpoint(&out);
+    assert_eq!(cp["node_a"]["status"], "needs_review", "{:?}", cp["node_a"]);
+    let reason = cp["node_a"]["failure_reason"].as_str().unwrap();
+    assert!(reason.contains("no usable tests"), "{reason}");
+    // Three tests answers were asked, then one implementation round that passed.
+    assert_eq!(cp["node_a"]["retry_count"], 2, "{:?}", cp["node_a"]);
+    assert_eq!(cp["node_b"]["status"], "passed", "{:?}", cp["node_b"]);
+    assert_eq!(cp["node_c"]["status"], "passed", "{:?}", cp["node_c"]);
+    let module = std::fs::read_to_string(out.join("src/chain/steps.py")).unwrap();
+    assert!(module.contains("return x * 2"), "{module}");
+    let tests = std::fs::read_to_string(out.join("tests/test_steps.py")).unwrap();
+    assert!(tests.contains("def test_double_is_defined():"), "{tests}");
+}
+
 /// Issue 14: the fault lies in a dependency of the same module that passed its own tests. The
 /// traceback localizes it, the fix corrects the dependency (not the node's function), a
 /// correction that breaks the dependency's own tests is caught as a regression and not kept,
