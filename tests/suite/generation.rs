@@ -16,9 +16,19 @@ pub(super) fn generate(
     out: &Path,
     extra: &[&str],
 ) -> (i32, String, String) {
+    generate_plan(&fixture(name).join("rpg.json"), script, out, extra)
+}
+
+/// `zerorepo generate RPG` with the scripted provider: for plans edited from a fixture.
+pub(super) fn generate_plan(
+    rpg: &Path,
+    script: &Path,
+    out: &Path,
+    extra: &[&str],
+) -> (i32, String, String) {
     run(zerorepo()
         .arg("generate")
-        .arg(fixture(name).join("rpg.json"))
+        .arg(rpg)
         .arg("--out")
         .arg(out)
         .arg("--llm")
@@ -1146,14 +1156,7 @@ fn a_node_the_model_writes_no_usable_tests_for_is_reviewed_and_its_dependents_ru
         }
     });
     let out = dir.path().join("o");
-    let (code, stdout, stderr) = run(zerorepo()
-        .arg("generate")
-        .arg(&rpg_path)
-        .arg("--out")
-        .arg(&out)
-        .arg("--llm")
-        .arg(format!("scripted:{}", script.display()))
-        .args(["--jobs", "1"]));
+    let (code, stdout, stderr) = generate_plan(&rpg_path, &script, &out, &["--jobs", "1"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     let cp = checkpoint(&out);
     assert_eq!(cp["node_a"]["status"], "needs_review", "{:?}", cp["node_a"]);
@@ -1205,14 +1208,12 @@ fn a_fault_in_a_dependency_of_the_module_is_corrected_there_and_regressions_are_
     text.push_str(&(fix(2, "return x * 2") + "\n"));
     std::fs::write(&script, text).unwrap();
     let out = dir.path().join("o");
-    let (code, _, stderr) = run(zerorepo()
-        .arg("generate")
-        .arg(&rpg_path)
-        .arg("--out")
-        .arg(&out)
-        .arg("--llm")
-        .arg(format!("scripted:{}", script.display()))
-        .args(["--candidates", "1", "--max-retries", "8", "--jobs", "1"]));
+    let (code, _, stderr) = generate_plan(
+        &rpg_path,
+        &script,
+        &out,
+        &["--candidates", "1", "--max-retries", "8", "--jobs", "1"],
+    );
     assert_eq!(code, 0, "{stderr}");
     let cp = checkpoint(&out);
     assert_eq!(cp["node_a"]["status"], "passed", "{:?}", cp["node_a"]);
