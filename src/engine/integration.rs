@@ -260,7 +260,31 @@ impl Integration<'_> {
                 foreign.join(", ")
             ));
         }
-        Ok(code)
+        Ok(with_flow_imports(&code, self.rpg, flow))
+    }
+}
+
+/// `from <module> import <name>` for each function of the flow's subgraph that the tests
+/// use and do not import, as for a node's code ([`super::repair`]): the embedded model wrote
+/// the chain flow's three cases without one import, though the prompt lists them, and every
+/// case failed on a `NameError` that said nothing of the code.
+fn with_flow_imports(code: &str, rpg: &ValidRpg, flow: &Flow) -> String {
+    let used = crate::code::identifiers(code);
+    let bound = super::repair::bound_names(code);
+    let imports: Vec<String> = flow
+        .functions
+        .iter()
+        .chain(&flow.left_out)
+        .map(|&p| rpg.node(p))
+        .filter(|n| used.contains(&n.name) && !bound.contains(&n.name))
+        .filter_map(|n| {
+            let module = super::prompt::import_path(n.file_path.as_deref()?);
+            Some(format!("from {module} import {}", n.name))
+        })
+        .collect();
+    match imports.is_empty() {
+        true => code.to_string(),
+        false => crate::edit::merge_python(&imports.join("\n"), code),
     }
 }
 
@@ -358,6 +382,24 @@ mod tests {
             "tests/integration/test_data_loading_flow.py"
         );
         assert_eq!(file_of("3d"), "tests/integration/test_s3d_flow.py");
+    }
+
+    #[test]
+    fn functions_the_tests_use_without_importing_them_are_imported() {
+        let plan = rpg(serde_json::json!({ "nodes": [
+            function("a", "s", &[]),
+            function("b", "s", &["a"]),
+            function("c", "s", &["b"]),
+        ]}));
+        let flow = &flows(&plan, |_| true)[0];
+        let code = "from p.s import f_c\n\n\ndef test_flow():\n    assert f_c(f_b(f_a(1))) == 1\n";
+        let fixed = with_flow_imports(code, &plan, flow);
+        assert!(
+            fixed.starts_with("from p.s import f_a\nfrom p.s import f_b\nfrom p.s import f_c\n"),
+            "{fixed}"
+        );
+        assert!(fixed.contains("def test_flow():"), "{fixed}");
+        assert_eq!(with_flow_imports(&fixed, &plan, flow), fixed);
     }
 
     #[test]
