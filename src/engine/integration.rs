@@ -269,19 +269,13 @@ impl Integration<'_> {
 /// the chain flow's three cases without one import, though the prompt lists them, and every
 /// case failed on a `NameError` that said nothing of the code.
 fn with_flow_imports(code: &str, rpg: &ValidRpg, flow: &Flow) -> String {
-    let used = crate::code::identifiers(code);
-    let bound = super::repair::bound_names(code);
-    let imports: Vec<String> = flow
+    let functions = flow
         .functions
         .iter()
         .chain(&flow.left_out)
-        .map(|&p| rpg.node(p))
-        .filter(|n| used.contains(&n.name) && !bound.contains(&n.name))
-        .filter_map(|n| {
-            let module = super::prompt::import_path(n.file_path.as_deref()?);
-            Some(format!("from {module} import {}", n.name))
-        })
-        .collect();
+        .map(|&p| rpg.node(p));
+    let bound = super::repair::bound_names(code);
+    let imports = super::repair::plan_imports(functions, &bound, &crate::code::identifiers(code));
     match imports.is_empty() {
         true => code.to_string(),
         false => crate::edit::merge_python(&imports.join("\n"), code),

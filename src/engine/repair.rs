@@ -222,31 +222,34 @@ fn dependency_imports(
     bound: &BTreeSet<String>,
     used: &BTreeSet<String>,
 ) -> Vec<String> {
-    let own_file = ctx.rpg.node(position).file_path.clone();
-    let mut imports = Vec::new();
-    for dep in ctx
+    let own_file = ctx.rpg.node(position).file_path.as_deref();
+    let dependencies = ctx
         .rpg
         .graph()
         .dependencies_of(position)
         .into_iter()
         .map(|p| ctx.rpg.node(p))
-    {
-        let Some(file) = dep
-            .file_path
-            .as_deref()
-            .filter(|f| dep.is_leaf() && Some(*f) != own_file.as_deref())
-        else {
-            continue;
-        };
-        if used.contains(&dep.name) && !bound.contains(&dep.name) {
-            imports.push(format!(
-                "from {} import {}",
-                prompt::import_path(file),
-                dep.name
-            ));
-        }
-    }
-    imports
+        .filter(|dep| {
+            dep.is_leaf() && dep.file_path.is_some() && dep.file_path.as_deref() != own_file
+        });
+    plan_imports(dependencies, bound, used)
+}
+
+/// `from <module> import <name>` for each of the plan's `nodes` whose name `used` holds and
+/// `bound` does not: the import a plan function needs where code calls it and forgot it.
+pub(super) fn plan_imports<'a>(
+    nodes: impl IntoIterator<Item = &'a Node>,
+    bound: &BTreeSet<String>,
+    used: &BTreeSet<String>,
+) -> Vec<String> {
+    nodes
+        .into_iter()
+        .filter(|n| used.contains(&n.name) && !bound.contains(&n.name))
+        .filter_map(|n| {
+            let module = prompt::import_path(n.file_path.as_deref()?);
+            Some(format!("from {module} import {}", n.name))
+        })
+        .collect()
 }
 
 /// The top-level modules `code` imports anywhere (a function body's `import numpy` too)
