@@ -252,6 +252,40 @@ pub struct IntegrationRecord {
     /// written (names).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<String>,
+    /// Failing cases sent to diagnosis, and to debugging when the vote blamed the code.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub debugged: Vec<FlowDebug>,
+}
+
+/// A failing integration case, diagnosed by vote as a node's are and, when the code was
+/// blamed, debugged in the function the failure points at.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct FlowDebug {
+    /// The test function.
+    pub case: String,
+    /// The node whose function the failure was blamed on; `None` when it names no function
+    /// of the flow (then nothing is voted or fixed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// The model's votes then the execution evidence's, as letters (A: the code, B: the test,
+    /// C: the environment).
+    #[serde(default)]
+    pub votes: String,
+    /// The side that won; `None` without a majority.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+    /// Fix rounds asked.
+    #[serde(default)]
+    pub attempts: u32,
+    /// A fix made the case pass and broke no test that passed before: it was kept.
+    #[serde(default)]
+    pub fixed: bool,
+    /// Fixes that made a test fail that passed before: reverted.
+    #[serde(default)]
+    pub regressions: u32,
+    /// Where each fix looked first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub localizations: Vec<LocalizedFix>,
 }
 
 /// What a node's loop did: the figures behind the run's first-try rate and time split.

@@ -21,6 +21,33 @@ pub enum FsError {
     OutsideRoot(String),
 }
 
+/// Copies the regular files and directories under `from` to `to`, leaving out entries named
+/// as one of `left_out` at any depth. Symbolic links and special files are left out too: a
+/// link in a generated tree could point anywhere on this machine, and following it would copy
+/// what it points at into a sandbox's view.
+pub fn copy_tree(from: &Path, to: &Path, left_out: &[&str]) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    let mut stack = vec![(from.to_path_buf(), to.to_path_buf())];
+    while let Some((src, dst)) = stack.pop() {
+        for entry in std::fs::read_dir(&src)? {
+            let entry = entry?;
+            let name = entry.file_name();
+            if left_out.iter().any(|l| name == *l) {
+                continue;
+            }
+            let kind = entry.file_type()?;
+            let target = dst.join(&name);
+            if kind.is_dir() {
+                std::fs::create_dir(&target)?;
+                stack.push((entry.path(), target));
+            } else if kind.is_file() {
+                std::fs::copy(entry.path(), &target)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> FsError + '_ {
     move |source| FsError::Io {
         path: path.to_path_buf(),

@@ -29,7 +29,9 @@
 //!   code model and tools (`code`), the journal and compact checkpoint (`checkpoint`), the
 //!   sandboxes that run generated code (`sandbox`), and stack detection (`detect`).
 //! - **stages**: `engine` runs the node loop (prepare, drain, publish and commit) and, after
-//!   it, the integration test of every subgraph, through its functions that passed their gates;
+//!   it, the integration test of every subgraph, through its functions that passed their gates
+//!   (a failing case goes to the diagnosis and debugging of the function it is blamed on, in a
+//!   scratch copy of the output, with the whole suite as the regression check);
 //!   `assemble` turns the generated tree into a package (exports, pyproject, README, report
 //!   in Markdown and as an HTML page with the plan drawn,
 //!   install, test and ruff validation, the planned dependencies checked in the code);

@@ -98,13 +98,12 @@ async fn generate_and_assemble(
         integration: Vec::new(),
     };
     if let Some(mut handoff) = generation.handoff {
+        let context = handoff.context.clone();
         let integration = engine::integration::Integration {
             enabled: !one_shot,
-            rpg: &rpg,
-            llm: llm.as_ref(),
-            runner: runner.as_ref(),
+            ctx: &context,
             out: &handoff.out,
-            cancel: &cancel,
+            work: &handoff.work,
         };
         let mut notice = |text: String| progress(Progress::Notice(text));
         summary.integration = integration
@@ -156,6 +155,7 @@ impl Stage<'_> {
             out,
             work,
             git,
+            ..
         } = handoff;
         let records = checkpoint.records().clone();
         let generation =

@@ -308,7 +308,9 @@ fn integration(records: &[crate::checkpoint::IntegrationRecord]) -> String {
     let mut text = String::from(
         "- **Integration Tests** (one per subgraph, through its functions that passed their \
          gates; data flows from its entry functions to its exit functions; 80% of the cases \
-         must pass; a failing case is taken out of the file and listed):\n",
+         must pass; a failing case is diagnosed by vote, a fault of the code debugged in the \
+         function it points at, and a case that still fails is taken out of the file and \
+         listed):\n",
     );
     for r in records {
         let line = match &r.problem {
@@ -334,6 +336,9 @@ fn integration(records: &[crate::checkpoint::IntegrationRecord]) -> String {
                 names.join(", ")
             ));
         }
+        for d in &r.debugged {
+            text.push_str(&format!("    - {}\n", debugged(d)));
+        }
         for d in &r.dropped {
             let last = d
                 .output
@@ -345,6 +350,34 @@ fn integration(records: &[crate::checkpoint::IntegrationRecord]) -> String {
         }
     }
     text
+}
+
+/// One line on a failing integration case sent to diagnosis.
+fn debugged(d: &crate::checkpoint::FlowDebug) -> String {
+    let Some(node) = &d.node else {
+        return format!(
+            "`{}`: not debugged (it names no function of the flow)",
+            d.case
+        );
+    };
+    let verdict = match d.verdict {
+        Some(v) => format!("the vote ({}) blamed the {}", d.votes, v.as_str()),
+        None if d.votes.is_empty() => "no vote was cast".to_string(),
+        None => format!("no majority ({})", d.votes),
+    };
+    let fixes = match (d.attempts, d.fixed) {
+        (0, _) => String::new(),
+        (n, true) => format!("; fixed in `{node}` ({n} round(s))"),
+        (n, false) => format!("; not fixed in {n} round(s)"),
+    };
+    let regressions = match d.regressions {
+        0 => String::new(),
+        n => format!(", {n} fix(es) reverted for breaking tests that passed"),
+    };
+    format!(
+        "`{}` blamed on `{node}`: {verdict}{fixes}{regressions}",
+        d.case
+    )
 }
 
 /// Ruff's findings, the first [`SHOWN`] of them listed.

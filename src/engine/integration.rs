@@ -13,27 +13,39 @@
 //! the repository will hold it. Only subgraphs with two or more functions joined by a
 //! dependency get one: a single function's integration test would repeat its unit tests.
 //!
-//! A failing case is evidence, not truth (a third of the 1.5B model's unit tests are wrong):
-//! it is taken out of the file and listed with what pytest said of it, so the repository's
-//! own suite stays green and a reader can judge each one; the code is not changed here. A
-//! file kept from an earlier run is run again rather than asked for again.
+//! A failing case is evidence, not truth (a third of the 1.5B model's unit tests are wrong).
+//! It is blamed on one function of the flow ([`blame`]) and goes through that node's
+//! diagnosis and debugging ([`super::node::debug_flow_failure`]): a vote, and when the code
+//! is blamed, fixes run with the whole test suite in a scratch copy of the output, the first
+//! that makes the case pass without breaking a test that passed before kept in the output.
+//! At most [`DEBUGGED`] cases of a subgraph are debugged. A case that still fails is taken
+//! out of the file and listed with what pytest said of it, so the repository's own suite
+//! stays green and a reader can judge each one. A file kept from an earlier run is run again
+//! rather than asked for again.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use tokio_util::sync::CancellationToken;
-
-use crate::checkpoint::{Checkpoint, CheckpointError, DisputedTest, IntegrationRecord, NodeStatus};
+use crate::checkpoint::{
+    Checkpoint, CheckpointError, DisputedTest, FlowDebug, IntegrationRecord, NodeStatus,
+};
 use crate::fsutil::{FsError, Workspace};
 use crate::layout::{INTEGRATION, INTEGRATION_TESTS};
-use crate::llm::{LlmProvider, LlmRequest, Message, Role};
+use crate::llm::{LlmRequest, Message, Role};
 use crate::prompts;
 use crate::rpg::flow::{Flow, flows, identifier};
 use crate::rpg::{NodePos, ValidRpg};
-use crate::sandbox::{TestRun, TestRunner};
+use crate::sandbox::TestRun;
 use crate::usage::Usage;
+
+use super::Context;
+use super::node::{FlowFailure, FlowFix};
 
 /// The share of cases that must pass.
 pub const THRESHOLD: f64 = 0.8;
+
+/// Failing cases of one subgraph sent to diagnosis and debugging: each costs five votes and
+/// up to two fix rounds of the model.
+pub const DEBUGGED: usize = 2;
 
 #[derive(Debug, thiserror::Error)]
 pub enum IntegrationError {
@@ -105,15 +117,17 @@ pub fn request(rpg: &ValidRpg, flow: &Flow) -> Result<LlmRequest, prompts::Promp
     })
 }
 
-/// What the integration step needs: the published output and the services of the run.
+/// What the integration step needs: the node loop's context (the plan, the model, the
+/// sandbox, cancellation) and the output trees.
 pub struct Integration<'a> {
     /// `false` for the one-shot baseline, which writes no tests: the step records nothing.
     pub enabled: bool,
-    pub rpg: &'a ValidRpg,
-    pub llm: &'a dyn LlmProvider,
-    pub runner: &'a dyn TestRunner,
+    pub ctx: &'a Context,
+    /// The published output.
     pub out: &'a Workspace,
-    pub cancel: &'a CancellationToken,
+    /// The staging copy the nodes work in: a fix that is kept goes there too, so that a node
+    /// run again later starts from it.
+    pub work: &'a Workspace,
 }
 
 impl Integration<'_> {
@@ -126,19 +140,20 @@ impl Integration<'_> {
         checkpoint: &mut Checkpoint,
         progress: &mut dyn FnMut(String),
     ) -> Result<Vec<IntegrationRecord>, IntegrationError> {
+        let rpg = &self.ctx.rpg;
         let trusted = |p: NodePos| {
             matches!(
-                checkpoint.status_of(&self.rpg.node(p).id),
+                checkpoint.status_of(&rpg.node(p).id),
                 NodeStatus::Passed | NodeStatus::NeedsReview
             )
         };
         let flows = match self.enabled {
-            true => flows(self.rpg, trusted),
+            true => flows(rpg, trusted),
             false => Vec::new(),
         };
         let mut records = Vec::new();
         for (i, flow) in flows.iter().enumerate() {
-            if self.cancel.is_cancelled() {
+            if self.ctx.cancel.is_cancelled() {
                 break;
             }
             progress(format!(
@@ -147,12 +162,15 @@ impl Integration<'_> {
                 flows.len(),
                 flow.subgraph
             ));
-            let record = self.one(flow).await?;
-            if let Some(file) = &record.file {
-                let text = self.out.read(file)?.unwrap_or_default();
-                let hash = crate::fsutil::content_hash(text.as_bytes());
-                checkpoint.record_flush([(file.clone(), hash)].into())?;
-            }
+            let (record, fixed) = self.one(flow).await?;
+            let written = record.file.iter().chain(fixed.iter());
+            let hashes = written
+                .map(|file| {
+                    let text = self.out.read(file)?.unwrap_or_default();
+                    Ok((file.clone(), crate::fsutil::content_hash(text.as_bytes())))
+                })
+                .collect::<Result<_, FsError>>()?;
+            checkpoint.record_flush(hashes)?;
             records.push(record);
         }
         let json = serde_json::to_string_pretty(&records).unwrap_or_default();
@@ -160,14 +178,16 @@ impl Integration<'_> {
         Ok(records)
     }
 
-    async fn one(&self, flow: &Flow) -> Result<IntegrationRecord, FsError> {
+    /// The record of `flow`'s integration test, and the modules a kept fix changed.
+    async fn one(&self, flow: &Flow) -> Result<(IntegrationRecord, Vec<String>), FsError> {
+        let rpg = &self.ctx.rpg;
         let file = file_of(&flow.subgraph);
         let mut record = IntegrationRecord {
             subgraph: flow.subgraph.clone(),
             left_out: flow
                 .left_out
                 .iter()
-                .map(|&p| self.rpg.node(p).name.clone())
+                .map(|&p| rpg.node(p).name.clone())
                 .collect(),
             ..IntegrationRecord::default()
         };
@@ -179,30 +199,26 @@ impl Integration<'_> {
                 Ok(text) => text,
                 Err(problem) => {
                     record.problem = Some(problem);
-                    return Ok(record);
+                    return Ok((record, Vec::new()));
                 }
             },
         };
         self.out.write(&file, &text)?;
-        let run = match self
-            .runner
-            .run_tests(self.out.root(), &file, self.cancel)
-            .await
-        {
-            Ok(run) if !run.cancelled => run,
-            outcome => {
+        let mut run = match self.run_file(&file).await {
+            Ok(run) => run,
+            Err(problem) => {
                 // A file asked for in this run goes with it; one kept from before stays.
                 match record.reused {
                     true => record.file = Some(file),
                     false => self.out.remove(&file)?,
                 }
-                record.problem = Some(match outcome {
-                    Err(e) => format!("the sandbox could not run it: {e}"),
-                    Ok(_) => "interrupted".into(),
-                });
-                return Ok(record);
+                record.problem = Some(problem);
+                return Ok((record, Vec::new()));
             }
         };
+        let fixed = self
+            .debug(flow, &file, &text, &mut run, &mut record)
+            .await?;
         let (passed, failed) = outcomes(&run);
         record.cases = (passed.len() + failed.len()) as u32;
         record.passed = passed.len() as u32;
@@ -227,16 +243,99 @@ impl Integration<'_> {
                 record.file = Some(file);
             }
         }
-        Ok(record)
+        Ok((record, fixed))
+    }
+
+    /// Runs the test file `file` of the output; why it could not, or was interrupted.
+    async fn run_file(&self, file: &str) -> Result<TestRun, String> {
+        let ctx = self.ctx;
+        match ctx
+            .runner
+            .run_tests(self.out.root(), file, &ctx.cancel)
+            .await
+        {
+            Ok(run) if !run.cancelled => Ok(run),
+            Ok(_) => Err("interrupted".into()),
+            Err(e) => Err(format!("the sandbox could not run it: {e}")),
+        }
+    }
+
+    /// Sends up to [`DEBUGGED`] failing cases of `run` to the diagnosis and debugging of the
+    /// function each is blamed on, in a scratch copy of the output; a fix kept there is
+    /// written to the output and the staging copy, and `run` becomes the file's run after
+    /// it. Returns the modules changed.
+    async fn debug(
+        &self,
+        flow: &Flow,
+        file: &str,
+        text: &str,
+        run: &mut TestRun,
+        record: &mut IntegrationRecord,
+    ) -> Result<Vec<String>, FsError> {
+        let mut changed: Vec<String> = Vec::new();
+        let (_, failed) = outcomes(run);
+        if failed.is_empty() {
+            return Ok(changed);
+        }
+        let scratch = match scratch_copy(self.out.root()) {
+            Ok(scratch) => scratch,
+            Err(e) => {
+                tracing::warn!("integration cases not debugged: no scratch copy ({e})");
+                return Ok(changed);
+            }
+        };
+        let ctx = self.ctx.over(Workspace::new(scratch.path()));
+        let mut tried: Vec<String> = Vec::new();
+        loop {
+            let (_, failed) = outcomes(run);
+            let Some(case) = failed.into_iter().find(|c| !tried.contains(c)) else {
+                break;
+            };
+            if tried.len() >= DEBUGGED || self.ctx.cancel.is_cancelled() {
+                break;
+            }
+            tried.push(case.clone());
+            let failure = FlowFailure {
+                file: file.to_string(),
+                source: unit_named(text, &case).unwrap_or_default(),
+                output: run.output_of(std::slice::from_ref(&case)),
+                case,
+            };
+            let Some(position) = blame(&self.ctx.rpg, flow, &failure.source, &failure.output)
+            else {
+                record.debugged.push(FlowDebug {
+                    case: failure.case.clone(),
+                    ..FlowDebug::default()
+                });
+                continue;
+            };
+            let fix: FlowFix = super::node::debug_flow_failure(&ctx, position, &failure).await?;
+            record.tokens.add(fix.tokens);
+            record.debugged.push(fix.record);
+            let Some((module, code)) = fix.kept else {
+                continue;
+            };
+            self.work.write(&module, &code)?;
+            self.out.write(&module, &code)?;
+            if !changed.contains(&module) {
+                changed.push(module);
+            }
+            match self.run_file(file).await {
+                Ok(after) => *run = after,
+                Err(_) => break,
+            }
+        }
+        Ok(changed)
     }
 
     /// The tests the model wrote for `flow`, shaped like a node's; the tokens it spent are
     /// added to `tokens` whatever became of its answer.
     async fn ask(&self, flow: &Flow, tokens: &mut Usage) -> Result<String, String> {
-        let request = request(self.rpg, flow).map_err(|e| e.to_string())?;
+        let ctx = self.ctx;
+        let request = request(&ctx.rpg, flow).map_err(|e| e.to_string())?;
         let response = tokio::select! {
-            r = self.llm.complete(&request) => r,
-            _ = self.cancel.cancelled() => return Err("interrupted".into()),
+            r = ctx.llm.complete(&request) => r,
+            _ = ctx.cancel.cancelled() => return Err("interrupted".into()),
         };
         let answer = response.map_err(|e| format!("the model gave no answer: {e}"))?;
         tokens.add(answer.usage);
@@ -246,22 +345,64 @@ impl Integration<'_> {
         let specifications: String = flow
             .functions
             .iter()
-            .filter_map(|&p| self.rpg.node(p).docstring.clone())
+            .filter_map(|&p| ctx.rpg.node(p).docstring.clone())
             .collect::<Vec<_>>()
             .join("\n");
         let code = crate::edit::shape_tests(&code, &specifications)
             .map_err(|e| format!("the answer was unusable: {e}"))?;
         // The standard library, the project and pytest: all a test may import.
-        let packages = super::packages_of(self.rpg);
-        let foreign = super::repair::foreign_imports(&code, &packages, &["pytest"]);
+        let packages = &ctx.packages;
+        let foreign = super::repair::foreign_imports(&code, packages, &["pytest"]);
         if !foreign.is_empty() {
             return Err(format!(
                 "the answer imports {}, which is neither the standard library nor this project",
                 foreign.join(", ")
             ));
         }
-        Ok(with_flow_imports(&code, self.rpg, flow))
+        Ok(with_flow_imports(&code, &ctx.rpg, flow))
     }
+}
+
+/// A temp directory (named for [`crate::sandbox::leftovers`], which removes a killed run's)
+/// holding a copy of the output without git's store, the engine's state and caches.
+fn scratch_copy(out: &std::path::Path) -> std::io::Result<tempfile::TempDir> {
+    let scratch = tempfile::Builder::new()
+        .prefix(&crate::sandbox::leftovers::temp_prefix("integration"))
+        .tempdir()?;
+    crate::fsutil::copy_tree(out, scratch.path(), &[".git", ".zerorepo", "__pycache__"])?;
+    Ok(scratch)
+}
+
+/// The flow function a failing case is blamed on: the innermost frame of its traceback that
+/// lies in one of the flow's functions (the function that raised); else, of the flow's
+/// functions that pytest's report of the case names (the failing line and its `where`
+/// lines), or failing that the case's source names, the one latest in generation order: the
+/// furthest downstream, whose result is what the case checks. `None` when the case names
+/// none of them.
+pub fn blame(rpg: &ValidRpg, flow: &Flow, source: &str, output: &str) -> Option<NodePos> {
+    let function = |path: &str, name: &str| {
+        flow.functions.iter().copied().find(|&p| {
+            let node = rpg.node(p);
+            node.name == name && node.file_path.as_deref() == Some(path)
+        })
+    };
+    let frames = super::suspects::frames(output);
+    if let Some(raised) = frames
+        .iter()
+        .rev()
+        .find_map(|f| function(f.path, f.function))
+    {
+        return Some(raised);
+    }
+    let latest_named = |text: &str| {
+        let names = crate::code::identifiers(text);
+        flow.functions
+            .iter()
+            .rev()
+            .copied()
+            .find(|&p| names.contains(&rpg.node(p).name))
+    };
+    latest_named(output).or_else(|| latest_named(source))
 }
 
 /// `from <module> import <name>` for each function of the flow's subgraph that the tests
@@ -325,6 +466,41 @@ mod tests {
             "signature": format!("def f_{id}(x: int) -> int"), "subgraph_id": subgraph,
             "dependencies": deps,
         })
+    }
+
+    #[test]
+    fn a_failing_case_is_blamed_on_the_function_that_raised_else_the_latest_it_names() {
+        let plan = rpg(serde_json::json!({ "nodes": [
+            function("a", "s", &[]),
+            function("b", "s", &["a"]),
+            function("c", "s", &["b"]),
+        ]}));
+        let flow = &flows(&plan, |_| true)[0];
+        let id = |p: Option<NodePos>| p.map(|p| plan.node(p).id.clone());
+        // The innermost frame in a flow function is the one that raised.
+        let raised = "tests/integration/test_s_flow.py:4: in test_s\n    f_c(f_b(1))\n\
+            src/p/s.py:9: in f_c\n    return f_b(x) / 0\n\
+            src/p/s.py:5: in f_b\n    return f_a(x)[0]\nE   TypeError: boom";
+        assert_eq!(id(blame(&plan, flow, "", raised)).as_deref(), Some("b"));
+        // An assertion in the test: the latest function its report names.
+        let asserted = "tests/integration/test_s_flow.py:4: in test_s\n\
+            assert f_c(f_a(1)) == 3\nE   assert 2 == 3\nE    +  where 2 = f_c(1)";
+        assert_eq!(id(blame(&plan, flow, "", asserted)).as_deref(), Some("c"));
+        // A frame of another file is no flow function; the report still names `f_c`.
+        let helper = "src/p/other.py:3: in f_c\nE   ValueError";
+        assert_eq!(
+            id(blame(&plan, flow, "def test_s():\n    f_b(2)", helper)).as_deref(),
+            Some("c")
+        );
+        // Else the case's source; a case that names no function of the flow is not blamed.
+        assert_eq!(
+            id(blame(&plan, flow, "def test_s():\n    f_b(2)", "E   x")).as_deref(),
+            Some("b")
+        );
+        assert_eq!(
+            blame(&plan, flow, "def test_s():\n    assert 1", "E   x"),
+            None
+        );
     }
 
     #[test]

@@ -201,6 +201,8 @@ pub struct Handoff {
     pub out: Workspace,
     pub work: Workspace,
     pub git: Git,
+    /// The node loop's context, for the integration step's debugging.
+    pub context: Arc<Context>,
 }
 
 /// Shared, read-only context of every node task.
@@ -221,6 +223,27 @@ pub struct Context {
     /// The plan's search index (BM25 over node names and docstrings), built by the first
     /// fix that localizes.
     pub index: std::sync::OnceLock<crate::localize::Index>,
+}
+
+impl Context {
+    /// The same context over another copy of the output tree (the integration step debugs in
+    /// a scratch copy, so the output changes only by a fix that is kept).
+    pub fn over(&self, workspace: Workspace) -> Context {
+        Context {
+            rpg: self.rpg.clone(),
+            llm: self.llm.clone(),
+            runner: self.runner.clone(),
+            workspace,
+            max_retries: self.max_retries,
+            one_shot: self.one_shot,
+            candidates: self.candidates,
+            cancel: self.cancel.clone(),
+            phases: self.phases.clone(),
+            functions: self.functions.clone(),
+            packages: self.packages.clone(),
+            index: std::sync::OnceLock::new(),
+        }
+    }
 }
 
 /// The top-level import names of the plan's files (`src/ml_lib/x.py` gives `ml_lib`).
@@ -339,7 +362,7 @@ pub async fn generate(
         |event| run.handle_event(event),
     )
     .await;
-    let mut generated = run.finish(&queue)?;
+    let mut generated = run.finish(&queue, context)?;
     generated.summary.duration_ms = started.elapsed().as_millis() as u64;
     Ok(generated)
 }

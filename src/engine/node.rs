@@ -42,8 +42,11 @@ use super::testfile::{
     test_function, without_broken_units, without_tests,
 };
 use super::{Context, examples, vote};
+
+mod flowfix;
 use crate::layout::SNAPSHOT_DIR;
 use crate::localize::Budget;
+pub use flowfix::{FlowFailure, FlowFix, debug_flow_failure};
 
 /// How one node ended. `status` is `InProgress` when the run was interrupted.
 #[derive(Debug, Clone, PartialEq)]
@@ -204,36 +207,8 @@ fn ensure_packages(ctx: &Context, file: &str) -> Result<(), FsError> {
 }
 
 async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsError> {
-    let node = ctx.rpg.node(position);
-    let (Some(file), Some(test_file)) = (node.file_path.clone(), node.test_file()) else {
+    let Some(mut leaf) = Leaf::new(ctx, position)? else {
         return Ok(NodeResult::failed("leaf without a file path".into()));
-    };
-    ensure_packages(ctx, &file)?;
-    // The node's files as they were before it: a fresh start goes back to them.
-    let before = ctx.workspace.snapshot(&[file.clone(), test_file.clone()])?;
-    let mut leaf = Leaf {
-        ctx,
-        position,
-        node,
-        module: prompt::import_path(&file),
-        file,
-        test_file,
-        before,
-        usage: UsageByRole::new(),
-        work: NodeWork::default(),
-        failure: None,
-        ending: None,
-        last_run: None,
-        best: None,
-        focus: Vec::new(),
-        samples: Vec::new(),
-        diagnosis: None,
-        budget: Budget::new(crate::localize::DEFAULT_LIMIT),
-        localizations: Vec::new(),
-        passed_states: Default::default(),
-        flaky: Vec::new(),
-        tried: Default::default(),
-        editable: Vec::new(),
     };
     if ctx.one_shot {
         return leaf.one_shot().await;
@@ -354,7 +329,42 @@ impl Candidate {
     }
 }
 
-impl Leaf<'_> {
+impl<'a> Leaf<'a> {
+    /// The leaf at `position` with nothing done yet; `None` when the plan gives it no file.
+    fn new(ctx: &'a Context, position: NodePos) -> Result<Option<Leaf<'a>>, FsError> {
+        let node = ctx.rpg.node(position);
+        let (Some(file), Some(test_file)) = (node.file_path.clone(), node.test_file()) else {
+            return Ok(None);
+        };
+        ensure_packages(ctx, &file)?;
+        // The node's files as they were before it: a fresh start goes back to them.
+        let before = ctx.workspace.snapshot(&[file.clone(), test_file.clone()])?;
+        Ok(Some(Leaf {
+            ctx,
+            position,
+            node,
+            module: prompt::import_path(&file),
+            file,
+            test_file,
+            before,
+            usage: UsageByRole::new(),
+            work: NodeWork::default(),
+            failure: None,
+            ending: None,
+            last_run: None,
+            best: None,
+            focus: Vec::new(),
+            samples: Vec::new(),
+            diagnosis: None,
+            budget: Budget::new(crate::localize::DEFAULT_LIMIT),
+            localizations: Vec::new(),
+            passed_states: Default::default(),
+            flaky: Vec::new(),
+            tried: Default::default(),
+            editable: Vec::new(),
+        }))
+    }
+
     /// Carries out one action of the machine and says what came of it.
     async fn execute(&mut self, action: Action, attempt: u32) -> Result<Event, FsError> {
         match action {
@@ -580,20 +590,7 @@ impl Leaf<'_> {
         }
         self.work.rounds += 1;
         self.work.answers += n;
-        // Distinct modules, with how many answers gave each: identical samples agree.
-        let mut modules: Vec<(String, usize)> = Vec::new();
-        let mut refused = None;
-        for answer in answers {
-            match self.module_with(answer, &inputs.current) {
-                Ok(module) => match modules.iter_mut().find(|(m, _)| *m == module) {
-                    Some((_, copies)) => *copies += 1,
-                    None => modules.push((module, 1)),
-                },
-                Err(e) => {
-                    refused.get_or_insert(e);
-                }
-            }
-        }
+        let (mut modules, refused) = self.distinct_modules(answers, &inputs.current);
         // The same fix is never tried twice: a fix answer that gives back code an earlier
         // round already ran (and that is not the code in place, which says the model holds it
         // right) is dropped before it runs.
@@ -641,6 +638,29 @@ impl Leaf<'_> {
         Ok(Event::ImplementationWritten {
             unchanged: merged == inputs.current,
         })
+    }
+
+    /// The distinct modules the answers make, with how many answers gave each (identical
+    /// samples agree), and the first reason an answer was refused.
+    fn distinct_modules(
+        &self,
+        answers: Vec<Result<String, AskError>>,
+        current: &str,
+    ) -> (Vec<(String, usize)>, Option<AskError>) {
+        let mut modules: Vec<(String, usize)> = Vec::new();
+        let mut refused = None;
+        for answer in answers {
+            match self.module_with(answer, current) {
+                Ok(module) => match modules.iter_mut().find(|(m, _)| *m == module) {
+                    Some((_, copies)) => *copies += 1,
+                    None => modules.push((module, 1)),
+                },
+                Err(e) => {
+                    refused.get_or_insert(e);
+                }
+            }
+        }
+        (modules, refused)
     }
 
     /// The tests a prompt shows: a fix sees only the failing tests it must answer; a first
@@ -1014,20 +1034,7 @@ impl Leaf<'_> {
         };
         let execution = self.execution(best);
         let disputed = best.disputed_tests.clone();
-        let started = std::time::Instant::now();
-        let mut votes = Vec::new();
-        for i in 0..vote::VOTERS {
-            if self.ctx.cancel.is_cancelled() {
-                break;
-            }
-            let inputs = PromptInputs {
-                options: vote::options(i),
-                ..inputs.clone()
-            };
-            let answer = ask_vote(self.ctx, self.node, attempt, &inputs, i, &mut self.usage).await;
-            votes.extend(answer.ok().and_then(|a| vote::parse(&a, i)));
-        }
-        self.work.waited_for_model(Role::Diagnose, started);
+        let votes = self.votes(&inputs, attempt).await;
         let evidence = vote::evidence(&execution);
         let outcome = vote::decide(&votes, &execution);
         let letters: String = votes.iter().chain(&evidence).map(|v| v.letter()).collect();
@@ -1042,6 +1049,25 @@ impl Leaf<'_> {
             disputed,
         });
         Ok(Event::Voted(outcome))
+    }
+
+    /// The model's votes on the failing tests `inputs` show (see [`vote`]).
+    async fn votes(&mut self, inputs: &PromptInputs, attempt: u32) -> Vec<Verdict> {
+        let started = std::time::Instant::now();
+        let mut votes = Vec::new();
+        for i in 0..vote::VOTERS {
+            if self.ctx.cancel.is_cancelled() {
+                break;
+            }
+            let inputs = PromptInputs {
+                options: vote::options(i),
+                ..inputs.clone()
+            };
+            let answer = ask_vote(self.ctx, self.node, attempt, &inputs, i, &mut self.usage).await;
+            votes.extend(answer.ok().and_then(|a| vote::parse(&a, i)));
+        }
+        self.work.waited_for_model(Role::Diagnose, started);
+        votes
     }
 
     /// What the last implementation round's runs say about `best`'s disputed tests.

@@ -200,7 +200,11 @@ impl<'a> Run<'a> {
 
     /// After the loop: the latched error, or the summary with everything that passed
     /// published, and (unless interrupted) every finished subgraph committed.
-    pub(super) fn finish(mut self, queue: &DependencyQueue) -> Result<Generated, EngineError> {
+    pub(super) fn finish(
+        mut self,
+        queue: &DependencyQueue,
+        context: std::sync::Arc<super::Context>,
+    ) -> Result<Generated, EngineError> {
         if let Some(error) = self.error {
             return Err(error);
         }
@@ -226,6 +230,7 @@ impl<'a> Run<'a> {
                 out: self.output.out,
                 work: self.output.work,
                 git: self.output.git,
+                context,
             }),
         })
     }

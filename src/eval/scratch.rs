@@ -66,35 +66,9 @@ fn copy_of(from: &Path) -> Result<TempDir, EvalError> {
     Ok(scratch)
 }
 
-/// Copies the regular files and directories under `from` to `to`. Symbolic links and special
-/// files are left out: a link in a generated tree could point anywhere on this machine, and
-/// following it would copy what it points at into the sandbox's view.
+/// Copies `from` to `to` without [`LEFT_OUT`] ([`crate::fsutil::copy_tree`]).
 fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    let mut stack = vec![(from.to_path_buf(), to.to_path_buf())];
-    while let Some((src, dst)) = stack.pop() {
-        for entry in std::fs::read_dir(&src)? {
-            let entry = entry?;
-            let name = entry.file_name();
-            if LEFT_OUT.iter().any(|l| name == *l) {
-                continue;
-            }
-            let kind = entry.file_type()?;
-            let target = dst.join(&name);
-            if kind.is_dir() {
-                std::fs::create_dir(&target)?;
-                stack.push((entry.path(), target));
-            } else if kind.is_file() {
-                std::fs::copy(entry.path(), &target)?;
-            } else {
-                tracing::debug!(
-                    "eval: {} left out of the copy (not a regular file)",
-                    entry.path().display()
-                );
-            }
-        }
-    }
-    Ok(())
+    crate::fsutil::copy_tree(from, to, LEFT_OUT)
 }
 
 #[cfg(test)]

@@ -1375,3 +1375,100 @@ fn a_passed_subgraph_gets_an_integration_test_and_a_failing_case_is_taken_out() 
     assert!(summary.get("integration").is_none(), "{summary}");
     assert!(!out.join("tests/integration").exists());
 }
+
+/// A failing integration case whose vote blames the code is debugged in the function it
+/// points at: here `describe_value` passes its own tests (they never try a negative number)
+/// and drops the sign. The first fix candidate breaks a test that passed and is reverted; the
+/// second makes the case pass, and it is what the published module keeps.
+#[test]
+fn a_failing_integration_case_blamed_on_the_code_is_fixed_without_a_regression() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let right = "return f\"value={double_plus_one(x)}\"";
+    let script = edited_script(dir.path(), "chain", |v| {
+        let answer = v["answer"].as_str().unwrap_or("").to_string();
+        if v["node"] == "node_c" && v["role"] == "impl" {
+            v["answer"] = answer
+                .replace(right, "return f\"value={double_plus_one(abs(x))}\"")
+                .into();
+        }
+        if v["node"] == "node_c" && v["role"] == "test" {
+            let cut = answer
+                .find("\n\n\ndef test_describe_value_negative")
+                .unwrap();
+            v["answer"] = format!("{}\n```\n", &answer[..cut]).into();
+        }
+    });
+    // Five votes for the code: the letter that names it moves with each vote's rotation.
+    let base: Value = serde_json::json!({"node": "node_c", "role": "diagnose", "attempt": 0});
+    let mut lines: Vec<String> = std::fs::read_to_string(&script)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    for (i, letter) in ["A", "C", "B", "A", "C"].iter().enumerate() {
+        let mut v = base.clone();
+        v["candidate"] = i.into();
+        v["answer"] = (*letter).into();
+        lines.push(v.to_string());
+    }
+    let fix = |candidate: u32, body: &str| {
+        serde_json::json!({"node": "node_c", "role": "fix", "attempt": 0, "candidate": candidate,
+            "answer": format!("```python\ndef describe_value(x: int) -> str:\n    {body}\n```\n")})
+        .to_string()
+    };
+    lines.push(fix(0, "return f\"value={-double_plus_one(abs(x))}\""));
+    lines.push(fix(1, right));
+    std::fs::write(&script, lines.join("\n") + "\n").unwrap();
+    let out = dir.path().join("o");
+    let args = ["--json", "--candidates", "2"];
+    let (code, stdout, stderr) = generate("chain", &script, &out, &args);
+    assert_eq!(code, 0, "{stderr}");
+    let summary: Value = serde_json::from_str(&stdout).unwrap();
+    let record = &summary["integration"][0];
+    assert_eq!(
+        (record["cases"].as_u64(), record["passed"].as_u64()),
+        (Some(3), Some(3)),
+        "{summary}"
+    );
+    let debugged = &record["debugged"][0];
+    assert_eq!(
+        debugged["case"], "test_chain_flow_describe_value_negative",
+        "{summary}"
+    );
+    assert_eq!(debugged["node"], "node_c");
+    assert_eq!(debugged["verdict"], "implementation");
+    assert_eq!(debugged["fixed"], true);
+    assert_eq!(debugged["regressions"], 1, "{debugged}");
+    assert_eq!(
+        debugged["localizations"][0]["suspects"][0]["symbol"],
+        "describe_value"
+    );
+    let module = std::fs::read_to_string(out.join("src/chain/steps.py")).unwrap();
+    assert!(
+        module.contains(right) && !module.contains("abs(x)"),
+        "{module}"
+    );
+    // The fix keeps the plan's docstring, and the staging copy holds it too.
+    assert!(
+        module.contains("Describe the result of double_plus_one"),
+        "{module}"
+    );
+    let staged = std::fs::read_to_string(out.join(".zerorepo/work/src/chain/steps.py")).unwrap();
+    assert!(staged.contains(right), "{staged}");
+    let report = std::fs::read_to_string(out.join("docs/generation_report.md")).unwrap();
+    assert!(
+        report.contains("  - chain: 3 of 3 cases passed (threshold met)")
+            && report.contains(
+                "`test_chain_flow_describe_value_negative` blamed on `node_c`: the vote (AAAAA) \
+                 blamed the implementation; fixed in `node_c` (1 round(s)), 1 fix(es) reverted"
+            ),
+        "{report}"
+    );
+    assert_eq!(
+        summary["assembly"]["validation"]["tests"]["failed"], 0,
+        "{summary}"
+    );
+}

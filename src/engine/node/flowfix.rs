@@ -1,0 +1,308 @@
+//! Debugging a failing case of a subgraph's integration test in the function it was blamed
+//! on (the seed's §4.5; the integration step in [`crate::engine::integration`] finds the
+//! function). The failure goes through the node's own machinery:
+//!
+//! 1. **Diagnosis**: the same vote as a node's disputed tests ([`vote`]), the case shown as
+//!    the failing test. Only a majority for the code (A) goes on: a third of the model's
+//!    tests are wrong, and an integration case is one more model-written test.
+//! 2. **Debugging**, up to [`ATTEMPTS`] rounds: the failure is localized as a node's fix is
+//!    (the traceback, the function, its dependencies, the plan search; 20 queries a round),
+//!    `--candidates` fixes are asked in one request, and each new one runs with the
+//!    repository's whole test suite. Code an earlier round ran is never run again.
+//! 3. **Regression**: a fix is kept only when the case passes and every test that passed
+//!    before still passes; one that breaks a test is reverted and counted.
+//!
+//! It works in the workspace of the context it is given. The integration step gives it a
+//! scratch copy of the output, so that the output changes only by a fix that is kept.
+
+use std::collections::BTreeSet;
+
+use crate::checkpoint::{FlowDebug, Verdict};
+use crate::fsutil::FsError;
+use crate::llm::Role;
+use crate::rpg::NodePos;
+use crate::sandbox::TestRun;
+use crate::usage::Usage;
+
+use super::super::ask::ask_many;
+use super::super::prompt::PromptInputs;
+use super::{Context, Leaf, corrected_suspect, normalized, vote};
+
+/// Fix rounds for one failing case.
+pub const ATTEMPTS: u32 = 2;
+
+/// The regression suite: every test of the repository.
+const SUITE: &str = "tests";
+
+/// A failing integration case, blamed on one function.
+#[derive(Debug, Clone)]
+pub struct FlowFailure {
+    /// The integration test file, relative to the output.
+    pub file: String,
+    /// The test function.
+    pub case: String,
+    /// Its source.
+    pub source: String,
+    /// What pytest said of it.
+    pub output: String,
+}
+
+/// What debugging one case came to.
+#[derive(Debug, Clone, Default)]
+pub struct FlowFix {
+    pub record: FlowDebug,
+    /// The blamed function's module with the fix that was kept: `(file, text)`.
+    pub kept: Option<(String, String)>,
+    /// Model tokens spent on the votes and the fixes.
+    pub tokens: Usage,
+}
+
+/// Diagnoses `failure` as a failure of the function at `position` and, when the vote blames
+/// the code, debugs it (see the module doc). The context's workspace ends as it began unless
+/// a fix was kept.
+pub async fn debug_flow_failure(
+    ctx: &Context,
+    position: NodePos,
+    failure: &FlowFailure,
+) -> Result<FlowFix, FsError> {
+    let mut fix = FlowFix {
+        record: FlowDebug {
+            case: failure.case.clone(),
+            node: Some(ctx.rpg.node(position).id.clone()),
+            ..FlowDebug::default()
+        },
+        ..FlowFix::default()
+    };
+    let Some(mut leaf) = Leaf::new(ctx, position)? else {
+        return Ok(fix);
+    };
+    let verdict = leaf.diagnose_case(failure, &mut fix.record).await?;
+    if verdict == Some(Verdict::Implementation) && !ctx.cancel.is_cancelled() {
+        fix.kept = leaf.debug_case(failure, &mut fix.record).await?;
+    }
+    fix.record.localizations = std::mem::take(&mut leaf.localizations);
+    fix.tokens = crate::usage::total(&leaf.usage);
+    Ok(fix)
+}
+
+impl Leaf<'_> {
+    /// The vote on `failure`, recorded in `record`.
+    async fn diagnose_case(
+        &mut self,
+        failure: &FlowFailure,
+        record: &mut FlowDebug,
+    ) -> Result<Option<Verdict>, FsError> {
+        let inputs = PromptInputs {
+            tests: failure.source.clone(),
+            failure: failure.output.clone(),
+            ..self.inputs(0)?
+        };
+        let votes = self.votes(&inputs, 0).await;
+        let documented = vote::documented_errors(self.node.docstring.as_deref().unwrap_or(""));
+        let execution = vote::Execution {
+            environment: vote::blames_environment(&failure.output),
+            crashed: vote::crashed_instead_of_documented_error(
+                &failure.source,
+                &failure.output,
+                &documented,
+            ),
+            ..vote::Execution::default()
+        };
+        let evidence = vote::evidence(&execution);
+        record.votes = votes.iter().chain(&evidence).map(|v| v.letter()).collect();
+        record.verdict = vote::decide(&votes, &execution);
+        tracing::info!(node = %self.node.id, case = %failure.case, votes = %record.votes, verdict = ?record.verdict, "diagnosis of an integration case");
+        Ok(record.verdict)
+    }
+
+    /// Fix rounds for `failure`; the module with the fix kept, if one was.
+    async fn debug_case(
+        &mut self,
+        failure: &FlowFailure,
+        record: &mut FlowDebug,
+    ) -> Result<Option<(String, String)>, FsError> {
+        let original = self.ctx.workspace.read(&self.file)?.unwrap_or_default();
+        let baseline = match self.run_suite().await {
+            Ok(run) if !run.cancelled => run,
+            _ => return Ok(None),
+        };
+        let passed_before = passed(&baseline);
+        self.tried.insert(normalized(&original));
+        self.failure = Some(failure.output.clone());
+        for attempt in 0..ATTEMPTS {
+            if self.ctx.cancel.is_cancelled() {
+                break;
+            }
+            record.attempts += 1;
+            for module in self.fixes(failure, attempt).await? {
+                self.ctx.workspace.write_if_changed(&self.file, &module)?;
+                let run = match self.run_suite().await {
+                    Ok(run) if !run.cancelled => run,
+                    _ => break,
+                };
+                let broken = regressions(&passed_before, &run);
+                if !broken.is_empty() {
+                    tracing::info!(node = %self.node.id, ?broken, "an integration fix broke tests that passed: reverted");
+                    record.regressions += 1;
+                } else if case_passed(&run, &failure.file, &failure.case) {
+                    if let Some(symbol) = corrected_suspect(&original, &module, &self.editable)
+                        && let Some(fix) = self.localizations.last_mut()
+                    {
+                        fix.edited = symbol;
+                    }
+                    record.fixed = true;
+                    return Ok(Some((self.file.clone(), module)));
+                }
+                let output = run.output_of(std::slice::from_ref(&failure.case));
+                self.failure = Some(output);
+            }
+            self.ctx.workspace.write_if_changed(&self.file, &original)?;
+        }
+        self.ctx.workspace.write_if_changed(&self.file, &original)?;
+        Ok(None)
+    }
+
+    /// The modules of one fix round's answers that no round ran before.
+    async fn fixes(&mut self, failure: &FlowFailure, attempt: u32) -> Result<Vec<String>, FsError> {
+        let mut inputs = PromptInputs {
+            tests: failure.source.clone(),
+            ..self.inputs(attempt)?
+        };
+        self.editable.clear();
+        inputs.suspects = self.localize(attempt);
+        let (answers, prompt_tokens) = ask_many(
+            self.ctx,
+            self.node,
+            Role::Fix,
+            attempt,
+            &inputs,
+            &mut self.usage,
+            self.ctx.candidates,
+        )
+        .await;
+        if let Some(fix) = self.localizations.last_mut() {
+            fix.prompt_tokens = prompt_tokens;
+        }
+        let (modules, _) = self.distinct_modules(answers, &inputs.current);
+        let fresh: Vec<String> = modules
+            .into_iter()
+            .map(|(m, _)| m)
+            .filter(|m| self.tried.insert(normalized(m)))
+            .collect();
+        Ok(fresh)
+    }
+
+    /// Runs the repository's whole test suite on what the workspace holds.
+    async fn run_suite(&mut self) -> Result<TestRun, crate::sandbox::SandboxError> {
+        let ctx = self.ctx;
+        ctx.phases.report(&self.node.id, "running the test suite");
+        let started = std::time::Instant::now();
+        let run = ctx
+            .runner
+            .run_tests(ctx.workspace.root(), SUITE, &ctx.cancel)
+            .await;
+        self.work.sandbox_runs += 1;
+        self.work.sandbox_ms += started.elapsed().as_millis() as u64;
+        run
+    }
+}
+
+/// The tests a run passed, by their full names (`module::function[params]`).
+fn passed(run: &TestRun) -> BTreeSet<String> {
+    run.tests
+        .iter()
+        .filter(|t| t.outcome == "passed")
+        .map(|t| t.name.clone())
+        .collect()
+}
+
+/// The tests of `before` that `run` did not pass (failed, erred, or never ran because a
+/// module no longer imports).
+fn regressions(before: &BTreeSet<String>, run: &TestRun) -> Vec<String> {
+    let now = passed(run);
+    before.difference(&now).cloned().collect()
+}
+
+/// Whether `case` of the test file `file` ran in `run` and passed, every parametrization.
+fn case_passed(run: &TestRun, file: &str, case: &str) -> bool {
+    let module = file.trim_end_matches(".py").replace('/', ".");
+    let ours = |name: &str| {
+        let Some(function) = name
+            .strip_prefix(module.as_str())
+            .and_then(|rest| rest.strip_prefix("::"))
+        else {
+            return false;
+        };
+        function == case
+            || function
+                .strip_prefix(case)
+                .is_some_and(|p| p.starts_with('['))
+    };
+    let outcomes: Vec<&str> = run
+        .tests
+        .iter()
+        .filter(|t| ours(&t.name))
+        .map(|t| t.outcome.as_str())
+        .collect();
+    !outcomes.is_empty() && outcomes.iter().all(|o| *o == "passed")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::TestOutcome;
+
+    fn run(tests: &[(&str, &str)]) -> TestRun {
+        TestRun {
+            tests: tests
+                .iter()
+                .map(|(name, outcome)| TestOutcome {
+                    name: name.to_string(),
+                    outcome: outcome.to_string(),
+                })
+                .collect(),
+            ..TestRun::cancelled("test")
+        }
+    }
+
+    #[test]
+    fn a_case_passes_only_when_every_parametrization_of_it_in_its_file_passes() {
+        let file = "tests/integration/test_numbers_flow.py";
+        let module = "tests.integration.test_numbers_flow";
+        let passing = run(&[
+            (&format!("{module}::test_flow[1]"), "passed"),
+            (&format!("{module}::test_flow[2]"), "passed"),
+            (&format!("{module}::test_flow_more"), "failed"),
+            ("tests.test_stats::test_flow", "failed"),
+        ]);
+        assert!(case_passed(&passing, file, "test_flow"));
+        assert!(!case_passed(&passing, file, "test_flow_more"));
+        let half = run(&[
+            (&format!("{module}::test_flow[1]"), "passed"),
+            (&format!("{module}::test_flow[2]"), "failed"),
+        ]);
+        assert!(!case_passed(&half, file, "test_flow"));
+        // A case that did not run did not pass.
+        assert!(!case_passed(&run(&[]), file, "test_flow"));
+    }
+
+    #[test]
+    fn a_regression_is_a_test_that_passed_before_and_does_not_now() {
+        let before = passed(&run(&[
+            ("tests.test_a::test_one", "passed"),
+            ("tests.test_a::test_two", "passed"),
+            ("tests.test_b::test_three", "failed"),
+        ]));
+        let now = run(&[
+            ("tests.test_a::test_one", "passed"),
+            ("tests.test_b::test_three", "passed"),
+        ]);
+        // test_two no longer ran (its module stopped importing): that is a regression too.
+        assert_eq!(regressions(&before, &now), vec!["tests.test_a::test_two"]);
+        let same = run(&[
+            ("tests.test_a::test_one", "passed"),
+            ("tests.test_a::test_two", "passed"),
+        ]);
+        assert!(regressions(&before, &same).is_empty());
+    }
+}
