@@ -68,7 +68,8 @@
 //! module (the failing body cut to its outline when the answer is begun, since a small model
 //! copies what it is shown). Code that passes the gates but not every generated
 //! test goes to a majority vote (`engine::vote`: five model votes and one of execution
-//! evidence, which blames the code when it crashed where a documented error was expected):
+//! evidence, which blames the code when it crashed where a documented error was expected;
+//! no vote is asked when pytest refused every disputed test's use of it, which is the test's fault):
 //! the tests are written once more and dropped where they still fail (B), the
 //! code gets one fix (A), the node is skipped for its environment (C), or, without a
 //! majority, the code is kept as `needs_review` and built on. A node that fails the gates to

@@ -632,3 +632,42 @@ pub fn junit(validation: &Validation) -> Option<String> {
     text.push_str("  </testsuite>\n</testsuites>\n");
     Some(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checkpoint::{FlowDebug, Verdict};
+
+    #[test]
+    fn a_debugged_integration_case_says_what_the_vote_and_the_fixes_came_to() {
+        let case = |node: Option<&str>, votes: &str, verdict: Option<Verdict>| FlowDebug {
+            case: "test_flow".into(),
+            node: node.map(str::to_string),
+            votes: votes.into(),
+            verdict,
+            ..FlowDebug::default()
+        };
+        assert_eq!(
+            debugged(&case(None, "", None)),
+            "`test_flow`: not debugged (it names no function of the flow)"
+        );
+        assert_eq!(
+            debugged(&case(Some("n1"), "ABBAB", Some(Verdict::Test))),
+            "`test_flow` blamed on `n1`: the vote (ABBAB) blamed the test"
+        );
+        assert_eq!(
+            debugged(&case(Some("n1"), "AB", None)),
+            "`test_flow` blamed on `n1`: no majority (AB)"
+        );
+        let unfixed = FlowDebug {
+            attempts: 2,
+            regressions: 1,
+            ..case(Some("n1"), "AAAAA", Some(Verdict::Implementation))
+        };
+        assert_eq!(
+            debugged(&unfixed),
+            "`test_flow` blamed on `n1`: the vote (AAAAA) blamed the implementation; not fixed \
+             in 2 round(s), 1 fix(es) reverted for breaking tests that passed"
+        );
+    }
+}

@@ -162,7 +162,7 @@ impl Integration<'_> {
                 flows.len(),
                 flow.subgraph
             ));
-            let (record, fixed) = self.one(flow).await?;
+            let (record, fixed) = self.one(flow, progress).await?;
             let written = record.file.iter().chain(fixed.iter());
             let hashes = written
                 .map(|file| {
@@ -179,7 +179,11 @@ impl Integration<'_> {
     }
 
     /// The record of `flow`'s integration test, and the modules a kept fix changed.
-    async fn one(&self, flow: &Flow) -> Result<(IntegrationRecord, Vec<String>), FsError> {
+    async fn one(
+        &self,
+        flow: &Flow,
+        progress: &mut dyn FnMut(String),
+    ) -> Result<(IntegrationRecord, Vec<String>), FsError> {
         let rpg = &self.ctx.rpg;
         let file = file_of(&flow.subgraph);
         let mut record = IntegrationRecord {
@@ -217,7 +221,7 @@ impl Integration<'_> {
             }
         };
         let fixed = self
-            .debug(flow, &file, &text, &mut run, &mut record)
+            .debug(flow, &file, &text, &mut run, &mut record, progress)
             .await?;
         let (passed, failed) = outcomes(&run);
         record.cases = (passed.len() + failed.len()) as u32;
@@ -271,6 +275,7 @@ impl Integration<'_> {
         text: &str,
         run: &mut TestRun,
         record: &mut IntegrationRecord,
+        progress: &mut dyn FnMut(String),
     ) -> Result<Vec<String>, FsError> {
         let mut changed: Vec<String> = Vec::new();
         let (_, failed) = outcomes(run);
@@ -309,6 +314,13 @@ impl Integration<'_> {
                 });
                 continue;
             };
+            progress(format!(
+                "integration test of {}: `{}` fails; diagnosing it in {} ({})",
+                flow.subgraph,
+                failure.case,
+                self.ctx.rpg.node(position).id,
+                self.ctx.rpg.node(position).name
+            ));
             let fix: FlowFix = super::node::debug_flow_failure(&ctx, position, &failure).await?;
             record.tokens.add(fix.tokens);
             record.debugged.push(fix.record);

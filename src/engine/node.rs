@@ -1034,7 +1034,11 @@ impl<'a> Leaf<'a> {
         };
         let execution = self.execution(best);
         let disputed = best.disputed_tests.clone();
-        let votes = self.votes(&inputs, attempt).await;
+        // Votes are asked only when the runs do not decide alone.
+        let votes = match vote::decisive(&execution) {
+            Some(_) => Vec::new(),
+            None => self.votes(&inputs, attempt).await,
+        };
         let evidence = vote::evidence(&execution);
         let outcome = vote::decide(&votes, &execution);
         let letters: String = votes.iter().chain(&evidence).map(|v| v.letter()).collect();
@@ -1090,6 +1094,11 @@ impl<'a> Leaf<'a> {
                 .iter()
                 .any(|t| vote::blames_environment(&t.output)),
             crashed: !self.crashed_tests(best).is_empty(),
+            misused_pytest: !best.disputed_tests.is_empty()
+                && best
+                    .disputed_tests
+                    .iter()
+                    .all(|t| vote::misuses_pytest(&t.output)),
             gated_candidates: gated.iter().map(|s| s.copies).sum(),
             any_passes_a_disputed_test: gated
                 .iter()

@@ -89,6 +89,9 @@ pub struct Execution {
     /// A disputed test expects an error the specification documents and the code crashed
     /// with one it does not ([`crashed_instead_of_documented_error`]).
     pub crashed: bool,
+    /// Every disputed test failed because pytest refused how the test used it
+    /// ([`misuses_pytest`]): no code can make such a test pass.
+    pub misused_pytest: bool,
 }
 
 /// The vote of execution evidence: the environment when the failure says so; the
@@ -97,6 +100,9 @@ pub struct Execution {
 /// disputed test (samples that agree with each other and with the specification's examples
 /// are more likely right than one model-written expectation); otherwise none.
 pub fn evidence(execution: &Execution) -> Option<Verdict> {
+    if let Some(side) = decisive(execution) {
+        return Some(side);
+    }
     if execution.environment {
         return Some(Verdict::Environment);
     }
@@ -107,12 +113,41 @@ pub fn evidence(execution: &Execution) -> Option<Verdict> {
         .then_some(Verdict::Test)
 }
 
+/// The side the runs alone decide, with no vote asked: the test, when every disputed test
+/// failed on pytest refusing the test's own use of it. On ml_lib the three failing
+/// integration cases of one run all compared nested lists with `pytest.approx`, which
+/// raises a `TypeError` whatever the values; the model's votes blamed the code for one, and
+/// two fix rounds bent correct code until the regression check reverted each fix.
+pub fn decisive(execution: &Execution) -> Option<Verdict> {
+    execution.misused_pytest.then_some(Verdict::Test)
+}
+
+/// Whether pytest's `output` for a test shows pytest refusing the test's use of its API (an
+/// `E` line with one of pytest's own usage errors), a fault of the test whatever the code
+/// returned.
+pub fn misuses_pytest(output: &str) -> bool {
+    const REFUSALS: [&str; 5] = [
+        "pytest.approx() does not support nested",
+        "approx() is not supported in a boolean context",
+        "pytest.approx() only supports ordered sequences",
+        "expected exception must be a BaseException type",
+        "Unexpected keyword arguments passed to pytest.raises",
+    ];
+    output
+        .lines()
+        .filter(|line| line.starts_with('E'))
+        .any(|line| REFUSALS.iter().any(|r| line.contains(r)))
+}
+
 /// What the model's `votes` and the execution evidence decide together. A model vote for the
 /// environment counts only when the run shows an environment problem: the model cannot see
 /// the machine, and whether a module was missing or a test timed out is a fact of the run.
 /// Measured with rotated options, the embedded model's letters alone once skipped a node
 /// (and its dependent) whose code the reference passes.
 pub fn decide(votes: &[Verdict], execution: &Execution) -> Option<Verdict> {
+    if let Some(side) = decisive(execution) {
+        return Some(side);
+    }
     let admissible = votes
         .iter()
         .copied()
@@ -194,6 +229,29 @@ mod tests {
                 .starts_with("C: the function"),
             "{listed}"
         );
+    }
+
+    #[test]
+    fn a_test_that_pytest_refuses_is_the_tests_fault_whatever_the_votes() {
+        let nested = "tests/integration/test_p_flow.py:9: in test_p_flow_scale\n    \
+            assert scale(xs) == pytest.approx([[1.0, 0.0]])\n\
+            E   TypeError: pytest.approx() does not support nested data structures: [1.0, 0.0] at index 0";
+        assert!(misuses_pytest(nested));
+        // The same words outside pytest's error lines, or another TypeError, are no refusal.
+        assert!(!misuses_pytest(
+            "# pytest.approx() does not support nested lists"
+        ));
+        assert!(!misuses_pytest(
+            "E   TypeError: unsupported operand type(s)"
+        ));
+        let refused = Execution {
+            misused_pytest: true,
+            ..Execution::default()
+        };
+        assert_eq!(decisive(&refused), Some(B));
+        assert_eq!(decide(&[A, A, A, A, A], &refused), Some(B));
+        assert_eq!(decisive(&Execution::default()), None);
+        assert_eq!(decide(&[A, A, A], &Execution::default()), Some(A));
     }
 
     #[test]

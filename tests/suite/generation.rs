@@ -1472,3 +1472,44 @@ fn a_failing_integration_case_blamed_on_the_code_is_fixed_without_a_regression()
         "{summary}"
     );
 }
+
+/// A case that pytest itself refuses (`pytest.approx` of a nested list raises whatever the
+/// code returned) is the test's fault: no vote is asked, nothing is fixed, it is taken out.
+#[test]
+fn an_integration_case_pytest_refuses_is_blamed_on_the_test_without_a_vote() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = edited_script(dir.path(), "chain", |v| {
+        if v["node"] == "integration:chain" {
+            let answer = v["answer"].as_str().unwrap().to_string();
+            let refused = "assert [[len(describe_value(0))]] == pytest.approx([[7]])";
+            v["answer"] = answer
+                .replace("from chain.steps", "import pytest\nfrom chain.steps")
+                .replace("assert describe_value(0) == \"value=1\"", refused)
+                .into();
+        }
+    });
+    let out = dir.path().join("o");
+    let (code, stdout, stderr) = generate("chain", &script, &out, &["--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let summary: Value = serde_json::from_str(&stdout).unwrap();
+    let record = &summary["integration"][0];
+    assert_eq!(record["passed"], 2, "{summary}");
+    let debugged = &record["debugged"][0];
+    assert_eq!(debugged["case"], "test_chain_flow_describe_value_zero");
+    assert_eq!(
+        (
+            &debugged["votes"],
+            &debugged["verdict"],
+            &debugged["attempts"]
+        ),
+        (&Value::from("B"), &Value::from("test"), &Value::from(0)),
+        "{debugged}"
+    );
+    assert_eq!(
+        record["dropped"][0]["name"],
+        "test_chain_flow_describe_value_zero"
+    );
+}

@@ -3,7 +3,8 @@
 //! function). The failure goes through the node's own machinery:
 //!
 //! 1. **Diagnosis**: the same vote as a node's disputed tests ([`vote`]), the case shown as
-//!    the failing test. Only a majority for the code (A) goes on: a third of the model's
+//!    the failing test (no vote is asked when the run decides alone: pytest refused the
+//!    case's use of it). Only a majority for the code (A) goes on: a third of the model's
 //!    tests are wrong, and an integration case is one more model-written test.
 //! 2. **Debugging**, up to [`ATTEMPTS`] rounds: the failure is localized as a node's fix is
 //!    (the traceback, the function, its dependencies, the plan search; 20 queries a round),
@@ -97,7 +98,6 @@ impl Leaf<'_> {
             failure: failure.output.clone(),
             ..self.inputs(0)?
         };
-        let votes = self.votes(&inputs, 0).await;
         let documented = vote::documented_errors(self.node.docstring.as_deref().unwrap_or(""));
         let execution = vote::Execution {
             environment: vote::blames_environment(&failure.output),
@@ -106,7 +106,12 @@ impl Leaf<'_> {
                 &failure.output,
                 &documented,
             ),
+            misused_pytest: vote::misuses_pytest(&failure.output),
             ..vote::Execution::default()
+        };
+        let votes = match vote::decisive(&execution) {
+            Some(_) => Vec::new(),
+            None => self.votes(&inputs, 0).await,
         };
         let evidence = vote::evidence(&execution);
         record.votes = votes.iter().chain(&evidence).map(|v| v.letter()).collect();
