@@ -340,13 +340,9 @@ fn integration(records: &[crate::checkpoint::IntegrationRecord]) -> String {
             text.push_str(&format!("    - {}\n", debugged(d)));
         }
         for d in &r.dropped {
-            let last = d
-                .output
-                .lines()
-                .rev()
-                .find(|l| l.starts_with("E "))
-                .unwrap_or("");
-            text.push_str(&format!("    - taken out: `{}` {}\n", d.name, last.trim()));
+            // The first error line names the exception; the last is often a detail of it.
+            let first = d.output.lines().find(|l| l.starts_with("E ")).unwrap_or("");
+            text.push_str(&format!("    - taken out: `{}` {}\n", d.name, first.trim()));
         }
     }
     text

@@ -106,7 +106,13 @@ pub(crate) fn generate_summary(generated: &Summary) -> String {
             .iter()
             .map(|r| match &r.problem {
                 Some(_) if r.cases == 0 => format!("{} no test", r.subgraph),
-                _ => format!("{} {}/{} cases", r.subgraph, r.passed, r.cases),
+                _ => format!(
+                    "{} {}/{} cases{}",
+                    r.subgraph,
+                    r.passed,
+                    r.cases,
+                    debugged_part(&r.debugged)
+                ),
             })
             .collect();
         text.push_str(&format!("integration tests: {}\n", parts.join(", ")));
@@ -116,6 +122,17 @@ pub(crate) fn generate_summary(generated: &Summary) -> String {
         text.push('\n');
     }
     text
+}
+
+/// ` (N debugged, M fixed)` for an integration test whose failing cases went to diagnosis.
+fn debugged_part(debugged: &[crate::checkpoint::FlowDebug]) -> String {
+    match debugged.len() {
+        0 => String::new(),
+        n => format!(
+            " ({n} debugged, {} fixed)",
+            debugged.iter().filter(|d| d.fixed).count()
+        ),
+    }
 }
 
 /// One line on the assembled repository: install, tests, syntax, report.
