@@ -496,20 +496,9 @@ impl<'a> Leaf<'a> {
             failure: self.failure.clone().unwrap_or_default(),
             attempt,
             options: String::new(),
-            head: prompt::answer_head(node, &self.helpers()),
+            head: prompt::answer_head(node),
             suspects: String::new(),
         })
-    }
-
-    /// The node's planned dependencies that are leaf functions.
-    fn helpers(&self) -> Vec<&'a Node> {
-        let rpg = &self.ctx.rpg;
-        rpg.graph()
-            .dependencies_of(self.position)
-            .into_iter()
-            .map(|p| rpg.node(p))
-            .filter(|n| n.is_leaf() && n.kind == "function")
-            .collect()
     }
 
     /// Asks for tests and writes them with the specification's examples test beside them.
