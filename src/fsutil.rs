@@ -21,6 +21,10 @@ pub enum FsError {
     OutsideRoot(String),
 }
 
+/// Names that are no part of a generated repository, at any depth: git's store, the engine's
+/// state, byte-code caches. A scratch copy for a sandbox leaves them out.
+pub const NOT_THE_REPOSITORY: &[&str] = &[".git", ".zerorepo", "__pycache__"];
+
 /// Copies the regular files and directories under `from` to `to`, leaving out entries named
 /// as one of `left_out` at any depth. Symbolic links and special files are left out too: a
 /// link in a generated tree could point anywhere on this machine, and following it would copy

@@ -381,7 +381,7 @@ fn scratch_copy(out: &std::path::Path) -> std::io::Result<tempfile::TempDir> {
     let scratch = tempfile::Builder::new()
         .prefix(&crate::sandbox::leftovers::temp_prefix("integration"))
         .tempdir()?;
-    crate::fsutil::copy_tree(out, scratch.path(), &[".git", ".zerorepo", "__pycache__"])?;
+    crate::fsutil::copy_tree(out, scratch.path(), crate::fsutil::NOT_THE_REPOSITORY)?;
     Ok(scratch)
 }
 

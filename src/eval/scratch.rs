@@ -15,9 +15,8 @@ use super::EvalError;
 /// only the reference runs and no file of one replaces a file of the other.
 pub const REFERENCE_DIR: &str = "reference_tests";
 
-/// Names left out at any depth: git's store, the engine's state, byte-code caches. None is
-/// part of the repository under test.
-const LEFT_OUT: &[&str] = &[".git", ".zerorepo", "__pycache__"];
+/// Names left out at any depth ([`crate::fsutil::NOT_THE_REPOSITORY`]).
+const LEFT_OUT: &[&str] = crate::fsutil::NOT_THE_REPOSITORY;
 
 /// A fresh temp directory holding a copy of `out` and, under [`REFERENCE_DIR`], of
 /// `reference_tests`. Named so that a killed run's copy is found and removed by the next

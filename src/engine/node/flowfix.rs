@@ -161,9 +161,9 @@ impl Leaf<'_> {
                 let output = run.output_of(std::slice::from_ref(&failure.case));
                 self.failure = Some(output);
             }
+            // Every fix of the round is reverted: the next round starts from the original.
             self.ctx.workspace.write_if_changed(&self.file, &original)?;
         }
-        self.ctx.workspace.write_if_changed(&self.file, &original)?;
         Ok(None)
     }
 
