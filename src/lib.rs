@@ -63,7 +63,7 @@
 //! run and chosen by evidence (the plan's examples and the earlier functions' tests are
 //! gates, the model's tests only evidence). The embedded model's answers are begun for it at the planned
 //! signature and specification (`LlmRequest::prefill`), so it writes only the body, starting
-//! with the documented errors named as comments. A failing
+//! with the documented errors and the planned dependencies to call named as comments. A failing
 //! choice gets up to `--max-retries` fix prompts with the failing tests, the failure and the
 //! module (the failing body cut to its outline when the answer is begun, since a small model
 //! copies what it is shown). Code that passes the gates but not every generated

@@ -496,9 +496,20 @@ impl<'a> Leaf<'a> {
             failure: self.failure.clone().unwrap_or_default(),
             attempt,
             options: String::new(),
-            head: prompt::answer_head(node),
+            head: prompt::answer_head(node, &self.helpers()),
             suspects: String::new(),
         })
+    }
+
+    /// The node's planned dependencies that are leaf functions.
+    fn helpers(&self) -> Vec<&'a Node> {
+        let rpg = &self.ctx.rpg;
+        rpg.graph()
+            .dependencies_of(self.position)
+            .into_iter()
+            .map(|p| rpg.node(p))
+            .filter(|n| n.is_leaf() && n.kind == "function")
+            .collect()
     }
 
     /// Asks for tests and writes them with the specification's examples test beside them.
@@ -787,6 +798,7 @@ impl<'a> Leaf<'a> {
             })
             .and_then(|code| refuse_foreign(code, &self.ctx.packages, &[]))?;
         let code = with_plan_docstring(self.node, code);
+        let code = prompt::without_helper_notes(&code);
         // A corrected suspect keeps its plan docstring like the node's own function.
         let code = self
             .editable

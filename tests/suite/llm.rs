@@ -423,9 +423,11 @@ fn recorded_local_model_run_replays_and_passes_the_reference_tests() {
         .arg(format!("replay:{}", recording.display())));
     // What the model wrote: node_b's and node_c's code passes the plan's examples but not one
     // of the tests the model wrote for each. For node_b four votes say the implementation (A):
-    // one fix, and the fixed code passes every test. For node_c the votes split and the
-    // execution evidence says the test: no majority, it needs review (still exit 0). The
-    // reference tests say the kept code is right.
+    // a fix round, whose answer still fails the test (it expects double_plus_one(-1) == 0, which
+    // the specification contradicts), so the code that passes the examples is kept and needs
+    // review (still exit 0). For node_c the environment votes are not backed by the run, and
+    // the execution evidence and two votes say the test: it is asked again and the node passes.
+    // The reference tests say the kept code is right.
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(
         stdout.contains("3 of 4 nodes passed, 1 need review, 0 failed"),
@@ -435,7 +437,10 @@ fn recorded_local_model_run_replays_and_passes_the_reference_tests() {
         &std::fs::read_to_string(out.join("docs/generation_checkpoint.json")).unwrap(),
     )
     .unwrap();
-    for (node, outcome) in [("node_b", json!("implementation")), ("node_c", Value::Null)] {
+    for (node, outcome) in [
+        ("node_b", json!("implementation")),
+        ("node_c", json!("test")),
+    ] {
         let diagnosis = &checkpoint[node]["diagnosis"];
         assert_eq!(
             diagnosis["votes"].as_array().unwrap().len(),
