@@ -80,6 +80,7 @@ async fn main() {
         "first call: {} prompt tokens + {} generated in {seconds:.1}s\n",
         first.usage.prompt_tokens, first.usage.completion_tokens
     );
+    prompt_evaluation(llm.as_ref()).await;
     println!(
         "| sequences | generated tokens | seconds | aggregate tok/s | per sequence tok/s | vs 1 |"
     );
@@ -102,6 +103,36 @@ async fn main() {
         );
     }
     two_nodes(llm.as_ref()).await;
+}
+
+/// Prompt evaluation alone: the specifications of ml_lib's first eight functions as one
+/// prompt (nothing of it cached but the system prompt), one token asked.
+async fn prompt_evaluation(llm: &dyn zerorepo::llm::LlmProvider) {
+    let names = [
+        "parse_csv_text",
+        "parse_float_cell",
+        "rows_to_float_matrix",
+        "load_dataset",
+        "train_test_split",
+        "shuffled_batches",
+        "min_max_scale",
+        "column_mean_std",
+    ];
+    let mut long = request();
+    long.messages[1].content = names
+        .iter()
+        .map(|name| request_for(name).messages[1].content.clone())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    long.max_tokens = 1;
+    let started = Instant::now();
+    let answer = llm.complete(&long).await.unwrap();
+    let seconds = started.elapsed().as_secs_f64();
+    let evaluated = answer.usage.prompt_tokens;
+    println!(
+        "prompt evaluation: {evaluated} prompt tokens in {seconds:.1}s ({:.1} tok/s)\n",
+        evaluated as f64 / seconds
+    );
 }
 
 /// Two requests of different nodes (`generate --jobs 2`), one after the other and then sent
