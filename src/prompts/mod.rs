@@ -25,7 +25,7 @@ pub const WRITE_TESTS: Template = Template {
 /// A subgraph's integration test (node `integration:SUBGRAPH`, role `test`).
 pub const WRITE_INTEGRATION: Template = Template {
     id: "write_integration",
-    version: 1,
+    version: 2,
     body: include_str!("write_integration.md"),
 };
 /// Tests that the vote judged wrong, asked once more with the reason (role `test`).

@@ -422,12 +422,12 @@ fn recorded_local_model_run_replays_and_passes_the_reference_tests() {
         .arg("--llm")
         .arg(format!("replay:{}", recording.display())));
     // What the model wrote: node_b's and node_c's code passes the plan's examples but not one
-    // of the tests the model wrote for each. For node_b four votes say the implementation (A):
-    // a fix round, whose answer still fails the test (it expects double_plus_one(-1) == 0, which
-    // the specification contradicts), so the code that passes the examples is kept and needs
-    // review (still exit 0). For node_c the environment votes are not backed by the run, and
-    // the execution evidence and two votes say the test: it is asked again and the node passes.
-    // The reference tests say the kept code is right.
+    // of the tests the model wrote for each. For node_b two votes say the implementation and
+    // three the environment, which the run does not back, and the execution evidence says the
+    // test: no majority, so the code that passes the examples is kept and needs review (still
+    // exit 0). For node_c the environment votes are not backed either, and the execution
+    // evidence and two votes say the test: it is asked again and the node passes. The reference
+    // tests say the kept code is right.
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(
         stdout.contains("3 of 4 nodes passed, 1 need review, 0 failed"),
@@ -437,10 +437,7 @@ fn recorded_local_model_run_replays_and_passes_the_reference_tests() {
         &std::fs::read_to_string(out.join("docs/generation_checkpoint.json")).unwrap(),
     )
     .unwrap();
-    for (node, outcome) in [
-        ("node_b", json!("implementation")),
-        ("node_c", json!("test")),
-    ] {
+    for (node, outcome) in [("node_b", Value::Null), ("node_c", json!("test"))] {
         let diagnosis = &checkpoint[node]["diagnosis"];
         assert_eq!(
             diagnosis["votes"].as_array().unwrap().len(),
