@@ -7,7 +7,6 @@ set -euo pipefail
 ZEROREPO_CACHE="${ZEROREPO_CACHE:-$HOME/.cache/zerorepo}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ZEROREPO_CACHE/target}"
 VENV="$ZEROREPO_CACHE/venv"
-
 mkdir -p "$ZEROREPO_CACHE"
 
 say() { printf '[setup] %s\n' "$*" >&2; }

@@ -501,14 +501,15 @@ impl<'a> Leaf<'a> {
         })
     }
 
-    /// The node's planned dependencies that are leaf functions.
+    /// The node's planned dependencies that are leaves ([`prompt::answer_head`] names the
+    /// functions among them).
     fn helpers(&self) -> Vec<&'a Node> {
         let rpg = &self.ctx.rpg;
         rpg.graph()
             .dependencies_of(self.position)
             .into_iter()
             .map(|p| rpg.node(p))
-            .filter(|n| n.is_leaf() && n.kind == "function")
+            .filter(|n| n.is_leaf())
             .collect()
     }
 
