@@ -10,7 +10,9 @@
 //! and waiting for all of them meant no integration test ever ran.
 //!
 //! It runs after the node loop, on the published output, so that it sees the code exactly as
-//! the repository will hold it. Only subgraphs with two or more functions joined by a
+//! the repository will hold it. The subgraphs' tests are asked of the model together first
+//! ([`ASKED_AT_ONCE`] at a time: their prompts come from the plan alone); the runs and the
+//! debugging follow one subgraph at a time. Only subgraphs with two or more functions joined by a
 //! dependency get one: a single function's integration test would repeat its unit tests.
 //!
 //! A failing case is evidence, not truth (a third of the 1.5B model's unit tests are wrong).
@@ -24,6 +26,8 @@
 //! rather than asked for again.
 
 use std::collections::{BTreeMap, BTreeSet};
+
+use futures_util::StreamExt;
 
 use crate::checkpoint::{
     Checkpoint, CheckpointError, DisputedTest, FlowDebug, IntegrationRecord, NodeStatus,
@@ -46,6 +50,19 @@ pub const THRESHOLD: f64 = 0.8;
 /// Failing cases of one subgraph sent to diagnosis and debugging: each costs five votes and
 /// up to two fix rounds of the model.
 pub const DEBUGGED: usize = 2;
+
+/// Integration tests asked of the model at once. Their prompts come from the plan alone, so
+/// they need not wait for each other: the embedded model decodes up to four requests in
+/// shared steps (four sequences together give 1.65 times one's tokens per second,
+/// reports/batching.md), a remote model answers them in parallel. On ml_lib the five were
+/// asked one after another, about a minute each, with the model otherwise idle.
+pub const ASKED_AT_ONCE: usize = 4;
+
+/// The model's answer for one subgraph's integration test, asked before its turn.
+struct Asked {
+    text: Result<String, String>,
+    tokens: Usage,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum IntegrationError {
@@ -152,6 +169,7 @@ impl Integration<'_> {
             false => Vec::new(),
         };
         let mut records = Vec::new();
+        let mut asked = self.ask_all(&flows, progress).await?.into_iter();
         for (i, flow) in flows.iter().enumerate() {
             if self.ctx.cancel.is_cancelled() {
                 break;
@@ -162,7 +180,7 @@ impl Integration<'_> {
                 flows.len(),
                 flow.subgraph
             ));
-            let (record, fixed) = self.one(flow, progress).await?;
+            let (record, fixed) = self.one(flow, asked.next().flatten(), progress).await?;
             let written = record.file.iter().chain(fixed.iter());
             let hashes = written
                 .map(|file| {
@@ -178,10 +196,45 @@ impl Integration<'_> {
         Ok(records)
     }
 
-    /// The record of `flow`'s integration test, and the modules a kept fix changed.
+    /// The model's tests for each of `flows` whose file the output does not keep from an
+    /// earlier run (`None` for those that it keeps), [`ASKED_AT_ONCE`] at a time, in order.
+    /// The runs and the debugging that follow stay one subgraph at a time, since a kept fix
+    /// changes the output the next subgraph's tests run against.
+    async fn ask_all(
+        &self,
+        flows: &[Flow],
+        progress: &mut dyn FnMut(String),
+    ) -> Result<Vec<Option<Asked>>, FsError> {
+        let mut to_ask = Vec::with_capacity(flows.len());
+        for flow in flows {
+            to_ask.push(self.out.read(&file_of(&flow.subgraph))?.is_none());
+        }
+        let asking = to_ask.iter().filter(|&&ask| ask).count();
+        if asking > 1 {
+            progress(format!(
+                "integration tests: asking the model for {asking} subgraphs' tests, up to {ASKED_AT_ONCE} at once"
+            ));
+        }
+        let asks = flows.iter().zip(to_ask).map(|(flow, ask)| async move {
+            if !ask {
+                return None;
+            }
+            let mut tokens = Usage::default();
+            let text = self.ask(flow, &mut tokens).await;
+            Some(Asked { text, tokens })
+        });
+        Ok(futures_util::stream::iter(asks)
+            .buffered(ASKED_AT_ONCE)
+            .collect()
+            .await)
+    }
+
+    /// The record of `flow`'s integration test, and the modules a kept fix changed. `asked`:
+    /// the model's answer when it was asked ahead ([`Integration::ask_all`]).
     async fn one(
         &self,
         flow: &Flow,
+        asked: Option<Asked>,
         progress: &mut dyn FnMut(String),
     ) -> Result<(IntegrationRecord, Vec<String>), FsError> {
         let rpg = &self.ctx.rpg;
@@ -197,15 +250,20 @@ impl Integration<'_> {
         };
         let kept = self.out.read(&file)?;
         record.reused = kept.is_some();
-        let text = match kept {
-            Some(text) => text,
-            None => match self.ask(flow, &mut record.tokens).await {
-                Ok(text) => text,
-                Err(problem) => {
-                    record.problem = Some(problem);
-                    return Ok((record, Vec::new()));
-                }
-            },
+        let answer = match (kept, asked) {
+            (Some(text), _) => Ok(text),
+            (None, Some(asked)) => {
+                record.tokens.add(asked.tokens);
+                asked.text
+            }
+            (None, None) => self.ask(flow, &mut record.tokens).await,
+        };
+        let text = match answer {
+            Ok(text) => text,
+            Err(problem) => {
+                record.problem = Some(problem);
+                return Ok((record, Vec::new()));
+            }
         };
         self.out.write(&file, &text)?;
         let mut run = match self.run_file(&file).await {

@@ -1376,6 +1376,70 @@ fn a_passed_subgraph_gets_an_integration_test_and_a_failing_case_is_taken_out() 
     assert!(!out.join("tests/integration").exists());
 }
 
+/// The integration tests of several subgraphs are asked of the model together, ahead of
+/// their runs; each answer still lands in its own subgraph's file, and files kept from an
+/// earlier run are run again, not asked for.
+#[test]
+fn integration_tests_asked_together_each_land_in_their_subgraph() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    let script = script_of("subgraphs20");
+    let (code, stdout, stderr) = generate("subgraphs20", &script, &out, &["--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("integration tests: asking the model for 3 subgraphs' tests"),
+        "{stderr}"
+    );
+    // What each subgraph's file must hold: a test its own scripted answer names.
+    let marks = [
+        ("numbers", "def test_numbers_flow_"),
+        ("report", "def test_report_flow_"),
+        ("text", "def test_text_flow_"),
+    ];
+    let landed = |stdout: &str, out: &std::path::Path| -> Vec<(String, bool, bool)> {
+        let summary: Value = serde_json::from_str(stdout).unwrap();
+        let records = summary["integration"].as_array().unwrap().clone();
+        records
+            .iter()
+            .map(|r| {
+                let subgraph = r["subgraph"].as_str().unwrap().to_string();
+                let file = out.join(format!("tests/integration/test_{subgraph}_flow.py"));
+                let text = std::fs::read_to_string(&file).unwrap_or_default();
+                let mark = marks.iter().find(|(s, _)| *s == subgraph).unwrap().1;
+                let others = marks.iter().filter(|(s, _)| *s != subgraph);
+                let own = text.contains(mark) && others.clone().all(|(_, m)| !text.contains(m));
+                (subgraph, own, r["reused"].as_bool().unwrap_or(false))
+            })
+            .collect()
+    };
+    let first = landed(&stdout, &out);
+    assert_eq!(
+        first,
+        [
+            ("numbers".to_string(), true, false),
+            ("report".to_string(), true, false),
+            ("text".to_string(), true, false)
+        ],
+        "{stdout}"
+    );
+    // Run again, every file is kept: each is run again in its place, none is asked for.
+    let (code, stdout, stderr) = generate("subgraphs20", &script, &out, &["--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(!stderr.contains("integration tests: asking"), "{stderr}");
+    assert_eq!(
+        landed(&stdout, &out),
+        [
+            ("numbers".to_string(), true, true),
+            ("report".to_string(), true, true),
+            ("text".to_string(), true, true)
+        ],
+        "{stdout}"
+    );
+}
+
 /// A failing integration case whose vote blames the code is debugged in the function it
 /// points at: here `describe_value` passes its own tests (they never try a negative number)
 /// and drops the sign. The first fix candidate breaks a test that passed and is reverted; the
