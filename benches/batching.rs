@@ -1,6 +1,7 @@
 //! Throughput of the embedded model when several candidates of one request are decoded
 //! together (`LlmProvider::complete_many`): aggregate generated tokens per second for 1, 2 and
-//! 4 sequences over one shared prompt, and the prompt-evaluation rate.
+//! 4 sequences over one shared prompt, and the prompt-evaluation rate; then both again with
+//! the cache holding other requests' prompts.
 //!
 //! `cargo bench --bench batching` prints a Markdown table (copied into reports/batching.md).
 //! It needs the local model (`zerorepo model pull`) and takes a few minutes on two cores, so
@@ -103,6 +104,7 @@ async fn main() {
         );
     }
     two_nodes(llm.as_ref()).await;
+    held_caches(llm.as_ref()).await;
 }
 
 /// Prompt evaluation alone: the specifications of ml_lib's first eight functions as one
@@ -118,6 +120,16 @@ async fn prompt_evaluation(llm: &dyn zerorepo::llm::LlmProvider) {
         "min_max_scale",
         "column_mean_std",
     ];
+    let (evaluated, seconds) = evaluate(llm, &names).await;
+    println!(
+        "prompt evaluation: {evaluated} prompt tokens in {seconds:.1}s ({:.1} tok/s)\n",
+        evaluated as f64 / seconds
+    );
+}
+
+/// The specifications of ml_lib's functions `names` as one prompt, one token asked: the
+/// prompt tokens evaluated and the seconds it took.
+async fn evaluate(llm: &dyn zerorepo::llm::LlmProvider, names: &[&str]) -> (u64, f64) {
     let mut long = request();
     long.messages[1].content = names
         .iter()
@@ -127,12 +139,88 @@ async fn prompt_evaluation(llm: &dyn zerorepo::llm::LlmProvider) {
     long.max_tokens = 1;
     let started = Instant::now();
     let answer = llm.complete(&long).await.unwrap();
-    let seconds = started.elapsed().as_secs_f64();
-    let evaluated = answer.usage.prompt_tokens;
+    (answer.usage.prompt_tokens, started.elapsed().as_secs_f64())
+}
+
+/// The same work with the cache holding other requests' prompts. The worker keeps each slot's
+/// prompt for the next request that shares it, in one cache for all sequences; attention
+/// looks at every cell up to the highest one in use and masks the other sequences' cells, so
+/// what idle slots keep may slow every request. Three long prompts of other functions fill
+/// the slots first; then a fresh prompt is evaluated and the first request decoded again.
+async fn held_caches(llm: &dyn zerorepo::llm::LlmProvider) {
+    let fillers: [&[&str]; 3] = [
+        &[
+            "column_means_ignoring_missing",
+            "column_medians_ignoring_missing",
+            "impute_missing",
+            "build_vocabulary",
+            "one_hot_encode",
+            "add_bias_column",
+            "solve_linear_system",
+            "fit_linear_regression",
+            "predict_linear_regression",
+            "euclidean_distance",
+        ],
+        &[
+            "majority_vote",
+            "fit_knn",
+            "predict_knn",
+            "gaussian_log_likelihood",
+            "fit_gaussian_nb",
+            "predict_gaussian_nb",
+            "accuracy",
+            "confusion_matrix",
+            "precision_recall_f1",
+            "macro_f1",
+        ],
+        &[
+            "mean_squared_error",
+            "mean_absolute_error",
+            "r2_score",
+            "k_fold_indices",
+            "cross_validate_knn",
+            "cross_validate_linear",
+            "histogram_counts",
+            "text_histogram",
+            "ascii_bar_chart",
+            "scale_to_pixels",
+        ],
+    ];
+    let mut held = 0;
+    for names in fillers {
+        held += evaluate(llm, names).await.0;
+    }
+    println!("\nwith {held} prompt tokens of three other requests held in the cache:\n");
+    let fresh = [
+        "svg_line_plot",
+        "svg_scatter_plot",
+        "format_confusion_matrix",
+        "confusion_report",
+        "cv_score_chart",
+        "regression_report",
+        "shuffled_indices",
+        "take_rows",
+    ];
+    let (evaluated, seconds) = evaluate(llm, &fresh).await;
     println!(
         "prompt evaluation: {evaluated} prompt tokens in {seconds:.1}s ({:.1} tok/s)\n",
         evaluated as f64 / seconds
     );
+    // The first request's prompt was evicted to make room: put it back before timing.
+    let mut request = request();
+    request.max_tokens = 1;
+    let _ = llm.complete(&request).await;
+    request.max_tokens = self::request().max_tokens;
+    for n in [1u32, 4] {
+        let started = Instant::now();
+        let answers = llm.complete_many(&request, n).await;
+        let seconds = started.elapsed().as_secs_f64();
+        let generated = tokens(&answers);
+        println!(
+            "{n} sequence(s): {generated} tokens in {seconds:.1}s ({:.1} tok/s)",
+            generated as f64 / seconds
+        );
+    }
 }
 
 /// Two requests of different nodes (`generate --jobs 2`), one after the other and then sent
