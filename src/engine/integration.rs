@@ -59,10 +59,14 @@ pub const DEBUGGED: usize = 2;
 /// and an integration request is mostly its prompt.
 pub const ASKED_AT_ONCE: usize = 4;
 
-/// The model's answer for one subgraph's integration test, asked before its turn.
-struct Asked {
-    text: Result<String, String>,
-    tokens: Usage,
+/// Where a subgraph's integration test comes from: the file kept from an earlier run, or the
+/// model's answer (what is unusable in it, and the tokens it spent either way).
+enum Tests {
+    Kept(String),
+    Asked {
+        text: Result<String, String>,
+        tokens: Usage,
+    },
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -170,8 +174,8 @@ impl Integration<'_> {
             false => Vec::new(),
         };
         let mut records = Vec::new();
-        let mut asked = self.ask_all(&flows, progress).await?.into_iter();
-        for (i, flow) in flows.iter().enumerate() {
+        let tests = self.tests_for(&flows, progress).await?;
+        for (i, (flow, tests)) in flows.iter().zip(tests).enumerate() {
             if self.ctx.cancel.is_cancelled() {
                 break;
             }
@@ -181,7 +185,7 @@ impl Integration<'_> {
                 flows.len(),
                 flow.subgraph
             ));
-            let (record, fixed) = self.one(flow, asked.next().flatten(), progress).await?;
+            let (record, fixed) = self.one(flow, tests, progress).await?;
             let written = record.file.iter().chain(fixed.iter());
             let hashes = written
                 .map(|file| {
@@ -197,45 +201,46 @@ impl Integration<'_> {
         Ok(records)
     }
 
-    /// The model's tests for each of `flows` whose file the output does not keep from an
-    /// earlier run (`None` for those that it keeps), [`ASKED_AT_ONCE`] at a time, in order.
-    /// The runs and the debugging that follow stay one subgraph at a time, since a kept fix
-    /// changes the output the next subgraph's tests run against.
-    async fn ask_all(
+    /// The tests of each of `flows`, in order: the file the output keeps from an earlier run,
+    /// else the model's answer, asked [`ASKED_AT_ONCE`] at a time. The runs and the debugging
+    /// that follow stay one subgraph at a time, since a kept fix changes the output the next
+    /// subgraph's tests run against (not the integration files).
+    async fn tests_for(
         &self,
         flows: &[Flow],
         progress: &mut dyn FnMut(String),
-    ) -> Result<Vec<Option<Asked>>, FsError> {
-        let mut to_ask = Vec::with_capacity(flows.len());
+    ) -> Result<Vec<Tests>, FsError> {
+        let mut kept = Vec::with_capacity(flows.len());
         for flow in flows {
-            to_ask.push(self.out.read(&file_of(&flow.subgraph))?.is_none());
+            kept.push(self.out.read(&file_of(&flow.subgraph))?);
         }
-        let asking = to_ask.iter().filter(|&&ask| ask).count();
+        let asking = kept.iter().filter(|k| k.is_none()).count();
         if asking > 1 {
             progress(format!(
                 "integration tests: asking the model for {asking} subgraphs' tests, up to {ASKED_AT_ONCE} at once"
             ));
         }
-        let asks = flows.iter().zip(to_ask).map(|(flow, ask)| async move {
-            if !ask {
-                return None;
+        let tests = flows.iter().zip(kept).map(|(flow, kept)| async move {
+            match kept {
+                Some(text) => Tests::Kept(text),
+                None => {
+                    let mut tokens = Usage::default();
+                    let text = self.ask(flow, &mut tokens).await;
+                    Tests::Asked { text, tokens }
+                }
             }
-            let mut tokens = Usage::default();
-            let text = self.ask(flow, &mut tokens).await;
-            Some(Asked { text, tokens })
         });
-        Ok(futures_util::stream::iter(asks)
+        Ok(futures_util::stream::iter(tests)
             .buffered(ASKED_AT_ONCE)
             .collect()
             .await)
     }
 
-    /// The record of `flow`'s integration test, and the modules a kept fix changed. `asked`:
-    /// the model's answer when it was asked ahead ([`Integration::ask_all`]).
+    /// The record of `flow`'s integration test, and the modules a kept fix changed.
     async fn one(
         &self,
         flow: &Flow,
-        asked: Option<Asked>,
+        tests: Tests,
         progress: &mut dyn FnMut(String),
     ) -> Result<(IntegrationRecord, Vec<String>), FsError> {
         let rpg = &self.ctx.rpg;
@@ -249,15 +254,13 @@ impl Integration<'_> {
                 .collect(),
             ..IntegrationRecord::default()
         };
-        let kept = self.out.read(&file)?;
-        record.reused = kept.is_some();
-        let answer = match (kept, asked) {
-            (Some(text), _) => Ok(text),
-            (None, Some(asked)) => {
-                record.tokens.add(asked.tokens);
-                asked.text
+        record.reused = matches!(tests, Tests::Kept(_));
+        let answer = match tests {
+            Tests::Kept(text) => Ok(text),
+            Tests::Asked { text, tokens } => {
+                record.tokens.add(tokens);
+                text
             }
-            (None, None) => self.ask(flow, &mut record.tokens).await,
         };
         let text = match answer {
             Ok(text) => text,
