@@ -120,7 +120,12 @@ async fn prompt_evaluation(llm: &dyn zerorepo::llm::LlmProvider) {
         "min_max_scale",
         "column_mean_std",
     ];
-    let (evaluated, seconds) = evaluate(llm, &names).await;
+    print_evaluation(llm, &names).await;
+}
+
+/// Evaluates `names` (see [`evaluate`]) and prints the rate.
+async fn print_evaluation(llm: &dyn zerorepo::llm::LlmProvider, names: &[&str]) {
+    let (evaluated, seconds) = evaluate(llm, names).await;
     println!(
         "prompt evaluation: {evaluated} prompt tokens in {seconds:.1}s ({:.1} tok/s)\n",
         evaluated as f64 / seconds
@@ -201,16 +206,12 @@ async fn held_caches(llm: &dyn zerorepo::llm::LlmProvider) {
         "shuffled_indices",
         "take_rows",
     ];
-    let (evaluated, seconds) = evaluate(llm, &fresh).await;
-    println!(
-        "prompt evaluation: {evaluated} prompt tokens in {seconds:.1}s ({:.1} tok/s)\n",
-        evaluated as f64 / seconds
-    );
+    print_evaluation(llm, &fresh).await;
     // The first request's prompt was evicted to make room: put it back before timing.
-    let mut request = request();
-    request.max_tokens = 1;
-    let _ = llm.complete(&request).await;
-    request.max_tokens = self::request().max_tokens;
+    let request = request();
+    let mut warm = request.clone();
+    warm.max_tokens = 1;
+    let _ = llm.complete(&warm).await;
     for n in [1u32, 4] {
         let started = Instant::now();
         let answers = llm.complete_many(&request, n).await;
