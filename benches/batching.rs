@@ -88,13 +88,7 @@ async fn main() {
     println!("|---|---|---|---|---|---|");
     let mut single = None;
     for n in [1u32, 2, 4] {
-        let started = Instant::now();
-        let answers = llm.complete_many(&request, n).await;
-        let seconds = started.elapsed().as_secs_f64();
-        let generated: u64 = answers
-            .iter()
-            .map(|a| a.as_ref().unwrap().usage.completion_tokens)
-            .sum();
+        let (generated, seconds) = decode(llm.as_ref(), &request, n).await;
         let rate = generated as f64 / seconds;
         let base = *single.get_or_insert(rate);
         println!(
@@ -213,10 +207,7 @@ async fn held_caches(llm: &dyn zerorepo::llm::LlmProvider) {
     warm.max_tokens = 1;
     let _ = llm.complete(&warm).await;
     for n in [1u32, 4] {
-        let started = Instant::now();
-        let answers = llm.complete_many(&request, n).await;
-        let seconds = started.elapsed().as_secs_f64();
-        let generated = tokens(&answers);
+        let (generated, seconds) = decode(llm, &request, n).await;
         println!(
             "{n} sequence(s): {generated} tokens in {seconds:.1}s ({:.1} tok/s)",
             generated as f64 / seconds
@@ -257,6 +248,13 @@ async fn two_nodes(llm: &dyn zerorepo::llm::LlmProvider) {
             );
         }
     }
+}
+
+/// `n` candidates of `request` decoded together: the tokens generated and the seconds taken.
+async fn decode(llm: &dyn zerorepo::llm::LlmProvider, request: &LlmRequest, n: u32) -> (u64, f64) {
+    let started = Instant::now();
+    let answers = llm.complete_many(request, n).await;
+    (tokens(&answers), started.elapsed().as_secs_f64())
 }
 
 fn tokens(answers: &[Result<zerorepo::llm::LlmResponse, zerorepo::llm::LlmError>]) -> u64 {
