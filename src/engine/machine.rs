@@ -1,7 +1,9 @@
 //! The node loop's decisions as a pure state machine: [`Machine::step`] takes what just
-//! happened ([`Event`]) and says what to do next ([`Action`]). It does no I/O, so every path
-//! of the loop is a table of events and actions, tested without a model, a sandbox or a disk;
-//! the driver in [`super::node`] only carries out actions and reports their results as events.
+//! happened ([`Event`]) and says what to do next ([`Step`]: an [`Action`], or the node's
+//! [`Outcome`]). It does no I/O, so every path of the loop is a table of events and steps,
+//! tested without a model, a sandbox or a disk; the driver in [`super::node`] only carries
+//! out actions and reports their results as events. An outcome is not an action, so the
+//! driver has nothing to carry out once the node is over.
 //!
 //! One attempt: maybe start over → write tests (when there are none) → ask implementation
 //! candidates (unless only the tests were rewritten) → run the tests. A failed run of code
@@ -84,7 +86,14 @@ pub enum Run {
     },
 }
 
-/// What to do next. Every action but `Finish` ends in exactly one [`Event`].
+/// What the machine says after an event: carry out an action, or the node is over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    Do(Action),
+    Finish(Outcome),
+}
+
+/// What to do next. Every action ends in exactly one [`Event`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Action {
     /// Put the node's files back as they were before it, keeping the test file when
@@ -112,8 +121,6 @@ pub enum Action {
     /// anew, told why they were judged wrong: [`Event::TestsWritten`], `Unusable` or
     /// `ProviderFailed`.
     RewriteTests,
-    /// The node is over.
-    Finish(Outcome),
 }
 
 /// How the loop ended.
@@ -177,7 +184,7 @@ pub struct Machine {
     best_gated: bool,
     /// The role of the last implementation asked.
     role: Role,
-    /// The last action, which a `Done` completes.
+    /// The last action, which a `Done` completes (`None` before the first).
     last: Option<Action>,
     /// Attempts that ran before the outcome (set when the machine finishes).
     retries: u32,
@@ -217,14 +224,16 @@ impl Machine {
         self.retries
     }
 
-    /// The next action after `event`.
-    pub fn step(&mut self, event: Event) -> Action {
-        let action = self.decide(event);
-        self.last = Some(action);
-        action
+    /// What to do after `event`: the next action, or the outcome once the node is over.
+    pub fn step(&mut self, event: Event) -> Step {
+        let step = self.decide(event);
+        if let Step::Do(action) = step {
+            self.last = Some(action);
+        }
+        step
     }
 
-    fn decide(&mut self, event: Event) -> Action {
+    fn decide(&mut self, event: Event) -> Step {
         match event {
             Event::Cancelled => self.finish(Outcome::Interrupted),
             Event::ProviderFailed => self.finish(Outcome::Failed(Failure::Provider)),
@@ -247,7 +256,7 @@ impl Machine {
             Event::ImplementationWritten { unchanged } => {
                 self.implemented = true;
                 self.fix_changed_nothing = self.role == Role::Fix && unchanged;
-                Action::RunTests
+                Step::Do(Action::RunTests)
             }
             Event::Ran(run) => self.ran(run),
             Event::Dropped { passed: true } => self.finish(Outcome::Passed),
@@ -265,7 +274,7 @@ impl Machine {
     }
 
     /// The start of an attempt: the budget, then maybe a fresh start.
-    fn begin(&mut self) -> Action {
+    fn begin(&mut self) -> Step {
         let limits = self.limits;
         if self.spent > limits.max_retries {
             let outcome = match self.best_gated {
@@ -274,7 +283,7 @@ impl Machine {
             };
             // The attempt that would start does not run.
             self.retries = self.attempt.saturating_sub(1);
-            return Action::Finish(outcome);
+            return Step::Finish(outcome);
         }
         // Fixes have stopped helping: fresh candidates rather than code bent to fit. Without
         // examples the generated tests may be what is wrong, so they are written anew too.
@@ -286,21 +295,21 @@ impl Machine {
             self.fix_changed_nothing = false;
             self.has_failure = false;
             self.implemented = false;
-            return Action::StartOver { keep_tests };
+            return Step::Do(Action::StartOver { keep_tests });
         }
         self.proceed()
     }
 
-    fn proceed(&mut self) -> Action {
+    fn proceed(&mut self) -> Step {
         match self.tests_written {
-            false => Action::AskTests,
+            false => Step::Do(Action::AskTests),
             true => self.after_tests(),
         }
     }
 
-    fn after_tests(&mut self) -> Action {
+    fn after_tests(&mut self) -> Step {
         if std::mem::take(&mut self.tests_only) || self.rewriting {
-            return Action::RunTests;
+            return Step::Do(Action::RunTests);
         }
         self.role = match self.has_failure && self.implemented {
             true => Role::Fix,
@@ -312,25 +321,25 @@ impl Machine {
         if std::mem::replace(&mut self.asked_implementation, true) {
             self.spent += candidates;
         }
-        Action::AskImplementation {
+        Step::Do(Action::AskImplementation {
             role: self.role,
             candidates,
-        }
+        })
     }
 
     /// A tests answer was unusable: ask again, or, after [`TEST_ANSWERS`] of them, go on
     /// with the plan's tests alone rather than fail code the model may well write right.
-    fn tests_unusable(&mut self) -> Action {
+    fn tests_unusable(&mut self) -> Step {
         self.unusable_tests += 1;
         if self.unusable_tests < TEST_ANSWERS {
             self.has_failure = true;
             return self.retry();
         }
         self.untested = true;
-        Action::PlanTestsOnly
+        Step::Do(Action::PlanTestsOnly)
     }
 
-    fn ran(&mut self, run: Run) -> Action {
+    fn ran(&mut self, run: Run) -> Step {
         match run {
             Run::Passed if self.untested => self.finish(Outcome::Untested),
             Run::Passed => self.finish(Outcome::Passed),
@@ -338,7 +347,7 @@ impl Machine {
                 self.tests_written = false;
                 self.tests_only = true;
                 self.has_failure = false;
-                Action::DiscardTests
+                Step::Do(Action::DiscardTests)
             }
             Run::Failed {
                 breaks_earlier,
@@ -347,7 +356,7 @@ impl Machine {
                 self.best_gated = best_gated;
                 self.has_failure = true;
                 match self.fix_changed_nothing && !breaks_earlier {
-                    true => Action::DropDisputed,
+                    true => Step::Do(Action::DropDisputed),
                     false => self.dispute(),
                 }
             }
@@ -355,15 +364,15 @@ impl Machine {
     }
 
     /// Generated tests fail: against gated code the vote decides, once; otherwise fix.
-    fn dispute(&mut self) -> Action {
+    fn dispute(&mut self) -> Step {
         match (self.best_gated, self.diagnosed) {
             (false, _) => self.retry(),
             (true, true) => self.finish(Outcome::NeedsReview),
-            (true, false) => Action::Diagnose,
+            (true, false) => Step::Do(Action::Diagnose),
         }
     }
 
-    fn voted(&mut self, verdict: Option<Verdict>) -> Action {
+    fn voted(&mut self, verdict: Option<Verdict>) -> Step {
         self.diagnosed = true;
         match verdict {
             Some(Verdict::Test) => {
@@ -371,26 +380,26 @@ impl Machine {
                 self.rewriting = true;
                 self.attempt += 1;
                 self.spent = self.spent.max(self.attempt);
-                Action::RewriteTests
+                Step::Do(Action::RewriteTests)
             }
             Some(Verdict::Environment) => self.finish(Outcome::SkippedEnvironment),
             Some(Verdict::Implementation) => {
                 self.has_failure = true;
-                Action::FixBest
+                Step::Do(Action::FixBest)
             }
             None => self.finish(Outcome::NeedsReview),
         }
     }
 
-    fn retry(&mut self) -> Action {
+    fn retry(&mut self) -> Step {
         self.attempt += 1;
         self.spent = self.spent.max(self.attempt);
         self.begin()
     }
 
-    fn finish(&mut self, outcome: Outcome) -> Action {
+    fn finish(&mut self, outcome: Outcome) -> Step {
         self.retries = self.attempt;
-        Action::Finish(outcome)
+        Step::Finish(outcome)
     }
 }
 
@@ -404,14 +413,14 @@ mod tests {
         has_examples: true,
     };
 
-    const IMPL: Action = Action::AskImplementation {
+    const IMPL: Step = Step::Do(Action::AskImplementation {
         role: Role::Impl,
         candidates: 3,
-    };
-    const FIX: Action = Action::AskImplementation {
+    });
+    const FIX: Step = Step::Do(Action::AskImplementation {
         role: Role::Fix,
         candidates: 3,
-    };
+    });
     const WRITTEN: Event = Event::ImplementationWritten { unchanged: false };
     const UNCHANGED: Event = Event::ImplementationWritten { unchanged: true };
     const WRONG: Event = Event::Ran(Run::Failed {
@@ -424,7 +433,7 @@ mod tests {
     });
 
     /// The actions the machine answers to `events`, after the start.
-    fn drive(limits: Limits, events: &[Event]) -> (Vec<Action>, Machine) {
+    fn drive(limits: Limits, events: &[Event]) -> (Vec<Step>, Machine) {
         let mut machine = Machine::new(limits);
         let mut actions = vec![machine.step(Event::Start)];
         for event in events {
@@ -433,8 +442,8 @@ mod tests {
         (actions, machine)
     }
 
-    fn finish(outcome: Outcome) -> Action {
-        Action::Finish(outcome)
+    fn finish(outcome: Outcome) -> Step {
+        Step::Finish(outcome)
     }
 
     #[test]
@@ -446,9 +455,9 @@ mod tests {
         assert_eq!(
             actions,
             [
-                Action::AskTests,
+                Step::Do(Action::AskTests),
                 IMPL,
-                Action::RunTests,
+                Step::Do(Action::RunTests),
                 finish(Outcome::Passed)
             ]
         );
@@ -473,14 +482,14 @@ mod tests {
         assert_eq!(
             actions,
             [
-                Action::AskTests,
-                Action::AskTests,
-                Action::AskTests,
-                Action::PlanTestsOnly,
+                Step::Do(Action::AskTests),
+                Step::Do(Action::AskTests),
+                Step::Do(Action::AskTests),
+                Step::Do(Action::PlanTestsOnly),
                 IMPL,
-                Action::RunTests,
+                Step::Do(Action::RunTests),
                 FIX,
-                Action::RunTests,
+                Step::Do(Action::RunTests),
                 finish(Outcome::Untested)
             ]
         );
@@ -498,10 +507,10 @@ mod tests {
         assert_eq!(
             actions,
             [
-                Action::AskTests,
-                Action::AskTests,
+                Step::Do(Action::AskTests),
+                Step::Do(Action::AskTests),
                 IMPL,
-                Action::RunTests,
+                Step::Do(Action::RunTests),
                 finish(Outcome::Passed)
             ]
         );
@@ -522,11 +531,11 @@ mod tests {
         assert_eq!(
             actions,
             [
-                Action::AskTests,
+                Step::Do(Action::AskTests),
                 IMPL,
-                Action::RunTests,
+                Step::Do(Action::RunTests),
                 FIX,
-                Action::RunTests,
+                Step::Do(Action::RunTests),
                 finish(Outcome::Passed)
             ]
         );
@@ -556,16 +565,16 @@ mod tests {
         assert_eq!(
             actions,
             [
-                Action::AskTests,
+                Step::Do(Action::AskTests),
                 IMPL,
-                Action::RunTests,
+                Step::Do(Action::RunTests),
                 FIX,
-                Action::RunTests,
-                Action::StartOver { keep_tests: true },
+                Step::Do(Action::RunTests),
+                Step::Do(Action::StartOver { keep_tests: true }),
                 IMPL,
-                Action::RunTests,
+                Step::Do(Action::RunTests),
                 FIX,
-                Action::RunTests,
+                Step::Do(Action::RunTests),
                 finish(Outcome::Failed(Failure::Exhausted))
             ]
         );
@@ -594,14 +603,14 @@ mod tests {
         assert_eq!(
             actions,
             [
-                Action::AskTests,
+                Step::Do(Action::AskTests),
                 IMPL,
-                Action::RunTests,
+                Step::Do(Action::RunTests),
                 FIX,
-                Action::RunTests,
-                Action::StartOver { keep_tests: true },
+                Step::Do(Action::RunTests),
+                Step::Do(Action::StartOver { keep_tests: true }),
                 IMPL,
-                Action::RunTests,
+                Step::Do(Action::RunTests),
                 finish(Outcome::Failed(Failure::Exhausted))
             ]
         );
@@ -626,11 +635,16 @@ mod tests {
         );
         assert_eq!(
             actions[..4],
-            [Action::AskTests, Action::AskTests, Action::AskTests, IMPL]
+            [
+                Step::Do(Action::AskTests),
+                Step::Do(Action::AskTests),
+                Step::Do(Action::AskTests),
+                IMPL
+            ]
         );
         // The tests' attempts spent 1 each and the first round nothing: attempt 3 has spent
         // 3 of 5, halfway, so it starts over rather than spending a fix.
-        assert_eq!(actions[5], Action::StartOver { keep_tests: true });
+        assert_eq!(actions[5], Step::Do(Action::StartOver { keep_tests: true }));
         assert_eq!(machine.spent, 3);
     }
 
@@ -657,10 +671,10 @@ mod tests {
         assert_eq!(
             actions[4..],
             [
-                Action::RunTests,
-                Action::DropDisputed,
-                Action::StartOver { keep_tests: false },
-                Action::AskTests
+                Step::Do(Action::RunTests),
+                Step::Do(Action::DropDisputed),
+                Step::Do(Action::StartOver { keep_tests: false }),
+                Step::Do(Action::AskTests)
             ]
         );
     }
@@ -684,8 +698,8 @@ mod tests {
         assert_eq!(
             actions[3..],
             [
-                Action::Diagnose,
-                Action::FixBest,
+                Step::Do(Action::Diagnose),
+                Step::Do(Action::FixBest),
                 finish(Outcome::NeedsReview)
             ]
         );
@@ -703,7 +717,7 @@ mod tests {
             let (actions, _) = drive(LIMITS, &[&before[..], &[Event::Voted(verdict)]].concat());
             assert_eq!(
                 actions[3..],
-                [Action::Diagnose, finish(outcome)],
+                [Step::Do(Action::Diagnose), finish(outcome)],
                 "{verdict:?}"
             );
         }
@@ -725,10 +739,10 @@ mod tests {
         assert_eq!(
             actions[3..],
             [
-                Action::Diagnose,
-                Action::FixBest,
+                Step::Do(Action::Diagnose),
+                Step::Do(Action::FixBest),
                 FIX,
-                Action::RunTests,
+                Step::Do(Action::RunTests),
                 finish(Outcome::NeedsReview)
             ]
         );
@@ -747,9 +761,9 @@ mod tests {
         assert_eq!(
             actions[3..],
             [
-                Action::Diagnose,
-                Action::RewriteTests,
-                Action::RunTests,
+                Step::Do(Action::Diagnose),
+                Step::Do(Action::RewriteTests),
+                Step::Do(Action::RunTests),
                 finish(Outcome::PassedWithoutDisputed)
             ]
         );
@@ -776,7 +790,7 @@ mod tests {
         );
         assert_eq!(
             actions[5..],
-            [Action::DropDisputed, finish(Outcome::Passed)]
+            [Step::Do(Action::DropDisputed), finish(Outcome::Passed)]
         );
         let (actions, _) = drive(
             LIMITS,
@@ -786,14 +800,17 @@ mod tests {
             ]
             .concat(),
         );
-        assert_eq!(actions[5..], [Action::DropDisputed, Action::Diagnose]);
+        assert_eq!(
+            actions[5..],
+            [Step::Do(Action::DropDisputed), Step::Do(Action::Diagnose)]
+        );
         let breaks = Event::Ran(Run::Failed {
             breaks_earlier: true,
             best_gated: false,
         });
         let (actions, _) = drive(LIMITS, &[&fixed_nothing[..], &[breaks]].concat());
         // Not dropped; the unchanged fix makes the next attempt start over.
-        assert_eq!(actions[5], Action::StartOver { keep_tests: true });
+        assert_eq!(actions[5], Step::Do(Action::StartOver { keep_tests: true }));
     }
 
     #[test]
@@ -812,9 +829,9 @@ mod tests {
         assert_eq!(
             actions[3..],
             [
-                Action::DiscardTests,
-                Action::AskTests,
-                Action::RunTests,
+                Step::Do(Action::DiscardTests),
+                Step::Do(Action::AskTests),
+                Step::Do(Action::RunTests),
                 finish(Outcome::Passed)
             ]
         );
@@ -839,11 +856,11 @@ mod tests {
         assert_eq!(
             actions,
             [
-                Action::AskTests,
-                Action::AskTests,
+                Step::Do(Action::AskTests),
+                Step::Do(Action::AskTests),
                 IMPL,
                 IMPL,
-                Action::RunTests,
+                Step::Do(Action::RunTests),
                 FIX
             ]
         );
@@ -889,8 +906,8 @@ mod tests {
         let mut waited_on = Vec::new();
         for path in paths {
             let (actions, _) = drive(LIMITS, &[path, &[Event::Cancelled]].concat());
-            let [.., waiting, last] = actions.as_slice() else {
-                unreachable!("a start and a cancellation")
+            let [.., Step::Do(waiting), last] = actions.as_slice() else {
+                unreachable!("an action waited on, then the cancellation")
             };
             assert_eq!(*last, finish(Outcome::Interrupted), "after {path:?}");
             waited_on.push(std::mem::discriminant(waiting));
@@ -899,7 +916,10 @@ mod tests {
         let kinds = [
             Action::StartOver { keep_tests: true },
             Action::AskTests,
-            IMPL,
+            Action::AskImplementation {
+                role: Role::Impl,
+                candidates: 3,
+            },
             Action::RunTests,
             Action::DiscardTests,
             Action::DropDisputed,

@@ -30,7 +30,7 @@ use crate::rpg::{Node, NodePos};
 
 use super::ask::{AskError, ask, ask_many, ask_vote, unusable};
 use super::ground::LeafGround;
-use super::machine::{Action, Event, Failure, Limits, Machine, Outcome, Run};
+use super::machine::{Action, Event, Failure, Limits, Machine, Outcome, Run, Step};
 use super::prompt::{self, PromptInputs};
 use super::repair::{
     bound_names, refuse_foreign, repoint_imports, stub, with_missing_imports, with_plan_docstring,
@@ -222,10 +222,10 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
     // event like any other, seen before every action.
     let mut event = Event::Start;
     let result = loop {
-        let action = machine.step(event);
-        if let Action::Finish(outcome) = action {
-            break leaf.finish(outcome, &machine)?;
-        }
+        let action = match machine.step(event) {
+            Step::Do(action) => action,
+            Step::Finish(outcome) => break leaf.finish(outcome, &machine)?,
+        };
         event = match ctx.cancel.is_cancelled() {
             true => Event::Cancelled,
             false => leaf.execute(action, machine.attempt()).await?,
@@ -386,8 +386,6 @@ impl<'a> Leaf<'a> {
             Action::DropDisputed => self.drop_disputed().await,
             Action::Diagnose => self.diagnose(attempt).await,
             Action::FixBest => self.fix_best().map(|()| Event::Done),
-            // The driver never executes a finish.
-            Action::Finish(_) => Ok(Event::Cancelled),
         }
     }
 
