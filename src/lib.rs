@@ -56,8 +56,9 @@
 //! and everything that leaves a test run passes through one redaction of known secrets
 //! (`redact`).
 //!
-//! The node loop today, decided by a pure state machine (`engine::machine`: events in,
-//! actions out, no I/O) that the async driver in `engine::node` carries out: tests are
+//! The node loop today, decided by a pure state machine (`engine::machine`: events in, the
+//! next action or the node's outcome out, no I/O) that the async driver in `engine::node`
+//! carries out: tests are
 //! written first (after three unusable tests answers, the plan's tests alone judge, and
 //! passing code is only `needs_review`), then `--candidates` implementations that are all
 //! run and chosen by evidence (the plan's examples and the earlier functions' tests are
