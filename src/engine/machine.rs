@@ -89,7 +89,9 @@ pub enum Run {
 /// What the machine says after an event: carry out an action, or the node is over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
+    /// Carry this out and report what came of it.
     Do(Action),
+    /// The node is over; nothing more is asked of the driver.
     Finish(Outcome),
 }
 
