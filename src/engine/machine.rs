@@ -434,7 +434,7 @@ mod tests {
         best_gated: true,
     });
 
-    /// The actions the machine answers to `events`, after the start.
+    /// The steps the machine answers to `events`, after the start.
     fn drive(limits: Limits, events: &[Event]) -> (Vec<Step>, Machine) {
         let mut machine = Machine::new(limits);
         let mut actions = vec![machine.step(Event::Start)];
