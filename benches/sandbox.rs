@@ -34,7 +34,9 @@ fn bwrap_cold(repo: &Path) -> Duration {
         runner_dir: repo.to_path_buf(),
         python: "/usr/bin/python3".into(),
         wheelhouse: None,
-        as_root: false,
+        // The cold baseline is bubblewrap alone: its own user namespace, no filter.
+        user: zerorepo::sandbox::bwrap::SandboxUser::Invoker,
+        seccomp: false,
     };
     let mut args = bwrap_args(&SandboxPolicy::default(), &layout);
     let keep = args.iter().position(|a| a == "/usr/bin/python3").unwrap();

@@ -2,10 +2,14 @@
 //!
 //! One sandbox per output repository, started on first use and kept warm: bubblewrap with
 //! every namespace unshared (no network unless the policy says so), a minimal read-only root
-//! (`/usr` and symlinks, not the host's `/`), the repository read-only at `/repo`, a fresh
-//! size-limited tmpfs at `/tmp`, a cleared environment, running as uid 65534. Inside, the warm
-//! runner forks one child per test run with rlimits. As root, a pids+memory cgroup bounds the
-//! whole sandbox (root ignores RLIMIT_NPROC); as a normal user, RLIMIT_NPROC does.
+//! (`/usr` and symlinks, not the host's `/`), no `/proc` at all (nothing of the kernel's
+//! settings, the host's mounts or other processes to read or write), the repository
+//! read-only at `/repo`, fresh size-limited tmpfs at `/tmp` and `/dev/shm` (emptied by the
+//! runner after every run), a cleared environment, a seccomp filter ([`super::seccomp`]).
+//! Who the processes are on the host: the invoking user when zerorepo is not root; when it
+//! is root, host uid 65534 with the repository's group, never uid 0 ([`super::userns`]).
+//! Inside, the warm runner forks one child per test run with rlimits. As root, a pids+memory
+//! cgroup bounds the whole sandbox; as a normal user, RLIMIT_NPROC does.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -37,9 +41,28 @@ pub struct BwrapLayout {
     pub python: PathBuf,
     /// Host directory of wheels for the install check, mounted read-only when present.
     pub wheelhouse: Option<PathBuf>,
-    /// Running as root: map the sandbox user to uid/gid 65534 explicitly.
-    pub as_root: bool,
+    pub user: SandboxUser,
+    /// Whether the seccomp programs are on [`SECCOMP_FD`] and [`CLONE3_FD`].
+    pub seccomp: bool,
 }
+
+/// Who the sandbox's processes are on the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SandboxUser {
+    /// zerorepo is not root: bubblewrap's own user namespace maps the sandbox to the invoking
+    /// user, who has nothing more to give away.
+    Invoker,
+    /// zerorepo is root: the sandbox is built in the namespace on [`USERNS_FD`] and its
+    /// command runs as host uid/gid 65534 with the repository's group, capabilities dropped.
+    Nobody { repo_group: u32 },
+}
+
+/// The file descriptors the launcher opens for bubblewrap (besides 3, the options).
+const USERNS_FD: &str = "4";
+const SECCOMP_FD: &str = "5";
+const CLONE3_FD: &str = "6";
+/// Size of the private `/dev/shm`, in bytes.
+const SHM_BYTES: u64 = 16 * 1024 * 1024;
 
 /// The whole bubblewrap command line for a policy and layout (pure; tests compare it whole).
 /// One table, kept in one piece: bubblewrap applies its options in order, so the order is
@@ -47,14 +70,23 @@ pub struct BwrapLayout {
 pub fn bwrap_args(policy: &SandboxPolicy, layout: &BwrapLayout) -> Vec<String> {
     let mut args: Vec<String> = Vec::new();
     let mut push = |items: &[&str]| args.extend(items.iter().map(|s| s.to_string()));
-    push(&["--unshare-all"]);
-    if policy.network {
-        push(&["--share-net"]);
+    match layout.user {
+        SandboxUser::Invoker => {
+            push(&["--unshare-all"]);
+            if policy.network {
+                push(&["--share-net"]);
+            }
+        }
+        // `--unshare-all` would try a user namespace of its own; this one is given.
+        SandboxUser::Nobody { .. } => {
+            push(&["--userns", USERNS_FD, "--unshare-ipc", "--unshare-pid"]);
+            if !policy.network {
+                push(&["--unshare-net"]);
+            }
+            push(&["--unshare-uts", "--unshare-cgroup-try"]);
+        }
     }
     push(&["--die-with-parent", "--new-session"]);
-    if layout.as_root {
-        push(&["--unshare-user", "--uid", "65534", "--gid", "65534"]);
-    }
     push(&[
         "--ro-bind",
         "/usr",
@@ -73,11 +105,16 @@ pub fn bwrap_args(policy: &SandboxPolicy, layout: &BwrapLayout) -> Vec<String> {
         "/sbin",
         "--dev",
         "/dev",
-        "--proc",
-        "/proc",
+    ]);
+    // bubblewrap makes what it creates root's and private; the sandbox's user (65534 when
+    // zerorepo is root) must be able to write the two tmpfs and to enter /opt.
+    let shm_bytes = SHM_BYTES.to_string();
+    push(&[
+        "--perms", "1777", "--size", &shm_bytes, "--tmpfs", "/dev/shm",
     ]);
     let tmp_bytes = (policy.tmp_size_mb * 1024 * 1024).to_string();
-    push(&["--size", &tmp_bytes, "--tmpfs", "/tmp", "--dir", "/etc"]);
+    push(&["--perms", "1777", "--size", &tmp_bytes, "--tmpfs", "/tmp"]);
+    push(&["--dir", "/etc", "--perms", "0755", "--dir", "/opt"]);
     let repo = layout.repo.display().to_string();
     let runner = layout.runner_dir.display().to_string();
     let bind = if policy.repo_read_only {
@@ -107,18 +144,49 @@ pub fn bwrap_args(policy: &SandboxPolicy, layout: &BwrapLayout) -> Vec<String> {
     for (name, value) in policy.environment(REPO_IN_SANDBOX) {
         push(&["--setenv", &name, &value]);
     }
+    if layout.seccomp {
+        push(&[
+            "--add-seccomp-fd",
+            SECCOMP_FD,
+            "--add-seccomp-fd",
+            CLONE3_FD,
+        ]);
+    }
     args.extend(runner_command(layout));
     args
 }
 
 /// The command bubblewrap runs: the warm runner, by sandbox paths only (it is what the
 /// sandbox sees as its command line; every option with a host path goes through `--args`).
+/// The runner's Python is isolated (`-I`): the repository is on `PYTHONPATH` for the tests,
+/// and a generated `json.py` must not replace what the runner itself imports. As root,
+/// `setpriv` first becomes 65534 and drops every capability, for good.
 fn runner_command(layout: &BwrapLayout) -> Vec<String> {
     let python = layout.python.display().to_string();
     let script = format!("{RUNNER_IN_SANDBOX}/runner.py");
-    [&python, &script, "--sweep", "--repo", REPO_IN_SANDBOX]
-        .map(String::from)
-        .to_vec()
+    let mut command: Vec<String> = Vec::new();
+    if let SandboxUser::Nobody { repo_group } = layout.user {
+        let nobody = super::userns::NOBODY.to_string();
+        command.extend(
+            [
+                "/usr/bin/setpriv",
+                "--reuid",
+                &nobody,
+                "--regid",
+                &nobody,
+                "--groups",
+                &repo_group.to_string(),
+                "--inh-caps=-all",
+                "--bounding-set=-all",
+                "--no-new-privs",
+                "--",
+            ]
+            .map(String::from),
+        );
+    }
+    command
+        .extend([&python, "-I", &script, "--sweep", "--repo", REPO_IN_SANDBOX].map(String::from));
+    command
 }
 
 /// A world-readable temp directory holding `runner.py`, mounted read-only into sandboxes
@@ -132,6 +200,29 @@ pub(crate) fn runner_dir() -> Result<tempfile::TempDir, SandboxError> {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o644))?;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
     Ok(dir)
+}
+
+/// The seccomp programs ([`super::seccomp::programs`]) in private temp files.
+fn seccomp_files() -> Result<Option<[tempfile::NamedTempFile; 2]>, SandboxError> {
+    use std::io::Write;
+    let programs = super::seccomp::programs()
+        .map_err(|e| SandboxError::Failed(format!("the seccomp filter does not compile: {e}")))?;
+    let Some(programs) = programs else {
+        return Ok(None);
+    };
+    let mut files = Vec::new();
+    for program in programs {
+        let mut file = tempfile::Builder::new()
+            .prefix(&super::leftovers::temp_prefix("seccomp"))
+            .tempfile()?;
+        file.write_all(&program)?;
+        file.flush()?;
+        files.push(file);
+    }
+    match <[tempfile::NamedTempFile; 2]>::try_from(files) {
+        Ok(pair) => Ok(Some(pair)),
+        Err(_) => Ok(None),
+    }
 }
 
 /// The arguments, NUL-separated as `bwrap --args FD` reads them, in a private temp file.
@@ -155,21 +246,36 @@ fn bwrap_program() -> Result<PathBuf, SandboxError> {
     })
 }
 
+/// What the launcher opens for bubblewrap on its file descriptors: the options file, the user
+/// namespace to join and the seccomp programs (`/dev/null` where there is none).
+struct LaunchFiles<'a> {
+    args: &'a Path,
+    userns: Option<PathBuf>,
+    seccomp: Option<[&'a Path; 2]>,
+}
+
 /// `sh -c` that writes its own pid into each cgroup's `cgroup.procs`, then execs bubblewrap
-/// with its options on fd 3. Joining the cgroup(s) happens inside the process that becomes
-/// bubblewrap: no race. The caller appends `--` and the command line the sandbox runs.
+/// with its options on fd 3, the namespace on fd 4 and the filters on fds 5 and 6. Joining
+/// the cgroup(s) happens inside the process that becomes bubblewrap: no race. The caller
+/// appends `--` and the command line the sandbox runs.
 fn launcher(
     bwrap: &Path,
-    args_file: &Path,
+    files: &LaunchFiles<'_>,
     cgroup: Option<&CgroupGuard>,
 ) -> tokio::process::Command {
+    let null = Path::new("/dev/null");
+    let userns = files.userns.as_deref().unwrap_or(null);
+    let [seccomp, clone3] = files.seccomp.unwrap_or([null, null]);
     let mut command = tokio::process::Command::new("/bin/sh");
     command
         .arg("-c")
-        .arg(r#"unset PWD OLDPWD; bwrap=$1; args=$2; shift 2; while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$bwrap" --args 3 "$@" 3<"$args""#)
+        .arg(r#"unset PWD OLDPWD; bwrap=$1; args=$2; userns=$3; filter=$4; clone3=$5; shift 5; while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$bwrap" --args 3 "$@" 3<"$args" 4<"$userns" 5<"$filter" 6<"$clone3""#)
         .arg("zerorepo-sandbox")
         .arg(bwrap)
-        .arg(args_file);
+        .arg(files.args)
+        .arg(userns)
+        .arg(seccomp)
+        .arg(clone3);
     if let Some(guard) = cgroup {
         command.args(guard.procs_files());
     }
@@ -227,6 +333,9 @@ pub struct BwrapRunner {
     policy: SandboxPolicy,
     python: PathBuf,
     runner_dir: tempfile::TempDir,
+    /// The seccomp programs, in files the launcher opens; `None` where seccompiler does not
+    /// know the architecture.
+    seccomp: Option<[tempfile::NamedTempFile; 2]>,
     pool: WarmPool,
     as_root: bool,
 }
@@ -246,36 +355,65 @@ impl BwrapRunner {
             )));
         }
         let runner_dir = runner_dir()?;
+        let seccomp = seccomp_files()?;
+        if seccomp.is_none() {
+            tracing::warn!(
+                "no seccomp filter for the sandbox on {}",
+                std::env::consts::ARCH
+            );
+        }
         Ok(BwrapRunner {
             policy,
             python,
             runner_dir,
+            seccomp,
             pool: WarmPool::default(),
             as_root: nix::unistd::geteuid().is_root(),
         })
     }
 
-    fn layout(&self, repo: &Path) -> BwrapLayout {
-        BwrapLayout {
+    fn layout(&self, repo: &Path) -> Result<BwrapLayout, SandboxError> {
+        use std::os::unix::fs::MetadataExt;
+        let user = if self.as_root {
+            SandboxUser::Nobody {
+                repo_group: std::fs::metadata(repo)?.gid(),
+            }
+        } else {
+            SandboxUser::Invoker
+        };
+        Ok(BwrapLayout {
             repo: repo.to_path_buf(),
             runner_dir: self.runner_dir.path().to_path_buf(),
             python: self.python.clone(),
             wheelhouse: super::wheelhouse_dir().filter(|w| w.is_dir()),
-            as_root: self.as_root,
-        }
+            user,
+            seccomp: self.seccomp.is_some(),
+        })
     }
 
     async fn start(&self, repo: &Path) -> Result<Session, SandboxError> {
         let repo = repo.canonicalize()?;
-        let layout = self.layout(&repo);
+        let layout = self.layout(&repo)?;
         let mut options = bwrap_args(&self.policy, &layout);
         let command_line = runner_command(&layout);
         options.truncate(options.len() - command_line.len());
         let cgroup = self.cgroup();
+        let userns = match layout.user {
+            SandboxUser::Nobody { repo_group } => Some(super::userns::HeldUserns::new(repo_group)?),
+            SandboxUser::Invoker => None,
+        };
         // The options go through a file read on fd 3 (`--args 3`), so the sandbox's
-        // `/proc/1/cmdline` shows `bwrap --args 3 <runner>`, not the output's host path.
+        // command line shows `bwrap --args 3 <runner>`, not the output's host path.
         let args_file = args_file(&options)?;
-        let mut command = launcher(&bwrap_program()?, args_file.path(), cgroup.as_ref());
+        let files = LaunchFiles {
+            args: args_file.path(),
+            userns: userns.as_ref().map(super::userns::HeldUserns::path),
+            seccomp: self
+                .seccomp
+                .as_ref()
+                .map(|[deny, clone3]| [deny.path(), clone3.path()]),
+        };
+        let mut command = launcher(&bwrap_program()?, &files, cgroup.as_ref());
         command.arg("--").args(&command_line);
         without_host_environment(&mut command);
         if !self.as_root {
@@ -286,8 +424,10 @@ impl BwrapRunner {
             source,
         })?;
         let channel = greet(&mut child, &repo).await?;
-        // bubblewrap has read its arguments once the runner inside says hello.
+        // bubblewrap has read its arguments and joined the namespace once the runner inside
+        // says hello.
         drop(args_file);
+        drop(userns);
         let resources = Box::new(BwrapResources {
             _child: child,
             _cgroup: cgroup,
@@ -435,32 +575,37 @@ mod tests {
             runner_dir: "/tmp/zr".into(),
             python: "/usr/bin/python3".into(),
             wheelhouse: Some("/cache/wheelhouse".into()),
-            as_root: true,
+            user: SandboxUser::Nobody { repo_group: 0 },
+            seccomp: true,
         };
         let policy = SandboxPolicy {
             env_allowlist: vec![],
             ..SandboxPolicy::default()
         };
-        let expected = "--unshare-all --die-with-parent --new-session \
-            --unshare-user --uid 65534 --gid 65534 \
+        let expected = "--userns 4 --unshare-ipc --unshare-pid --unshare-net --unshare-uts \
+            --unshare-cgroup-try --die-with-parent --new-session \
             --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
-            --symlink usr/sbin /sbin --dev /dev --proc /proc --size 67108864 --tmpfs /tmp --dir /etc \
+            --symlink usr/sbin /sbin --dev /dev --perms 1777 --size 16777216 --tmpfs /dev/shm \
+            --perms 1777 --size 67108864 --tmpfs /tmp --dir /etc --perms 0755 --dir /opt \
             --ro-bind /out/repo /repo --ro-bind /tmp/zr /opt/zerorepo \
             --ro-bind /cache/wheelhouse /opt/wheelhouse --remount-ro / --chdir /repo --clearenv \
             --setenv PATH /usr/local/bin:/usr/bin:/bin --setenv HOME /tmp --setenv TMPDIR /tmp \
             --setenv PYTHONDONTWRITEBYTECODE 1 --setenv PYTHONHASHSEED 0 --setenv PYTHONPATH /repo/src:/repo \
-            /usr/bin/python3 /opt/zerorepo/runner.py --sweep --repo /repo";
+            --add-seccomp-fd 5 --add-seccomp-fd 6 \
+            /usr/bin/setpriv --reuid 65534 --regid 65534 --groups 0 --inh-caps=-all --bounding-set=-all \
+            --no-new-privs -- /usr/bin/python3 -I /opt/zerorepo/runner.py --sweep --repo /repo";
         assert_eq!(bwrap_args(&policy, &layout).join(" "), expected);
     }
 
     #[test]
-    fn network_and_writable_repo_are_opt_in_and_user_mapping_is_root_only() {
+    fn network_and_writable_repo_are_opt_in_and_a_normal_user_is_its_own_sandbox_user() {
         let layout = BwrapLayout {
             repo: "/r".into(),
             runner_dir: "/d".into(),
             python: "/usr/bin/python3".into(),
             wheelhouse: None,
-            as_root: false,
+            user: SandboxUser::Invoker,
+            seccomp: false,
         };
         let policy = SandboxPolicy {
             network: true,
@@ -475,6 +620,30 @@ mod tests {
             "{args}"
         );
         assert!(args.contains("--bind /r /repo") && !args.contains("--ro-bind /r /repo"));
-        assert!(!args.contains("--uid"));
+        assert!(!args.contains("--userns") && !args.contains("setpriv"));
+        assert!(!args.contains("--seccomp"));
+        assert!(args.ends_with("/usr/bin/python3 -I /opt/zerorepo/runner.py --sweep --repo /repo"));
+        let root = BwrapLayout {
+            user: SandboxUser::Nobody { repo_group: 50 },
+            ..layout
+        };
+        let args = bwrap_args(&policy, &root).join(" ");
+        assert!(!args.contains("--unshare-net"), "{args}");
+        assert!(args.contains("--groups 50"), "{args}");
+    }
+
+    #[test]
+    fn no_proc_is_mounted_and_shm_is_private() {
+        let layout = BwrapLayout {
+            repo: "/r".into(),
+            runner_dir: "/d".into(),
+            python: "/usr/bin/python3".into(),
+            wheelhouse: None,
+            user: SandboxUser::Invoker,
+            seccomp: true,
+        };
+        let args = bwrap_args(&SandboxPolicy::default(), &layout);
+        assert!(!args.iter().any(|a| a == "--proc" || a == "/proc"));
+        assert!(args.join(" ").contains("--tmpfs /dev/shm"));
     }
 }

@@ -112,6 +112,7 @@ pub(crate) fn container_config(
         cmd: Some(
             [
                 "/usr/bin/python3",
+                "-I",
                 &format!("{RUNNER_IN_CONTAINER}/runner.py"),
                 "--sweep",
                 "--repo",
@@ -680,7 +681,7 @@ mod tests {
             "Tty": false, "OpenStdin": true, "StdinOnce": true,
             "Env": ["PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp", "TMPDIR=/tmp", "PYTHONDONTWRITEBYTECODE=1",
                     "PYTHONHASHSEED=0", "PYTHONPATH=/repo/src:/repo"],
-            "Cmd": ["/usr/bin/python3", "/opt/zerorepo/runner.py", "--sweep", "--repo", "/repo"],
+            "Cmd": ["/usr/bin/python3", "-I", "/opt/zerorepo/runner.py", "--sweep", "--repo", "/repo"],
             "Image": "img:1",
             "WorkingDir": "/repo",
             "NetworkDisabled": true,

@@ -16,6 +16,8 @@ pub mod engines;
 pub mod leftovers;
 pub mod local;
 pub mod policy;
+mod seccomp;
+mod userns;
 pub mod warm;
 
 use std::path::Path;

@@ -173,21 +173,37 @@ def install_with_uv(uv, copy, wheelhouse, tmp):
 def sweep():
     """Kill every process in the sandbox but us and PID 1, and wait until they are gone.
 
-    A killed process lingers for a moment while it exits; returning before /proc is clean
-    would let it be seen (and counted) after the run."""
-    me = os.getpid()
+    kill(-1) reaches every process we may signal in this PID namespace but ourselves and
+    PID 1, and fails with ESRCH once none is left (a zombie still counts, so reaping is part of
+    the loop); no /proc is needed, and the bubblewrap sandbox mounts none."""
     deadline = time.monotonic() + 5
-    while True:
-        others = [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) not in (1, me)]
-        if not others or time.monotonic() > deadline:
-            return
-        for pid in others:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+    while time.monotonic() < deadline:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            break
+        except OSError:
+            break
         reap()
         time.sleep(0.002)
+    reap()
+
+
+def scrub(directory):
+    """Removes everything in `directory` (not the directory itself)."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+        except OSError:
+            pass
 
 
 def reap():
@@ -268,6 +284,10 @@ def handle(req):
     stderr, cut_err = tail(err_path, cap)
     tests = outcomes(junit)
     shutil.rmtree(tmp, ignore_errors=True)
+    if SWEEP:
+        # Nothing a run leaves in the sandbox's shared places reaches the next run.
+        for shared in ("/dev/shm", "/tmp"):
+            scrub(shared)
     signal_name = None
     exit_code = None
     if os.WIFSIGNALED(status):
