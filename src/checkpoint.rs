@@ -444,6 +444,9 @@ pub struct OpenReport {
     pub corrupt: Option<(Vec<PathBuf>, String)>,
     /// The journal's last line was cut short by a crash and was ignored.
     pub torn_tail: bool,
+    /// The compact file was damaged and is rebuilt from the intact journal: where the damaged
+    /// one was moved, and why it was judged corrupt.
+    pub compact_rebuilt: Option<(Vec<PathBuf>, String)>,
 }
 
 /// An open checkpoint: the journal appender and the current records.
@@ -504,11 +507,19 @@ impl Checkpoint {
         if report.corrupt.is_none()
             && let Err(why) = check_compact(&root.join(COMPACT))
         {
-            let moved = back_up(root, &[JOURNAL, COMPACT])?;
-            report.corrupt = Some((moved, why.to_string()));
-            records.clear();
-            published = Published::default();
-            fresh = true;
+            // The compact file is rewritten from the journal below: with an intact journal
+            // nothing is lost, so only the damaged file is kept aside.
+            let files: &[&str] = if fresh {
+                &[JOURNAL, COMPACT]
+            } else {
+                &[COMPACT]
+            };
+            let moved = back_up(root, files)?;
+            if fresh {
+                report.corrupt = Some((moved, why.to_string()));
+            } else {
+                report.compact_rebuilt = Some((moved, why.to_string()));
+            }
         }
         report.resumed = records.len();
         let journal = if fresh {
@@ -835,18 +846,33 @@ mod tests {
     }
 
     #[test]
-    fn corrupt_checkpoint_is_backed_up_and_started_over() {
+    fn a_damaged_compact_file_is_rebuilt_from_the_intact_journal() {
         let dir = tempfile::tempdir().unwrap();
         let (mut cp, _) = Checkpoint::open(dir.path(), "abc").unwrap();
         cp.record("a", passed()).unwrap();
         drop(cp);
         std::fs::write(dir.path().join(COMPACT), "{ not json").unwrap();
         let (cp, report) = Checkpoint::open(dir.path(), "abc").unwrap();
-        let (moved, why) = report.corrupt.unwrap();
-        assert_eq!(moved.len(), 2);
+        assert!(report.corrupt.is_none());
+        let (moved, why) = report.compact_rebuilt.unwrap();
+        assert_eq!(moved.len(), 1);
         assert!(why.contains(COMPACT), "{why}");
+        assert_eq!(std::fs::read_to_string(&moved[0]).unwrap(), "{ not json");
+        assert_eq!(cp.records().len(), 1);
+        assert!(load_compact(dir.path()).unwrap().unwrap().contains_key("a"));
+    }
+
+    #[test]
+    fn a_corrupt_journal_is_backed_up_and_started_over() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut cp, _) = Checkpoint::open(dir.path(), "abc").unwrap();
+        cp.record("a", passed()).unwrap();
+        drop(cp);
+        std::fs::write(dir.path().join(JOURNAL), "not a journal\n").unwrap();
+        let (cp, report) = Checkpoint::open(dir.path(), "abc").unwrap();
+        let (moved, _) = report.corrupt.unwrap();
+        assert_eq!(moved.len(), 2);
         assert!(cp.records().is_empty());
-        assert_eq!(std::fs::read_to_string(&moved[1]).unwrap(), "{ not json");
     }
 
     #[test]

@@ -229,8 +229,9 @@ impl Workspace {
     }
 
     /// Writes only if the content differs (keeps mtimes and avoids needless fsyncs).
+    /// A file that cannot be read as text (a flipped bit) is simply replaced.
     pub fn write_if_changed(&self, relative: &str, content: &str) -> Result<(), FsError> {
-        if self.read(relative)?.as_deref() == Some(content) {
+        if self.read_bytes(relative)?.as_deref() == Some(content.as_bytes()) {
             return Ok(());
         }
         self.write(relative, content)

@@ -6,6 +6,11 @@
 pub const STATE_DIR: &str = ".zerorepo";
 /// Per-node snapshots of the files a node may touch, saved before it starts.
 pub const SNAPSHOT_DIR: &str = ".zerorepo/snapshots";
+/// Written by `generate` into a directory it creates or finds empty, before anything else:
+/// the mark that the directory is a generated repository (`zerorepo code` never writes it).
+pub const GENERATED_MARK: &str = ".zerorepo/generated";
+/// The journal of runs before the mark existed; a directory holding it is also generate's.
+pub const LEGACY_MARK: &str = ".zerorepo/journal.jsonl";
 /// The staging copy nodes work in; passed work is published from it to the output tree.
 pub const WORK_DIR: &str = ".zerorepo/work";
 /// The plan a run was started from (what `rollback` and `search` read).

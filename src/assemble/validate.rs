@@ -7,11 +7,13 @@
 //! of the repository made inside it (setuptools writes `*.egg-info` next to the sources, and
 //! the output must not change behind the user's back). It works offline: pip and setuptools
 //! come from the wheelhouse that `scripts/setup.sh` fills (`~/.cache/zerorepo/wheelhouse`, or
-//! `ZEROREPO_WHEELHOUSE`), mounted read-only. On the host only Python's `compile()` reads the
-//! files, which parses them and runs nothing, and ruff (`--select E9,F`), which reads them.
+//! `ZEROREPO_WHEELHOUSE`), mounted read-only. The syntax check runs there too: Python's
+//! `compile()` runs nothing of a file, but the interpreter around it imports modules (a
+//! `SyntaxWarning` imports `linecache`), and a host interpreter started in the output
+//! directory would import the generated `linecache.py` instead. On the host only ruff
+//! (`--select E9,F`), a Rust program, reads the files.
 
 use std::path::Path;
-use std::process::Stdio;
 
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
@@ -56,10 +58,6 @@ pub struct Lint {
     pub problem: Option<String>,
 }
 
-fn python() -> String {
-    std::env::var("ZEROREPO_PYTHON").unwrap_or_else(|_| "python3".into())
-}
-
 pub async fn validate(
     repo: &Path,
     python_files: &[String],
@@ -80,7 +78,7 @@ async fn checked(
     // The four checks are independent: the two on the host overlap the two in the sandbox,
     // and the install check and the tests run in two sandbox sessions at once.
     let (syntax_errors, lint, (install, installed), (tests, tested)) = tokio::join!(
-        compile_all(repo, python_files),
+        compile_all(repo, python_files, runner, cancel),
         lint(repo, python_files),
         install(repo, runner, cancel),
         tests(repo, runner, cancel),
@@ -96,7 +94,7 @@ async fn checked(
 }
 
 /// What a validation is a function of: zerorepo's version, the sandbox (`sandbox`: its
-/// [`TestRunner::identity`]), the host's Python (it compiles the files), the wheelhouse the
+/// [`TestRunner::identity`]), the wheelhouse the
 /// install check uses, and every file of the repository outside hidden directories and
 /// caches ([`crate::workspace::publish::files_under`]) but the reports written from the
 /// validation itself.
@@ -127,11 +125,9 @@ pub fn fingerprint(repo: &Path, sandbox: &str) -> String {
             names
         })
         .unwrap_or_default();
-    let host_python = crate::programs::on_path(&python()).unwrap_or_else(|| python().into());
     let header = format!(
-        "zerorepo {}\nsandbox {sandbox}\npython {}\nwheelhouse {}\n",
+        "zerorepo {}\nsandbox {sandbox}\nwheelhouse {}\n",
         env!("CARGO_PKG_VERSION"),
-        crate::sandbox::file_identity(&host_python),
         wheels.join(",")
     );
     crate::fsutil::content_hash((header + &files.concat()).as_bytes())
@@ -227,30 +223,27 @@ async fn lint(repo: &Path, files: &[String]) -> Option<Lint> {
     })
 }
 
-/// Compiles (never runs) every file with Python's own parser, in one process.
-async fn compile_all(repo: &Path, files: &[String]) -> Vec<String> {
+/// Compiles (never runs) every file with Python's own parser, in one process in the sandbox,
+/// isolated (`-I`: neither the repository nor `PYTHONPATH` is on its import path).
+async fn compile_all(
+    repo: &Path,
+    files: &[String],
+    runner: &dyn TestRunner,
+    cancel: &CancellationToken,
+) -> Vec<String> {
     const SCRIPT: &str = "import sys\nfor path in sys.argv[1:]:\n    try:\n        compile(open(path, encoding='utf-8').read(), path, 'exec')\n    except (SyntaxError, ValueError, UnicodeDecodeError) as e:\n        print(f'{path}: {e}')\n";
     if files.is_empty() {
         return Vec::new();
     }
-    let output = tokio::process::Command::new(python())
-        .arg("-c")
-        .arg(SCRIPT)
-        .args(files)
-        .current_dir(repo)
-        .stdin(Stdio::null())
-        .output()
-        .await;
-    match output {
-        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .map(str::to_string)
-            .collect(),
-        Ok(out) => vec![format!(
+    let mut argv: Vec<String> = ["python3", "-I", "-c", SCRIPT].map(String::from).to_vec();
+    argv.extend(files.iter().cloned());
+    match runner.run_command(repo, &argv, cancel).await {
+        Ok(run) if run.exit_code == Some(0) => run.stdout.lines().map(str::to_string).collect(),
+        Ok(run) => vec![format!(
             "the syntax check itself failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
+            run.stderr.trim()
         )],
-        Err(e) => vec![format!("cannot run {}: {e}", python())],
+        Err(e) => vec![format!("the syntax check could not run: {e}")],
     }
 }
 

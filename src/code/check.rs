@@ -172,6 +172,7 @@ fn run_with_stdin(
     };
     let mut child = Command::new(program)
         .args(args)
+        .current_dir("/")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -324,7 +325,9 @@ fn run_python(
     source: &str,
     file_name: &str,
 ) -> Result<Vec<Issue>, CheckError> {
-    let output = run_with_stdin(python, &["-c", PY_CHECK, file_name], source)?;
+    // Isolated, from `/`: the source comes on stdin, and nothing of the repository being
+    // edited may be on the interpreter's import path (a `SyntaxWarning` imports modules).
+    let output = run_with_stdin(python, &["-I", "-c", PY_CHECK, file_name], source)?;
     if !output.status.success() {
         return Err(CheckError::Output {
             program: python.display().to_string(),

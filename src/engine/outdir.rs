@@ -4,11 +4,15 @@
 //! safe: a `.git` that is a symlink or a `gitdir:` file would make every commit land in some
 //! other repository; a git history or files that zerorepo did not make would be committed
 //! along with the generated code (or break assembly on every run). Each is refused, with
-//! nothing written, as bad input. DIR is zerorepo's when it holds the engine's state folder.
+//! nothing written, as bad input. DIR is generate's only when it holds generate's mark
+//! ([`GENERATED_MARK`]), which `zerorepo code` never writes: a user's repository that holds
+//! the `.zerorepo/` folder `code` leaves behind is still the user's. The engine's state
+//! folder and its staging copy must be real directories: through a symlink, a run would
+//! write wherever it points.
 
 use std::path::Path;
 
-use crate::layout::STATE_DIR;
+use crate::layout::{GENERATED_MARK, LEGACY_MARK, STATE_DIR, WORK_DIR};
 
 /// Why DIR cannot be generated into, one sentence each; empty when it can.
 pub fn problems(out: &Path) -> Vec<String> {
@@ -43,7 +47,16 @@ pub fn problems(out: &Path) -> Vec<String> {
             ));
         }
     }
-    if !found.is_empty() || out.join(STATE_DIR).is_dir() {
+    for state in [STATE_DIR, WORK_DIR] {
+        let path = out.join(state);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            found.push(format!(
+                "{} is a symlink: zerorepo would write its state wherever it points",
+                path.display()
+            ));
+        }
+    }
+    if !found.is_empty() || is_generated(out) {
         return found;
     }
     let foreign = foreign_entries(out);
@@ -56,7 +69,15 @@ pub fn problems(out: &Path) -> Vec<String> {
     found
 }
 
-/// What lies in a DIR without engine state, sorted, at most a few names.
+/// Whether DIR was made by `generate` (its mark, or the journal of a run before the mark),
+/// read without following a symlink.
+pub(crate) fn is_generated(out: &Path) -> bool {
+    [GENERATED_MARK, LEGACY_MARK].iter().any(|mark| {
+        std::fs::symlink_metadata(out.join(mark)).is_ok_and(|m| m.file_type().is_file())
+    })
+}
+
+/// What lies in a DIR without generate's mark, sorted, at most a few names.
 fn foreign_entries(out: &Path) -> Vec<String> {
     const SHOWN: usize = 5;
     let Ok(entries) = std::fs::read_dir(out) else {
@@ -85,9 +106,32 @@ mod tests {
         assert!(problems(&dir.path().join("new")).is_empty());
         assert!(problems(dir.path()).is_empty());
         std::fs::create_dir(dir.path().join(STATE_DIR)).unwrap();
+        std::fs::write(dir.path().join(GENERATED_MARK), "").unwrap();
         std::fs::create_dir(dir.path().join(".git")).unwrap();
         std::fs::write(dir.path().join("README.md"), "x").unwrap();
         assert!(problems(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn a_users_repository_with_the_state_folder_code_leaves_is_still_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(STATE_DIR).join("changes")).unwrap();
+        std::fs::write(dir.path().join("README.md"), "mine").unwrap();
+        let found = problems(dir.path());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].contains("did not write"), "{found:?}");
+    }
+
+    #[test]
+    fn state_folders_that_are_symlinks_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir_all(out.join(STATE_DIR)).unwrap();
+        std::fs::write(out.join(GENERATED_MARK), "").unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), out.join(WORK_DIR)).unwrap();
+        let found = problems(&out);
+        assert!(found[0].contains("work is a symlink"), "{found:?}");
     }
 
     #[test]

@@ -121,6 +121,10 @@ fn open_checkpoint(
         path: out.root().to_path_buf(),
         source,
     })?;
+    // The mark first: from here on the directory is generate's ([`super::outdir`]).
+    if !super::outdir::is_generated(out.root()) {
+        out.write(crate::layout::GENERATED_MARK, "zerorepo generate\n")?;
+    }
     let leftovers = crate::sandbox::leftovers::clean();
     if leftovers > 0 {
         progress(Progress::Notice(format!(
@@ -140,7 +144,16 @@ fn open_checkpoint(
             "checkpoint was corrupt ({why}); backed up to {} and starting over",
             moved.join(", ")
         )));
-    } else if opened.resumed > 0 {
+    } else if let Some((moved, why)) = &opened.compact_rebuilt {
+        let moved: Vec<String> = moved.iter().map(|p| p.display().to_string()).collect();
+        progress(Progress::Notice(format!(
+            "{} was damaged ({why}; kept as {}); rebuilt from the journal, resuming {} node record(s)",
+            crate::layout::COMPACT,
+            moved.join(", "),
+            opened.resumed
+        )));
+    }
+    if opened.corrupt.is_none() && opened.compact_rebuilt.is_none() && opened.resumed > 0 {
         progress(Progress::Notice(format!(
             "resuming: {} node record(s) in the checkpoint",
             opened.resumed

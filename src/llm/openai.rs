@@ -298,7 +298,13 @@ impl LlmProvider for OpenAiProvider {
         let mut last = String::new();
         for attempt in 0..self.config.retry.max_attempts.max(1) {
             match self.attempt(request).await {
-                Attempt::Done(response) => return Ok(response),
+                // An endpoint can echo the key (or any known secret) back; the answer becomes
+                // generated code, git history and `--record` files, so it never holds one.
+                Attempt::Done(mut response) => {
+                    response.text =
+                        crate::redact::redact(&self.redact(&response.text)).into_owned();
+                    return Ok(response);
+                }
                 Attempt::Fail(message) => {
                     return Err(LlmError::Permanent {
                         provider,

@@ -247,6 +247,22 @@ async fn an_error_body_that_echoes_the_key_is_redacted() {
     );
 }
 
+#[tokio::test]
+async fn an_answer_that_echoes_the_key_never_carries_it_into_the_code() {
+    let server = MockServer::start().await;
+    let echoed = format!("def f():\n    return '{KEY}'\n");
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(completion(&echoed)))
+        .mount(&server)
+        .await;
+    let answer = provider(&server, Duration::from_secs(5))
+        .complete(&request())
+        .await
+        .unwrap();
+    assert!(!answer.text.contains(KEY), "{}", answer.text);
+    assert!(answer.text.starts_with("def f():"), "{}", answer.text);
+}
+
 /// Answers like a model, from the chain fixture's script, keyed by the function name and task
 /// in the prompt: enough for a real generation through HTTP.
 struct ScriptedServer {

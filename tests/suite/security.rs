@@ -365,3 +365,63 @@ fn sigint_during_assembly_exits_130_and_commits_no_report() {
     );
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// Security wave 3, finding 1: the end-of-run syntax check started `python3 -c` on the host
+/// with the output directory as its working directory, so a generated `linecache.py` at the
+/// output's root was imported (a `SyntaxWarning` in any file imports `linecache`) and ran as
+/// the user. The check now runs in the sandbox, isolated: the planted module never runs on
+/// the host, and the syntax error elsewhere is still found.
+#[tokio::test]
+async fn the_syntax_check_runs_no_generated_module_on_the_host() {
+    if !support::bwrap_available() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must provide bubblewrap"
+        );
+        eprintln!("SKIPPED: bubblewrap or /usr/bin/python3 with pytest is missing");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("out");
+    let marker = dir.path().join("ran-on-the-host");
+    std::fs::create_dir_all(repo.join("tests")).unwrap();
+    std::fs::write(
+        repo.join("linecache.py"),
+        format!(
+            "open({:?}, 'w').write('pwned')\n\ndef getline(*a, **k):\n    return ''\n\ndef checkcache(*a, **k):\n    pass\n",
+            marker.display().to_string()
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("warns.py"),
+        "def f(n):\n    if n is 1:\n        return n\n",
+    )
+    .unwrap();
+    std::fs::write(repo.join("broken.py"), "def f(:\n").unwrap();
+    std::fs::write(repo.join("tests/test_ok.py"), "def test_ok():\n    pass\n").unwrap();
+    let runner = zerorepo::sandbox::BwrapRunner::new(
+        zerorepo::sandbox::SandboxPolicy::default(),
+        "/usr/bin/python3",
+    )
+    .unwrap();
+    let files: Vec<String> = ["linecache.py", "warns.py", "broken.py"]
+        .map(String::from)
+        .to_vec();
+    let validation = zerorepo::assemble::validate::validate(
+        &repo,
+        &files,
+        &runner,
+        &tokio_util::sync::CancellationToken::new(),
+    )
+    .await;
+    zerorepo::sandbox::TestRunner::shutdown(&runner).await;
+    assert!(!marker.exists(), "a generated module ran on the host");
+    assert_eq!(
+        validation.syntax_errors.len(),
+        1,
+        "{:?}",
+        validation.syntax_errors
+    );
+    assert!(validation.syntax_errors[0].starts_with("broken.py:"));
+}
