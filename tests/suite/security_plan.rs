@@ -2,6 +2,8 @@
 //! message naming the node and the reason, nothing written by `generate`) or, for plan text
 //! that reaches Markdown, escaped.
 
+use std::path::Path;
+
 use serde_json::{Value, json};
 
 use super::support;
@@ -185,4 +187,57 @@ fn a_docstring_over_64_kib_is_refused_with_its_size() {
             "node `big`: docstring is 10485760 bytes, more than the 65536 (64 KiB) allowed",
         ],
     );
+}
+/// `generate` of a plan of composite nodes only (no model call), from `dir`.
+fn generate_composites(dir: &Path, rpg: &Value) -> (i32, String, String) {
+    std::fs::write(dir.join("rpg.json"), rpg.to_string()).unwrap();
+    std::fs::write(dir.join("script.jsonl"), "").unwrap();
+    support::run(
+        support::zerorepo()
+            .current_dir(dir)
+            .args(["generate", "rpg.json", "--out", "out"])
+            .args(["--llm", "scripted:script.jsonl"]),
+    )
+}
+
+#[test]
+fn plan_html_never_reaches_the_generated_markdown_raw() {
+    if support::require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = "<script>alert(1)</script>";
+    let rpg = json!({
+        "metadata": {
+            "project_name": "probe",
+            "description": format!("Probe {script}.\n# Injected heading\n```\nfence")
+        },
+        "nodes": [
+            {"id": "pkg", "name": "pkg", "type": "package", "node_type": "composite",
+             "file_path": "src/pkg"},
+            {"id": "mod", "name": "mod", "type": "module",
+             "node_type": "composite", "file_path": "src/pkg/mod.py",
+             "docstring": format!("{script} [link](javascript:alert(1)) & more"),
+             "parent": "pkg"}
+        ]
+    });
+    let (code, _, stderr) = generate_composites(dir.path(), &rpg);
+    assert_eq!(code, 0, "{stderr}");
+    for file in ["README.md", "docs/generation_report.md"] {
+        let text = std::fs::read_to_string(dir.path().join("out").join(file)).unwrap();
+        assert!(
+            !text.contains("<script"),
+            "{file} holds raw plan HTML:\n{text}"
+        );
+        assert!(
+            !text.lines().any(|l| l.starts_with("# Injected")),
+            "{file}: plan text became a heading:\n{text}"
+        );
+    }
+    let readme = std::fs::read_to_string(dir.path().join("out/README.md")).unwrap();
+    assert!(
+        readme.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+        "{readme}"
+    );
+    assert!(!readme.contains("[link](javascript"), "{readme}");
 }
