@@ -306,13 +306,33 @@ pub fn without_exports(text: &str) -> Option<String> {
     })
 }
 
-/// Top-level module names of the standard library (Python 3.11's `sys.stdlib_module_names`,
-/// without private ones).
-const STDLIB: &str = include_str!("stdlib.txt");
+mod stdlib;
 
-/// Whether `module` is a top-level module of the standard library.
+pub use stdlib::STDLIB_MODULES;
+
+/// Whether `module` is a top-level module of the standard library (Python 3.11's
+/// `sys.stdlib_module_names`, [`STDLIB_MODULES`]).
 pub fn is_stdlib(module: &str) -> bool {
-    module == "__future__" || STDLIB.lines().any(|l| l == module)
+    STDLIB_MODULES.binary_search(&module).is_ok()
+}
+
+/// Python's hard keywords: no function, class, module or package may be named one (`def
+/// class():` does not parse, and `import None` neither). The soft keywords (`match`, `case`,
+/// `_`) are names Python accepts.
+pub const KEYWORDS: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
+/// Whether `name` can be a Python name: an identifier (a letter or `_`, then letters, digits
+/// and `_`) that is not a keyword.
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_')
+        && !KEYWORDS.contains(&name)
 }
 
 /// Python's builtin functions, types and constants: a plan function of the same name is never
@@ -517,5 +537,37 @@ mod tests {
             ]
         );
         assert!(special_cases("Return the sum.\n\nArgs:\n    x: Numbers.").is_empty());
+    }
+
+    #[test]
+    fn the_stdlib_list_is_sorted_and_holds_private_and_package_names() {
+        assert!(STDLIB_MODULES.windows(2).all(|w| w[0] < w[1]));
+        for name in [
+            "json",
+            "linecache",
+            "_thread",
+            "_collections_abc",
+            "__future__",
+            "email",
+        ] {
+            assert!(is_stdlib(name), "{name}");
+        }
+        for name in ["numpy", "pytest", "ml_lib", "Json", ""] {
+            assert!(!is_stdlib(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn keywords_and_non_identifiers_are_not_python_names() {
+        for name in [
+            "mean", "_private", "Table", "match", "case", "_", "données", "x1",
+        ] {
+            assert!(is_identifier(name), "{name}");
+        }
+        for name in [
+            "def", "class", "None", "True", "lambda", "", "1st", "a-b", "a b", "a.b",
+        ] {
+            assert!(!is_identifier(name), "{name}");
+        }
     }
 }

@@ -11,6 +11,7 @@ pub mod deps;
 pub mod graph;
 pub mod html;
 pub mod imports;
+pub mod markdown;
 pub mod packages;
 pub mod project;
 pub mod readme;

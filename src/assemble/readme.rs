@@ -2,10 +2,12 @@
 //! test it, usage taken from the nodes' examples, and the modules per subgraph.
 //!
 //! Examples are shown only for passed nodes: they were run as doctests during generation, so
-//! every example in the README is one that works.
+//! every example in the README is one that works. Plan text goes through [`markdown`], so a
+//! plan cannot put HTML or structure of its own into the README.
 
 use std::collections::BTreeMap;
 
+use super::markdown;
 use super::project::ProjectInfo;
 use crate::checkpoint::CheckpointMap;
 use crate::python::import_path;
@@ -35,9 +37,10 @@ fn introduction(rpg: &ValidRpg, info: &ProjectInfo) -> String {
         .get("description")
         .and_then(|v| v.as_str())
         .unwrap_or(&info.description);
+    let overview = markdown::text(overview);
     format!(
         "# {}\n\n{overview}\n\n## Install\n\n```sh\npip install -e .          # the library\npip install -e \".[dev]\"   # with the test tools\n```\n",
-        info.name
+        markdown::line(&info.name)
     )
 }
 
@@ -62,7 +65,11 @@ fn usage(nodes: &[&Node], records: &CheckpointMap) -> String {
     if examples.is_empty() {
         return String::new();
     }
-    format!("\n## Usage\n\n```python\n{}\n```\n", examples.join("\n\n"))
+    // A fence longer than any backtick run in the examples: none of them can close it.
+    format!(
+        "\n## Usage\n\n{}\n",
+        markdown::fenced("python", &examples.join("\n\n"))
+    )
 }
 
 /// Each module node under its subgraph: the first line of its docstring and the functions of
@@ -78,13 +85,14 @@ fn modules(nodes: &[&Node], records: &CheckpointMap) -> String {
             .filter(|n| {
                 n.is_leaf() && passed(records, &n.id) && n.file_path.as_deref() == Some(file)
             })
-            .map(|n| format!("`{}`", n.name))
+            .map(|n| markdown::code(&n.name))
             .collect();
         let summary = module
             .docstring
             .as_deref()
             .and_then(|d| d.lines().next())
-            .unwrap_or("");
+            .map(markdown::line)
+            .unwrap_or_default();
         let listed = if functions.is_empty() {
             String::new()
         } else {
@@ -93,11 +101,18 @@ fn modules(nodes: &[&Node], records: &CheckpointMap) -> String {
         by_subgraph
             .entry(module.subgraph())
             .or_default()
-            .push(format!("- `{}`: {summary}{listed}", import_path(file)));
+            .push(format!(
+                "- {}: {summary}{listed}",
+                markdown::code(&import_path(file))
+            ));
     }
     let mut text = String::from("\n## Modules\n");
     for (subgraph, lines) in &by_subgraph {
-        text.push_str(&format!("\n### {subgraph}\n\n{}\n", lines.join("\n")));
+        text.push_str(&format!(
+            "\n### {}\n\n{}\n",
+            markdown::line(subgraph),
+            lines.join("\n")
+        ));
     }
     text
 }

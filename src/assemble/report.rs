@@ -6,6 +6,7 @@
 //! a hint for the reader, not a diagnosis.
 
 use super::GenerationInfo;
+use super::markdown::{code, fenced, line as md};
 use super::project::ProjectInfo;
 use super::validate::Validation;
 use crate::checkpoint::{CheckpointMap, NodeStatus, Verdict};
@@ -130,13 +131,14 @@ fn failed_nodes(input: &ReportInput) -> String {
             .nodes
             .iter()
             .find(|n| n.id == f.id)
-            .map_or("", |n| n.name.as_str());
+            .map_or(String::new(), |n| md(&n.name));
+        let (id, reason) = (md(&f.id), md(&f.reason));
         if f.status == NodeStatus::Skipped {
-            skipped.push(format!("- {}: {name} ({})", f.id, f.reason));
+            skipped.push(format!("- {id}: {name} ({reason})"));
             continue;
         }
         if f.status == NodeStatus::NeedsReview {
-            review.push(format!("- {}: {name} ({})", f.id, f.reason));
+            review.push(format!("- {id}: {name} ({reason})"));
             continue;
         }
         any = true;
@@ -144,7 +146,7 @@ fn failed_nodes(input: &ReportInput) -> String {
         text.push_str(&format!(
             "\n### {}: {name}\n- **Failure Reason**: {}\n- **Debug Iterations**: {}\n\
              - **Root Cause** (read from the last failure): {cause}\n- **Recommendation**: {advice}\n",
-            f.id, f.reason, f.retry_count
+            id, reason, f.retry_count
         ));
     }
     if !any {
@@ -188,8 +190,8 @@ fn diagnoses(input: &ReportInput) -> String {
         };
         text.push_str(&format!(
             "\n### {}: {}\n- **Votes**: {} from the model, {} from execution\n- **Decision**: {outcome}\n",
-            node.id,
-            node.name,
+            md(&node.id),
+            md(&node.name),
             if letters.is_empty() { "none".into() } else { letters },
             evidence
         ));
@@ -197,9 +199,9 @@ fn diagnoses(input: &ReportInput) -> String {
             let tail: Vec<&str> = t.output.lines().rev().take(6).collect();
             let tail: Vec<&str> = tail.into_iter().rev().collect();
             text.push_str(&format!(
-                "- `{}`, what the code did:\n\n```text\n{}\n```\n",
-                t.name,
-                tail.join("\n")
+                "- {}, what the code did:\n\n{}\n",
+                code(&t.name),
+                fenced("text", &tail.join("\n"))
             ));
         }
     }
@@ -235,16 +237,16 @@ fn debugging(input: &ReportInput) -> String {
             let suspects: Vec<String> = fix
                 .suspects
                 .iter()
-                .map(|s| format!("`{}` ({})", s.symbol, s.reason.as_str()))
+                .map(|s| format!("{} ({})", code(&s.symbol), s.reason.as_str()))
                 .collect();
             text.push_str(&format!(
-                "| {}: {} | {} | {} | {} | `{}` |\n",
-                node.id,
-                node.name,
+                "| {}: {} | {} | {} | {} | {} |\n",
+                md(&node.id),
+                md(&node.name),
                 fix.attempt,
                 fix.queries,
                 suspects.join(", "),
-                fix.edited
+                code(&fix.edited)
             ));
         }
     }
@@ -264,7 +266,7 @@ fn test_results(input: &ReportInput) -> String {
                 percent(t.passed as usize, total as usize)
             ));
             if let Some(problem) = &t.problem {
-                text.push_str(&format!("- **Problem**: {problem}\n"));
+                text.push_str(&format!("- **Problem**: {}\n", md(problem)));
             }
         }
         None => text.push_str("- **Unit Tests**: none (no `tests/` directory)\n"),
@@ -284,7 +286,11 @@ fn test_results(input: &ReportInput) -> String {
         .nodes
         .iter()
         .filter_map(|n| Some((n, input.records.get(&n.id)?)))
-        .flat_map(|(n, r)| r.flaky.iter().map(move |t| format!("`{t}` ({})", n.id)))
+        .flat_map(|(n, r)| {
+            r.flaky
+                .iter()
+                .map(move |t| format!("{} ({})", code(t), md(&n.id)))
+        })
         .collect();
     text.push_str(&match flaky.is_empty() {
         true => "- **Flaky tests**: none seen (a failed run is repeated once on identical code \
@@ -314,7 +320,7 @@ fn integration(records: &[crate::checkpoint::IntegrationRecord]) -> String {
     );
     for r in records {
         let line = match &r.problem {
-            Some(problem) if r.cases == 0 => format!("no test: {problem}"),
+            Some(problem) if r.cases == 0 => format!("no test: {}", md(problem)),
             _ => format!(
                 "{} of {} cases passed ({}){}",
                 r.passed,
@@ -330,7 +336,7 @@ fn integration(records: &[crate::checkpoint::IntegrationRecord]) -> String {
         };
         text.push_str(&format!("  - {}: {line}\n", r.subgraph));
         if !r.left_out.is_empty() {
-            let names: Vec<String> = r.left_out.iter().map(|n| format!("`{n}`")).collect();
+            let names: Vec<String> = r.left_out.iter().map(|n| code(n)).collect();
             text.push_str(&format!(
                 "    - left out (failed or skipped): {}\n",
                 names.join(", ")
@@ -342,7 +348,11 @@ fn integration(records: &[crate::checkpoint::IntegrationRecord]) -> String {
         for d in &r.dropped {
             // The first error line names the exception; the last is often a detail of it.
             let first = d.output.lines().find(|l| l.starts_with("E ")).unwrap_or("");
-            text.push_str(&format!("    - taken out: `{}` {}\n", d.name, first.trim()));
+            text.push_str(&format!(
+                "    - taken out: {} {}\n",
+                code(&d.name),
+                md(first.trim())
+            ));
         }
     }
     text

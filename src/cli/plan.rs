@@ -22,7 +22,7 @@ pub(crate) fn run(args: Args) -> Result<u8, CliError> {
     if args.json {
         print!("{}", render::json(&plan)?);
     } else {
-        print!("{}", schedule::plan::render_text(&plan));
+        print!("{}", render::terminal(&schedule::plan::render_text(&plan)));
     }
     Ok(exit::OK)
 }

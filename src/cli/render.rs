@@ -27,6 +27,14 @@ pub(crate) fn json(value: &impl Serialize) -> Result<String, CliError> {
     Ok(serde_json::to_string_pretty(value)? + "\n")
 }
 
+/// A text for the terminal that shows plan or model text (a plan, a status): every control
+/// character but the newline and the tab, and every Unicode bidirectional control, escaped as
+/// `\u{..}`, so nothing a plan or a model wrote can move the cursor, retitle the window or
+/// reorder what the user reads.
+pub(crate) fn terminal(text: &str) -> String {
+    rpg::terminal_safe(text).into_owned()
+}
+
 /// `validate` of a valid RPG.
 pub(crate) fn valid(path: &Path, valid: &ValidRpg) -> String {
     format!(

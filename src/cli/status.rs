@@ -24,7 +24,7 @@ pub(crate) fn run(args: Args) -> Result<u8, CliError> {
         let view = report::node_status(&args.dir, node).map_err(CliError::bad_input)?;
         match args.json {
             true => print!("{}", render::json(&view)?),
-            false => print!("{}", report::render_node(&view)),
+            false => print!("{}", render::terminal(&report::render_node(&view))),
         }
         return Ok(exit::OK);
     }
@@ -33,7 +33,7 @@ pub(crate) fn run(args: Args) -> Result<u8, CliError> {
     if args.json {
         print!("{}", render::json(&status)?);
     } else {
-        print!("{}", report::render_text(&status));
+        print!("{}", render::terminal(&report::render_text(&status)));
     }
     Ok(exit::OK)
 }

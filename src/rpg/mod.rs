@@ -13,4 +13,4 @@ pub mod validate;
 pub use graph::{DepGraph, DepKind, NodePos};
 pub use load::{LoadError, load_file, parse_str};
 pub use model::{Edge, EdgeKind, Node, NodeType, Rpg};
-pub use validate::{RpgError, ValidRpg, Warning, check_output_paths, validate};
+pub use validate::{RpgError, ValidRpg, Warning, check_output_paths, terminal_safe, validate};

@@ -26,18 +26,24 @@ pub struct Rpg {
 /// One unit of the plan: a function/class to write (leaf) or a module/package (composite).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Node {
-    /// Unique id, for example `node_001`. Ties in the generation order are broken by id.
+    /// Unique id, for example `node_001`. Ties in the generation order are broken by id. At
+    /// most 255 bytes, with no control or Unicode bidirectional-control characters.
     pub id: String,
-    /// The Python name of the function/class, or the module/package name.
+    /// The Python name of the function/class, or the module/package name: an identifier that
+    /// is not a keyword, unique among the leaves of one file.
     pub name: String,
     /// What the node is: `function`, `class`, `method`, `module`, `package`, ...
     #[serde(rename = "type")]
     pub kind: String,
     pub node_type: NodeType,
-    /// Path relative to the output repository; leaves must name a `.py` file.
+    /// Path relative to the output repository, at most 1024 bytes (255 per component); leaves
+    /// and modules name a `.py` file, packages a directory; every directory and module name is
+    /// a Python identifier. Not under `tests/` (the generated tests' place), and not named like
+    /// a standard-library module (or `pytest`, `pluggy`, `conftest`) at the root or in `src/`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_path: Option<String>,
-    /// The specification the code and tests are written from; required for leaves.
+    /// The specification the code and tests are written from; required for leaves. At most
+    /// 64 KiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub docstring: Option<String>,
     /// Ids of the nodes this node needs; they are generated first.

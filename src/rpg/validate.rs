@@ -18,12 +18,25 @@ use std::path::{Component, Path, PathBuf};
 
 use super::graph::{DepGraph, NodePos};
 use super::model::{EdgeKind, Node, Rpg};
+use crate::python::is_identifier;
 
 /// The longest node id or path component, in bytes: most file systems' limit on a file name.
 pub const MAX_NAME_BYTES: usize = 255;
 /// The most components a `file_path` (or a derived test path) may have; deeper package nesting
 /// breaks generation long before it is useful.
 pub const MAX_PATH_COMPONENTS: usize = 32;
+/// The longest `file_path` (or derived test path), in bytes: a path longer than Linux's
+/// `PATH_MAX` (4096, less the output directory) fails only after work was done.
+pub const MAX_PATH_BYTES: usize = 1024;
+/// The longest docstring, in bytes. The docstring is the specification: it goes into every
+/// prompt and into the generated module, and 64 KiB is already a long manual.
+pub const MAX_DOCSTRING_BYTES: usize = 64 * 1024;
+/// The longest `type`, in bytes (`function`, `module`, ...: a word, shown by `plan`).
+pub const MAX_KIND_BYTES: usize = 64;
+/// Modules that are not in the standard library but that the test runner imports before any
+/// generated test runs: a plan module of one of these names at an import root breaks (or
+/// takes over) every test run.
+pub const TEST_RUNNER_MODULES: &[&str] = &["pytest", "_pytest", "pluggy", "conftest"];
 /// The longest `subgraph_id`, in bytes.
 pub const MAX_SUBGRAPH_ID_BYTES: usize = 100;
 /// The rule a `subgraph_id` must follow, as told to the user.
@@ -109,12 +122,53 @@ pub enum RpgError {
         shown(path)
     )]
     NotPython { node: String, path: String },
+    #[error("node `{}`: name `{}` {reason}", shown(node), shown(name))]
+    BadName {
+        node: String,
+        name: String,
+        reason: &'static str,
+    },
+    /// A field shown on the terminal (`plan`, `status`) holds what could move the cursor or
+    /// reorder the text around it, or is absurdly long.
+    #[error("node `{}`: {field} `{}` {reason}", shown(node), shown(text))]
+    BadText {
+        node: String,
+        field: &'static str,
+        text: String,
+        reason: &'static str,
+    },
+    /// Two leaves define one name in one file: the second would replace the first.
     #[error(
-        "leaf node `{}`: name `{}` is not a Python identifier",
+        "node `{}`: name `{}` is also the name of node `{}` in `{}`; one file cannot define two functions or classes of one name (the second would replace the first)",
         shown(node),
-        shown(name)
+        shown(name),
+        shown(first),
+        shown(path)
     )]
-    BadName { node: String, name: String },
+    DuplicateName {
+        node: String,
+        first: String,
+        name: String,
+        path: String,
+    },
+    /// A module or package at an import root (the repository root or `src/`) named like a
+    /// module Python or the test runner imports.
+    #[error(
+        "node `{}`: file_path `{}` would shadow {what} `{module}`: the repository root and `src/` are on `sys.path` when tests run, so every `import {module}` would load the plan's module instead; rename it or move it into a package",
+        shown(node),
+        shown(path)
+    )]
+    ShadowsModule {
+        node: String,
+        path: String,
+        module: String,
+        what: &'static str,
+    },
+    #[error(
+        "node `{}`: docstring is {bytes} bytes, more than the {MAX_DOCSTRING_BYTES} (64 KiB) allowed (the docstring is the specification, sent in every prompt and written into the module)",
+        shown(node)
+    )]
+    DocstringTooLong { node: String, bytes: usize },
     /// Reported once per distinct id: `node` is the first node with it, `others` how many more.
     #[error("node `{}`{}: subgraph_id `{}` is not allowed: {SUBGRAPH_ID_RULE}", shown(node), and_more(*others), shown(subgraph))]
     BadSubgraphId {
@@ -158,8 +212,10 @@ impl RpgError {
     }
 }
 
-/// A user-supplied string as it may appear in a message: control characters and backslashes
-/// escaped (so `\0` means NUL and nothing reaches the terminal raw), at most 200 characters.
+/// A user-supplied string as it may appear in a message: control characters, Unicode
+/// bidirectional controls and backslashes escaped (so `\0` means NUL and nothing reaches the
+/// terminal raw: no escape sequence moves the cursor, no override reorders the line), at most
+/// 200 characters.
 pub fn shown(text: &str) -> String {
     const MAX_CHARS: usize = 200;
     let mut out = String::new();
@@ -170,11 +226,56 @@ pub fn shown(text: &str) -> String {
         }
         if c.is_control() || c == '\\' {
             out.extend(c.escape_debug());
+        } else if is_bidi_control(c) {
+            out.extend(c.escape_unicode());
         } else {
             out.push(c);
         }
     }
     out
+}
+
+/// Unicode's bidirectional formatting characters (embeddings, overrides, isolates and marks):
+/// invisible, and they reorder the text around them on a terminal or in an editor, so an id
+/// could read as another (the "Trojan Source" trick).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}')
+}
+
+/// `text` with every character that could act on a terminal escaped as `\u{..}`: control
+/// characters but the newline and the tab, and the bidirectional controls
+/// ([`is_bidi_control`]). Text without them is returned unchanged. For whole outputs (a plan,
+/// a status) that show plan or model text; [`shown`] is for one string inside a message.
+pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c);
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Why a short piece of plan text shown on the terminal (an id, a name, a type) cannot be
+/// used, if it cannot.
+fn shown_text_problem(text: &str) -> Option<&'static str> {
+    if text.contains('\0') {
+        Some("contains a NUL byte")
+    } else if text.chars().any(char::is_control) {
+        Some("contains a control character")
+    } else if text.chars().any(is_bidi_control) {
+        Some(
+            "contains a Unicode bidirectional control character (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F or U+061C), which reorders the text shown around it",
+        )
+    } else {
+        None
+    }
 }
 
 fn and_more(others: usize) -> String {
@@ -279,6 +380,7 @@ pub fn validate(rpg: Rpg) -> Result<ValidRpg, Vec<RpgError>> {
     for node in &rpg.nodes {
         check_node(node, &mut errors);
     }
+    check_duplicate_names(&rpg, &mut errors);
     check_subgraph_ids(&rpg, &mut errors);
     warn_unknown_fields(&rpg, &mut warnings);
     warn_disagreements(&rpg, &mut warnings);
@@ -311,15 +413,8 @@ pub fn validate(rpg: Rpg) -> Result<ValidRpg, Vec<RpgError>> {
 
 /// Why a node id cannot be used, if it cannot: it names files and shows in messages.
 fn id_problem(id: &str) -> Option<&'static str> {
-    if id.contains('\0') {
-        Some("contains a NUL byte")
-    } else if id.chars().any(char::is_control) {
-        Some("contains a control character")
-    } else if id.len() > MAX_NAME_BYTES {
-        Some("is longer than 255 bytes")
-    } else {
-        None
-    }
+    shown_text_problem(id)
+        .or_else(|| (id.len() > MAX_NAME_BYTES).then_some("is longer than 255 bytes"))
 }
 
 /// Reports empty, unusable and repeated ids; returns every id's first position, which the
@@ -396,22 +491,42 @@ fn check_references(rpg: &Rpg, by_id: &HashMap<&str, usize>, errors: &mut Vec<Rp
 }
 
 fn check_node(node: &Node, errors: &mut Vec<RpgError>) {
+    if let Some(reason) = kind_problem(&node.kind) {
+        errors.push(RpgError::BadText {
+            node: node.id.clone(),
+            field: "type",
+            text: node.kind.clone(),
+            reason,
+        });
+    }
     if let Some(path) = &node.file_path {
         // A package directory may be written with a trailing `/`; a file may not.
         let checked = match path.strip_suffix('/') {
             Some(dir) if !node.is_leaf() && !dir.is_empty() => dir,
             _ => path.as_str(),
         };
+        let bad_path = |reason| RpgError::BadFilePath {
+            node: node.id.clone(),
+            path: path.clone(),
+            reason,
+        };
         if let Some(reason) = file_path_problem(checked) {
-            errors.push(RpgError::BadFilePath {
-                node: node.id.clone(),
-                path: path.clone(),
-                reason,
-            });
+            errors.push(bad_path(reason));
         } else if node.is_leaf() && !path.ends_with(".py") {
             errors.push(RpgError::NotPython {
                 node: node.id.clone(),
                 path: path.clone(),
+            });
+        } else if let Some(reason) = composite_path_problem(node, checked) {
+            errors.push(bad_path(reason));
+        } else if let Some(reason) = tests_dir_problem(checked) {
+            errors.push(bad_path(reason));
+        } else if let Some((module, what)) = shadowed_module(checked) {
+            errors.push(RpgError::ShadowsModule {
+                node: node.id.clone(),
+                path: path.clone(),
+                module: module.to_string(),
+                what,
             });
         } else if let Some(test_file) = node.test_file()
             && let Some(reason) = file_path_problem(&test_file)
@@ -423,7 +538,22 @@ fn check_node(node: &Node, errors: &mut Vec<RpgError>) {
             });
         }
     }
+    if let Some(doc) = &node.docstring
+        && doc.len() > MAX_DOCSTRING_BYTES
+    {
+        errors.push(RpgError::DocstringTooLong {
+            node: node.id.clone(),
+            bytes: doc.len(),
+        });
+    }
+    let name_problem = name_problem(node);
+    let bad_name = |reason| RpgError::BadName {
+        node: node.id.clone(),
+        name: node.name.clone(),
+        reason,
+    };
     if !node.is_leaf() {
+        errors.extend(name_problem.map(bad_name));
         return;
     }
     if node
@@ -440,11 +570,104 @@ fn check_node(node: &Node, errors: &mut Vec<RpgError>) {
             node: node.id.clone(),
         });
     }
-    if !is_identifier(&node.name) {
-        errors.push(RpgError::BadName {
-            node: node.id.clone(),
-            name: node.name.clone(),
-        });
+    errors.extend(name_problem.map(bad_name));
+}
+
+/// Why a node's `type` cannot be shown, if it cannot: it is printed by `plan`.
+fn kind_problem(kind: &str) -> Option<&'static str> {
+    shown_text_problem(kind)
+        .or_else(|| (kind.len() > MAX_KIND_BYTES).then_some("is longer than 64 bytes"))
+}
+
+/// Why a node's name cannot be used, if it cannot. Functions, classes, modules and packages
+/// are named in Python code (`def name`, `from .name import ...`): an identifier that is not
+/// a keyword. Any other node's name is only shown, and held to what a terminal can show.
+fn name_problem(node: &Node) -> Option<&'static str> {
+    let python_named = node.is_leaf() || matches!(node.kind.as_str(), "module" | "package");
+    let problem = if !python_named {
+        shown_text_problem(&node.name)
+    } else if crate::python::KEYWORDS.contains(&node.name.as_str()) {
+        Some("is a Python keyword")
+    } else if !is_identifier(&node.name) {
+        Some("is not a Python identifier")
+    } else {
+        None
+    };
+    problem.or_else(|| (node.name.len() > MAX_NAME_BYTES).then_some("is longer than 255 bytes"))
+}
+
+/// Why a composite node's path cannot be what it says, if it cannot. A module names its
+/// Python file; any other composite whose path is not a `.py` file is a package directory
+/// (the engine writes its `__init__.py` there), so every component must be a Python name.
+fn composite_path_problem(node: &Node, path: &str) -> Option<&'static str> {
+    if node.is_leaf() || path.ends_with(".py") {
+        return None;
+    }
+    if node.kind == "module" {
+        return Some(
+            "does not end in `.py`: a module node names its Python file (any other path would become a package directory)",
+        );
+    }
+    path.split('/').any(|part| !is_identifier(part)).then_some(
+        "has a component that is not a Python identifier, or is a keyword: a package node's path is a directory that becomes a Python package (`<dir>/__init__.py`)",
+    )
+}
+
+/// Why `path` may not be written by a plan because it lies in the generated tests' directory.
+fn tests_dir_problem(path: &str) -> Option<&'static str> {
+    let (first, rest) = path.split_once('/').unwrap_or((path, ""));
+    (first.eq_ignore_ascii_case("tests")).then_some(if rest.is_empty() {
+        "is the `tests` directory, where the generated tests are written; a plan may not write there"
+    } else {
+        "lies under `tests/`, where the generated tests are written (`tests/test_<module>.py`); a plan module there would collide with them"
+    })
+}
+
+/// The module `path` would shadow, and what that module is, if it would: the path's
+/// top-level name at an import root (the repository root, and `src/`, both on `sys.path` in
+/// the sandbox) is a module of the standard library or one the test runner imports.
+/// `src/json.py`, `json/x.py` and `linecache.py` do; `src/pkg/json.py` does not (`import json`
+/// never finds it).
+pub fn shadowed_module(path: &str) -> Option<(&str, &'static str)> {
+    let parts: Vec<&str> = path.split('/').collect();
+    let under_src = parts.len() > 1 && parts[0] == "src";
+    let roots = std::iter::once(0).chain(under_src.then_some(1));
+    for at in roots {
+        let part = parts[at];
+        let name = if at + 1 == parts.len() {
+            part.strip_suffix(".py").unwrap_or(part)
+        } else {
+            part
+        };
+        if crate::python::is_stdlib(name) {
+            return Some((name, "the standard-library module"));
+        }
+        if TEST_RUNNER_MODULES.contains(&name) {
+            return Some((name, "the test runner's module"));
+        }
+    }
+    None
+}
+
+/// Two leaves with one name in one file: reported at the second (and every later) one,
+/// naming the first.
+fn check_duplicate_names(rpg: &Rpg, errors: &mut Vec<RpgError>) {
+    let mut seen: HashMap<(&str, &str), &str> = HashMap::new();
+    for node in rpg.nodes.iter().filter(|n| n.is_leaf()) {
+        let Some(path) = node.file_path.as_deref() else {
+            continue;
+        };
+        match seen.entry((path, node.name.as_str())) {
+            Entry::Vacant(slot) => {
+                slot.insert(node.id.as_str());
+            }
+            Entry::Occupied(first) => errors.push(RpgError::DuplicateName {
+                node: node.id.clone(),
+                first: first.get().to_string(),
+                name: node.name.clone(),
+                path: path.to_string(),
+            }),
+        }
     }
 }
 
@@ -462,8 +685,16 @@ pub fn file_path_problem(path: &str) -> Option<&'static str> {
     if path.chars().any(char::is_control) {
         return Some("contains a control character");
     }
+    if path.chars().any(is_bidi_control) {
+        return Some(
+            "contains a Unicode bidirectional control character, which reorders the text shown around it",
+        );
+    }
     if path.contains('\\') {
         return Some("contains a backslash (use `/`)");
+    }
+    if path.len() > MAX_PATH_BYTES {
+        return Some("is longer than 1024 bytes");
     }
     let bytes = path.as_bytes();
     let drive = bytes.len() >= 2
@@ -502,7 +733,7 @@ pub fn file_path_problem(path: &str) -> Option<&'static str> {
         && stem.split('/').any(|part| !is_identifier(part))
     {
         return Some(
-            "has a directory or module name that is not a Python identifier (Python could not import it)",
+            "has a directory or module name that is not a Python identifier, or is a keyword (Python could not import it)",
         );
     }
     reserved_path(path)
@@ -643,12 +874,6 @@ fn check_subgraph_ids(rpg: &Rpg, errors: &mut Vec<RpgError>) {
             subgraph: id.to_string(),
         });
     }
-}
-
-fn is_identifier(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
-        && chars.all(|c| c.is_alphanumeric() || c == '_')
 }
 
 /// Adds the first [`MAX_WARNINGS_PER_KIND`] of `found`, and one line counting the rest, so a
@@ -802,10 +1027,14 @@ mod tests {
     use super::*;
     use crate::rpg::model::NodeType;
 
+    /// A function leaf with a name of its own (`f0`, `f1`, ...), so leaves of one file never
+    /// share a name by accident.
     fn leaf(id: &str, path: &str) -> Node {
+        static NAMES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let name = NAMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Node {
             id: id.into(),
-            name: "f".into(),
+            name: format!("f{name}"),
             kind: "function".into(),
             node_type: NodeType::Leaf,
             file_path: Some(path.into()),
@@ -1084,5 +1313,201 @@ mod tests {
         let long = shown(&"z".repeat(1000));
         assert_eq!(long.chars().count(), 201);
         assert!(long.ends_with('…'));
+    }
+
+    #[test]
+    fn a_plan_module_named_like_a_stdlib_or_test_runner_module_at_an_import_root_is_refused() {
+        for (path, module) in [
+            ("linecache.py", "linecache"),
+            ("src/json.py", "json"),
+            ("json/x.py", "json"),
+            ("src/email/parser.py", "email"),
+            ("src/_thread.py", "_thread"),
+            ("src/pytest.py", "pytest"),
+            ("_pytest/x.py", "_pytest"),
+            ("src/pluggy", "pluggy"),
+            ("src/conftest.py", "conftest"),
+        ] {
+            assert_eq!(
+                shadowed_module(path).map(|(m, _)| m),
+                Some(module),
+                "{path}"
+            );
+        }
+        for path in [
+            "src/pkg/json.py",
+            "src/ml_lib/data/csv_reader.py",
+            "src",
+            "jsonx.py",
+        ] {
+            assert_eq!(shadowed_module(path), None, "{path}");
+        }
+        assert_eq!(
+            messages(vec![leaf("m", "src/json.py")]),
+            [
+                "node `m`: file_path `src/json.py` would shadow the standard-library module `json`: the repository root and `src/` are on `sys.path` when tests run, so every `import json` would load the plan's module instead; rename it or move it into a package"
+            ]
+        );
+    }
+
+    #[test]
+    fn two_leaves_with_one_name_in_one_file_are_refused_naming_both() {
+        let mut a = leaf("a", "src/m.py");
+        let mut b = leaf("b", "src/m.py");
+        let mut c = leaf("c", "src/other.py");
+        a.name = "mean".into();
+        b.name = "mean".into();
+        c.name = "mean".into();
+        assert_eq!(
+            messages(vec![a, b, c]),
+            [
+                "node `b`: name `mean` is also the name of node `a` in `src/m.py`; one file cannot define two functions or classes of one name (the second would replace the first)"
+            ]
+        );
+    }
+
+    #[test]
+    fn keywords_are_refused_as_function_module_and_package_names() {
+        let mut def = leaf("def", "src/m.py");
+        def.name = "def".into();
+        let mut none = composite("none", "src/pkg");
+        none.name = "None".into();
+        let mut module = composite("module", "src/class.py");
+        module.kind = "module".into();
+        module.name = "lambda".into();
+        let mut feature = composite("feature", "src/pkg");
+        feature.kind = "feature".into();
+        feature.name = "Data loading".into();
+        assert_eq!(
+            messages(vec![def, none, module, feature]),
+            [
+                "node `def`: name `def` is a Python keyword",
+                "node `none`: name `None` is a Python keyword",
+                "node `module`: file_path `src/class.py` has a directory or module name that is not a Python identifier, or is a keyword (Python could not import it)",
+                "node `module`: name `lambda` is a Python keyword",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_path_over_1024_bytes_is_refused_even_with_short_components() {
+        let path = format!("{}/m.py", vec!["p".repeat(200); 6].join("/"));
+        assert!(path.len() > MAX_PATH_BYTES);
+        assert_eq!(file_path_problem(&path), Some("is longer than 1024 bytes"));
+        let fits = format!("{}/m.py", vec!["p".repeat(200); 5].join("/"));
+        assert_eq!(file_path_problem(&fits), None);
+    }
+
+    #[test]
+    fn module_nodes_name_py_files_and_package_paths_are_identifiers() {
+        let mut script = composite("script", "src/p/run.sh");
+        script.kind = "module".into();
+        let egg = composite("egg", "src/p.egg-info");
+        let keyword = composite("keyword", "src/pkg/import/");
+        let fine = composite("fine", "src/pkg/");
+        let errors = messages(vec![script, egg, keyword, fine]);
+        assert_eq!(errors.len(), 3, "{errors:?}");
+        assert!(
+            errors[0].starts_with("node `script`: file_path `src/p/run.sh` does not end in `.py`"),
+            "{}",
+            errors[0]
+        );
+        assert!(errors[1].starts_with("node `egg`: file_path `src/p.egg-info` has a component that is not a Python identifier"), "{}", errors[1]);
+        assert!(
+            errors[2].starts_with("node `keyword`: file_path `src/pkg/import/` has a component"),
+            "{}",
+            errors[2]
+        );
+    }
+
+    #[test]
+    fn plan_files_under_tests_are_refused() {
+        let errors = messages(vec![
+            leaf("a", "tests/test_x.py"),
+            leaf("b", "Tests/deep/x.py"),
+            composite("c", "tests"),
+            leaf("d", "src/tests/x.py"),
+        ]);
+        assert_eq!(
+            errors,
+            [
+                "node `a`: file_path `tests/test_x.py` lies under `tests/`, where the generated tests are written (`tests/test_<module>.py`); a plan module there would collide with them",
+                "node `b`: file_path `Tests/deep/x.py` lies under `tests/`, where the generated tests are written (`tests/test_<module>.py`); a plan module there would collide with them",
+                "node `c`: file_path `tests` is the `tests` directory, where the generated tests are written; a plan may not write there",
+            ]
+        );
+    }
+
+    #[test]
+    fn bidi_controls_in_ids_names_types_and_paths_are_refused_and_shown_escaped() {
+        let mut named = composite("named", "src/pkg");
+        named.kind = "feature".into();
+        named.name = "a\u{2067}b".into();
+        let mut typed = leaf("typed", "src/m.py");
+        typed.kind = "func\u{202e}tion".into();
+        let errors = messages(vec![
+            leaf("admin\u{202e}txt", "src/m.py"),
+            leaf("b", "src/m\u{200f}.py"),
+            named,
+            typed,
+        ]);
+        assert_eq!(errors.len(), 4, "{errors:?}");
+        assert!(
+            errors[0].starts_with(
+                "node #0: id `admin\\u{202e}txt` contains a Unicode bidirectional control character"
+            ),
+            "{}",
+            errors[0]
+        );
+        assert!(
+            errors[1].contains(
+                "file_path `src/m\\u{200f}.py` contains a Unicode bidirectional control character"
+            ),
+            "{}",
+            errors[1]
+        );
+        assert!(
+            errors[2]
+                .starts_with("node `named`: name `a\\u{2067}b` contains a Unicode bidirectional"),
+            "{}",
+            errors[2]
+        );
+        assert!(
+            errors[3].starts_with(
+                "node `typed`: type `func\\u{202e}tion` contains a Unicode bidirectional"
+            ),
+            "{}",
+            errors[3]
+        );
+        for error in &errors {
+            assert!(!error.chars().any(is_bidi_control), "{error}");
+        }
+    }
+
+    #[test]
+    fn terminal_safe_escapes_controls_and_bidi_but_keeps_newlines_and_tabs() {
+        assert_eq!(terminal_safe("a\tb\nc"), "a\tb\nc");
+        assert_eq!(
+            terminal_safe("x\u{1b}[2J\u{202e}y\u{61c}"),
+            "x\\u{1b}[2J\\u{202e}y\\u{61c}"
+        );
+        assert!(matches!(
+            terminal_safe("plain"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn a_docstring_over_64_kib_is_refused_with_its_size() {
+        let mut big = leaf("big", "src/m.py");
+        big.docstring = Some("d".repeat(MAX_DOCSTRING_BYTES + 1));
+        let mut fits = leaf("fits", "src/m.py");
+        fits.docstring = Some("d".repeat(MAX_DOCSTRING_BYTES));
+        assert_eq!(
+            messages(vec![big, fits]),
+            [
+                "node `big`: docstring is 65537 bytes, more than the 65536 (64 KiB) allowed (the docstring is the specification, sent in every prompt and written into the module)"
+            ]
+        );
     }
 }

@@ -478,10 +478,13 @@ fn validate_json_reports_invalid_json_as_json() {
 }
 
 /// One leaf line of an RPG's `nodes` array, with the given id and file_path (JSON literals,
-/// escapes kept) and extra JSON fields.
+/// escapes kept) and extra JSON fields. Each leaf has a name of its own (`f0`, `f1`, ...): two
+/// leaves of one name in one file are refused.
 fn leaf_json(id_json: &str, file_path_json: &str, extra: &str) -> String {
+    static NAMES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let name = NAMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     format!(
-        r#"{{"id": "{id_json}", "name": "f", "type": "function", "node_type": "leaf", "file_path": "{file_path_json}", "docstring": "Does f."{extra}}}"#
+        r#"{{"id": "{id_json}", "name": "f{name}", "type": "function", "node_type": "leaf", "file_path": "{file_path_json}", "docstring": "Does f."{extra}}}"#
     )
 }
 
