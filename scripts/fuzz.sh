@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing of the engine's parsers (fuzz/): scripts/fuzz.sh TARGET|all SECONDS
 #
-# Targets: rpg, answer, journal, overlay_path (fuzz/fuzz_targets/*.rs says what each checks).
+# Targets: rpg, answer, journal, overlay_path, change_plan (fuzz/fuzz_targets/*.rs says what each checks).
 # Runs each for SECONDS under libFuzzer, prints its executions per second, and exits non-zero
 # if any found a crash, a hang or a stack overflow, naming the input that shows it.
 #
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ALL_TARGETS=(rpg answer journal overlay_path)
+ALL_TARGETS=(rpg answer journal overlay_path change_plan)
 usage() {
   echo "usage: scripts/fuzz.sh TARGET|all SECONDS   (targets: ${ALL_TARGETS[*]})" >&2
   exit 2
