@@ -16,4 +16,5 @@ mod report_html;
 mod sandbox;
 mod schemas;
 mod security;
+mod security_code;
 mod support;
