@@ -419,7 +419,7 @@ fn spawn_code(repo: &Path, script: &Path) -> std::process::Child {
 
 /// kill -9 during the final write of a 301-file change left 121 to 150 new files and a
 /// modified module. Now, killed at random points of its write, the next command on the
-/// repository (`history` here) rolls it back: the tree is "before" byte for byte, or
+/// repository (`history` or `detect` here) rolls it back: the tree is "before" byte for byte, or
 /// "after" when the commit had finished; nothing outside the repository changes.
 #[test]
 fn kill_9_during_the_final_write_then_any_command_gives_before_or_after() {
@@ -472,7 +472,9 @@ fn kill_9_during_the_final_write_then_any_command_gives_before_or_after() {
         if crashed != before && crashed != after {
             partial += 1;
         }
-        let (code, _, stderr) = run(zerorepo().args(["history", "--json"]).arg(&repo));
+        // Any command that takes the repository: `history` and `detect` in turn.
+        let next = if kill % 2 == 0 { "history" } else { "detect" };
+        let (code, _, stderr) = run(zerorepo().args([next, "--json"]).arg(&repo));
         assert_eq!(code, 0, "{stderr}");
         let got = tree(&repo);
         if exited {
