@@ -1,9 +1,18 @@
 //! `zerorepo.toml`: the settings a user would otherwise repeat as flags, in one file.
 //!
-//! The file is found with `--config FILE`, else as `zerorepo.toml` in the current directory.
+//! Configuration has an owner. The trusted file is the one named by `--config FILE`, else
+//! the user's own, `$XDG_CONFIG_HOME/zerorepo/zerorepo.toml` (`~/.config/zerorepo/...`).
+//! Without `--config`, a `zerorepo.toml` in the current directory is read too, over the
+//! user's file, but it may be an untrusted repository's (`zerorepo code` defaults to
+//! `--repo .`), so it may set only harmless options (timeouts, limits, candidates, jobs,
+//! profile...): a key in [`TRUSTED_ONLY`] there (the sandbox backend, the Docker engines,
+//! the model provider, its file, its endpoints, the variable that holds the key) is an
+//! error naming the key and the file, before anything runs. Those settings come only from
+//! the user's file, `--config`, flags and the environment.
+//!
 //! Each setting is the default of a command-line flag (the table in [`Config::settings`]),
 //! so the precedence is the command line's own: a flag beats its environment variable, which
-//! beats the file, which beats the built-in default. `zerorepo config show` prints what that
+//! beats the files, which beat the built-in default. `zerorepo config show` prints what that
 //! resolves to, and where each value came from.
 //!
 //! ```toml
@@ -34,6 +43,17 @@ use serde::{Deserialize, Serialize};
 
 pub const FILE_NAME: &str = "zerorepo.toml";
 
+/// Settings that decide what runs and where data goes: a program, a host, an endpoint, a
+/// sandbox, the variable whose secret is sent. Only a trusted file may set them.
+pub const TRUSTED_ONLY: &[&str] = &[
+    "model.provider",
+    "model.path",
+    "model.base_url",
+    "model.api_key_env",
+    "sandbox.backend",
+    "sandbox.docker_hosts",
+];
+
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read the configuration file {}: {source}", path.display())]
@@ -49,6 +69,14 @@ pub enum ConfigError {
         path.display()
     )]
     Secret { path: PathBuf, key: String },
+    #[error(
+        "{}: `{key}` decides what runs or where data is sent, and a zerorepo.toml in the \
+         current directory may be an untrusted repository's; set it in your own \
+         configuration (~/.config/zerorepo/zerorepo.toml), with --config FILE, a flag or \
+         the environment; nothing was run",
+        path.display()
+    )]
+    Untrusted { path: PathBuf, key: String },
 }
 
 /// The whole file. Every section and key is optional.
@@ -229,14 +257,88 @@ impl Config {
     }
 }
 
-/// Which file to read: the one named by `--config`, else `zerorepo.toml` in `cwd` if there
-/// is one, else none.
-pub fn locate(explicit: Option<&Path>, cwd: &Path) -> Option<PathBuf> {
+/// The user's own file: `$XDG_CONFIG_HOME/zerorepo/zerorepo.toml` (an absolute
+/// `XDG_CONFIG_HOME` only, as the XDG spec says), else `$HOME/.config/zerorepo/zerorepo.toml`.
+pub fn user_file(env: impl Fn(&str) -> Option<std::ffi::OsString>) -> Option<PathBuf> {
+    let base = env("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| env("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+    Some(base.join("zerorepo").join(FILE_NAME))
+}
+
+/// Which files to read: `(trusted, local)`. The trusted one is the file named by `--config`,
+/// else the user's file if there is one; the local one is `zerorepo.toml` in `cwd`, read
+/// only without `--config` and when it is not the user's file itself.
+pub fn locate(
+    explicit: Option<&Path>,
+    user: Option<&Path>,
+    cwd: &Path,
+) -> (Option<PathBuf>, Option<PathBuf>) {
     if let Some(path) = explicit {
-        return Some(path.to_path_buf());
+        return (Some(path.to_path_buf()), None);
     }
-    let default = cwd.join(FILE_NAME);
-    default.is_file().then_some(default)
+    let user = user.filter(|p| p.is_file()).map(Path::to_path_buf);
+    let local = cwd.join(FILE_NAME);
+    let same = |a: &Path, b: &Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y);
+    let local =
+        (local.is_file() && !user.as_deref().is_some_and(|u| same(u, &local))).then_some(local);
+    (user, local)
+}
+
+/// Reads a file that may be an untrusted repository's: any key of [`TRUSTED_ONLY`] in it is
+/// an error naming the key and the file.
+pub fn load_untrusted(path: &Path) -> Result<Config, ConfigError> {
+    let config = load(path)?;
+    untrusted_key(&config).map_or(Ok(config), |key| {
+        Err(ConfigError::Untrusted {
+            path: path.to_path_buf(),
+            key: key.to_string(),
+        })
+    })
+}
+
+/// The first key of [`TRUSTED_ONLY`] that `config` sets.
+pub fn untrusted_key(config: &Config) -> Option<&'static str> {
+    config
+        .settings()
+        .into_iter()
+        .find(|s| s.value.is_some() && TRUSTED_ONLY.contains(&s.key))
+        .map(|s| s.key)
+}
+
+impl Config {
+    /// `self` with every setting `over` gives replaced by `over`'s.
+    pub fn overlaid_by(self, over: Config) -> Config {
+        macro_rules! pick {
+            ($($section:ident . $field:ident),* $(,)?) => {{
+                let mut out = self;
+                $( if over.$section.$field.is_some() {
+                    out.$section.$field = over.$section.$field;
+                } )*
+                out
+            }};
+        }
+        pick!(
+            model.provider,
+            model.path,
+            model.base_url,
+            model.api_key_env,
+            model.timeout_secs,
+            sandbox.backend,
+            sandbox.test_timeout_secs,
+            sandbox.docker_hosts,
+            sandbox.memory_mb,
+            sandbox.max_processes,
+            sandbox.cpu_secs,
+            generate.max_retries,
+            generate.candidates,
+            generate.jobs,
+            generate.flush_every,
+            code.profile,
+            code.max_corrections,
+        )
+    }
 }
 
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
@@ -400,12 +502,68 @@ mod tests {
     }
 
     #[test]
-    fn the_file_is_the_named_one_else_the_one_in_the_directory() {
+    fn the_trusted_file_is_the_named_one_else_the_users_and_the_directory_is_local() {
         let dir = tempfile::tempdir().unwrap();
-        assert_eq!(locate(None, dir.path()), None);
+        let user = dir.path().join("home/zerorepo").join(FILE_NAME);
+        assert_eq!(locate(None, Some(&user), dir.path()), (None, None));
         std::fs::write(dir.path().join(FILE_NAME), "").unwrap();
-        assert_eq!(locate(None, dir.path()), Some(dir.path().join(FILE_NAME)));
+        let local = Some(dir.path().join(FILE_NAME));
+        assert_eq!(locate(None, Some(&user), dir.path()), (None, local.clone()));
+        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+        std::fs::write(&user, "").unwrap();
+        assert_eq!(
+            locate(None, Some(&user), dir.path()),
+            (Some(user.clone()), local)
+        );
+        // Run from the user's own config directory, the file is read once, as trusted.
+        assert_eq!(
+            locate(None, Some(&user), user.parent().unwrap()),
+            (Some(user.clone()), None)
+        );
         let other = Path::new("/elsewhere/z.toml");
-        assert_eq!(locate(Some(other), dir.path()), Some(other.to_path_buf()));
+        assert_eq!(
+            locate(Some(other), Some(&user), dir.path()),
+            (Some(other.to_path_buf()), None)
+        );
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| std::ffi::OsString::from(v))
+            }
+        };
+        assert_eq!(
+            user_file(env(&[("XDG_CONFIG_HOME", "/x"), ("HOME", "/h")])),
+            Some(PathBuf::from("/x/zerorepo/zerorepo.toml"))
+        );
+        assert_eq!(
+            user_file(env(&[("XDG_CONFIG_HOME", "rel"), ("HOME", "/h")])),
+            Some(PathBuf::from("/h/.config/zerorepo/zerorepo.toml"))
+        );
+        assert_eq!(user_file(env(&[])), None);
+    }
+
+    #[test]
+    fn a_local_file_may_not_choose_programs_hosts_or_keys() {
+        for key in TRUSTED_ONLY {
+            let (section, name) = key.split_once('.').unwrap();
+            let value = if *key == "sandbox.backend" {
+                "\"none\""
+            } else {
+                "\"x\""
+            };
+            let config = parse_text(&format!("[{section}]\n{name} = {value}\n")).unwrap();
+            assert_eq!(untrusted_key(&config), Some(*key));
+        }
+        let harmless = parse_text(
+            "[model]\ntimeout_secs = 5\n[sandbox]\ntest_timeout_secs = 9\n\
+             [generate]\njobs = 2\n[code]\nprofile = \"smoke\"\n",
+        )
+        .unwrap();
+        assert_eq!(untrusted_key(&harmless), None);
+        let user = parse_text("[sandbox]\nbackend = \"docker\"\ntest_timeout_secs = 1\n").unwrap();
+        let merged = user.overlaid_by(harmless);
+        assert_eq!(merged.sandbox.backend, Some(Backend::Docker));
+        assert_eq!(merged.sandbox.test_timeout_secs, Some(9));
     }
 }

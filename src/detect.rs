@@ -365,11 +365,19 @@ fn any_rust_test(sources: &[PathBuf]) -> Result<bool, DetectError> {
     Ok(false)
 }
 
-/// The file's text (lossily decoded), or `None` when it does not exist.
+/// The file's text (lossily decoded), or `None` when it does not exist. The repository may
+/// be hostile: the file is read beneath its directory, and a link or a FIFO in its place
+/// (`package.json -> /root/.ssh/id_rsa`) counts as absent, never followed or waited on.
 fn read_optional(path: &Path) -> Result<Option<String>, DetectError> {
-    match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name().and_then(|n| n.to_str())) else {
+        return Ok(None);
+    };
+    match crate::fsutil::beneath::read(dir, name) {
+        Ok(bytes) => Ok(bytes.map(|b| String::from_utf8_lossy(&b).into_owned())),
+        Err(err) if err.kind() == std::io::ErrorKind::InvalidInput => {
+            tracing::warn!("{}: {err}; taken as absent", path.display());
+            Ok(None)
+        }
         Err(source) => Err(io_error(path, source)),
     }
 }
@@ -427,6 +435,32 @@ fn parse_package_scripts(text: &str, path: &Path) -> Result<BTreeMap<String, Str
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_manifest_that_is_a_link_or_a_fifo_is_absent_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret"), "[project]\n").unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret"),
+            dir.path().join("pyproject.toml"),
+        )
+        .unwrap();
+        nix::unistd::mkfifo(
+            &dir.path().join("package.json"),
+            nix::sys::stat::Mode::from_bits_truncate(0o644),
+        )
+        .unwrap();
+        assert_eq!(
+            read_optional(&dir.path().join("pyproject.toml")).unwrap(),
+            None
+        );
+        assert_eq!(
+            read_optional(&dir.path().join("package.json")).unwrap(),
+            None
+        );
+        assert!(detect(dir.path()).is_ok());
+    }
 
     fn write(root: &Path, rel: &str, text: &str) {
         let path = root.join(rel);

@@ -3,11 +3,14 @@
 //! reverted. It uses nothing else of the crate, so every layer above may use it.
 //!
 //! Writes go through temp file + `sync_data` + rename + directory fsync, so a crash at any
-//! point leaves either the old or the new content of a file, never a mix.
+//! point leaves either the old or the new content of a file, never a mix. A [`Workspace`]
+//! reads, writes and deletes through [`beneath`]: beneath its root, never through a link.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
+
+pub mod beneath;
 
 #[derive(Debug, thiserror::Error)]
 pub enum FsError {
@@ -170,27 +173,51 @@ impl Workspace {
     /// Current text of a file, or `None` if it does not exist.
     pub fn read(&self, relative: &str) -> Result<Option<String>, FsError> {
         let path = self.path(relative)?;
-        match std::fs::read_to_string(&path) {
-            Ok(text) => Ok(Some(text)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_err(&path)(e)),
+        match self.read_bytes(relative)? {
+            None => Ok(None),
+            Some(bytes) => String::from_utf8(bytes).map(Some).map_err(|e| {
+                io_err(&path)(std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+            }),
         }
     }
 
     /// Current bytes of a file, or `None` if it does not exist.
     pub fn read_bytes(&self, relative: &str) -> Result<Option<Vec<u8>>, FsError> {
         let path = self.path(relative)?;
-        match std::fs::read(&path) {
-            Ok(bytes) => Ok(Some(bytes)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io_err(&path)(e)),
-        }
+        beneath::read(&self.root, &self.key(relative)).map_err(io_err(&path))
+    }
+
+    /// The permission bits of a regular file, `None` when there is none.
+    pub fn mode(&self, relative: &str) -> Result<Option<u32>, FsError> {
+        let path = self.path(relative)?;
+        beneath::mode(&self.root, &self.key(relative)).map_err(io_err(&path))
     }
 
     pub fn write(&self, relative: &str, content: &str) -> Result<(), FsError> {
+        self.write_bytes(relative, content.as_bytes(), None)
+    }
+
+    /// Writes atomically beneath the root with the given permission bits (`None`: those of
+    /// the file it replaces).
+    pub fn write_bytes(
+        &self,
+        relative: &str,
+        content: &[u8],
+        mode: Option<u32>,
+    ) -> Result<(), FsError> {
         let path = self.path(relative)?;
         tracing::debug!(path = relative, bytes = content.len(), "write");
-        write_atomic(&path, content.as_bytes())
+        beneath::write_atomic(&self.root, &self.key(relative), content, mode).map_err(io_err(&path))
+    }
+
+    /// `relative` spelled as [`beneath`] takes it (`a//b` and `a/b/` name `a/b`); only for
+    /// paths [`Workspace::path`] accepted.
+    fn key(&self, relative: &str) -> String {
+        Path::new(relative)
+            .components()
+            .filter_map(|c| c.as_os_str().to_str())
+            .collect::<Vec<_>>()
+            .join("/")
     }
 
     /// Removes the temp files of atomic writes that a crash (kill -9) cut off: they never
@@ -222,10 +249,9 @@ impl Workspace {
     /// Deletes a file; a file that is already gone is fine.
     pub fn remove(&self, relative: &str) -> Result<(), FsError> {
         let path = self.path(relative)?;
-        match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_err(&path)(e)),
-            _ => Ok(()),
-        }
+        beneath::remove(&self.root, &self.key(relative))
+            .map(drop)
+            .map_err(io_err(&path))
     }
 
     /// Writes only if the content differs (keeps mtimes and avoids needless fsyncs).
@@ -242,7 +268,7 @@ impl Workspace {
         paths
             .iter()
             .map(|rel| {
-                let bytes = self.path(rel).ok().and_then(|p| std::fs::read(p).ok());
+                let bytes = self.read_bytes(rel).ok().flatten();
                 (
                     rel.clone(),
                     bytes.map(|b| content_hash(&b)).unwrap_or_default(),
@@ -263,18 +289,13 @@ impl Workspace {
     /// Puts every file of the snapshot back as it was (deleting files that did not exist).
     pub fn restore(&self, snapshot: &Snapshot) -> Result<(), FsError> {
         for (rel, content) in &snapshot.files {
-            let path = self.path(rel)?;
             match content {
                 Some(bytes) => {
-                    if std::fs::read(&path).ok().as_deref() != Some(bytes.as_slice()) {
-                        write_atomic(&path, bytes)?;
+                    if self.read_bytes(rel).ok().flatten().as_deref() != Some(bytes.as_slice()) {
+                        self.write_bytes(rel, bytes, None)?;
                     }
                 }
-                None => match std::fs::remove_file(&path) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => return Err(io_err(&path)(e)),
-                },
+                None => self.remove(rel)?,
             }
         }
         Ok(())
@@ -290,15 +311,11 @@ impl Workspace {
             snapshot: snapshot.clone(),
         };
         let text = serde_json::to_vec(&saved).map_err(|e| io_err(&path)(e.into()))?;
-        write_atomic(&path, &text)
+        self.write_bytes(&snapshot_file(dir, id), &text, None)
     }
 
     pub fn discard_snapshot(&self, dir: &str, id: &str) -> Result<(), FsError> {
-        let path = self.path(&snapshot_file(dir, id))?;
-        match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io_err(&path)(e)),
-            _ => Ok(()),
-        }
+        self.remove(&snapshot_file(dir, id))
     }
 
     /// Snapshots left behind by nodes that did not finish, sorted by node id. An unreadable

@@ -57,6 +57,7 @@ pub enum AuditError {
 /// The trail of one run: entries in memory, written through to the file unless dry.
 #[derive(Debug)]
 pub struct Audit {
+    /// The repository whose trail this is (`None`: a dry run's, kept in memory).
     file: Option<PathBuf>,
     run: String,
     earlier: Vec<AuditEntry>,
@@ -66,9 +67,9 @@ pub struct Audit {
 impl Audit {
     /// The trail of a new run in `repo`; `None` keeps it in memory (a dry run).
     pub fn open(repo: Option<&Path>) -> Result<Audit, AuditError> {
-        let file = repo.map(|r| r.join(HISTORY_FILE));
+        let file = repo.map(Path::to_path_buf);
         let earlier = match &file {
-            Some(path) => load(path)?,
+            Some(repo) => history(repo)?,
             None => Vec::new(),
         };
         Ok(Audit {
@@ -103,37 +104,38 @@ impl Audit {
             excerpt: crate::redact::redact(tail(excerpt, EXCERPT_CHARS)).into_owned(),
             tokens,
         });
-        let Some(path) = &self.file else {
+        let Some(repo) = &self.file else {
             return Ok(());
         };
         let all: Vec<&AuditEntry> = self.earlier.iter().chain(&self.entries).collect();
         let mut text = serde_json::to_string_pretty(&all).unwrap_or_default();
         text.push('\n');
-        crate::fsutil::write_atomic(path, text.as_bytes()).map_err(|source| AuditError::Write {
-            path: path.clone(),
-            source,
-        })
+        // Beneath the repository: a `.zerorepo` that is a link is refused, never followed.
+        crate::fsutil::Workspace::new(repo)
+            .write(HISTORY_FILE, &text)
+            .map_err(|source| AuditError::Write {
+                path: repo.join(HISTORY_FILE),
+                source,
+            })
     }
 }
 
 /// The trail of the repository at `repo` (empty when it has none).
+/// Read beneath the repository, never through a link.
 pub fn history(repo: &Path) -> Result<Vec<AuditEntry>, AuditError> {
-    load(&repo.join(HISTORY_FILE))
-}
-
-fn load(path: &Path) -> Result<Vec<AuditEntry>, AuditError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+    let path = repo.join(HISTORY_FILE);
+    let text = match crate::fsutil::Workspace::new(repo).read(HISTORY_FILE) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(Vec::new()),
         Err(e) => {
             return Err(AuditError::Read {
-                path: path.into(),
+                path,
                 message: e.to_string(),
             });
         }
     };
     serde_json::from_str(&text).map_err(|e| AuditError::Read {
-        path: path.into(),
+        path,
         message: e.to_string(),
     })
 }

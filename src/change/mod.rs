@@ -18,12 +18,19 @@
 //! 7. **Self-correct**: on failure the model gets the error and the file it points at
 //!    ([`fault`]), up to `max_corrections` rounds.
 //! 8. **Commit or roll back**: the overlay commits all at once, refusing files changed on
-//!    disk since they were read; otherwise nothing is written.
+//!    disk since they were read; otherwise nothing is written. An intent record ([`intent`])
+//!    holds the old content of every path until the last write is done, so a commit cut off
+//!    by kill -9 is rolled back by the next command on the repository.
 //!
 //! The repository is only read until step 8; a cancelled run stops between steps, before it.
+//! The repository is hostile: every read, write and delete resolves beneath its root with no
+//! symbolic link on the way ([`crate::fsutil::beneath`]), no path inside `.git` or
+//! `.zerorepo` (in any case) or with a control character is ever a task's, and the scratch
+//! copies for the sandbox hold its regular files only (links are left out).
 
 pub mod audit;
 pub mod fault;
+pub mod intent;
 pub mod plan;
 mod prompt;
 
@@ -214,6 +221,10 @@ pub enum CodeError {
     },
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    #[error("{0}")]
+    Refused(String),
+    #[error("the intent record: {0}")]
+    Intent(#[from] intent::IntentError),
 }
 
 impl CodeError {
@@ -225,6 +236,7 @@ impl CodeError {
                 | CodeError::NotEmpty(_)
                 | CodeError::NothingToHeal(_)
                 | CodeError::Plan(_)
+                | CodeError::Refused(_)
         )
     }
 }
@@ -243,6 +255,21 @@ const SKIPPED_DIRS: &[&str] = &[
     ".ruff_cache",
     ".mypy_cache",
 ];
+
+/// zerorepo's own state in `repo` (`.zerorepo`, `.zerorepo/work`) must be directories of
+/// the repository's, not links elsewhere (the trail and the staging copy would be written
+/// wherever they point): refused before anything is read or written.
+pub fn check_state_dir(repo: &Path) -> Result<(), CodeError> {
+    for state in [".zerorepo", ".zerorepo/work"] {
+        if std::fs::symlink_metadata(repo.join(state)).is_ok_and(|m| !m.is_dir()) {
+            return Err(CodeError::Refused(format!(
+                "{} is a symbolic link or a file, not zerorepo's directory; remove it first",
+                repo.join(state).display()
+            )));
+        }
+    }
+    Ok(())
+}
 
 /// Runs a change to the end. `Err` only when nothing could start (bad input, a broken
 /// sandbox or model); every later failure is an [`Outcome`] with nothing written.
@@ -283,6 +310,7 @@ impl Run {
         if !repo.is_dir() {
             return Err(CodeError::NotADirectory(repo.clone()));
         }
+        check_state_dir(repo)?;
         let files = list_files(repo)?;
         if request.options.mode == Mode::Generate && !files.is_empty() {
             return Err(CodeError::NotEmpty(repo.clone()));
@@ -525,27 +553,42 @@ impl Run {
         reviewed: &Reviewed,
     ) -> Result<Option<String>, CodeError> {
         for (task, assessed) in reviewed.plan.tasks.iter().zip(&reviewed.risks) {
-            let reasons = assessed.reasons.join("; ");
-            let refused = match assessed.risk {
-                Risk::Refused => true,
-                Risk::High => {
-                    !(request.options.allow_high_risk
-                        || approver.confirm_high_risk(task, &assessed.reasons))
+            let mut reasons = assessed.reasons.join("; ");
+            // A path through a link in the repository would reach whatever the link names.
+            let linked = match (task.kind, task.path.as_deref()) {
+                (TaskKind::ShellCommand, _) | (_, None) => None,
+                (_, Some(path)) => {
+                    let path = path.strip_suffix('/').unwrap_or(path);
+                    crate::fsutil::beneath::no_link(&request.repo, path).err()
                 }
-                _ => false,
             };
+            if let Some(why) = &linked {
+                reasons = why.to_string();
+            }
+            let refused = linked.is_some()
+                || match assessed.risk {
+                    Risk::Refused => true,
+                    Risk::High => {
+                        !(request.options.allow_high_risk
+                            || approver.confirm_high_risk(task, &assessed.reasons))
+                    }
+                    _ => false,
+                };
             let outcome = if refused { "refused" } else { "allowed" };
+            let level = match linked {
+                Some(_) => Risk::Refused.as_str(),
+                None => assessed.risk.as_str(),
+            };
             let detail = match reasons.is_empty() {
-                true => assessed.risk.as_str().to_string(),
-                false => format!("{}: {reasons}", assessed.risk.as_str()),
+                true => level.to_string(),
+                false => format!("{level}: {reasons}"),
             };
             self.audit
                 .record("risk", Some(&task.id.0), outcome, &detail, "", None)?;
             if refused {
                 return Ok(Some(format!(
-                    "task {} is {} risk and was refused ({reasons})",
-                    task.id,
-                    assessed.risk.as_str()
+                    "task {} is {level} risk and was refused ({reasons})",
+                    task.id
                 )));
             }
         }
@@ -597,7 +640,13 @@ impl Run {
         repair: Option<&str>,
     ) -> Result<Result<(), String>, CodeError> {
         let path = task.path.clone().unwrap_or_default();
+        // The gate refused such paths already; this holds whatever path reaches here.
+        let refused = match task.kind {
+            TaskKind::ShellCommand => None,
+            _ => plan::inside_repository(&path).err(),
+        };
         let result = match task.kind {
+            _ if refused.is_some() => Err(format!("refused: {}", refused.unwrap_or_default())),
             TaskKind::DeleteFile => match self.overlay.read(&path)? {
                 Some(_) => {
                     self.overlay.remove(&path, Source::Generated)?;
@@ -868,14 +917,30 @@ impl Run {
             Overlay::new(Workspace::new(&request.repo)),
         );
         let audit = &mut self.audit;
+        let repo = request.repo.clone();
+        let mut begun = false;
         let committed = overlay.commit(|batch| {
             let detail = format!("{} file(s)", batch.len());
-            audit.record("commit", None, "writing", &detail, "", None)
+            audit
+                .record("commit", None, "writing", &detail, "", None)
+                .map_err(|e| e.to_string())?;
+            // Before the first byte: the old content of every path, fsync'd.
+            let paths: Vec<String> = batch.into_keys().collect();
+            intent::begin(&repo, &paths).map_err(|e| e.to_string())?;
+            begun = true;
+            Ok::<(), String>(())
         });
         let committed = match committed {
             Ok(committed) => committed,
-            Err(e) => return Ok(self.end(Status::RolledBack, &e.to_string())),
+            Err(e) => {
+                // A write that failed half-way (a full disk): put back what was written.
+                if begun {
+                    intent::recover(&request.repo)?;
+                }
+                return Ok(self.end(Status::RolledBack, &e.to_string()));
+            }
         };
+        intent::end(&request.repo)?;
         self.audit.record(
             "commit",
             None,
@@ -1040,29 +1105,11 @@ async fn run_check(request: &Request, dir: &Path, command: &str) -> Result<Check
     })
 }
 
-/// The repository's files (relative, sorted), without [`SKIPPED_DIRS`] and symbolic links.
+/// The repository's files (relative, sorted), without [`SKIPPED_DIRS`], symbolic links
+/// and paths no task could name ([`crate::fsutil::beneath::list_files`]: the listing never
+/// follows a link).
 fn list_files(repo: &Path) -> std::io::Result<Vec<String>> {
-    let mut files = Vec::new();
-    let mut stack = vec![PathBuf::new()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(repo.join(&dir))? {
-            let entry = entry?;
-            let name = entry.file_name();
-            let relative = dir.join(&name);
-            let kind = entry.file_type()?;
-            if kind.is_dir() {
-                if !SKIPPED_DIRS.iter().any(|s| name == *s) {
-                    stack.push(relative);
-                }
-            } else if kind.is_file()
-                && let Some(text) = relative.to_str()
-            {
-                files.push(text.to_string());
-            }
-        }
-    }
-    files.sort();
-    Ok(files)
+    crate::fsutil::beneath::list_files(repo, SKIPPED_DIRS)
 }
 
 fn directories(files: &[String]) -> BTreeSet<String> {
@@ -1085,12 +1132,21 @@ fn scratch_copy(repo: &Path, overlay: &Overlay) -> Result<tempfile::TempDir, Cod
     let scratch = tempfile::Builder::new()
         .prefix("zerorepo-code-")
         .tempdir()?;
+    // Regular files only, each read beneath the repository: symbolic links are left out of
+    // the copy (a link to `/root` or to another tree would put what it points at in the
+    // sandbox's view).
     for file in list_files(repo)? {
         let to = scratch.path().join(&file);
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent)?;
         }
-        std::fs::copy(repo.join(&file), &to)?;
+        if let Some(bytes) = crate::fsutil::beneath::read(repo, &file)? {
+            std::fs::write(&to, bytes)?;
+            if let Some(mode) = crate::fsutil::beneath::mode(repo, &file)? {
+                use std::os::unix::fs::PermissionsExt;
+                std::fs::set_permissions(&to, std::fs::Permissions::from_mode(mode & 0o777))?;
+            }
+        }
     }
     for (path, entry) in overlay.entries() {
         let to = scratch.path().join(path);

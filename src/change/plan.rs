@@ -416,27 +416,11 @@ pub fn assess(task: &Task, plan: &ChangePlan, context: &RiskContext) -> (Risk, V
     (risk, why)
 }
 
-/// Why a path is not a file of the repository: absolute, `..`, or zerorepo's or git's own.
+/// Why a path is not a file of the repository: absolute, `..`, zerorepo's or git's own in
+/// any case, or holding a control character ([`crate::fsutil::beneath::check_repo_path`]).
+/// One trailing `/` (a directory, for a deletion) is allowed.
 pub fn inside_repository(path: &str) -> Result<(), String> {
-    let p = std::path::Path::new(path);
-    if path.is_empty() {
-        return Err("no path".into());
-    }
-    if p.is_absolute() || path.starts_with('~') {
-        return Err(format!("{path} is outside the repository"));
-    }
-    for part in p.components() {
-        match part {
-            std::path::Component::Normal(name) => {
-                if name == ".git" || name == ".zerorepo" {
-                    return Err(format!("{path} is inside {}", name.to_string_lossy()));
-                }
-            }
-            std::path::Component::CurDir => {}
-            _ => return Err(format!("{path} is outside the repository")),
-        }
-    }
-    Ok(())
+    crate::fsutil::beneath::check_repo_path(path.strip_suffix('/').unwrap_or(path))
 }
 
 fn command_risk(command: &str, context: &RiskContext) -> Vec<(Risk, String)> {

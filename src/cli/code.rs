@@ -81,6 +81,26 @@ pub(crate) struct Args {
     json: bool,
 }
 
+/// Rolls back a change that kill -9 cut off during its final write, if `repo` holds the
+/// record of one, and says so; every command that takes a repository runs this first.
+pub(crate) fn recover(repo: &std::path::Path) -> Result<(), CliError> {
+    if !repo.is_dir() {
+        return Ok(());
+    }
+    change::check_state_dir(repo).map_err(CliError::bad_input)?;
+    match change::intent::recover(repo) {
+        Ok(Some(restored)) => {
+            eprintln!("an interrupted change was rolled back: {restored} files restored");
+            Ok(())
+        }
+        Ok(None) => Ok(()),
+        Err(e) => {
+            Err(CliError::Failed(anyhow::Error::new(e))
+                .context("rolling back an interrupted change"))
+        }
+    }
+}
+
 pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
     let spec = spec_text(&args)?;
     let plan = match &args.plan {
@@ -94,6 +114,7 @@ pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
             "approving the plan needs a terminal: pass --yes, or --plan-out FILE to review it in a file",
         ));
     }
+    recover(&args.repo)?;
     let runner = args.sandbox.runner()?;
     let llm = args.llm.provider()?;
     let cancel = CancellationToken::new();

@@ -12,10 +12,13 @@ use super::render;
 use crate::config::{self, Config, ConfigError};
 use crate::exit;
 
-/// The file in use, if any, and what it says.
+/// The files in use, if any, and what they say together.
 #[derive(Debug, Default)]
 pub(crate) struct Loaded {
+    /// The trusted file: `--config FILE`, else the user's own.
     pub(crate) path: Option<PathBuf>,
+    /// `./zerorepo.toml`, harmless settings only (read over the trusted file).
+    pub(crate) local: Option<PathBuf>,
     pub(crate) config: Config,
 }
 
@@ -37,15 +40,22 @@ fn config_flag(args: &[OsString]) -> Option<PathBuf> {
     None
 }
 
-/// The configuration for these arguments: the file they name, else `./zerorepo.toml`.
+/// The configuration for these arguments: the file they name, else the user's own with
+/// `./zerorepo.toml` over it (harmless settings only: [`config::load_untrusted`]).
 pub(crate) fn load(args: &[OsString]) -> Result<Loaded, ConfigError> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let Some(path) = config::locate(config_flag(args).as_deref(), &cwd) else {
-        return Ok(Loaded::default());
+    let user = config::user_file(|name| std::env::var_os(name));
+    let (path, local) = config::locate(config_flag(args).as_deref(), user.as_deref(), &cwd);
+    let mut config = match &path {
+        Some(path) => config::load(path)?,
+        None => Config::default(),
     };
-    let config = config::load(&path)?;
+    if let Some(local) = &local {
+        config = config.overlaid_by(config::load_untrusted(local)?);
+    }
     Ok(Loaded {
-        path: Some(path),
+        path,
+        local,
         config,
     })
 }
@@ -93,7 +103,10 @@ struct Resolved {
 
 #[derive(Debug, serde::Serialize)]
 struct Shown {
+    /// The trusted file (`--config`, else the user's own).
     file: Option<PathBuf>,
+    /// `./zerorepo.toml`, which may set harmless options only.
+    local_file: Option<PathBuf>,
     settings: Vec<Resolved>,
 }
 
@@ -163,6 +176,7 @@ pub(crate) fn run(command: Command, loaded: &Loaded, base: &clap::Command) -> Re
     // Only the variables the settings name are read, and only to show their values.
     let shown = Shown {
         file: loaded.path.clone(),
+        local_file: loaded.local.clone(),
         settings: resolve(base, &loaded.config, |name| std::env::var(name).ok()),
     };
     if args.json {
@@ -176,11 +190,16 @@ pub(crate) fn run(command: Command, loaded: &Loaded, base: &clap::Command) -> Re
 fn text(shown: &Shown) -> String {
     let mut out = match &shown.file {
         Some(path) => format!("file: {}\n", path.display()),
-        None => format!(
-            "file: none ({} not found here; --config FILE names one)\n",
-            config::FILE_NAME
-        ),
+        None => "file: none (no ~/.config/zerorepo/zerorepo.toml; --config FILE names one)\n"
+            .to_string(),
     };
+    if let Some(local) = &shown.local_file {
+        out.push_str(&format!(
+            "local file: {} (harmless settings only; {} come from the file above)\n",
+            local.display(),
+            config::TRUSTED_ONLY.join(", ")
+        ));
+    }
     for r in &shown.settings {
         let source = match r.source {
             Source::Environment => format!("environment ({})", r.env.as_deref().unwrap_or("")),

@@ -16,6 +16,8 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> Result<u8, CliError> {
+    // A change that kill -9 cut off is rolled back first, so the stacks are the repository's.
+    super::code::recover(&args.dir)?;
     // Detection only reads the directory: failing to is the user's pointing at the wrong place.
     let found = crate::detect::detect(&args.dir).map_err(CliError::bad_input)?;
     if args.json {

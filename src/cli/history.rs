@@ -30,6 +30,7 @@ pub(crate) fn run(args: Args) -> Result<u8, CliError> {
             args.repo.display()
         )));
     }
+    super::code::recover(&args.repo)?;
     let mut entries = audit::history(&args.repo).map_err(|e| CliError::Failed(e.into()))?;
     if args.last
         && let Some(run) = entries.last().map(|e| e.run.clone())

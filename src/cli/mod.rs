@@ -70,8 +70,9 @@ struct GlobalArgs {
     /// Only warnings and errors; no progress lines.
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     quiet: bool,
-    /// The configuration file (default: ./zerorepo.toml when there is one). Its settings are
-    /// the defaults of the flags they stand for: flags > environment > file > defaults; see
+    /// The configuration file (default: ~/.config/zerorepo/zerorepo.toml, with a
+    /// ./zerorepo.toml over it that may set harmless options only). Its settings are the
+    /// defaults of the flags they stand for: flags > environment > file > defaults; see
     /// `zerorepo config show`.
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<std::path::PathBuf>,

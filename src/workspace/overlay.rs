@@ -258,9 +258,7 @@ impl Overlay {
     }
 
     fn disk_mode(&self, path: &str) -> Option<u32> {
-        use std::os::unix::fs::PermissionsExt;
-        let meta = std::fs::metadata(self.disk.path(path).ok()?).ok()?;
-        Some(meta.permissions().mode() & 0o7777)
+        self.disk.mode(path).ok().flatten()
     }
 
     pub fn to_json(&self) -> Result<String, serde_json::Error> {
@@ -327,12 +325,11 @@ impl Overlay {
         let mut done = Committed::default();
         for path in to_write {
             let entry = &self.entries[&path];
-            let full = self.disk.path(&path)?;
             match &entry.content {
                 Some(text) => {
                     let mode = entry.mode.or(self.disk_mode(&path)).unwrap_or(0o644);
                     tracing::debug!(path, mode = format!("{mode:o}"), "commit");
-                    crate::fsutil::write_atomic_with_mode(&full, text.as_bytes(), mode)?;
+                    self.disk.write_bytes(&path, text.as_bytes(), Some(mode))?;
                     done.written.push(path);
                 }
                 None => {

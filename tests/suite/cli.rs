@@ -79,8 +79,11 @@ fn the_config_file_sets_defaults_under_flags_and_environment_and_bad_files_are_r
     }
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
+    // Provider and backend decide what runs: the user's own file (issue 38), not ./zerorepo.toml.
+    let home = dir.path().join("config");
+    std::fs::create_dir_all(home.join("zerorepo")).unwrap();
     std::fs::write(
-        dir.path().join("zerorepo.toml"),
+        home.join("zerorepo/zerorepo.toml"),
         format!(
             "[model]\nprovider = \"scripted:{}\"\n[sandbox]\nbackend = \"docker\"\n\
              test_timeout_secs = 45\n[generate]\ncandidates = 2\n",
@@ -92,6 +95,7 @@ fn the_config_file_sets_defaults_under_flags_and_environment_and_bad_files_are_r
         let mut cmd = zerorepo();
         cmd.current_dir(dir.path())
             .env_remove("ZEROREPO_SANDBOX")
+            .env("XDG_CONFIG_HOME", &home)
             .args(["config", "show", "--json"]);
         for (k, v) in extra {
             cmd.env(k, v);
@@ -129,6 +133,7 @@ fn the_config_file_sets_defaults_under_flags_and_environment_and_bad_files_are_r
     let (code, stdout, stderr) = run(zerorepo()
         .current_dir(dir.path())
         .env_remove("ZEROREPO_SANDBOX")
+        .env("XDG_CONFIG_HOME", &home)
         .arg("generate")
         .arg(fixture("chain").join("rpg.json"))
         .arg("--out")
@@ -166,14 +171,15 @@ fn the_config_file_sets_defaults_under_flags_and_environment_and_bad_files_are_r
 #[test]
 fn config_show_never_prints_credentials_written_into_a_base_url() {
     let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("zerorepo.toml");
     std::fs::write(
-        dir.path().join("zerorepo.toml"),
+        &file,
         "[model]\nbase_url = [\"https://me:hunter2-secret@gpu1:8000/v1\", \"http://gpu2:8000/v1?api_key=abc123\"]\n",
     )
     .unwrap();
     for json in [false, true] {
         let mut cmd = zerorepo();
-        cmd.current_dir(dir.path()).args(["config", "show"]);
+        cmd.arg("--config").arg(&file).args(["config", "show"]);
         if json {
             cmd.arg("--json");
         }

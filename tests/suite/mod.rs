@@ -16,5 +16,6 @@ mod report_html;
 mod sandbox;
 mod schemas;
 mod security;
+mod security_code;
 mod security_plan;
 mod support;

@@ -19,6 +19,8 @@ pub fn fixture(name: &str) -> PathBuf {
 pub fn zerorepo() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_zerorepo"));
     cmd.env_remove("ZEROREPO_LLM").env_remove("RUST_LOG");
+    // The user's own zerorepo.toml is trusted configuration: never this machine's in a test.
+    cmd.env("XDG_CONFIG_HOME", "/nonexistent/zerorepo-test-config");
     if let Some(python) = python_with_pytest() {
         cmd.env("ZEROREPO_PYTHON", python);
     }
