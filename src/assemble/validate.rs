@@ -280,7 +280,14 @@ fn install_check(run: &crate::sandbox::TestRun) -> Check {
         format!("killed by {signal}")
     } else {
         let tail: Vec<&str> = run.output.lines().rev().take(8).collect();
-        tail.into_iter().rev().collect::<Vec<_>>().join("\n")
+        let tail = tail.into_iter().rev().collect::<Vec<_>>().join("\n");
+        // pip can fail without a word (a build killed by a limit): the exit code still says
+        // something.
+        match run.exit_code {
+            _ if !tail.trim().is_empty() => tail,
+            Some(code) => format!("exit code {code}, no output"),
+            None => "no exit code and no output".into(),
+        }
     };
     let hint = match crate::sandbox::wheelhouse_dir() {
         Some(dir) if dir.is_dir() => String::new(),

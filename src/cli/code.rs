@@ -115,6 +115,9 @@ pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
         ));
     }
     recover(&args.repo)?;
+    if args.git_commit {
+        refuse_a_borrowed_git(&args.repo)?;
+    }
     let runner = args.sandbox.runner()?;
     let llm = args.llm.provider()?;
     let cancel = CancellationToken::new();
@@ -157,6 +160,21 @@ pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
         Status::Interrupted => exit::INTERRUPTED,
         Status::RolledBack | Status::Declined => exit::FAILED,
     })
+}
+
+/// `--git-commit` commits into the repository's own `.git` only: a `.git` that is a symlink
+/// or a `gitdir:` file would send the commit into a repository the user never named.
+fn refuse_a_borrowed_git(repo: &std::path::Path) -> Result<(), CliError> {
+    let git = repo.join(".git");
+    match std::fs::symlink_metadata(&git) {
+        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
+            Err(CliError::bad_input(format!(
+                "--git-commit: {} is not a directory (a symlink or a `gitdir:` file): the commit would land in another repository",
+                git.display()
+            )))
+        }
+        _ => Ok(()),
+    }
 }
 
 fn spec_text(args: &Args) -> Result<String, CliError> {

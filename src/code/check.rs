@@ -161,6 +161,20 @@ pub fn check_source(source: &str, file_name: &str) -> Result<CheckReport, CheckE
     })
 }
 
+/// A checker started from `/`: it reads the source on stdin, so it needs no working
+/// directory, and the repository being edited must not be one (Python puts it on its path).
+fn checker_command(program: &std::path::Path, args: &[&str]) -> Command {
+    let mut command = Command::new(program);
+    command.args(args).current_dir("/");
+    command
+}
+
+/// CPython's arguments: isolated (`-I`: no `PYTHONPATH`, user site or current directory on
+/// its import path; a `SyntaxWarning` imports modules), the check script, the file's name.
+fn python_args(file_name: &str) -> [&str; 4] {
+    ["-I", "-c", PY_CHECK, file_name]
+}
+
 fn run_with_stdin(
     program: &std::path::Path,
     args: &[&str],
@@ -170,9 +184,7 @@ fn run_with_stdin(
         program: program.display().to_string(),
         source,
     };
-    let mut child = Command::new(program)
-        .args(args)
-        .current_dir("/")
+    let mut child = checker_command(program, args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -325,9 +337,7 @@ fn run_python(
     source: &str,
     file_name: &str,
 ) -> Result<Vec<Issue>, CheckError> {
-    // Isolated, from `/`: the source comes on stdin, and nothing of the repository being
-    // edited may be on the interpreter's import path (a `SyntaxWarning` imports modules).
-    let output = run_with_stdin(python, &["-I", "-c", PY_CHECK, file_name], source)?;
+    let output = run_with_stdin(python, &python_args(file_name), source)?;
     if !output.status.success() {
         return Err(CheckError::Output {
             program: python.display().to_string(),
@@ -408,5 +418,14 @@ mod tests {
                 ("pkg/b.py".to_string(), Some("F821".to_string()))
             ]
         );
+    }
+
+    #[test]
+    fn the_host_python_check_runs_isolated_from_the_root_directory() {
+        let command = checker_command(std::path::Path::new("python3"), &python_args("a.py"));
+        assert_eq!(command.get_current_dir(), Some(std::path::Path::new("/")));
+        let args: Vec<_> = command.get_args().collect();
+        assert_eq!(args[0], "-I");
+        assert_eq!(args[3], "a.py");
     }
 }

@@ -573,6 +573,17 @@ impl<R: Read> GgufReader<'_, R> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn pip_runs_isolated_from_the_directory_it_is_given() {
+        let command = super::isolated_python(std::path::Path::new("/cache/wheels"));
+        assert_eq!(
+            command.get_current_dir(),
+            Some(std::path::Path::new("/cache/wheels"))
+        );
+        assert_eq!(command.get_args().next(), Some(std::ffi::OsStr::new("-I")));
+    }
+
     use super::*;
 
     fn gguf(kvs: &[(&str, u32, Vec<u8>)]) -> tempfile::NamedTempFile {

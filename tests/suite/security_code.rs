@@ -204,6 +204,42 @@ fn git_and_zerorepo_are_never_touched_in_any_spelling_or_through_a_link() {
 }
 
 /// `code` created a path containing a newline. Control and bidi characters are refused.
+/// `--git-commit` into a repository whose `.git` is a `gitdir:` file or a symlink would
+/// commit into a repository the user never named: refused before anything runs.
+#[test]
+fn git_commit_into_a_borrowed_git_directory_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(elsewhere.join("objects")).unwrap();
+    for borrowed in ["gitdir-file", "git-symlink"] {
+        let repo = dir.path().join(borrowed);
+        write(&repo, "a.py", "x = 1\n");
+        if borrowed == "gitdir-file" {
+            write(&repo, ".git", &format!("gitdir: {}\n", elsewhere.display()));
+        } else {
+            std::os::unix::fs::symlink(&elsewhere, repo.join(".git")).unwrap();
+        }
+        let before = everything(&repo);
+        let script = scripted(&[plan(json!([]))]);
+        let mut cmd = zerorepo();
+        cmd.args([
+            "code",
+            "--prompt",
+            "Change it.",
+            "--yes",
+            "--git-commit",
+            "--repo",
+        ])
+        .arg(&repo)
+        .arg("--llm")
+        .arg(format!("scripted:{}", script.script.display()));
+        let (status, _, stderr) = run(&mut cmd);
+        assert_eq!(status, 2, "{borrowed}: {stderr}");
+        assert!(stderr.contains("--git-commit"), "{stderr}");
+        assert_eq!(everything(&repo), before, "{borrowed}");
+    }
+}
+
 #[test]
 fn paths_with_newlines_or_control_characters_are_refused() {
     for path in [
