@@ -42,6 +42,59 @@ pub fn is_stub(definition: &str) -> bool {
         && definition.contains("zerorepo could not generate ")
 }
 
+/// Whether `module` defines function `name` at its top level with no body: nothing but a
+/// docstring, `pass`, `...` and `raise NotImplementedError` (a stub, this module's or the
+/// model's). Such a function returns `None` (or refuses) whatever it is asked, so it is never
+/// an implementation, whatever tests it happens to pass. `false` when `name` is not defined
+/// at the top level or the module does not parse (other checks judge those).
+pub fn is_bodiless(module: &str, name: &str) -> bool {
+    let Ok(tree) = super::outline::parse(module) else {
+        return false;
+    };
+    let root = tree.root_node();
+    if root.has_error() {
+        return false;
+    }
+    let mut cursor = root.walk();
+    let function = root
+        .children(&mut cursor)
+        .map(|node| match node.kind() {
+            "decorated_definition" => node.child_by_field_name("definition").unwrap_or(node),
+            _ => node,
+        })
+        .filter(|node| node.kind() == "function_definition")
+        .filter(|node| {
+            node.child_by_field_name("name")
+                .and_then(|n| module.get(n.start_byte()..n.end_byte()))
+                == Some(name)
+        })
+        .last();
+    let Some(body) = function.and_then(|f| f.child_by_field_name("body")) else {
+        return false;
+    };
+    let mut cursor = body.walk();
+    let statements: Vec<_> = body.named_children(&mut cursor).collect();
+    statements.iter().all(|statement| {
+        let text = module
+            .get(statement.start_byte()..statement.end_byte())
+            .unwrap_or("");
+        match statement.kind() {
+            "pass_statement" | "comment" => true,
+            "expression_statement" => {
+                let mut inner = statement.walk();
+                statement
+                    .named_children(&mut inner)
+                    .all(|e| matches!(e.kind(), "string" | "ellipsis" | "concatenated_string"))
+            }
+            "raise_statement" => text
+                .trim_start_matches("raise")
+                .trim_start()
+                .starts_with("NotImplementedError"),
+            _ => false,
+        }
+    })
+}
+
 /// Whether `module` defines `name` at its top level.
 pub fn defines(module: &str, name: &str) -> bool {
     super::split_units(module)
@@ -90,5 +143,39 @@ mod tests {
     fn no_stub_for_names_that_are_not_identifiers() {
         assert!(function_stub("f(x): pass\nimport os\ndef g", "d", "r").is_none());
         assert!(function_stub("class", "d", "r").is_none());
+    }
+
+    #[test]
+    fn a_function_with_only_a_docstring_pass_ellipsis_or_not_implemented_has_no_body() {
+        for body in [
+            "    \"\"\"Doc.\"\"\"\n",
+            "    \"\"\"Doc.\"\"\"\n    pass\n",
+            "    ...\n",
+            "    # TODO\n    pass\n",
+            "    \"\"\"Doc.\"\"\"\n    raise NotImplementedError\n",
+            "    raise NotImplementedError('later')\n",
+        ] {
+            let module = format!("import os\n\n\ndef f(x):\n{body}\n\ndef g():\n    return 1\n");
+            assert!(is_bodiless(&module, "f"), "{body}");
+            assert!(!is_bodiless(&module, "g"));
+        }
+        let stub = function_stub("f", "Doc.", "why").unwrap();
+        assert!(is_bodiless(&stub, "f"));
+    }
+
+    #[test]
+    fn a_function_that_does_anything_has_a_body() {
+        for body in [
+            "    \"\"\"Doc.\"\"\"\n    return None\n",
+            "    x = 1\n",
+            "    raise ValueError('bad')\n",
+            "    if x:\n        pass\n",
+        ] {
+            let module = format!("def f(x):\n{body}");
+            assert!(!is_bodiless(&module, "f"), "{body}");
+        }
+        assert!(!is_bodiless("def f(:\n", "f"));
+        assert!(!is_bodiless("x = 1\n", "f"));
+        assert!(is_bodiless("@cache\ndef f():\n    ...\n", "f"));
     }
 }

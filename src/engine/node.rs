@@ -284,6 +284,10 @@ struct Leaf<'a> {
     editable: Vec<String>,
 }
 
+/// Why a run whose tests all pass is still a failure when the function has no body; it is
+/// also what the fix prompt reads.
+const NO_BODY: &str = "the function has no body: it is only its docstring, `pass`, `...` or `raise NotImplementedError`, so it does nothing the specification asks; write the body";
+
 /// One distinct module of an implementation round.
 struct Sample {
     text: String,
@@ -846,7 +850,7 @@ impl<'a> Leaf<'a> {
             ctx.workspace.write_if_changed(&self.file, module)?;
             let run = self.run_node_tests().await;
             evidence.push(match run {
-                Ok(run) if !run.cancelled => Some(self.evidence(&run)),
+                Ok(run) if !run.cancelled => Some(self.evidence(&run, module)),
                 _ => None,
             });
         }
@@ -887,8 +891,15 @@ impl<'a> Leaf<'a> {
         examples::examples_test(self.node, &self.module).is_some()
     }
 
-    /// What a run says about the implementation in place.
-    fn evidence(&self, run: &crate::sandbox::TestRun) -> Evidence {
+    /// Whether the node's function in `module` has no body (only a docstring, `pass`, `...`
+    /// or `raise NotImplementedError`): never an implementation, whatever tests it passes.
+    fn bodiless(&self, module: &str) -> bool {
+        crate::code::stub::is_bodiless(module, &self.node.name)
+    }
+
+    /// What a run says about the implementation in place (`module`). A function without a
+    /// body passes no gate.
+    fn evidence(&self, run: &crate::sandbox::TestRun, module: &str) -> Evidence {
         let examples = examples::test_name(self.node);
         let passed: BTreeSet<String> = run
             .tests
@@ -898,7 +909,9 @@ impl<'a> Leaf<'a> {
             .collect();
         Evidence {
             usable: run.passed + run.failed > 0 && !self.breaks_earlier_tests(run),
-            gated: passed.iter().any(|n| test_function(n) == examples) || !self.has_examples(),
+            gated: !self.bodiless(module)
+                && (passed.iter().any(|n| test_function(n) == examples) || !self.has_examples()),
+            has_body: !self.bodiless(module),
             passed,
         }
     }
@@ -934,13 +947,17 @@ impl<'a> Leaf<'a> {
         let event = if test_file_is_broken(&run, &self.test_file) {
             tracing::debug!(node = %self.node.id, attempt, "the test file is broken");
             Event::Ran(Run::TestFileBroken)
-        } else if run.succeeded() {
+        } else if run.succeeded() && !self.bodiless_in_place()? {
             Event::Ran(Run::Passed)
         } else {
             tracing::debug!(node = %self.node.id, attempt, "tests failed: {}", run.failure_reason());
             self.remember(&run)?;
             self.focus = self.focus(&run);
-            self.failure = Some(run.failure_reason() + "\n\n" + &run.output_of(&self.focus));
+            self.failure = Some(if run.succeeded() {
+                NO_BODY.to_string()
+            } else {
+                run.failure_reason() + "\n\n" + &run.output_of(&self.focus)
+            });
             Event::Ran(Run::Failed {
                 breaks_earlier: self.breaks_earlier_tests(&run),
                 best_gated: self.best.as_ref().is_some_and(|b| b.gated),
@@ -948,6 +965,12 @@ impl<'a> Leaf<'a> {
         };
         self.last_run = Some(run);
         Ok(event)
+    }
+
+    /// Whether the module in place leaves the node's function without a body.
+    fn bodiless_in_place(&self) -> Result<bool, FsError> {
+        let module = self.ctx.workspace.read(&self.file)?.unwrap_or_default();
+        Ok(self.bodiless(&module))
     }
 
     /// A test fault, never sent to an implementation fix: the test file goes back to what it
@@ -1230,14 +1253,15 @@ impl<'a> Leaf<'a> {
     /// Keeps the implementation just run if it imported (some test passed or failed rather
     /// than erred) and has better evidence than the best so far.
     fn remember(&mut self, run: &crate::sandbox::TestRun) -> Result<(), FsError> {
-        let evidence = self.evidence(run);
+        let text = self.ctx.workspace.read(&self.file)?.unwrap_or_default();
+        let evidence = self.evidence(run, &text);
         if !evidence.usable {
             return Ok(());
         }
         let disputed = failing_functions(run);
         let tests = self.test_text()?;
         let candidate = Candidate {
-            text: self.ctx.workspace.read(&self.file)?.unwrap_or_default(),
+            text,
             gated: evidence.gated,
             passed: run.passed,
             undisputed_tests: without_tests(&tests, &disputed),
@@ -1263,7 +1287,10 @@ impl<'a> Leaf<'a> {
     /// why it is missing. Reverted to nothing, a failed function breaks every module and
     /// test that imports anything from its file.
     fn kept_text(&mut self, reason: &str) -> Result<Option<String>, FsError> {
-        if let Some(best) = self.best.take() {
+        // A function without a body would answer `None` silently; the stub says why it fails.
+        if let Some(best) = self.best.take()
+            && !self.bodiless(&best.text)
+        {
             return Ok(Some(best.text));
         }
         let Some(stub) = stub(self.node, reason) else {
@@ -1389,12 +1416,15 @@ struct Evidence {
     usable: bool,
     /// It passed the gates (see [`Candidate::gated`]).
     gated: bool,
+    /// The node's function has a body ([`Leaf::bodiless`]): one without is never kept while
+    /// a candidate with one exists.
+    has_body: bool,
     /// The generated tests it passed.
     passed: BTreeSet<String>,
 }
 
 /// The candidate to keep, by execution (CodeT's dual agreement): usable before not, gated
-/// before not, passing every `wanted` test before not; then candidates are grouped by the
+/// before not, with a body before without, passing every `wanted` test before not; then candidates are grouped by the
 /// exact set of tests they pass and scored by group size times tests passed, so code that
 /// several samples agree on outranks a lone sample bent to one test; ties go to the earlier
 /// candidate (the first is sampled greedily).
@@ -1405,7 +1435,7 @@ struct Evidence {
 /// list outvoted the one that raised the documented error.
 fn pick(evidence: &[Option<Evidence>], wanted: &[String]) -> usize {
     let score = |e: &Option<Evidence>| match e {
-        None => (false, false, false, 0),
+        None => (false, false, false, false, 0),
         Some(e) => {
             let agreeing = evidence
                 .iter()
@@ -1415,7 +1445,13 @@ fn pick(evidence: &[Option<Evidence>], wanted: &[String]) -> usize {
             let answers = wanted
                 .iter()
                 .all(|w| e.passed.iter().any(|p| test_function(p) == w));
-            (e.usable, e.gated, answers, agreeing * e.passed.len())
+            (
+                e.usable,
+                e.gated,
+                e.has_body,
+                answers,
+                agreeing * e.passed.len(),
+            )
         }
     };
     let mut best = 0;
@@ -1437,6 +1473,7 @@ mod tests {
             Some(Evidence {
                 usable,
                 gated,
+                has_body: true,
                 passed: passed.iter().map(|s| s.to_string()).collect(),
             })
         };
@@ -1481,6 +1518,31 @@ mod tests {
         assert_eq!(
             pick(&[e(true, true, &["a"]), e(true, true, &["b"])], &[]),
             0
+        );
+    }
+
+    #[test]
+    fn a_function_without_a_body_is_never_picked_while_one_with_a_body_exists() {
+        let e = |has_body, passed: &[&str]| {
+            Some(Evidence {
+                usable: true,
+                gated: false,
+                has_body,
+                passed: passed.iter().map(|s| s.to_string()).collect(),
+            })
+        };
+        // The greedy answer is body-less and two samples agree with it on every test: the
+        // one with a body is still kept.
+        assert_eq!(
+            pick(
+                &[
+                    e(false, &["a", "b"]),
+                    e(false, &["a", "b"]),
+                    e(true, &["a"])
+                ],
+                &[]
+            ),
+            2
         );
     }
 

@@ -459,6 +459,45 @@ fn a_node_that_never_passes_keeps_its_best_candidate_importable() {
     assert!(compiled.success());
 }
 
+/// Issue 39: a function whose body is only its docstring returns `None` whatever it is asked,
+/// and was kept as `needs_review` on a plan without examples. Here its tests even pass (they
+/// only call it): it still never counts as passed or needs_review, and the module keeps a
+/// stub that says why rather than a function that answers `None`.
+#[test]
+fn a_function_without_a_body_never_counts_as_passed() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut plan: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("chain").join("rpg.json")).unwrap())
+            .unwrap();
+    for node in plan["nodes"].as_array_mut().unwrap() {
+        node["examples"] = Value::Array(Vec::new());
+    }
+    let rpg = dir.path().join("rpg.json");
+    std::fs::write(&rpg, serde_json::to_string(&plan).unwrap()).unwrap();
+    let script = edited_script(dir.path(), "chain", |v| {
+        if v["node"] == "node_a" && v["role"] == "test" {
+            v["answer"] = "```python\nfrom chain.steps import double\n\n\ndef test_double_runs():\n    double(4)\n```\n".into();
+        }
+        if v["node"] == "node_a" && v["role"] == "impl" {
+            v["answer"] =
+                "```python\ndef double(x: int) -> int:\n    \"\"\"Double an integer.\"\"\"\n```\n"
+                    .into();
+        }
+    });
+    let out = dir.path().join("o");
+    let (code, _, stderr) = generate_plan(&rpg, &script, &out, &["--max-retries", "1"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(status_of(&out, "node_a"), "failed");
+    let steps = std::fs::read_to_string(out.join("src/chain/steps.py")).unwrap();
+    assert!(
+        steps.contains("raise NotImplementedError") && steps.contains("has no body"),
+        "{steps}"
+    );
+}
+
 #[test]
 fn hung_tests_are_killed_at_the_timeout() {
     if require_python().is_none() {
