@@ -568,6 +568,18 @@ impl TestRunner for BwrapRunner {
 mod tests {
     use super::*;
 
+    /// A layout with short host paths, no wheelhouse.
+    fn layout(user: SandboxUser, seccomp: bool) -> BwrapLayout {
+        BwrapLayout {
+            repo: "/r".into(),
+            runner_dir: "/d".into(),
+            python: "/usr/bin/python3".into(),
+            wheelhouse: None,
+            user,
+            seccomp,
+        }
+    }
+
     #[test]
     fn default_policy_as_root_translates_to_this_exact_command_line() {
         let layout = BwrapLayout {
@@ -599,14 +611,7 @@ mod tests {
 
     #[test]
     fn network_and_writable_repo_are_opt_in_and_a_normal_user_is_its_own_sandbox_user() {
-        let layout = BwrapLayout {
-            repo: "/r".into(),
-            runner_dir: "/d".into(),
-            python: "/usr/bin/python3".into(),
-            wheelhouse: None,
-            user: SandboxUser::Invoker,
-            seccomp: false,
-        };
+        let layout = layout(SandboxUser::Invoker, false);
         let policy = SandboxPolicy {
             network: true,
             repo_read_only: false,
@@ -634,15 +639,10 @@ mod tests {
 
     #[test]
     fn no_proc_is_mounted_and_shm_is_private() {
-        let layout = BwrapLayout {
-            repo: "/r".into(),
-            runner_dir: "/d".into(),
-            python: "/usr/bin/python3".into(),
-            wheelhouse: None,
-            user: SandboxUser::Invoker,
-            seccomp: true,
-        };
-        let args = bwrap_args(&SandboxPolicy::default(), &layout);
+        let args = bwrap_args(
+            &SandboxPolicy::default(),
+            &layout(SandboxUser::Invoker, true),
+        );
         assert!(!args.iter().any(|a| a == "--proc" || a == "/proc"));
         assert!(args.join(" ").contains("--tmpfs /dev/shm"));
     }

@@ -27,13 +27,13 @@ fn project() -> tempfile::TempDir {
     dir
 }
 
-fn write(root: &Path, rel: &str, text: &str) {
+pub(super) fn write(root: &Path, rel: &str, text: &str) {
     let path = root.join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
 }
 
-fn plan(tasks: Value) -> Value {
+pub(super) fn plan(tasks: Value) -> Value {
     json!({"node": "plan", "role": "impl", "answer": tasks.to_string()})
 }
 

@@ -13,15 +13,7 @@ use serde_json::{Value, json};
 
 use super::support::{run, tree, zerorepo};
 
-fn write(root: &Path, rel: &str, text: &str) {
-    let path = root.join(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
-fn plan(tasks: Value) -> Value {
-    json!({"node": "plan", "role": "impl", "answer": tasks.to_string()})
-}
+use super::change::{plan, write};
 
 fn answer(node: &str, text: &str) -> Value {
     json!({"node": node, "role": "impl", "attempt": 0, "answer": text})
