@@ -213,9 +213,10 @@ fn no_examples_keeps_the_docstring_text_without_its_doctests() {
             "--module",
             "geo/shapes.py",
         ])
-        .arg(dir.path().join("src"))
-        .arg("--out")
-        .arg(&plan)
+        .arg("src")
+        // A bare file name: the plan goes to the working directory.
+        .args(["--out", "plain.json"])
+        .current_dir(dir.path())
         .output()
         .unwrap();
     assert!(
