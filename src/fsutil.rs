@@ -83,7 +83,11 @@ pub fn write_atomic_with_mode(path: &Path, content: &[u8], mode: u32) -> Result<
 }
 
 fn write_atomic_inner(path: &Path, content: &[u8], mode: Option<u32>) -> Result<(), FsError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
+    // A bare file name's parent is the empty path, which cannot be opened to be synced.
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     let name = path
         .file_name()

@@ -20,9 +20,10 @@
 //!   external programs are, `zerorepo.toml` (`config`: read and checked, its settings the
 //!   defaults of flags), the order in which a pool's members are tried (`balance`: least
 //!   busy first, failed ones last), and the exit codes.
-//! - **plan**: the RPG (load, validate, dependency graph, deterministic order), the
+//! - **plan**: the RPG (load, validate, dependency graph, deterministic order, and a plan
+//!   read from Python source with tree-sitter, `rpg::extract`), the
 //!   dependency queue and its async drain (`schedule`), token accounting (`usage`), and the
-//!   prompt templates. Everything but loading a file and the drain is pure.
+//!   prompt templates. Everything but reading files and the drain is pure.
 //! - **services** do the I/O: the output tree's overlay, batched publishing and git
 //!   (`workspace`), plan search and the dependency view (`localize`), the status of a run
 //!   (`report`), the model providers (`llm`), merging answers into files (`edit`), the Python

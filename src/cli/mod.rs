@@ -25,6 +25,7 @@ mod plan;
 mod render;
 mod report;
 mod rollback;
+mod rpg;
 mod sandbox;
 mod sandbox_args;
 mod schema;
@@ -92,6 +93,9 @@ enum Command {
     View(view::Args),
     Search(search::Args),
     Deps(deps::Args),
+    /// Plans themselves: `rpg extract` writes one from existing Python source.
+    #[command(subcommand)]
+    Rpg(rpg::Command),
     Eval(eval::Args),
     Code(code::Args),
     Bench(bench::Args),
@@ -195,6 +199,7 @@ async fn run(
         Command::View(args) => view::run(args),
         Command::Search(args) => search::run(args).await,
         Command::Deps(args) => deps::run(args),
+        Command::Rpg(command) => rpg::run(command),
         Command::Eval(args) => eval::run(args).await,
         Command::Code(args) => code::run(args).await,
         Command::Bench(args) => bench::run(args).await,

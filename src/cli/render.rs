@@ -45,6 +45,34 @@ pub(crate) fn valid(path: &Path, valid: &ValidRpg) -> String {
     )
 }
 
+/// What `rpg extract` wrote and what it left out (stderr: stdout stays free for `--json`).
+pub(crate) fn extracted(out: &Path, summary: &crate::rpg::extract::Summary) -> String {
+    let mut text = format!(
+        "{}: {} package(s), {} module(s), {} function(s), {} class(es), {} edge(s), {} example(s)\n",
+        out.display(),
+        summary.packages,
+        summary.modules,
+        summary.functions,
+        summary.classes,
+        summary.edges,
+        summary.examples
+    );
+    for dropped in &summary.dropped_edges {
+        text += &format!(
+            "dropped edge {} -> {} (a call): it would close a cycle, {} already depending on {} ({})\n",
+            dropped.source,
+            dropped.target,
+            dropped.target,
+            dropped.source,
+            dropped.cycle.join(" -> ")
+        );
+    }
+    for skipped in &summary.skipped {
+        text += &format!("skipped {}: {}\n", skipped.name, skipped.reason);
+    }
+    terminal(&text)
+}
+
 /// Why an RPG was rejected, as the error message (no trailing newline: `main` adds it).
 pub(crate) fn invalid(path: &Path, invalid: &Invalid) -> String {
     match invalid {

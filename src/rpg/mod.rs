@@ -4,6 +4,7 @@
 //! collects every problem at once so a user fixes a plan in one pass, and nothing downstream
 //! ever sees an RPG that failed it: [`ValidRpg`] can only be built by [`validate::validate`].
 
+pub mod extract;
 pub mod flow;
 pub mod graph;
 pub mod load;

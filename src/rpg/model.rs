@@ -16,7 +16,14 @@ pub struct Rpg {
     #[serde(default)]
     pub edges: Vec<Edge>,
     /// Free-form facts about the plan (phase, timestamp, project_name, description, ...).
+    /// One key is read and checked: `reference_tests`.
     #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    #[schemars(extend("properties" = {
+        "reference_tests": {
+            "description": "The directory of the reference tests that measure code generated from this plan (`zerorepo eval`), relative to the plan file's directory; `rpg extract --tests` writes it. A non-empty string without control characters.",
+            "type": "string"
+        }
+    }))]
     pub metadata: serde_json::Map<String, serde_json::Value>,
     #[serde(flatten, skip_serializing)]
     #[schemars(skip)]

@@ -184,6 +184,12 @@ pub enum RpgError {
         elide(path, " -> ", "nodes")
     )]
     Cycle { path: Vec<String>, why: Vec<String> },
+    /// A metadata key the engine reads holds what it cannot use.
+    #[error("metadata `{key}` {reason}")]
+    BadMetadata {
+        key: &'static str,
+        reason: &'static str,
+    },
     #[error(
         "node `{node}`: file_path `{path}` escapes the output directory through symlink `{link}`"
     )]
@@ -382,6 +388,7 @@ pub fn validate(rpg: Rpg) -> Result<ValidRpg, Vec<RpgError>> {
     }
     check_duplicate_names(&rpg, &mut errors);
     check_subgraph_ids(&rpg, &mut errors);
+    check_metadata(&rpg, &mut errors);
     warn_unknown_fields(&rpg, &mut warnings);
     warn_disagreements(&rpg, &mut warnings);
     if !errors.is_empty() {
@@ -409,6 +416,22 @@ pub fn validate(rpg: Rpg) -> Result<ValidRpg, Vec<RpgError>> {
         order,
         warnings,
     })
+}
+
+/// The metadata keys the engine reads: `reference_tests`, a directory's path.
+fn check_metadata(rpg: &Rpg, errors: &mut Vec<RpgError>) {
+    let Some(tests) = rpg.metadata.get("reference_tests") else {
+        return;
+    };
+    let reason = match tests.as_str() {
+        None => Some("must be a string (the reference tests' directory)"),
+        Some("") => Some("is empty"),
+        Some(path) => shown_text_problem(path),
+    };
+    errors.extend(reason.map(|reason| RpgError::BadMetadata {
+        key: "reference_tests",
+        reason,
+    }));
 }
 
 /// Why a node id cannot be used, if it cannot: it names files and shows in messages.
@@ -1495,6 +1518,24 @@ mod tests {
             terminal_safe("plain"),
             std::borrow::Cow::Borrowed(_)
         ));
+    }
+
+    #[test]
+    fn reference_tests_in_the_metadata_must_be_a_plain_path() {
+        let with = |value: serde_json::Value| {
+            let mut plan = rpg(vec![leaf("a", "src/pkg/m.py")]);
+            plan.metadata.insert("reference_tests".into(), value);
+            validate(plan).err().map(|e| e[0].to_string())
+        };
+        assert_eq!(with(serde_json::json!("../ref/tests")), None);
+        assert_eq!(
+            with(serde_json::json!(3)).as_deref(),
+            Some("metadata `reference_tests` must be a string (the reference tests' directory)")
+        );
+        assert_eq!(
+            with(serde_json::json!("a\u{1b}[2J")).as_deref(),
+            Some("metadata `reference_tests` contains a control character")
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@ mod code;
 mod engine;
 mod engines;
 mod eval;
+mod extract;
 mod generation;
 mod large_plans;
 mod layers;
