@@ -51,9 +51,11 @@
 //!   `main.rs` only calls [`cli::main`].
 //!
 //! Every byte of a plan or of a model's answer is hostile. Plan text reaches Python files only
-//! as escaped literals (`python`); generated code, and the install check that runs its build
-//! code, and the commands `zerorepo code` runs in a repository, run only in a sandbox whose
-//! processes never see zerorepo's environment (`sandbox`);
+//! as escaped literals (`python`); generated code, the syntax check and the install check
+//! that runs its build code, and the commands `zerorepo code` runs in a repository, run only
+//! in a sandbox whose processes never see zerorepo's environment and are never host root
+//! (`sandbox`); `zerorepo code` touches a repository only beneath its root, through no
+//! symlink (`fsutil::beneath`); the threat model is `docs/security.md`;
 //! and everything that leaves a test run passes through one redaction of known secrets
 //! (`redact`).
 //!
@@ -63,7 +65,8 @@
 //! written first (after three unusable tests answers, the plan's tests alone judge, and
 //! passing code is only `needs_review`), then `--candidates` implementations that are all
 //! run and chosen by evidence (the plan's examples and the earlier functions' tests are
-//! gates, the model's tests only evidence). The embedded model's answers are begun for it at the planned
+//! gates, the model's tests only evidence; a function with no body is never kept while one
+//! with a body exists, and never passes). The embedded model's answers are begun for it at the planned
 //! signature and specification (`LlmRequest::prefill`), so it writes only the body, starting
 //! with the documented errors and the planned dependencies to call named as comments. A failing
 //! choice gets up to `--max-retries` fix prompts with the failing tests, the failure and the
