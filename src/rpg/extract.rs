@@ -222,38 +222,13 @@ pub fn read_sources(dir: &Path) -> Result<Vec<SourceFile>, ExtractError> {
 
 /// The plan for `sources`, as the module doc describes it.
 pub fn extract(sources: &[SourceFile], options: &Options) -> Result<Extraction, ExtractError> {
-    let mut parser = Parser::new();
-    parser
-        .set_language(&tree_sitter_python::LANGUAGE.into())
-        .map_err(|e| ExtractError::Grammar(e.to_string()))?;
     let mut summary = Summary::default();
-    let mut modules: BTreeMap<String, Module> = BTreeMap::new();
-    let packages: BTreeSet<&str> = sources
-        .iter()
-        .filter(|s| s.is_package)
-        .map(|s| s.dotted.as_str())
-        .collect();
-    for source in sources {
-        if !source.is_package && packages.contains(source.dotted.as_str()) {
-            summary.skipped.push(Skipped {
-                name: source.dotted.clone(),
-                reason: "a package of the same name takes its place on import".into(),
-            });
-            continue;
-        }
-        let Some(tree) = parser.parse(&source.text, None) else {
-            return Err(ExtractError::Grammar("the parse was cancelled".into()));
-        };
-        modules.insert(
-            source.dotted.clone(),
-            read_module(source, tree.root_node(), &source.text),
-        );
-    }
+    let modules = parse_modules(sources, &mut summary)?;
     let selected = select(&modules, &options.modules)?;
 
     // The leaves: (module, name) -> node, for the selected modules only.
     let mut leaves: BTreeMap<(String, String), Node> = BTreeMap::new();
-    let mut calls: BTreeMap<String, (String, Vec<Call>, Vec<String>)> = BTreeMap::new();
+    let mut calls: LeafCalls = BTreeMap::new();
     for dotted in &selected {
         let Some(module) = modules.get(dotted) else {
             continue;
@@ -304,11 +279,136 @@ pub fn extract(sources: &[SourceFile], options: &Options) -> Result<Extraction, 
         return Err(ExtractError::NothingExtracted);
     }
 
-    // Edges, in sorted order; one that would close a cycle is dropped.
+    let (edges, needs) = edges_of(&modules, &leaves, &calls, &mut summary);
+
+    let kept: BTreeSet<String> = leaves.keys().map(|(m, _)| m.clone()).collect();
+    let mut nodes = composites(&modules, &kept, options, &mut summary);
+    for ((dotted, _), mut leaf) in leaves {
+        leaf.subgraph_id = Some(subgraph_of(&dotted));
+        leaf.dependencies = needs
+            .get(&leaf.id)
+            .map(|n| n.iter().cloned().collect())
+            .unwrap_or_default();
+        if leaf.kind == "class" {
+            summary.classes += 1;
+        } else {
+            summary.functions += 1;
+        }
+        summary.examples += leaf.examples.len();
+        nodes.push(leaf);
+    }
+    nodes.sort_by(|a, b| a.id.cmp(&b.id));
+    summary.edges = edges.len();
+    summary.skipped.sort_by(|a, b| a.name.cmp(&b.name));
+
+    let metadata = metadata_of(&modules, &kept, options);
+    let rpg = Rpg {
+        nodes,
+        edges,
+        metadata,
+        extra: BTreeMap::new(),
+    };
+    validate(rpg.clone())
+        .map_err(|errors| ExtractError::Invalid(errors.iter().map(|e| e.to_string()).collect()))?;
+    Ok(Extraction { rpg, summary })
+}
+
+/// The composites: the modules that keep a leaf, and the packages above them.
+fn composites(
+    modules: &BTreeMap<String, Module>,
+    kept: &BTreeSet<String>,
+    options: &Options,
+    summary: &mut Summary,
+) -> Vec<Node> {
+    let mut nodes: Vec<Node> = Vec::new();
+    let mut package_subgraph: BTreeMap<String, String> = BTreeMap::new();
+    for dotted in kept {
+        let subgraph = subgraph_of(dotted);
+        let parts: Vec<&str> = dotted.split('.').collect();
+        for end in 1..parts.len() {
+            package_subgraph
+                .entry(parts[..end].join("."))
+                .or_insert_with(|| subgraph.clone());
+        }
+        let module = modules.get(dotted);
+        nodes.push(composite(
+            dotted,
+            "module",
+            module_path(dotted, false),
+            module.and_then(|m| m.docstring.as_deref()),
+            &subgraph,
+            options,
+        ));
+        summary.modules += 1;
+    }
+    for (dotted, subgraph) in &package_subgraph {
+        let docstring = modules
+            .get(dotted)
+            .filter(|m| m.is_package)
+            .and_then(|m| m.docstring.as_deref());
+        nodes.push(composite(
+            dotted,
+            "package",
+            format!("src/{}", dotted.replace('.', "/")),
+            docstring,
+            subgraph,
+            options,
+        ));
+        summary.packages += 1;
+    }
+    nodes
+}
+
+/// Every source parsed into a [`Module`]; a module shadowed by a package of its name is
+/// skipped and said so.
+fn parse_modules(
+    sources: &[SourceFile],
+    summary: &mut Summary,
+) -> Result<BTreeMap<String, Module>, ExtractError> {
+    let mut parser = Parser::new();
+    parser
+        .set_language(&tree_sitter_python::LANGUAGE.into())
+        .map_err(|e| ExtractError::Grammar(e.to_string()))?;
+    let mut modules: BTreeMap<String, Module> = BTreeMap::new();
+    let packages: BTreeSet<&str> = sources
+        .iter()
+        .filter(|s| s.is_package)
+        .map(|s| s.dotted.as_str())
+        .collect();
+    for source in sources {
+        if !source.is_package && packages.contains(source.dotted.as_str()) {
+            summary.skipped.push(Skipped {
+                name: source.dotted.clone(),
+                reason: "a package of the same name takes its place on import".into(),
+            });
+            continue;
+        }
+        let Some(tree) = parser.parse(&source.text, None) else {
+            return Err(ExtractError::Grammar("the parse was cancelled".into()));
+        };
+        modules.insert(
+            source.dotted.clone(),
+            read_module(source, tree.root_node(), &source.text),
+        );
+    }
+    Ok(modules)
+}
+
+/// A leaf's calls, as found: its module, the calls in its body, its base classes.
+type LeafCalls = BTreeMap<String, (String, Vec<Call>, Vec<String>)>;
+
+/// The edges between leaves, in sorted order, and what each leaf needs; an edge that would
+/// close a cycle is dropped and said so.
+fn edges_of(
+    modules: &BTreeMap<String, Module>,
+    leaves: &BTreeMap<(String, String), Node>,
+    calls: &LeafCalls,
+    summary: &mut Summary,
+) -> (Vec<Edge>, BTreeMap<String, BTreeSet<String>>) {
     let mut wanted: BTreeSet<(String, String, EdgeKindKey)> = BTreeSet::new();
-    for (id, (dotted, module_calls, bases)) in &calls {
+    for (id, (dotted, module_calls, bases)) in calls {
         for call in module_calls {
-            if let Some(target) = resolve_call(&modules, dotted, call)
+            if let Some(target) = resolve_call(modules, dotted, call)
                 .and_then(|key| leaves.get(&key))
                 .filter(|t| &t.id != id)
             {
@@ -318,7 +418,7 @@ pub fn extract(sources: &[SourceFile], options: &Options) -> Result<Extraction, 
         for base in bases {
             let call = Call::from_text(base);
             if let Some(target) = call
-                .and_then(|c| resolve_call(&modules, dotted, &c))
+                .and_then(|c| resolve_call(modules, dotted, &c))
                 .and_then(|key| leaves.get(&key))
                 .filter(|t| t.kind == "class" && &t.id != id)
             {
@@ -353,63 +453,16 @@ pub fn extract(sources: &[SourceFile], options: &Options) -> Result<Extraction, 
             },
         });
     }
+    (edges, needs)
+}
 
-    // Composites: the modules that keep a leaf, and the packages above them.
-    let mut nodes: Vec<Node> = Vec::new();
-    let kept: BTreeSet<String> = leaves.keys().map(|(m, _)| m.clone()).collect();
-    let mut package_subgraph: BTreeMap<String, String> = BTreeMap::new();
-    for dotted in &kept {
-        let subgraph = subgraph_of(dotted);
-        let parts: Vec<&str> = dotted.split('.').collect();
-        for end in 1..parts.len() {
-            package_subgraph
-                .entry(parts[..end].join("."))
-                .or_insert_with(|| subgraph.clone());
-        }
-        let module = modules.get(dotted);
-        nodes.push(composite(
-            dotted,
-            "module",
-            module_path(dotted, false),
-            module.and_then(|m| m.docstring.as_deref()),
-            &subgraph,
-            options,
-        ));
-        summary.modules += 1;
-    }
-    for (dotted, subgraph) in &package_subgraph {
-        let docstring = modules
-            .get(dotted)
-            .filter(|m| m.is_package)
-            .and_then(|m| m.docstring.as_deref());
-        nodes.push(composite(
-            dotted,
-            "package",
-            format!("src/{}", dotted.replace('.', "/")),
-            docstring,
-            subgraph,
-            options,
-        ));
-        summary.packages += 1;
-    }
-    for ((dotted, _), mut leaf) in leaves {
-        leaf.subgraph_id = Some(subgraph_of(&dotted));
-        leaf.dependencies = needs
-            .get(&leaf.id)
-            .map(|n| n.iter().cloned().collect())
-            .unwrap_or_default();
-        if leaf.kind == "class" {
-            summary.classes += 1;
-        } else {
-            summary.functions += 1;
-        }
-        summary.examples += leaf.examples.len();
-        nodes.push(leaf);
-    }
-    nodes.sort_by(|a, b| a.id.cmp(&b.id));
-    summary.edges = edges.len();
-    summary.skipped.sort_by(|a, b| a.name.cmp(&b.name));
-
+/// The plan's metadata: its name, a description from the package's docstring, where it came
+/// from and, when given, its reference tests.
+fn metadata_of(
+    modules: &BTreeMap<String, Module>,
+    kept: &BTreeSet<String>,
+    options: &Options,
+) -> serde_json::Map<String, serde_json::Value> {
     let mut metadata = serde_json::Map::new();
     let project = options
         .project_name
@@ -430,15 +483,7 @@ pub fn extract(sources: &[SourceFile], options: &Options) -> Result<Extraction, 
     if let Some(tests) = &options.reference_tests {
         metadata.insert("reference_tests".into(), tests.clone().into());
     }
-    let rpg = Rpg {
-        nodes,
-        edges,
-        metadata,
-        extra: BTreeMap::new(),
-    };
-    validate(rpg.clone())
-        .map_err(|errors| ExtractError::Invalid(errors.iter().map(|e| e.to_string()).collect()))?;
-    Ok(Extraction { rpg, summary })
+    metadata
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
