@@ -454,15 +454,31 @@ fn a_full_disk_at_any_point_fails_cleanly_and_a_resume_completes() {
 
 /// A small deterministic generator, seeded from the clock and printed, so a failing sequence
 /// of kill points can be replayed with `ZEROREPO_KILL_SEED`.
-struct Lcg(u64);
+pub(super) struct Lcg(u64);
 
 impl Lcg {
-    fn below(&mut self, n: u64) -> u64 {
+    /// Random kill points, seeded by `ZEROREPO_KILL_SEED` or the clock; the seed is printed
+    /// so a failing run can be repeated.
+    pub(super) fn kill_points() -> (u64, Lcg) {
+        let seed = std::env::var("ZEROREPO_KILL_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64
+            });
+        eprintln!("kill points from ZEROREPO_KILL_SEED={seed}");
+        (seed, Lcg(seed))
+    }
+
+    pub(super) fn below(&mut self, n: u64) -> u64 {
         self.0 = self
             .0
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n
+        (self.0 >> 33) % n.max(1)
     }
 }
 
@@ -496,17 +512,7 @@ fn kill_9_at_20_random_points_then_resume_gives_the_same_repository() {
     let Some(python) = require_python() else {
         return;
     };
-    let seed = std::env::var("ZEROREPO_KILL_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    eprintln!("kill points from ZEROREPO_KILL_SEED={seed}");
-    let mut random = Lcg(seed);
+    let (seed, mut random) = Lcg::kill_points();
     let dir = tempfile::tempdir().unwrap();
     let clean = dir.path().join("clean");
     assert_eq!(generate("ml_lib", &script_of("ml_lib"), &clean, &[]).0, 0);

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -382,17 +382,7 @@ fn a_repository_config_that_picks_the_endpoint_and_key_is_refused_and_nothing_is
     assert!(!repo.join(".zerorepo").exists());
 }
 
-struct Lcg(u64);
-
-impl Lcg {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n.max(1)
-    }
-}
+use super::assembly::Lcg;
 
 const FILES: usize = 300;
 
@@ -451,17 +441,7 @@ fn spawn_code(repo: &Path, script: &Path) -> std::process::Child {
 /// "after" when the commit had finished; nothing outside the repository changes.
 #[test]
 fn kill_9_during_the_final_write_then_any_command_gives_before_or_after() {
-    let seed = std::env::var("ZEROREPO_KILL_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap()
-                .as_nanos() as u64
-        });
-    eprintln!("kill points from ZEROREPO_KILL_SEED={seed}");
-    let mut random = Lcg(seed);
+    let (seed, mut random) = Lcg::kill_points();
     let scripts = tempfile::tempdir().unwrap();
     let script = scripts.path().join("script.jsonl");
     let lines: Vec<String> = big_change_script().iter().map(Value::to_string).collect();
