@@ -100,6 +100,47 @@ pub struct NodeRecord {
     /// Tests that failed, then passed when the same code ran again (flaky: nothing fixed them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flaky: Vec<String>,
+    /// The loop kept other code than the greedy answer (what asking once gives): why, and the
+    /// greedy answer's code, so `zerorepo eval` can score the decision against the reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub departure: Option<Departure>,
+}
+
+/// A node whose kept code is not the greedy answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Departure {
+    pub kind: DepartureKind,
+    /// The greedy answer's top-level units (functions, imports) that the kept module lacks:
+    /// merged into the module, they put the greedy answer back.
+    pub prior: String,
+}
+
+/// What moved a node off the greedy answer.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum DepartureKind {
+    /// The first round chose another candidate.
+    Candidate,
+    /// A fix round's answer replaced it.
+    Fix,
+    /// A fresh start's candidate replaced it.
+    FreshStart,
+    /// The node failed and keeps a stub that says why.
+    Stub,
+}
+
+impl DepartureKind {
+    /// The name the checkpoint, `--json` and reports use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DepartureKind::Candidate => "candidate",
+            DepartureKind::Fix => "fix",
+            DepartureKind::FreshStart => "fresh_start",
+            DepartureKind::Stub => "stub",
+        }
+    }
 }
 
 /// Why a symbol was suspected, strongest signal first.
@@ -356,6 +397,7 @@ impl NodeRecord {
             diagnosis: None,
             localizations: Vec::new(),
             flaky: Vec::new(),
+            departure: None,
         }
     }
 }

@@ -343,6 +343,39 @@ pub(crate) fn eval(e: &Evaluation) -> String {
     if let Some(d) = &e.disputes {
         text.push_str(&disputes(d));
     }
+    if let Some(d) = &e.decisions {
+        text.push_str(&decisions(d));
+    }
+    text
+}
+
+/// The loop's departures from the greedy answer, scored by the reference, per kind.
+fn decisions(d: &crate::eval::Decisions) -> String {
+    let mut text = format!(
+        "
+nodes that kept other code than the greedy answer: {} (reference tests kept / greedy)
+",
+        d.nodes.len()
+    );
+    for n in &d.nodes {
+        text.push_str(&format!(
+            "  {:<28} {:<12} {:>3} / {:<3} of {}
+",
+            n.node, n.kind, n.kept, n.greedy, n.total
+        ));
+    }
+    text.push_str(&format!(
+        "  {:<15} {:>7} {:>7} {:>7} {:>7}
+",
+        "decision", "better", "worse", "same", "gained"
+    ));
+    for row in &d.matrix {
+        text.push_str(&format!(
+            "  {:<15} {:>7} {:>7} {:>7} {:>7}
+",
+            row.kind, row.better, row.worse, row.same, row.tests_gained
+        ));
+    }
     text
 }
 

@@ -79,11 +79,24 @@ pub enum Run {
     /// code): a test fault, never an implementation's.
     TestFileBroken,
     /// Some test failed. `breaks_earlier`: a test of an earlier function of the module is
-    /// among them. `best_gated`: the best candidate so far (this one counted) passes the gates.
+    /// among them. `best`: what the best candidate so far (this one counted) has against it.
     Failed {
         breaks_earlier: bool,
-        best_gated: bool,
+        best: Standing,
     },
+}
+
+/// What the evidence holds against the best candidate so far, strongest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Standing {
+    /// It fails a gate (or there is none): the plan's examples, the module's earlier tests,
+    /// a body.
+    Ungated,
+    /// It passes the gates but crashes (an undocumented exception raised in its code) in some
+    /// generated test: strong evidence.
+    Crashes,
+    /// It passes the gates; generated tests dispute only its values: weak evidence.
+    Disputed,
 }
 
 /// What the machine says after an event: carry out an action, or the node is over.
@@ -353,15 +366,31 @@ impl Machine {
             }
             Run::Failed {
                 breaks_earlier,
-                best_gated,
+                best,
             } => {
-                self.best_gated = best_gated;
+                self.best_gated = best != Standing::Ungated;
                 self.has_failure = true;
+                if !self.limits.has_examples {
+                    return self.against_the_prior(best);
+                }
                 match self.fix_changed_nothing && !breaks_earlier {
                     true => Step::Do(Action::DropDisputed),
                     false => self.dispute(),
                 }
             }
+        }
+    }
+
+    /// Without examples the model's tests are the only evidence and the greedy answer is the
+    /// prior: code that passes the gates is kept for review when the tests dispute only its
+    /// values (no vote, no fix: measured, neither bought anything there), fixed when it
+    /// crashes (until a fix changes nothing), and code that fails a gate is fixed as always.
+    fn against_the_prior(&mut self, best: Standing) -> Step {
+        match best {
+            Standing::Ungated => self.retry(),
+            Standing::Disputed => self.finish(Outcome::NeedsReview),
+            Standing::Crashes if self.fix_changed_nothing => self.finish(Outcome::NeedsReview),
+            Standing::Crashes => Step::Do(Action::FixBest),
         }
     }
 
@@ -427,11 +456,15 @@ mod tests {
     const UNCHANGED: Event = Event::ImplementationWritten { unchanged: true };
     const WRONG: Event = Event::Ran(Run::Failed {
         breaks_earlier: false,
-        best_gated: false,
+        best: Standing::Ungated,
     });
     const DISPUTED: Event = Event::Ran(Run::Failed {
         breaks_earlier: false,
-        best_gated: true,
+        best: Standing::Disputed,
+    });
+    const CRASHES: Event = Event::Ran(Run::Failed {
+        breaks_earlier: false,
+        best: Standing::Crashes,
     });
 
     /// The steps the machine answers to `events`, after the start.
@@ -664,21 +697,70 @@ mod tests {
                 WRONG,
                 UNCHANGED,
                 WRONG,
-                Event::Dropped { passed: false },
                 Event::Done,
             ],
         );
-        // The fix changed nothing: the disputed tests could not be dropped (no examples
-        // passed), so the next attempt starts over, tests and all.
+        // The fix of code that fails a gate changed nothing: the next attempt starts over,
+        // tests and all (no disputed test is dropped without examples that passed).
         assert_eq!(
             actions[4..],
             [
                 Step::Do(Action::RunTests),
-                Step::Do(Action::DropDisputed),
                 Step::Do(Action::StartOver { keep_tests: false }),
                 Step::Do(Action::AskTests)
             ]
         );
+    }
+
+    #[test]
+    fn without_examples_disputed_values_end_for_review_and_crashes_are_fixed() {
+        let limits = Limits {
+            has_examples: false,
+            ..LIMITS
+        };
+        // Only values disputed: kept for review at once, no vote, no fix.
+        let (actions, _) = drive(limits, &[Event::TestsWritten, WRITTEN, DISPUTED]);
+        assert_eq!(actions[3], finish(Outcome::NeedsReview));
+        // A crash: one fix of the kept code; a fix that leaves only disputed values ends it.
+        let (actions, _) = drive(
+            limits,
+            &[
+                Event::TestsWritten,
+                WRITTEN,
+                CRASHES,
+                Event::Done,
+                WRITTEN,
+                DISPUTED,
+            ],
+        );
+        assert_eq!(
+            actions[3..],
+            [
+                Step::Do(Action::FixBest),
+                FIX,
+                Step::Do(Action::RunTests),
+                finish(Outcome::NeedsReview)
+            ]
+        );
+        // A fix that changes nothing ends it too: the model holds the code right.
+        let (actions, _) = drive(
+            limits,
+            &[
+                Event::TestsWritten,
+                WRITTEN,
+                CRASHES,
+                Event::Done,
+                UNCHANGED,
+                CRASHES,
+            ],
+        );
+        assert_eq!(actions[6], finish(Outcome::NeedsReview));
+        // Passing every test still passes.
+        let (actions, _) = drive(
+            limits,
+            &[Event::TestsWritten, WRITTEN, Event::Ran(Run::Passed)],
+        );
+        assert_eq!(actions[3], finish(Outcome::Passed));
     }
 
     #[test]
@@ -808,7 +890,7 @@ mod tests {
         );
         let breaks = Event::Ran(Run::Failed {
             breaks_earlier: true,
-            best_gated: false,
+            best: Standing::Ungated,
         });
         let (actions, _) = drive(LIMITS, &[&fixed_nothing[..], &[breaks]].concat());
         // Not dropped; the unchanged fix makes the next attempt start over.

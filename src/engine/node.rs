@@ -21,7 +21,7 @@
 use std::collections::BTreeSet;
 
 use crate::checkpoint::{
-    Diagnosis, DisputedTest, LocalizedFix, NodeStatus, NodeWork, TestCounts, Verdict,
+    Departure, Diagnosis, LocalizedFix, NodeStatus, NodeWork, TestCounts, Verdict,
 };
 use crate::edit::{code_for_target, merge_python, shape_correction, shape_tests};
 use crate::fsutil::{FsError, Snapshot};
@@ -30,7 +30,7 @@ use crate::rpg::{Node, NodePos};
 
 use super::ask::{AskError, ask, ask_many, ask_vote, unusable};
 use super::ground::LeafGround;
-use super::machine::{Action, Event, Failure, Limits, Machine, Outcome, Run, Step};
+use super::machine::{Action, Event, Failure, Limits, Machine, Outcome, Run, Standing, Step};
 use super::prompt::{self, PromptInputs};
 use super::repair::{
     bound_names, refuse_foreign, repoint_imports, stub, with_missing_imports, with_plan_docstring,
@@ -38,14 +38,16 @@ use super::repair::{
 };
 use super::suspects::{self, PlanFunction};
 use super::testfile::{
-    disputed_tests, failing_functions, flaky_tests, focus, only_tests, test_file_is_broken,
-    test_function, without_broken_units, without_tests,
+    crashed_tests, disputed_tests, failing_functions, flaky_tests, focus, only_tests,
+    test_file_is_broken, test_function, without_broken_units, without_tests,
 };
 use super::{Context, examples, vote};
 
+mod choice;
 mod flowfix;
 use crate::layout::SNAPSHOT_DIR;
 use crate::localize::Budget;
+use choice::{Candidate, Evidence, Lineage, Sample, Weighing, pick};
 pub use flowfix::{FlowFailure, FlowFix, debug_flow_failure};
 
 /// How one node ended. `status` is `InProgress` when the run was interrupted.
@@ -71,6 +73,8 @@ pub struct NodeResult {
     pub localizations: Vec<LocalizedFix>,
     /// Its tests that failed, then passed on identical code.
     pub flaky: Vec<String>,
+    /// How the code it keeps departs from the greedy answer.
+    pub departure: Option<Departure>,
 }
 
 impl NodeResult {
@@ -82,6 +86,7 @@ impl NodeResult {
             diagnosis: None,
             localizations: Vec::new(),
             flaky: Vec::new(),
+            departure: None,
             status,
             tests: None,
             retries: 0,
@@ -231,10 +236,12 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
             false => leaf.execute(action, machine.attempt()).await?,
         };
     };
+    let departure = leaf.departure(&result)?;
     let work = (result.status != NodeStatus::InProgress).then_some(leaf.work);
     let diagnosis = leaf.diagnosis.take();
     Ok(NodeResult {
         work,
+        departure,
         diagnosis,
         localizations: std::mem::take(&mut leaf.localizations),
         flaky: std::mem::take(&mut leaf.flaky),
@@ -282,56 +289,13 @@ struct Leaf<'a> {
     /// The module's functions the fix under way may correct besides the node's own
     /// ([`suspects::Localization::editable`]); empty outside a fix.
     editable: Vec<String>,
+    /// Which round made each module, and the greedy answer.
+    lineage: Lineage,
 }
 
 /// Why a run whose tests all pass is still a failure when the function has no body; it is
 /// also what the fix prompt reads.
 const NO_BODY: &str = "the function has no body: it is only its docstring, `pass`, `...` or `raise NotImplementedError`, so it does nothing the specification asks; write the body";
-
-/// One distinct module of an implementation round.
-struct Sample {
-    text: String,
-    /// How many answers gave it.
-    copies: usize,
-    /// What running it said (`None` when it was the round's only module, not run apart).
-    evidence: Option<Evidence>,
-}
-
-/// An implementation that imported and ran, with the evidence it earned.
-struct Candidate {
-    /// The module's text with it.
-    text: String,
-    /// It passed the gates: the specification's examples test (when the plan gives examples)
-    /// and every earlier function's tests. Only the gates are ground truth; the generated
-    /// tests are evidence, and a third of them are wrong.
-    gated: bool,
-    /// Generated tests passed.
-    passed: u32,
-    /// The generated tests of this node it failed.
-    disputed: Vec<String>,
-    /// Those tests' sources with what it did in them.
-    disputed_tests: Vec<DisputedTest>,
-    /// The test file without the disputed tests.
-    undisputed_tests: String,
-}
-
-impl Candidate {
-    /// Better evidence wins; on a tie the earlier candidate stays (`>`, not `>=`): a later
-    /// one was bent towards tests that may be wrong.
-    fn beats(&self, other: &Candidate) -> bool {
-        (self.gated, self.passed) > (other.gated, other.passed)
-    }
-
-    /// What pytest said of each disputed test, one after another.
-    fn disputed_output(&self) -> String {
-        let outputs: Vec<&str> = self
-            .disputed_tests
-            .iter()
-            .map(|t| t.output.as_str())
-            .collect();
-        outputs.join("\n")
-    }
-}
 
 impl<'a> Leaf<'a> {
     /// The leaf at `position` with nothing done yet; `None` when the plan gives it no file.
@@ -366,6 +330,7 @@ impl<'a> Leaf<'a> {
             flaky: Vec::new(),
             tried: Default::default(),
             editable: Vec::new(),
+            lineage: Lineage::default(),
         }))
     }
 
@@ -604,6 +569,7 @@ impl<'a> Leaf<'a> {
         }
         self.work.rounds += 1;
         self.work.answers += n;
+        let greedy_first = answers.first().is_some_and(|a| a.is_ok());
         let (mut modules, refused) = self.distinct_modules(answers, &inputs.current);
         // The same fix is never tried twice: a fix answer that gives back code an earlier
         // round already ran (and that is not the code in place, which says the model holds it
@@ -626,11 +592,16 @@ impl<'a> Leaf<'a> {
         self.tried
             .extend(modules.iter().map(|(m, _)| normalized(m)));
         let texts: Vec<String> = modules.iter().map(|(m, _)| m.clone()).collect();
+        self.lineage.round(role, &texts, greedy_first);
         let (chosen, evidence) = match (texts.len(), refused) {
             (0, Some(e)) => return self.asked_in_vain(e, "implementation"),
             (0, None) => return self.asked_in_vain(unusable("no answer"), "implementation"),
             (1, _) => (0, vec![None]),
-            _ => self.choose(&texts, &self.judged_right(role)).await?,
+            _ => {
+                let copies: Vec<usize> = modules.iter().map(|(_, c)| *c).collect();
+                self.choose(&texts, &copies, &self.judged_right(role))
+                    .await?
+            }
         };
         self.samples = modules
             .into_iter()
@@ -683,6 +654,10 @@ impl<'a> Leaf<'a> {
         let tests = self.test_text()?;
         Ok(match role {
             Role::Fix if !self.focus.is_empty() => only_tests(&tests, &self.focus),
+            // Without examples the greedy answer is the prior (see [`choice`]): it is asked
+            // as asking once would, from the specification, not bent to tests that may be
+            // wrong.
+            Role::Impl if self.weighing() == Weighing::Prior => String::new(),
             _ => without_tests(&tests, &self.earlier_tests()),
         })
     }
@@ -838,6 +813,7 @@ impl<'a> Leaf<'a> {
     async fn choose(
         &mut self,
         modules: &[String],
+        copies: &[usize],
         wanted: &[String],
     ) -> Result<(usize, Vec<Option<Evidence>>), FsError> {
         let ctx = self.ctx;
@@ -854,7 +830,7 @@ impl<'a> Leaf<'a> {
                 _ => None,
             });
         }
-        let chosen = pick(&evidence, wanted);
+        let chosen = pick(&evidence, copies, wanted, self.weighing());
         tracing::debug!(node = %self.node.id, candidates = modules.len(), chosen, "candidates ran");
         Ok((chosen, evidence))
     }
@@ -891,6 +867,23 @@ impl<'a> Leaf<'a> {
         examples::examples_test(self.node, &self.module).is_some()
     }
 
+    /// How this node's candidates are weighed: by agreement when its examples are a gate,
+    /// against the greedy answer when the model's tests are the only evidence.
+    fn weighing(&self) -> Weighing {
+        Weighing::for_node(self.has_examples())
+    }
+
+    /// The node's generated tests in which the code in place crashed (an undocumented
+    /// exception raised in its module).
+    fn crashes(&self, run: &crate::sandbox::TestRun) -> Vec<String> {
+        let documented = vote::documented_errors(self.node.docstring.as_deref().unwrap_or(""));
+        let earlier = self.earlier_tests();
+        crashed_tests(run, &self.file, &documented)
+            .into_iter()
+            .filter(|t| !earlier.contains(t))
+            .collect()
+    }
+
     /// Whether the node's function in `module` has no body (only a docstring, `pass`, `...`
     /// or `raise NotImplementedError`): never an implementation, whatever tests it passes.
     fn bodiless(&self, module: &str) -> bool {
@@ -913,6 +906,7 @@ impl<'a> Leaf<'a> {
                 && (passed.iter().any(|n| test_function(n) == examples) || !self.has_examples()),
             has_body: !self.bodiless(module),
             passed,
+            crashed: self.crashes(run).len(),
         }
     }
 
@@ -960,11 +954,32 @@ impl<'a> Leaf<'a> {
             });
             Event::Ran(Run::Failed {
                 breaks_earlier: self.breaks_earlier_tests(&run),
-                best_gated: self.best.as_ref().is_some_and(|b| b.gated),
+                best: self.standing(),
             })
         };
         self.last_run = Some(run);
         Ok(event)
+    }
+
+    /// What the best candidate so far has against it.
+    fn standing(&self) -> Standing {
+        match &self.best {
+            Some(best) if best.gated && best.crashed.is_empty() => Standing::Disputed,
+            Some(best) if best.gated => Standing::Crashes,
+            _ => Standing::Ungated,
+        }
+    }
+
+    /// How the module the node leaves departs from the greedy answer (see [`Lineage`]).
+    fn departure(&self, result: &NodeResult) -> Result<Option<Departure>, FsError> {
+        if result.status == NodeStatus::InProgress {
+            return Ok(None);
+        }
+        let kept = match &result.keep {
+            Some(kept) => kept.clone(),
+            None => self.ctx.workspace.read(&self.file)?.unwrap_or_default(),
+        };
+        Ok(self.lineage.departure(&kept))
     }
 
     /// Whether the module in place leaves the node's function without a body.
@@ -1010,8 +1025,12 @@ impl<'a> Leaf<'a> {
         self.ctx
             .workspace
             .write_if_changed(&self.file, &best.text)?;
-        self.focus = best.disputed.clone();
-        self.failure = Some(best.disputed_output());
+        // Against the prior only its crashes are evidence: the fix answers those.
+        self.focus = match self.weighing() {
+            Weighing::Agreement => best.disputed.clone(),
+            Weighing::Prior => best.crashed.clone(),
+        };
+        self.failure = Some(best.disputed_output_of(&self.focus));
         Ok(())
     }
 
@@ -1261,6 +1280,7 @@ impl<'a> Leaf<'a> {
         let disputed = failing_functions(run);
         let tests = self.test_text()?;
         let candidate = Candidate {
+            crashed: self.crashes(run),
             text,
             gated: evidence.gated,
             passed: run.passed,
@@ -1268,7 +1288,11 @@ impl<'a> Leaf<'a> {
             disputed_tests: disputed_tests(&tests, &disputed, run),
             disputed,
         };
-        if self.best.as_ref().is_none_or(|best| candidate.beats(best)) {
+        if self
+            .best
+            .as_ref()
+            .is_none_or(|best| candidate.beats(best, self.weighing()))
+        {
             self.best = Some(candidate);
         }
         Ok(())
@@ -1407,157 +1431,4 @@ async fn drop_disputed_tests(
     };
     tracing::info!(node = %node.id, "dropped {} generated test(s) that contradicted passing spec examples: {}", disputed.len(), disputed.join(", "));
     Ok(Some(rerun))
-}
-
-/// What running the node's tests said about one candidate.
-#[derive(Debug, Clone, PartialEq)]
-struct Evidence {
-    /// It imported and left every earlier function's tests green.
-    usable: bool,
-    /// It passed the gates (see [`Candidate::gated`]).
-    gated: bool,
-    /// The node's function has a body ([`Leaf::bodiless`]): one without is never kept while
-    /// a candidate with one exists.
-    has_body: bool,
-    /// The generated tests it passed.
-    passed: BTreeSet<String>,
-}
-
-/// The candidate to keep, by execution (CodeT's dual agreement): usable before not, gated
-/// before not, with a body before without, passing every `wanted` test before not; then candidates are grouped by the
-/// exact set of tests they pass and scored by group size times tests passed, so code that
-/// several samples agree on outranks a lone sample bent to one test; ties go to the earlier
-/// candidate (the first is sampled greedily).
-///
-/// `wanted` is not empty only in a fix round after a vote for A, and holds the tests where
-/// the kept code crashed instead of raising a documented error: there, agreement is no
-/// evidence against them. Measured on ml_lib, two fix samples that still crashed on an empty
-/// list outvoted the one that raised the documented error.
-fn pick(evidence: &[Option<Evidence>], wanted: &[String]) -> usize {
-    let score = |e: &Option<Evidence>| match e {
-        None => (false, false, false, false, 0),
-        Some(e) => {
-            let agreeing = evidence
-                .iter()
-                .flatten()
-                .filter(|o| o.usable && o.passed == e.passed)
-                .count();
-            let answers = wanted
-                .iter()
-                .all(|w| e.passed.iter().any(|p| test_function(p) == w));
-            (
-                e.usable,
-                e.gated,
-                e.has_body,
-                answers,
-                agreeing * e.passed.len(),
-            )
-        }
-    };
-    let mut best = 0;
-    for i in 1..evidence.len() {
-        if score(&evidence[i]) > score(&evidence[best]) {
-            best = i;
-        }
-    }
-    best
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn candidates_are_picked_by_gates_then_agreement_and_ties_go_to_the_first() {
-        let e = |usable, gated, passed: &[&str]| {
-            Some(Evidence {
-                usable,
-                gated,
-                has_body: true,
-                passed: passed.iter().map(|s| s.to_string()).collect(),
-            })
-        };
-        // The gated one wins over one that passes more generated tests.
-        assert_eq!(
-            pick(
-                &[e(true, false, &["a", "b", "c"]), e(true, true, &["a"])],
-                &[]
-            ),
-            1
-        );
-        // Two that agree on {a, b} outrank a lone one passing {a, b, c}.
-        assert_eq!(
-            pick(
-                &[
-                    e(true, true, &["a", "b", "c"]),
-                    e(true, true, &["a", "b"]),
-                    e(true, true, &["a", "b"]),
-                ],
-                &[]
-            ),
-            1
-        );
-        // Unless the vote judged c right: then the one that passes it is what a fix was for.
-        let judged_right = ["c".to_string()];
-        assert_eq!(
-            pick(
-                &[
-                    e(true, true, &["a", "b"]),
-                    e(true, true, &["a", "b", "c[1]"]),
-                    e(true, true, &["a", "b"]),
-                ],
-                &judged_right
-            ),
-            1
-        );
-        // Unusable (did not import, or broke earlier tests) and missing ones come last.
-        assert_eq!(
-            pick(&[None, e(false, true, &["a"]), e(true, false, &[])], &[]),
-            2
-        );
-        assert_eq!(
-            pick(&[e(true, true, &["a"]), e(true, true, &["b"])], &[]),
-            0
-        );
-    }
-
-    #[test]
-    fn a_function_without_a_body_is_never_picked_while_one_with_a_body_exists() {
-        let e = |has_body, passed: &[&str]| {
-            Some(Evidence {
-                usable: true,
-                gated: false,
-                has_body,
-                passed: passed.iter().map(|s| s.to_string()).collect(),
-            })
-        };
-        // The greedy answer is body-less and two samples agree with it on every test: the
-        // one with a body is still kept.
-        assert_eq!(
-            pick(
-                &[
-                    e(false, &["a", "b"]),
-                    e(false, &["a", "b"]),
-                    e(true, &["a"])
-                ],
-                &[]
-            ),
-            2
-        );
-    }
-
-    #[test]
-    fn the_specification_outranks_generated_tests_and_a_tie_keeps_the_earlier() {
-        let c = |gated, passed| Candidate {
-            text: String::new(),
-            gated,
-            passed,
-            disputed: Vec::new(),
-            disputed_tests: Vec::new(),
-            undisputed_tests: String::new(),
-        };
-        assert!(c(true, 0).beats(&c(false, 9)));
-        assert!(c(false, 3).beats(&c(false, 2)));
-        assert!(!c(false, 2).beats(&c(false, 2)));
-    }
 }

@@ -152,6 +152,7 @@ impl<'a> Run<'a> {
             diagnosis: result.diagnosis.clone(),
             localizations: result.localizations.clone(),
             flaky: result.flaky.clone(),
+            departure: result.departure.clone(),
             ..NodeRecord::now(result.status)
         };
         if let Some(work) = &result.work {

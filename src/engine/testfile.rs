@@ -129,6 +129,57 @@ pub(super) fn disputed_tests(tests: &str, disputed: &[String], run: &TestRun) ->
         .collect()
 }
 
+/// The failing test functions of `run` in which the code under test crashed: the exception
+/// that ended the test is not an assertion, not `DID NOT RAISE`, not one the specification
+/// documents (`documented`), and the traceback passes through `code_file`, so the code raised
+/// it, not the test's own call. This is the strong evidence a model-written test gives: code
+/// that dies of an undocumented `IndexError` on an input breaks its contract whatever the test
+/// expected, while a value the test disputes may be the test's mistake (a third of a small
+/// model's are). A test that calls the function wrongly fails in its own frame and is no crash.
+pub(super) fn crashed_tests(
+    run: &TestRun,
+    code_file: &str,
+    documented: &[String],
+) -> BTreeSet<String> {
+    failing_functions(run)
+        .into_iter()
+        .filter(|name| {
+            crashed_in(
+                &run.output_of(std::slice::from_ref(name)),
+                code_file,
+                documented,
+            )
+        })
+        .collect()
+}
+
+/// Whether one test's pytest section (`--tb=short`) shows `code_file` raising an undocumented
+/// exception (see [`crashed_tests`]).
+fn crashed_in(section: &str, code_file: &str, documented: &[String]) -> bool {
+    let passes_code = section
+        .lines()
+        .any(|l| l.split(':').next() == Some(code_file) && l.contains(": in "));
+    let raised = section.lines().rev().find_map(|line| {
+        let name = line
+            .strip_prefix('E')?
+            .trim_start()
+            .split([':', ' '])
+            .next()?;
+        let exception =
+            (name.ends_with("Error") || name.ends_with("Exception") || name == "Failed")
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        exception.then_some(name.rsplit('.').next().unwrap_or(name))
+    });
+    // `Failed` is pytest's own: `DID NOT RAISE` or `pytest.fail`, a disputed value.
+    raised.is_some_and(|name| {
+        passes_code
+            && !matches!(name, "AssertionError" | "Failed")
+            && !documented.iter().any(|d| d == name)
+    })
+}
+
 /// A test file without the test functions named in `names`.
 pub(super) fn without_tests(tests: &str, names: &[String]) -> String {
     tests_where(tests, |name| !names.iter().any(|d| d == name))
@@ -151,6 +202,37 @@ fn tests_where(tests: &str, keep: impl Fn(&str) -> bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_an_undocumented_exception_raised_in_the_code_is_a_crash() {
+        let code = "src/lib/m.py";
+        let section = |frames: &str, last: &str| {
+            format!(
+                "____ test_f ____\ntests/test_m.py:4: in test_f\n    f([])\n{frames}E   {last}\n"
+            )
+        };
+        let in_code = "src/lib/m.py:7: in f\n    return xs[0]\n";
+        let documented = vec!["ValueError".to_string()];
+        let crash =
+            |frames: &str, last: &str| crashed_in(&section(frames, last), code, &documented);
+        assert!(crash(in_code, "IndexError: list index out of range"));
+        assert!(crash(
+            in_code,
+            "builtins.ZeroDivisionError: division by zero"
+        ));
+        // Documented, an assertion, pytest's own verdicts: a disputed value, not a crash.
+        assert!(!crash(in_code, "ValueError: empty"));
+        assert!(!crash(in_code, "AssertionError: assert 1 == 2"));
+        assert!(!crash(in_code, "assert None == 3"));
+        assert!(!crash("", "Failed: DID NOT RAISE <class 'ValueError'>"));
+        // The test called the function wrongly: its own frame raised.
+        assert!(!crash(
+            "",
+            "TypeError: f() takes 1 positional argument but 2 were given"
+        ));
+        // Another file's frame only (a helper of the test) is not this code's crash.
+        assert!(!crash("tests/helpers.py:3: in h\n", "KeyError: 'x'"));
+    }
 
     #[test]
     fn a_fix_answers_broken_earlier_tests_then_the_examples_then_the_rest() {

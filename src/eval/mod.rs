@@ -21,6 +21,7 @@
 //! model's mistakes, not an adversary's.
 
 mod cases;
+mod decisions;
 mod disputes;
 mod score;
 mod scratch;
@@ -37,6 +38,7 @@ use crate::rpg::Rpg;
 use crate::sandbox::{SandboxError, TestRunner};
 
 pub use cases::Outcome;
+pub use decisions::{DecisionRow, Decisions, ScoredDeparture};
 pub use disputes::{Disputes, JudgedTest, MatrixRow};
 pub use scratch::REFERENCE_DIR;
 
@@ -191,6 +193,10 @@ pub struct Evaluation {
     /// the reference has one (`DIR/src/`) and the checkpoint records votes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disputes: Option<Disputes>,
+    /// The nodes whose kept code is not the greedy answer, each scored with the greedy answer
+    /// put back, and the matrix per kind of decision; `null` when none departed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decisions: Option<Decisions>,
 }
 
 /// Counts of outcomes. Errors (a collection error, an import that fails, a timeout) and
@@ -254,16 +260,28 @@ pub async fn evaluate(
     runner: &dyn TestRunner,
     cancel: &CancellationToken,
 ) -> Result<Evaluation, EvalError> {
-    let result = run_all(reference, runner, cancel).await;
-    let judged = match (&result, &reference.records) {
-        (Ok(_), Some(records)) => disputes::judge(&reference.dir, records, runner, cancel).await,
-        _ => Ok(None),
-    };
+    let result = evaluate_in(reference, runner, cancel).await;
     runner.shutdown().await;
-    let (runs, sandbox) = result?;
+    result
+}
+
+/// [`evaluate`] without the runner's shutdown.
+async fn evaluate_in(
+    reference: &Reference,
+    runner: &dyn TestRunner,
+    cancel: &CancellationToken,
+) -> Result<Evaluation, EvalError> {
+    let (runs, sandbox) = run_all(reference, runner, cancel).await?;
+    let disputes = match &reference.records {
+        Some(records) => disputes::judge(&reference.dir, records, runner, cancel).await?,
+        None => None,
+    };
+    let evaluation = score::score(reference, &runs, sandbox);
+    let decisions = decisions::score(reference, &evaluation, runner, cancel).await?;
     Ok(Evaluation {
-        disputes: judged?,
-        ..score::score(reference, &runs, sandbox)
+        disputes,
+        decisions,
+        ..evaluation
     })
 }
 
@@ -275,6 +293,17 @@ async fn run_all(
 ) -> Result<(Vec<cases::FileRun>, String), EvalError> {
     runner.check_ready().await.map_err(EvalError::NotReady)?;
     let scratch = scratch::prepare(&reference.out, &reference.dir.join("tests"))?;
+    run_files(reference, scratch.path(), runner, cancel).await
+}
+
+/// Each reference file's run in `scratch` (a copy made by [`scratch::prepare`]), in file
+/// order, with the name of the sandbox that ran it.
+async fn run_files(
+    reference: &Reference,
+    scratch: &Path,
+    runner: &dyn TestRunner,
+    cancel: &CancellationToken,
+) -> Result<(Vec<cases::FileRun>, String), EvalError> {
     let mut runs = Vec::new();
     let mut sandbox = runner.name().to_string();
     for file in &reference.files {
@@ -283,7 +312,7 @@ async fn run_all(
         }
         let rel = format!("{REFERENCE_DIR}/{}", file.name);
         let run = runner
-            .run_tests(scratch.path(), &rel, cancel)
+            .run_tests(scratch, &rel, cancel)
             .await
             .map_err(|source| EvalError::Sandbox {
                 file: file.name.clone(),

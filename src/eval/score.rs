@@ -66,6 +66,7 @@ pub(super) fn score(reference: &Reference, runs: &[FileRun], sandbox: String) ->
             .collect(),
         tests,
         disputes: None,
+        decisions: None,
     }
 }
 
