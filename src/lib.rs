@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! cli       cli
-//! pipeline  pipeline · progress · schemas · eval · nightly
+//! pipeline  pipeline · progress · schemas · eval · nightly · corpus
 //! stages    engine · assemble · change
 //! services  workspace · localize · report · llm · edit · code · checkpoint · sandbox · detect
 //! plan      rpg · schedule · usage · prompts
@@ -45,7 +45,10 @@
 //!   the terminal view of a run; `schemas` prints the JSON Schemas; `eval` measures a
 //!   generated repository by reference tests the engine never saw, run in the sandbox;
 //!   `nightly` holds the nightly benchmark's figures, compares them with the previous
-//!   report within the machine's noise, and writes the reports (`zerorepo bench` runs it).
+//!   report within the machine's noise, and writes the reports (`zerorepo bench` runs it);
+//!   `corpus` reads the evaluation corpus, fetches and unpacks its pinned sdists untrusted,
+//!   makes each plan and its reference ready, and renders the engine-against-one-shot table
+//!   (`zerorepo bench --corpus` runs it).
 //! - **cli** is the `zerorepo` command line: one module per command with its flags and its
 //!   run, one error type that picks the exit code, all text output in `cli::render`.
 //!   `main.rs` only calls [`cli::main`].
@@ -100,6 +103,7 @@ pub mod checkpoint;
 pub mod cli;
 pub mod code;
 pub mod config;
+pub mod corpus;
 pub mod detect;
 pub mod edit;
 pub mod engine;

@@ -2,10 +2,17 @@
 //! engine's own cost) and, with `--real`, with a real model followed by `zerorepo eval`; writes
 //! `reports/nightly/DATE.json` and `.md`, compared with the previous report, a line of
 //! `history.jsonl` and the plot `history.svg`. The figures and the comparison are [`crate::nightly`]'s.
+//!
+//! With `--corpus FILE` it is the other benchmark instead, the evaluation corpus (`corpus`):
+//! a mode of the same command rather than a command of its own, since both are "measure the
+//! engine" runs the nightly job starts, sharing the model, sandbox, work-directory and date
+//! flags; the flags of one mode are refused in the other.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
+
+mod corpus;
 
 use tokio_util::sync::CancellationToken;
 
@@ -25,31 +32,67 @@ const WRONG_FIRST_EVERY: usize = 10;
 
 /// The nightly benchmark: the engine's overhead on a fixture (scripted provider, wrong first
 /// answers injected) and, with --real, a generation by a real model measured by the fixture's
-/// hidden reference tests.
+/// hidden reference tests. With --corpus, the evaluation corpus instead: engine against the
+/// one-shot baseline on every selected plan.
 ///
-/// Writes DIR/DATE.json (schema: `zerorepo schema nightly`) and DIR/DATE.md, compares every
-/// figure with the newest earlier report in DIR (better / worse / same within the machine's
-/// noise), appends to DIR/history.jsonl and redraws DIR/history.svg. The real run's output is WORK/real-DATE: a night
-/// cut short resumes from its checkpoint when run again the same day.
+/// Nightly: writes DIR/DATE.json (schema: `zerorepo schema nightly`) and DIR/DATE.md, compares
+/// every figure with the newest earlier report in DIR (better / worse / same within the
+/// machine's noise), appends to DIR/history.jsonl and redraws DIR/history.svg. The real run's
+/// output is WORK/real-DATE: a night cut short resumes from its checkpoint when run again the
+/// same day.
+///
+/// Corpus (`--corpus fixtures/corpus.toml`): for each selected plan, a hand-written fixture is
+/// used as it is; a plan from a pinned sdist is fetched with `pip download` run in the sandbox
+/// (with the network, in hash-checking mode) into ~/.cache/zerorepo/corpus (or
+/// $ZEROREPO_CORPUS_CACHE), its SHA-256 checked
+/// before every use, unpacked (refused whole if a member is a link or leaves the directory),
+/// extracted like `rpg extract` (`--no-examples` when `examples = false`, only `functions`
+/// when given), and its reference built from the sdist's test directory with a `select.txt`
+/// naming the listed files and node ids. Then `generate` and `generate --one-shot` run one
+/// after the other into WORK/corpus-DATE/PLAN/{engine,one-shot} (same --llm and sandbox),
+/// the plan's `support` modules are copied into both (never generated, never scored), and
+/// each is measured like `zerorepo eval --reference`. A plan that cannot be fetched or
+/// extracted is reported with the reason; the others go on. Prints a Markdown table (JSON
+/// with --json) ending with the command that reproduces it; exit 1 when a plan or a side did
+/// not finish. The nightly job runs `--corpus fixtures/corpus.toml --half test`.
 #[derive(clap::Args)]
 pub(crate) struct Args {
     /// The fixture: a directory with rpg.json, script.jsonl and reference/tests.
-    #[arg(long, default_value = "fixtures/ml_lib")]
+    #[arg(long, default_value = "fixtures/ml_lib", conflicts_with = "corpus")]
     fixture: PathBuf,
     /// Also run the real model (--llm, default the embedded one) and `zerorepo eval`.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "corpus")]
     real: bool,
     /// Where the reports go.
-    #[arg(long, value_name = "DIR", default_value = "reports/nightly")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "reports/nightly",
+        conflicts_with = "corpus"
+    )]
     reports: PathBuf,
-    /// Where the real run's output goes (default ~/.cache/zerorepo/nightly).
+    /// Run the evaluation corpus in this file (fixtures/corpus.toml) instead of the nightly.
+    #[arg(long, value_name = "FILE")]
+    corpus: Option<PathBuf>,
+    /// With --corpus: the half to run. Default `dev` (the half that may be tuned on); `test`
+    /// is for reporting figures only.
+    #[arg(long, value_enum, requires = "corpus")]
+    half: Option<crate::corpus::HalfChoice>,
+    /// With --corpus: only this plan (repeatable); with --half too, it must be in that half.
+    #[arg(long = "plan", value_name = "NAME", requires = "corpus")]
+    plans: Vec<String>,
+    /// With --corpus: also write the Markdown table to PATH and the JSON to PATH with `.json`.
+    #[arg(long, value_name = "PATH", requires = "corpus")]
+    report: Option<PathBuf>,
+    /// Where the real run's and the corpus's outputs go (default ~/.cache/zerorepo/nightly).
     #[arg(long, value_name = "DIR")]
     work: Option<PathBuf>,
     /// Nodes generated at once in the engine run (default: one per core).
-    #[arg(long, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+    #[arg(long, conflicts_with = "corpus",
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     jobs: Option<usize>,
-    /// Nodes generated at once in the real run (`generate`'s default; the embedded model
-    /// decodes their requests together).
+    /// Nodes generated at once in the real run and in both sides of a corpus plan
+    /// (`generate`'s default; the embedded model decodes their requests together).
     #[arg(long, default_value_t = crate::engine::DEFAULT_JOBS,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     real_jobs: usize,
@@ -65,11 +108,14 @@ pub(crate) struct Args {
     json: bool,
 }
 
-pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
+pub(crate) async fn run(args: Args, quiet: bool) -> Result<u8, CliError> {
     let date = args
         .date
         .clone()
         .unwrap_or_else(|| chrono::Utc::now().format("%Y-%m-%d").to_string());
+    if let Some(file) = &args.corpus {
+        return corpus::run(&args, file, &date, quiet).await;
+    }
     let script = args.fixture.join("script.jsonl");
     let entries = read_script(&script)?;
     let cancel = CancellationToken::new();

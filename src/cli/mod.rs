@@ -202,7 +202,7 @@ async fn run(
         Command::Rpg(command) => rpg::run(command),
         Command::Eval(args) => eval::run(args).await,
         Command::Code(args) => code::run(args).await,
-        Command::Bench(args) => bench::run(args).await,
+        Command::Bench(args) => bench::run(args, global.quiet).await,
         Command::History(args) => history::run(args),
         Command::Model(command) => model::run(command, global.quiet).await,
         Command::Sandbox(command) => sandbox::run(command).await,

@@ -32,6 +32,10 @@ pub(crate) struct ExtractArgs {
     /// module beneath it. Repeatable; default: every module found.
     #[arg(long = "module", value_name = "M")]
     modules: Vec<String>,
+    /// Only the leaf of this name (a function or class of the selected modules) and the
+    /// leaves it calls, at any depth. Repeatable; default: every leaf.
+    #[arg(long = "function", value_name = "NAME")]
+    functions: Vec<String>,
     /// Drop doctest examples (`>>>` lines and their output) instead of moving them into the
     /// nodes' `examples`.
     #[arg(long)]
@@ -82,6 +86,7 @@ fn run_extract(args: ExtractArgs) -> Result<u8, CliError> {
         examples: !args.no_examples,
         reference_tests,
         project_name: None,
+        functions: args.functions,
     };
     let done = extract::extract(&sources, &options)?;
     let text = serde_json::to_string_pretty(&done.rpg)? + "\n";

@@ -51,6 +51,16 @@ impl SandboxArgs {
         };
         test_runner(self.sandbox, policy, self.docker_host.as_deref())
     }
+
+    /// The runner that fetches pinned packages (`bench --corpus`): the same backend, with the
+    /// network and a writable directory ([`SandboxPolicy::for_download`]).
+    pub(crate) fn download_runner(&self) -> Result<Arc<dyn TestRunner>, CliError> {
+        test_runner(
+            self.sandbox,
+            SandboxPolicy::for_download(),
+            self.docker_host.as_deref(),
+        )
+    }
 }
 
 /// The test runner for `--sandbox`. `none` runs generated code with the user's full rights,

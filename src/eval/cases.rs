@@ -44,7 +44,8 @@ pub(super) struct FileRun {
 }
 
 /// The tests pytest collects from `source` by its default rules: top-level functions named
-/// `test*`, and `test*` methods of top-level classes named `Test*`. Read as text, so a
+/// `test*`, and `test*` methods of top-level classes named `Test*` or deriving from a
+/// `TestCase`. Read as text, so a
 /// file whose imports fail still declares its tests.
 pub(super) fn declared_tests(source: &str) -> Vec<String> {
     let mut tests = Vec::new();
@@ -60,7 +61,7 @@ pub(super) fn declared_tests(source: &str) -> Vec<String> {
             class = code
                 .strip_prefix("class ")
                 .map(identifier)
-                .filter(|name| name.starts_with("Test"))
+                .filter(|name| name.starts_with("Test") || is_test_case(code))
                 .map(|name| (name.to_string(), None));
             if let Some(name) = def_name(code).filter(|n| n.starts_with("test")) {
                 tests.push(name.to_string());
@@ -77,6 +78,15 @@ pub(super) fn declared_tests(source: &str) -> Vec<String> {
         }
     }
     tests
+}
+
+/// Whether a `class` line names `TestCase` among its bases: pytest collects a unittest class
+/// whatever its name (`class ChunkedTests(TestCase):`).
+fn is_test_case(class_line: &str) -> bool {
+    class_line
+        .split_once('(')
+        .and_then(|(_, bases)| bases.split(')').next())
+        .is_some_and(|bases| bases.contains("TestCase"))
 }
 
 /// `name` of `def name(` or `async def name(`.
@@ -342,6 +352,18 @@ mod tests {
         assert_eq!(
             declared_tests(SOURCE),
             ["test_a", "test_p", "TestK::test_m", "test_async"]
+        );
+    }
+
+    #[test]
+    fn unittest_classes_are_collected_whatever_their_name() {
+        let source = "from unittest import TestCase\n\n\
+            class ChunkedTests(TestCase):\n    def test_even(self):\n        pass\n\n\
+            class Mixin(object):\n    def test_not_collected(self):\n        pass\n\n\
+            class WindowedTests(unittest.TestCase, Mixin):\n    def test_w(self):\n        pass\n";
+        assert_eq!(
+            declared_tests(source),
+            ["ChunkedTests::test_even", "WindowedTests::test_w"]
         );
     }
 

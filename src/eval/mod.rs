@@ -4,7 +4,9 @@
 //! its own tests pass, so "every node passed" says the code agrees with itself, not that it is
 //! right. Quality is judged here, and only here, by an independent suite: the reference tests
 //! of a fixture (`DIR/tests/test_<module>.py`), written against the plan by hand and never
-//! shown to the engine.
+//! shown to the engine. A reference taken from a real library's own suite may narrow it to
+//! some files and node ids with `DIR/select.txt` (`select`): the rest of its directory is
+//! there for the selected tests' helpers and data, and neither runs nor counts.
 //!
 //! The evaluation never changes the output directory: the repository is copied to a scratch
 //! directory, the reference tests go under [`REFERENCE_DIR`] there (so the generated tests
@@ -25,6 +27,7 @@ mod decisions;
 mod disputes;
 mod score;
 mod scratch;
+mod select;
 
 use std::path::{Path, PathBuf};
 
@@ -41,6 +44,7 @@ pub use cases::Outcome;
 pub use decisions::{DecisionRow, Decisions, ScoredDeparture};
 pub use disputes::{Disputes, JudgedTest, MatrixRow};
 pub use scratch::REFERENCE_DIR;
+pub use select::SELECTION_FILE;
 
 /// Why an evaluation did not produce its figures. A rejected input says everything in its
 /// message (the command line keeps only that); a failure names what failed and keeps the
@@ -53,6 +57,8 @@ pub enum EvalError {
     NoReferenceTests(PathBuf),
     #[error("{0} holds no test_*.py file")]
     EmptyReference(PathBuf),
+    #[error("{path}: {problem}")]
+    Selection { path: PathBuf, problem: String },
     #[error("{0}")]
     Plan(LocalizeError),
     #[error("cannot read {path}")]
@@ -85,7 +91,8 @@ impl EvalError {
         match self {
             EvalError::NoOutput(_)
             | EvalError::NoReferenceTests(_)
-            | EvalError::EmptyReference(_) => true,
+            | EvalError::EmptyReference(_)
+            | EvalError::Selection { .. } => true,
             EvalError::Plan(e) => e.is_bad_input(),
             _ => false,
         }
@@ -113,6 +120,8 @@ struct ReferenceFile {
     /// The tests its source declares (`test_x`, `TestK::test_m`), read as text, never run:
     /// a file that fails to import still counts every test it holds.
     declared: Vec<String>,
+    /// The node ids within the file that run ([`SELECTION_FILE`]); empty: the whole file.
+    nodes: Vec<String>,
 }
 
 impl Reference {
@@ -128,7 +137,8 @@ impl Reference {
         }
         let (rpg, statuses, records) =
             crate::localize::load_output_dir_with_records(out, rpg).map_err(EvalError::Plan)?;
-        let files = reference_files(&tests)?;
+        let selection = read_selection(dir)?;
+        let files = reference_files(&tests, selection.as_ref())?;
         if files.is_empty() {
             return Err(EvalError::EmptyReference(tests));
         }
@@ -143,8 +153,25 @@ impl Reference {
     }
 }
 
-/// The `test_*.py` files directly in `tests`, by name, with the tests each declares.
-fn reference_files(tests: &Path) -> Result<Vec<ReferenceFile>, EvalError> {
+/// `DIR/select.txt` when there is one ([`select`]).
+fn read_selection(dir: &Path) -> Result<Option<select::Selection>, EvalError> {
+    let path = dir.join(SELECTION_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => return Err(EvalError::Read { path, source }),
+    };
+    select::parse(&text)
+        .map(Some)
+        .map_err(|problem| EvalError::Selection { path, problem })
+}
+
+/// The `test_*.py` files directly in `tests`, by name, with the tests each declares; with a
+/// selection, only the files it names, each narrowed to its node ids.
+fn reference_files(
+    tests: &Path,
+    selection: Option<&select::Selection>,
+) -> Result<Vec<ReferenceFile>, EvalError> {
     let read_err = |path: &Path| {
         let path = path.to_path_buf();
         move |source| EvalError::Read { path, source }
@@ -158,13 +185,29 @@ fn reference_files(tests: &Path) -> Result<Vec<ReferenceFile>, EvalError> {
         if !(name.starts_with("test_") && name.ends_with(".py") && path.is_file()) {
             continue;
         }
+        let nodes = match selection.map(|s| s.get(name)) {
+            Some(None) => continue,
+            Some(Some(nodes)) => nodes.clone(),
+            None => Vec::new(),
+        };
         let source = std::fs::read_to_string(&path).map_err(read_err(&path))?;
         files.push(ReferenceFile {
             name: name.to_string(),
-            declared: cases::declared_tests(&source),
+            declared: select::narrow(cases::declared_tests(&source), &nodes),
+            nodes,
         });
     }
     files.sort_by(|a, b| a.name.cmp(&b.name));
+    if let Some(missing) = selection
+        .into_iter()
+        .flat_map(|s| s.keys())
+        .find(|name| !files.iter().any(|f| &f.name == *name))
+    {
+        return Err(EvalError::Selection {
+            path: tests.to_path_buf(),
+            problem: format!("{SELECTION_FILE} names {missing}, which is not a test file here"),
+        });
+    }
     Ok(files)
 }
 
@@ -310,14 +353,7 @@ async fn run_files(
         if cancel.is_cancelled() {
             return Err(EvalError::Interrupted);
         }
-        let rel = format!("{REFERENCE_DIR}/{}", file.name);
-        let run = runner
-            .run_tests(scratch, &rel, cancel)
-            .await
-            .map_err(|source| EvalError::Sandbox {
-                file: file.name.clone(),
-                source,
-            })?;
+        let run = run_file(file, scratch, runner, cancel).await?;
         if run.cancelled {
             return Err(EvalError::Interrupted);
         }
@@ -325,4 +361,34 @@ async fn run_files(
         runs.push(cases::read_run(&file.name, &file.declared, &run));
     }
     Ok((runs, sandbox))
+}
+
+/// One reference file's run: the file whole, or each of its selected node ids, merged.
+async fn run_file(
+    file: &ReferenceFile,
+    scratch: &Path,
+    runner: &dyn TestRunner,
+    cancel: &CancellationToken,
+) -> Result<crate::sandbox::TestRun, EvalError> {
+    let rel = format!("{REFERENCE_DIR}/{}", file.name);
+    let targets: Vec<String> = match file.nodes.as_slice() {
+        [] => vec![rel],
+        nodes => nodes.iter().map(|n| format!("{rel}::{n}")).collect(),
+    };
+    let mut runs = Vec::new();
+    for target in &targets {
+        let run = runner
+            .run_tests(scratch, target, cancel)
+            .await
+            .map_err(|source| EvalError::Sandbox {
+                file: file.name.clone(),
+                source,
+            })?;
+        let stop = run.cancelled;
+        runs.push(run);
+        if stop {
+            break;
+        }
+    }
+    select::merge(runs).ok_or(EvalError::Interrupted)
 }

@@ -71,6 +71,8 @@ pub enum ExtractError {
     UnknownModule { name: String, found: String },
     #[error("no public function or class with a docstring in the selected modules")]
     NothingExtracted,
+    #[error("function {names}: not a planned leaf of the selected modules")]
+    UnknownFunction { names: String },
     #[error("the tree-sitter Python grammar could not be loaded: {0}")]
     Grammar(String),
     #[error("the extracted plan does not validate (a bug in `rpg extract`): {}", .0.join("; "))]
@@ -86,6 +88,7 @@ impl ExtractError {
                 | ExtractError::NoPython(_)
                 | ExtractError::UnknownModule { .. }
                 | ExtractError::NothingExtracted
+                | ExtractError::UnknownFunction { .. }
         )
     }
 }
@@ -112,6 +115,9 @@ pub struct Options {
     pub reference_tests: Option<String>,
     /// `metadata.project_name`; default: the first top-level package or module.
     pub project_name: Option<String>,
+    /// When not empty, only the leaves of these names (functions or classes, in any selected
+    /// module) and the leaves they depend on, at any depth, are planned.
+    pub functions: Vec<String>,
 }
 
 /// Something of the source that is not in the plan, and why.
@@ -280,6 +286,7 @@ pub fn extract(sources: &[SourceFile], options: &Options) -> Result<Extraction, 
     }
 
     let (edges, needs) = edges_of(&modules, &leaves, &calls, &mut summary);
+    let (leaves, edges) = keep_functions(leaves, edges, &needs, &summary, &options.functions)?;
 
     let kept: BTreeSet<String> = leaves.keys().map(|(m, _)| m.clone()).collect();
     let mut nodes = composites(&modules, &kept, options, &mut summary);
@@ -396,6 +403,8 @@ fn parse_modules(
 
 /// A leaf's calls, as found: its module, the calls in its body, its base classes.
 type LeafCalls = BTreeMap<String, (String, Vec<Call>, Vec<String>)>;
+/// The planned leaves by (dotted module, name).
+type Leaves = BTreeMap<(String, String), Node>;
 
 /// The edges between leaves, in sorted order, and what each leaf needs; an edge that would
 /// close a cycle is dropped and said so.
@@ -454,6 +463,50 @@ fn edges_of(
         });
     }
     (edges, needs)
+}
+
+/// With `functions`, only the leaves of those names and what they need (a call dropped for
+/// closing a cycle included: the caller still calls it), with the edges between them.
+fn keep_functions(
+    mut leaves: Leaves,
+    mut edges: Vec<Edge>,
+    needs: &BTreeMap<String, BTreeSet<String>>,
+    summary: &Summary,
+    functions: &[String],
+) -> Result<(Leaves, Vec<Edge>), ExtractError> {
+    if functions.is_empty() {
+        return Ok((leaves, edges));
+    }
+    let unknown: Vec<&str> = functions
+        .iter()
+        .filter(|f| !leaves.keys().any(|(_, name)| name == *f))
+        .map(String::as_str)
+        .collect();
+    if !unknown.is_empty() {
+        return Err(ExtractError::UnknownFunction {
+            names: unknown.join(", "),
+        });
+    }
+    let mut kept: BTreeSet<String> = BTreeSet::new();
+    let mut stack: Vec<String> = leaves
+        .iter()
+        .filter(|((_, name), _)| functions.contains(name))
+        .map(|(_, node)| node.id.clone())
+        .collect();
+    while let Some(id) = stack.pop() {
+        if !kept.insert(id.clone()) {
+            continue;
+        }
+        let dropped = summary
+            .dropped_edges
+            .iter()
+            .filter(|d| d.source == id)
+            .map(|d| &d.target);
+        stack.extend(needs.get(&id).into_iter().flatten().chain(dropped).cloned());
+    }
+    leaves.retain(|_, node| kept.contains(&node.id));
+    edges.retain(|e| kept.contains(&e.source) && kept.contains(&e.target));
+    Ok((leaves, edges))
 }
 
 /// The plan's metadata: its name, a description from the package's docstring, where it came
@@ -1809,6 +1862,60 @@ def undocumented(x):
         assert_eq!(
             err.to_string(),
             "--module pkg.nope: no such module under the source directory (found: pkg.text, pkg.util)"
+        );
+    }
+
+    #[test]
+    fn functions_keep_only_the_named_leaves_and_what_they_call_at_any_depth() {
+        let sources = [
+            package("pkg", "\"\"\"The package.\"\"\"\n"),
+            file("pkg.text", TEXT),
+            file("pkg.util", UTIL),
+        ];
+        let only = Options {
+            functions: vec!["shout".into()],
+            ..with_examples()
+        };
+        let rpg = extract(&sources, &only).unwrap().rpg;
+        let leaves: Vec<&str> = rpg
+            .nodes
+            .iter()
+            .filter(|n| n.is_leaf())
+            .map(|n| n.id.as_str())
+            .collect();
+        assert_eq!(leaves, ["pkg.text.pad", "pkg.text.shout", "pkg.util.clamp"]);
+        assert_eq!(
+            edges(&rpg),
+            [
+                (
+                    "pkg.text.shout".into(),
+                    "pkg.text.pad".into(),
+                    "function_call"
+                ),
+                (
+                    "pkg.text.shout".into(),
+                    "pkg.util.clamp".into(),
+                    "function_call"
+                ),
+            ]
+        );
+        let pad_only = Options {
+            functions: vec!["pad".into()],
+            ..with_examples()
+        };
+        let rpg = extract(&sources, &pad_only).unwrap().rpg;
+        assert!(rpg.nodes.iter().all(|n| !n.id.starts_with("pkg.util")));
+        let err = extract(
+            &sources,
+            &Options {
+                functions: vec!["pad".into(), "nope".into(), "undocumented".into()],
+                ..with_examples()
+            },
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "function nope, undocumented: not a planned leaf of the selected modules"
         );
     }
 

@@ -61,6 +61,13 @@ pub enum SandboxUser {
 const USERNS_FD: &str = "4";
 const SECCOMP_FD: &str = "5";
 const CLONE3_FD: &str = "6";
+/// The host's files a sandbox with the network sees: name resolution and CA certificates.
+const NETWORK_FILES: [&str; 4] = [
+    "/etc/resolv.conf",
+    "/etc/hosts",
+    "/etc/nsswitch.conf",
+    "/etc/ssl",
+];
 /// Size of the private `/dev/shm`, in bytes.
 const SHM_BYTES: u64 = 16 * 1024 * 1024;
 
@@ -115,6 +122,13 @@ pub fn bwrap_args(policy: &SandboxPolicy, layout: &BwrapLayout) -> Vec<String> {
     let tmp_bytes = (policy.tmp_size_mb * 1024 * 1024).to_string();
     push(&["--perms", "1777", "--size", &tmp_bytes, "--tmpfs", "/tmp"]);
     push(&["--dir", "/etc", "--perms", "0755", "--dir", "/opt"]);
+    // With the network, what resolving names and checking certificates reads (only then:
+    // without it they are nothing but a view of the host).
+    if policy.network {
+        for file in NETWORK_FILES {
+            push(&["--ro-bind-try", file, file]);
+        }
+    }
     let repo = layout.repo.display().to_string();
     let runner = layout.runner_dir.display().to_string();
     let bind = if policy.repo_read_only {
@@ -625,6 +639,16 @@ mod tests {
             "{args}"
         );
         assert!(args.contains("--bind /r /repo") && !args.contains("--ro-bind /r /repo"));
+        assert!(
+            args.contains("--ro-bind-try /etc/resolv.conf /etc/resolv.conf --ro-bind-try /etc/hosts /etc/hosts")
+                && args.contains("--ro-bind-try /etc/ssl /etc/ssl"),
+            "{args}"
+        );
+        let offline = bwrap_args(&SandboxPolicy::default(), &layout).join(" ");
+        assert!(
+            !offline.contains("resolv.conf") && !offline.contains("/etc/ssl"),
+            "{offline}"
+        );
         assert!(!args.contains("--userns") && !args.contains("setpriv"));
         assert!(!args.contains("--seccomp"));
         assert!(args.ends_with("/usr/bin/python3 -I /opt/zerorepo/runner.py --sweep --repo /repo"));

@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 
 /// Wall-clock and CPU seconds the install check may take.
 const INSTALL_SECONDS: u64 = 300;
+/// Wall-clock and CPU seconds a package download may take (pip builds its metadata).
+const DOWNLOAD_SECONDS: u64 = 600;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -63,6 +65,24 @@ impl SandboxPolicy {
             wall_timeout_secs: self.wall_timeout_secs.max(INSTALL_SECONDS),
             cpu_seconds: self.cpu_seconds.max(INSTALL_SECONDS),
             ..self.clone()
+        }
+    }
+
+    /// The policy for fetching a pinned package with its ordinary client (`pip download`,
+    /// which runs the package's build code to read its metadata): the network, a writable
+    /// directory to save into, and room for pip's isolated build environment; still no view of
+    /// the host beyond what every sandbox run sees.
+    pub fn for_download() -> SandboxPolicy {
+        SandboxPolicy {
+            network: true,
+            repo_read_only: false,
+            tmp_size_mb: 1024,
+            cpu_seconds: DOWNLOAD_SECONDS,
+            memory_mb: 2048,
+            max_processes: 128,
+            wall_timeout_secs: DOWNLOAD_SECONDS,
+            max_file_mb: 256,
+            ..SandboxPolicy::default()
         }
     }
 

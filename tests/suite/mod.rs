@@ -3,6 +3,7 @@ mod bad_input;
 mod change;
 mod cli;
 mod code;
+mod corpus;
 mod engine;
 mod engines;
 mod eval;
