@@ -62,39 +62,18 @@
 //! and everything that leaves a test run passes through one redaction of known secrets
 //! (`redact`).
 //!
-//! The node loop today, decided by a pure state machine (`engine::machine`: events in, the
-//! next action or the node's outcome out, no I/O) that the async driver in `engine::node`
-//! carries out: tests are
-//! written first (after three unusable tests answers, the plan's tests alone judge, and
-//! passing code is only `needs_review`), then `--candidates` implementations that are all
-//! run and chosen by evidence (the plan's examples and the earlier functions' tests are
-//! gates, the model's tests only evidence; a function with no body is never kept while one
-//! with a body exists, and never passes). The embedded model's answers are begun for it at the planned
-//! signature and specification (`LlmRequest::prefill`), so it writes only the body, starting
-//! with the documented errors and the planned dependencies to call named as comments. A failing
-//! choice gets up to `--max-retries` fix prompts with the failing tests, the failure and the
-//! module (the failing body cut to its outline when the answer is begun, since a small model
-//! copies what it is shown). Code that passes the gates but not every generated
-//! test goes to a majority vote (`engine::vote`: five model votes and one of execution
-//! evidence, which blames the code when it crashed where a documented error was expected;
-//! no vote is asked when pytest refused every disputed test's use of it, which is the test's fault):
-//! the tests are written once more and dropped where they still fail (B), the
-//! code gets one fix (A), the node is skipped for its environment (C), or, without a
-//! majority, the code is kept as `needs_review` and built on. A node that fails the gates to
-//! the end keeps its best candidate (or a stub) and its dependents are skipped. Before every
-//! fix the failure is localized (`engine::suspects`, within the `localize` budget of 20
-//! queries): the traceback's frames in the generated sources, the function itself, the
-//! dependencies the failure names, a BM25 search of the plan; the fix prompt shows the
-//! suspects outside the function, and the node's checkpoint record keeps every suspect (the
-//! report's debugging section, `status --node`). A fix replaces the node's own function, and
-//! may also correct a function of the same module that the localization showed (that
-//! function's tests run with the module's, so a correction that breaks it is not kept); a
-//! fix that repeats code already run is dropped before it runs; a run that failed on a
-//! timeout, or on code that passed before, is repeated once and flagged flaky. Before any
-//! answer runs, the imports it forgot or misplaced are repaired from the plan
-//! (`engine::repair`). The code tools (`code`) are commands of their own (`view`); of them
-//! the loop uses tree-sitter's reading of an answer (its imports at any depth, the outline of
-//! a symbol, and the repair of a variable that shadows a called function, `code::repair`).
+//! The node loop, decided by a pure state machine (`engine::machine`: events in, the next
+//! action or the node's outcome out, no I/O) that the async driver in `engine::node` carries
+//! out: tests first, then `--candidates` implementations, all run and chosen by evidence
+//! (`engine::node::choice`). The plan's examples, the earlier functions' tests and a body are
+//! gates; the model's tests are only evidence. With examples, gated candidates are told apart
+//! by agreement on the model's tests, and a dispute goes to a vote (`engine::vote`). Without
+//! examples the greedy answer (what asking once gives) is the prior: only strong evidence (a
+//! gate, a crash in the code) or two agreeing answers move the node off it, disputed values
+//! end it for review, crashes are fixed. Fixes see the failure localized (`engine::suspects`);
+//! a failed node keeps its best candidate or a stub and its dependents are skipped. Every
+//! departure from the greedy answer is recorded, and `eval` scores it against the reference.
+//! The tuning history with its measurements is in `docs/loop.md`.
 
 pub mod assemble;
 pub mod balance;

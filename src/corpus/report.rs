@@ -65,6 +65,10 @@ pub struct Side {
     pub nodes: Option<[usize; 4]>,
     /// Why the generation or the evaluation did not finish.
     pub problem: Option<String>,
+    /// The loop's departures from the greedy answer, scored by the reference, per kind
+    /// (`zerorepo eval`'s matrix); empty for one-shot and when none departed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub decisions: Vec<crate::eval::DecisionRow>,
 }
 
 /// `engine / one_shot`, when both are positive.
@@ -115,6 +119,7 @@ pub fn render_markdown(report: &CorpusReport) -> String {
     if let Some(total) = totals(&report.plans) {
         md.push_str(&total);
     }
+    md.push_str(&decision_matrix(&report.plans));
     let not_run: Vec<String> = report
         .plans
         .iter()
@@ -144,6 +149,38 @@ pub fn render_markdown(report: &CorpusReport) -> String {
         report.command
     ));
     md
+}
+
+/// The engine's departures from the greedy answer per plan and kind of decision: nodes it
+/// made better, worse or left the same against the greedy answer put back, and the reference
+/// tests that gained.
+fn decision_matrix(plans: &[PlanResult]) -> String {
+    let mut rows = String::new();
+    for plan in plans {
+        let PlanOutcome::Measured { engine, .. } = &plan.outcome else {
+            continue;
+        };
+        for row in engine
+            .decisions
+            .iter()
+            .filter(|r| r.better + r.worse + r.same > 0)
+        {
+            rows.push_str(&format!(
+                "| {} | {} | {} | {} | {} | {:+} |\n",
+                plan.name, row.kind, row.better, row.worse, row.same, row.tests_gained
+            ));
+        }
+    }
+    if rows.is_empty() {
+        return "\nThe engine kept the greedy answer (what asking once gives) on every node it \
+                scored.\n"
+            .into();
+    }
+    format!(
+        "\nDecisions that moved a node off the greedy answer, scored by the reference with the \
+         greedy answer put back (`zerorepo eval`):\n\n\
+         | plan | decision | better | worse | same | tests gained |\n|---|---|---|---|---|---|\n{rows}"
+    )
 }
 
 /// `**20 of 45**`, or `—` when the evaluation did not run.

@@ -29,12 +29,20 @@ pub(super) async fn ask(
     inputs: &PromptInputs,
     usage: &mut UsageByRole,
 ) -> Result<String, AskError> {
-    ask_many(ctx, node, role, attempt, inputs, usage, 1)
-        .await
-        .0
-        .into_iter()
-        .next()
-        .unwrap_or_else(|| Err(AskError::Provider("the provider gave no answer".into())))
+    ask_many(
+        ctx,
+        node,
+        role,
+        attempt,
+        inputs,
+        usage,
+        (1, Sampling::ByAttempt),
+    )
+    .await
+    .0
+    .into_iter()
+    .next()
+    .unwrap_or_else(|| Err(AskError::Provider("the provider gave no answer".into())))
 }
 
 /// Vote `i` of a diagnosis: its own request (its options, temperature and seed; see
@@ -61,7 +69,16 @@ pub(super) async fn ask_vote(
     judge(node, Role::Diagnose, request.max_tokens, response, usage)
 }
 
-/// `n` candidate answers to one prompt (the local model decodes them together), and the
+/// How the first answer of a request is sampled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Sampling {
+    /// Greedy on the first attempt, sampled on later ones (see [`prompt::request`]).
+    ByAttempt,
+    /// Greedy whatever the attempt.
+    GreedyFirst,
+}
+
+/// `n` candidate answers to one prompt, the first sampled as `sampling` says (the local model decodes them together), and the
 /// prompt's size in tokens.
 pub(super) async fn ask_many(
     ctx: &Context,
@@ -70,7 +87,7 @@ pub(super) async fn ask_many(
     attempt: u32,
     inputs: &PromptInputs,
     usage: &mut UsageByRole,
-    n: u32,
+    (n, sampling): (u32, Sampling),
 ) -> (Vec<Result<String, AskError>>, u64) {
     let phase = match (role, n) {
         (Role::Test, _) => "writing tests".to_string(),
@@ -83,6 +100,15 @@ pub(super) async fn ask_many(
     let request = match prompt::request(&node.id, role, attempt, inputs) {
         Ok(request) => request,
         Err(e) => return (vec![Err(AskError::Provider(e.to_string()))], 0),
+    };
+    let request = match sampling {
+        Sampling::ByAttempt => request,
+        // The node's first implementation round: its first candidate is the answer asking
+        // once gives, whatever attempt the tests took to write.
+        Sampling::GreedyFirst => crate::llm::LlmRequest {
+            temperature: 0.0,
+            ..request
+        },
     };
     let responses = tokio::select! {
         r = ctx.llm.complete_many(&request, n) => r,

@@ -28,7 +28,7 @@ use crate::fsutil::{FsError, Snapshot};
 use crate::llm::{Role, UsageByRole};
 use crate::rpg::{Node, NodePos};
 
-use super::ask::{AskError, ask, ask_many, ask_vote, unusable};
+use super::ask::{AskError, Sampling, ask, ask_many, ask_vote, unusable};
 use super::ground::LeafGround;
 use super::machine::{Action, Event, Failure, Limits, Machine, Outcome, Run, Standing, Step};
 use super::prompt::{self, PromptInputs};
@@ -551,6 +551,10 @@ impl<'a> Leaf<'a> {
         // Implementations and fixes are asked as several candidates, chosen by running them:
         // a warm sandbox run costs less than a token, and k sequences decode together.
         let started = std::time::Instant::now();
+        let sampling = match role == Role::Impl && self.lineage.first_round() {
+            true => Sampling::GreedyFirst,
+            false => Sampling::ByAttempt,
+        };
         let (answers, prompt_tokens) = ask_many(
             self.ctx,
             self.node,
@@ -558,7 +562,7 @@ impl<'a> Leaf<'a> {
             attempt,
             &inputs,
             &mut self.usage,
-            n,
+            (n, sampling),
         )
         .await;
         self.work.waited_for_model(role, started);
@@ -654,10 +658,6 @@ impl<'a> Leaf<'a> {
         let tests = self.test_text()?;
         Ok(match role {
             Role::Fix if !self.focus.is_empty() => only_tests(&tests, &self.focus),
-            // Without examples the greedy answer is the prior (see [`choice`]): it is asked
-            // as asking once would, from the specification, not bent to tests that may be
-            // wrong.
-            Role::Impl if self.weighing() == Weighing::Prior => String::new(),
             _ => without_tests(&tests, &self.earlier_tests()),
         })
     }

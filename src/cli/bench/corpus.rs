@@ -186,6 +186,7 @@ async fn side(ctx: &Context<'_>, prepared: &Prepared, out: &Path, one_shot: bool
         Ok(evaluation) => {
             side.passed = Some(evaluation.overall.passed);
             side.total = Some(evaluation.overall.total);
+            side.decisions = evaluation.decisions.map(|d| d.matrix).unwrap_or_default();
             eprintln!(
                 "   {name}: {} of {} reference tests, {:.0} s",
                 evaluation.overall.passed, evaluation.overall.total, side.wall_s

@@ -257,6 +257,11 @@ impl Lineage {
         }
     }
 
+    /// No implementation round has been asked yet: the next one's first answer is the prior.
+    pub(super) fn first_round(&self) -> bool {
+        self.impl_rounds == 0
+    }
+
     /// How `kept` (the module the node leaves) departs from the greedy answer; `None` when it
     /// is the greedy answer or there was none.
     pub(super) fn departure(&self, kept: &str) -> Option<Departure> {

@@ -25,7 +25,7 @@ use crate::rpg::NodePos;
 use crate::sandbox::TestRun;
 use crate::usage::Usage;
 
-use super::super::ask::ask_many;
+use super::super::ask::{Sampling, ask_many};
 use super::super::prompt::PromptInputs;
 use super::{Context, Leaf, corrected_suspect, normalized, vote};
 
@@ -182,7 +182,7 @@ impl Leaf<'_> {
             attempt,
             &inputs,
             &mut self.usage,
-            self.ctx.candidates,
+            (self.ctx.candidates, Sampling::ByAttempt),
         )
         .await;
         if let Some(fix) = self.localizations.last_mut() {
