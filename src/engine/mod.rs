@@ -266,7 +266,7 @@ fn functions_by_name(rpg: &ValidRpg) -> std::collections::HashMap<String, Vec<No
     let mut functions: std::collections::HashMap<String, Vec<NodePos>> = Default::default();
     for &position in rpg.order() {
         let node = rpg.node(position);
-        if node.is_leaf() && node.kind == "function" {
+        if node.is_leaf() && node.kind == crate::rpg::NodeKind::Function {
             functions
                 .entry(node.name.clone())
                 .or_default()

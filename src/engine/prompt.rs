@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use crate::fsutil::Workspace;
 use crate::llm::{LlmRequest, Message, Role};
 use crate::prompts::{self, PromptError, Template};
-use crate::rpg::{Node, NodePos, ValidRpg};
+use crate::rpg::{Node, NodeKind, NodePos, ValidRpg};
 
 pub use crate::python::import_path;
 
@@ -77,8 +77,8 @@ fn interface(node: &Node, content: &str) -> Option<String> {
     let unit = crate::code::split_units(content)
         .into_iter()
         .find(|u| u.def_name() == Some(node.name.as_str()))?;
-    match (node.kind.as_str(), &node.signature) {
-        ("function", Some(signature)) => Some(documented_def(
+    match (&node.kind, &node.signature) {
+        (NodeKind::Function, Some(signature)) => Some(documented_def(
             signature,
             node.docstring.as_deref().unwrap_or("").trim(),
         )),
@@ -173,7 +173,7 @@ pub struct PromptInputs {
 /// planned signature. `helpers` are the node's planned dependencies ([`call_first`]).
 pub fn answer_head(node: &Node, helpers: &[&Node]) -> Option<String> {
     let signature = node.signature.as_deref().filter(|s| !s.contains('\n'))?;
-    if node.kind != "function" || signature.trim().is_empty() {
+    if node.kind != NodeKind::Function || signature.trim().is_empty() {
         return None;
     }
     let mut doc = node.docstring.as_deref().unwrap_or("").trim().to_string();
@@ -203,7 +203,7 @@ const HELPERS_NOTE: &str =
 fn call_first(helpers: &[&Node]) -> String {
     let calls: Vec<String> = helpers
         .iter()
-        .filter(|n| n.kind == "function")
+        .filter(|n| n.kind == NodeKind::Function)
         .filter_map(|n| n.signature.as_deref().filter(|s| !s.contains('\n')))
         .map(|s| {
             let s = s.trim().trim_end_matches(':');

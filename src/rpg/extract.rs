@@ -45,7 +45,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use tree_sitter::{Node as TsNode, Parser};
 
-use super::model::{Edge, EdgeKind, Node, NodeType, Rpg};
+use super::model::{Edge, EdgeKind, Node, NodeKind, NodeType, Rpg};
 use super::validate::{
     MAX_DOCSTRING_BYTES, file_path_problem, reserved_path, shadowed_module, subgraph_id_is_valid,
     validate,
@@ -296,7 +296,7 @@ pub fn extract(sources: &[SourceFile], options: &Options) -> Result<Extraction, 
             .get(&leaf.id)
             .map(|n| n.iter().cloned().collect())
             .unwrap_or_default();
-        if leaf.kind == "class" {
+        if leaf.kind == NodeKind::Class {
             summary.classes += 1;
         } else {
             summary.functions += 1;
@@ -429,7 +429,7 @@ fn edges_of(
             if let Some(target) = call
                 .and_then(|c| resolve_call(modules, dotted, &c))
                 .and_then(|key| leaves.get(&key))
-                .filter(|t| t.kind == "class" && &t.id != id)
+                .filter(|t| t.kind == NodeKind::Class && &t.id != id)
             {
                 wanted.insert((id.clone(), target.id.clone(), EdgeKindKey::Inherits));
             }
@@ -671,7 +671,7 @@ fn composite(
     Node {
         id: dotted.to_string(),
         name,
-        kind: kind.to_string(),
+        kind: kind.into(),
         node_type: NodeType::Composite,
         file_path: Some(file_path),
         docstring: Some(docstring),
@@ -680,6 +680,7 @@ fn composite(
         signature: None,
         examples: Vec::new(),
         parent,
+        value: None,
         extra: BTreeMap::new(),
     }
 }
@@ -744,6 +745,7 @@ fn leaf_node(def: &Def, id: &str, path: &str, options: &Options) -> Result<Node,
         signature: Some(def.signature.clone()),
         examples,
         parent: id.rsplit_once('.').map(|(m, _)| m.to_string()),
+        value: None,
         extra: BTreeMap::new(),
     })
 }
@@ -1621,7 +1623,7 @@ def undocumented(x):
             Some("Pad A with a tab:       end.")
         );
         let boxed = node(rpg, "pkg.text.Box");
-        assert_eq!(boxed.kind, "class");
+        assert_eq!(boxed.kind, NodeKind::Class);
         assert_eq!(boxed.signature.as_deref(), Some("class Box(Base)"));
         assert_eq!(
             boxed.docstring.as_deref(),
