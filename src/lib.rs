@@ -62,6 +62,11 @@
 //! and everything that leaves a test run passes through one redaction of known secrets
 //! (`redact`).
 //!
+//! A data leaf (a module-level constant or table) is one assignment, `NAME = VALUE`: the
+//! plan's value once checked to be nothing but a literal, or the model's answer once parsed to
+//! bind exactly that name; it is written and checked in the sandbox before the functions that
+//! read it (`engine::data`), and `rpg extract` plans a library's module-level literals so.
+//!
 //! The node loop, decided by a pure state machine (`engine::machine`: events in, the next
 //! action or the node's outcome out, no I/O) that the async driver in `engine::node` carries
 //! out: tests first, then `--candidates` implementations, all run and chosen by evidence

@@ -11,7 +11,9 @@
 //! literal that Python reads back as exactly that text, and nothing more.
 //!
 //! Ordinary text (no backslash, no run of quotes, no control character) is written unchanged,
-//! so the literal still reads like the docstring it is.
+//! so the literal still reads like the docstring it is. A data node's value goes the other
+//! way: it is Python source already, and is written only once [`check_literal`] found it to
+//! be nothing but a literal.
 
 /// `src/ml_lib/data/loader.py` → `ml_lib.data.loader` (a leading `src/` is the src layout).
 /// Used by the prompts (what to import) and by assembly (exports, scripts, README).
@@ -306,9 +308,18 @@ pub fn without_exports(text: &str) -> Option<String> {
     })
 }
 
+mod literal;
 mod stdlib;
 
+pub use literal::{CONSTRUCTORS, LiteralError, MAX_LITERAL_BYTES, check_literal};
 pub use stdlib::STDLIB_MODULES;
+
+/// Unicode's bidirectional formatting characters (embeddings, overrides, isolates and marks):
+/// invisible, and they reorder the text around them on a terminal or in an editor, so an id
+/// could read as another, or code otherwise than it runs (the "Trojan Source" trick).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}')
+}
 
 /// Whether `module` is a top-level module of the standard library (Python 3.11's
 /// `sys.stdlib_module_names`, [`STDLIB_MODULES`]).

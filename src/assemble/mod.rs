@@ -196,7 +196,10 @@ fn skipped_stubs(
         let Some(file) = node.file_path.as_deref().filter(|f| f.ends_with(".py")) else {
             continue;
         };
-        if record.status != NodeStatus::Skipped || !node.is_leaf() || node.kind != "function" {
+        if record.status != NodeStatus::Skipped
+            || !node.is_leaf()
+            || node.kind != crate::rpg::NodeKind::Function
+        {
             continue;
         }
         let text = modules

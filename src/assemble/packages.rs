@@ -2,8 +2,10 @@
 //! between generated modules.
 //!
 //! Each package's `__init__.py` keeps what its composite node wrote (the docstring) and gets
-//! one block, between a marker and the end of the file, that imports the passed functions of
-//! its direct modules and its subpackages and lists them in `__all__`. The block is rebuilt
+//! one block, between a marker and the end of the file, that imports the passed leaves of its
+//! direct modules (functions, classes, and data names like `UNITS`: a user and a test import
+//! a table from the package as they import a function) and its subpackages and lists them in
+//! `__all__`. The block is rebuilt
 //! from scratch on every run, so assembling twice gives the same bytes. Only passed nodes are
 //! exported: a failed node's code was reverted, and naming it would break `import pkg`.
 
@@ -159,18 +161,25 @@ mod tests {
             signature: None,
             examples: vec![],
             parent: None,
+            value: None,
             extra: Default::default(),
         }
     }
 
     #[test]
-    fn init_exports_passed_functions_and_subpackages_only() {
+    fn init_exports_passed_functions_data_and_subpackages_only() {
+        let table = Node {
+            kind: crate::rpg::NodeKind::Data,
+            value: Some("{0.95: 1.96}".into()),
+            ..node("n4", "Z_SCORES", NodeType::Leaf, "src/pkg/stats.py")
+        };
         let rpg = validate(Rpg {
             nodes: vec![
                 node("n0", "pkg", NodeType::Composite, "src/pkg"),
                 node("n1", "mean", NodeType::Leaf, "src/pkg/stats.py"),
                 node("n2", "median", NodeType::Leaf, "src/pkg/stats.py"),
                 node("n3", "broken", NodeType::Leaf, "src/pkg/io.py"),
+                table,
             ],
             edges: vec![],
             metadata: Default::default(),
@@ -178,7 +187,7 @@ mod tests {
         })
         .unwrap();
         let mut records = CheckpointMap::new();
-        for id in ["n0", "n1", "n2"] {
+        for id in ["n0", "n1", "n2", "n4"] {
             records.insert(id.into(), NodeRecord::now(NodeStatus::Passed));
         }
         records.insert("n3".into(), NodeRecord::now(NodeStatus::Failed));
@@ -193,7 +202,7 @@ mod tests {
         assert_eq!(
             init,
             &format!(
-                "\"\"\"The package.\"\"\"\n\n{EXPORTS_MARKER}\nfrom . import sub\nfrom .stats import mean, median\n\n__all__ = [\n    \"mean\",\n    \"median\",\n    \"sub\",\n]\n"
+                "\"\"\"The package.\"\"\"\n\n{EXPORTS_MARKER}\nfrom . import sub\nfrom .stats import mean, median, Z_SCORES\n\n__all__ = [\n    \"Z_SCORES\",\n    \"mean\",\n    \"median\",\n    \"sub\",\n]\n"
             )
         );
         assert_eq!(files["src/pkg/sub/__init__.py"], "");

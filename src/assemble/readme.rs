@@ -76,7 +76,10 @@ fn usage(nodes: &[&Node], records: &CheckpointMap) -> String {
 /// its file that passed.
 fn modules(nodes: &[&Node], records: &CheckpointMap) -> String {
     let mut by_subgraph: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    for module in nodes.iter().filter(|n| !n.is_leaf() && n.kind == "module") {
+    for module in nodes
+        .iter()
+        .filter(|n| !n.is_leaf() && n.kind == crate::rpg::NodeKind::Module)
+    {
         let Some(file) = module.file_path.as_deref() else {
             continue;
         };

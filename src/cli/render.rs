@@ -48,12 +48,13 @@ pub(crate) fn valid(path: &Path, valid: &ValidRpg) -> String {
 /// What `rpg extract` wrote and what it left out (stderr: stdout stays free for `--json`).
 pub(crate) fn extracted(out: &Path, summary: &crate::rpg::extract::Summary) -> String {
     let mut text = format!(
-        "{}: {} package(s), {} module(s), {} function(s), {} class(es), {} edge(s), {} example(s)\n",
+        "{}: {} package(s), {} module(s), {} function(s), {} class(es), {} data, {} edge(s), {} example(s)\n",
         out.display(),
         summary.packages,
         summary.modules,
         summary.functions,
         summary.classes,
+        summary.data,
         summary.edges,
         summary.examples
     );

@@ -32,6 +32,39 @@ impl Unit {
         }
     }
 
+    /// The name a top-level assignment statement binds first: `NAME = ...` or
+    /// `NAME: T = ...` (comment lines above it skipped); `None` for any other statement (an
+    /// augmented assignment, a comparison, a tuple or attribute target, a bare annotation).
+    /// Read from the text alone, for finding a module's constants: a data node's assignment
+    /// is replaced in place, and an answer's copy of a constant is told apart.
+    pub fn assigned_name(&self) -> Option<&str> {
+        if self.kind != UnitKind::Other {
+            return None;
+        }
+        let line = self
+            .text
+            .lines()
+            .find(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty())?;
+        let end = line
+            .char_indices()
+            .find(|(_, c)| !(c.is_alphanumeric() || *c == '_'))
+            .map_or(line.len(), |(i, _)| i);
+        let (name, rest) = line.split_at(end);
+        let rest = rest.trim_start();
+        let is_name = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_');
+        let binds = match rest.strip_prefix(':') {
+            // An annotation: the value follows the first `=` that is not part of `==`.
+            Some(annotated) => annotated
+                .find('=')
+                .is_some_and(|at| !annotated[at + 1..].starts_with('=')),
+            None => rest.starts_with('=') && !rest.starts_with("=="),
+        };
+        (is_name && binds).then_some(name)
+    }
+
     /// Modules an import statement imports from (`from a.b import c` gives `a.b`; `import
     /// x, y.z as w` gives `x` and `y.z`; a relative `from . import x` gives `.`).
     pub fn imported_modules(&self) -> Vec<String> {
@@ -394,6 +427,21 @@ mod tests {
         assert_eq!(bases, ["math", "os"]);
     }
     use super::*;
+
+    #[test]
+    fn an_assignment_names_what_it_binds_and_nothing_else_does() {
+        let names: Vec<Option<String>> = split_units(
+            "# the table\nTABLE = {\n    'a': 1,\n}\nLIMIT: int = 3\nx == 1\ncount += 1\nobj.attr = 2\nBARE: int\ndef f():\n    return TABLE\n",
+        )
+        .iter()
+        .map(|u| u.assigned_name().map(str::to_string))
+        .collect();
+        assert_eq!(
+            names,
+            [Some("TABLE"), Some("LIMIT"), None, None, None, None, None]
+                .map(|n| n.map(str::to_string))
+        );
+    }
 
     fn kinds(src: &str) -> Vec<UnitKind> {
         split_units(src).into_iter().map(|u| u.kind).collect()

@@ -64,8 +64,10 @@ pub enum ShapeError {
 /// `from pkg.mod import f` would make the module import itself) and imports of names the module
 /// already defines (they would shadow or fail), drops test functions and copies of the
 /// module's other functions (those exist and passed their tests; prompts show them cut to
-/// their signature, and a copied outline would replace working code), and insists that
-/// `name` is defined.
+/// their signature, and a copied outline would replace working code) and of its module-level
+/// assignments (a data node's value is the plan's; a copy, or a copy of a table the prompt
+/// showed shortened, appended below it would rebind the name), and insists that `name` is
+/// defined.
 pub fn shape_implementation(
     code: &str,
     name: &str,
@@ -85,9 +87,14 @@ pub fn shape_correction(
     module: &str,
     existing: &str,
 ) -> Result<String, ShapeError> {
-    let defined: Vec<String> = split_units(existing)
+    let existing_units = split_units(existing);
+    let defined: Vec<String> = existing_units
         .iter()
         .filter_map(|u| u.def_name().map(str::to_string))
+        .collect();
+    let assigned: Vec<&str> = existing_units
+        .iter()
+        .filter_map(Unit::assigned_name)
         .collect();
     let wanted = |n: &str| n == name || editable.iter().any(|e| e == n);
     let units: Vec<Unit> = split_units(code)
@@ -104,6 +111,7 @@ pub fn shape_correction(
             !u.def_name()
                 .is_some_and(|n| !wanted(n) && defined.iter().any(|d| d == n))
         })
+        .filter(|u| !u.assigned_name().is_some_and(|n| assigned.contains(&n)))
         .collect();
     if !units.iter().any(|u| u.def_name().is_some_and(wanted)) {
         return Err(ShapeError::MissingDefinition { name: name.into() });
@@ -296,6 +304,18 @@ mod tests {
             .unwrap(),
             "def double_plus_one(x):\n    return double(x) + 1\n",
             "a copy of a function the module has is dropped"
+        );
+        let rebound = "UNITS = {'a': 1}  # shortened\nSCALE = 3\n\ndef convert(x):\n    return UNITS[x] * SCALE\n";
+        assert_eq!(
+            shape_implementation(
+                rebound,
+                "convert",
+                "chain.units",
+                "UNITS = {'a': 1, 'b': 2}\n"
+            )
+            .unwrap(),
+            "SCALE = 3\n\n\ndef convert(x):\n    return UNITS[x] * SCALE\n",
+            "a new rebinding of a module-level name the module assigns is dropped, a new name kept"
         );
         // A fix may correct a function of the module the fault was localized in, and may
         // leave its own function out then.

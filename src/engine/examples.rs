@@ -6,7 +6,7 @@
 //! examples pass, the model declines to change the code, and only model-written tests fail,
 //! the engine treats those tests as the error (see `node.rs`).
 
-use crate::rpg::Node;
+use crate::rpg::{Node, NodeKind};
 
 /// The name of the examples test of a node.
 pub fn test_name(node: &Node) -> String {
@@ -18,7 +18,7 @@ pub fn test_name(node: &Node) -> String {
 /// that does not import, or a function left undefined, fails it. `None` for methods and
 /// classes, which are not imported by their own name.
 pub fn defined_test(node: &Node, module: &str) -> Option<String> {
-    (node.kind == "function").then(|| {
+    (node.kind == NodeKind::Function).then(|| {
         format!(
             "from {module} import {name}\n\n\ndef test_{name}_is_defined():\n    assert callable({name})\n",
             name = node.name

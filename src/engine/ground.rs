@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::rpg::NodePos;
+use crate::rpg::{NodeKind, NodePos};
 
 use super::Context;
 use super::suspects::{Ground, PlanFunction};
@@ -19,7 +19,7 @@ impl LeafGround<'_> {
     fn function(&self, position: NodePos) -> Option<PlanFunction> {
         let node = self.ctx.rpg.node(position);
         let file = node.file_path.clone()?;
-        (node.is_leaf() && node.kind == "function").then(|| PlanFunction {
+        (node.is_leaf() && node.kind == NodeKind::Function).then(|| PlanFunction {
             id: node.id.clone(),
             name: node.name.clone(),
             file,

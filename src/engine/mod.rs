@@ -8,13 +8,15 @@
 //! staging copy and commits each finished subgraph. [`integration`] is the step after the
 //! loop: one integration test per subgraph, through its functions that passed their gates, run on the published
 //! output. [`node`] is the per-node test-first loop, whose decisions are the pure state
-//! machine [`machine`]; it asks the model through [`ask`], repairs answers before they run
+//! machine [`machine`]; a data node (module-level data) is one assignment, written and checked
+//! before the functions that read it, in [`data`]; it asks the model through [`ask`], repairs answers before they run
 //! ([`repair`]) and reads test runs and test files through [`testfile`]; [`suspects`]
 //! localizes a failure before a fix, over the code and plan that [`ground`] reads; [`prompt`] builds
 //! what the model sees; [`rollback`] is `zerorepo rollback`. The engine knows nothing of
 //! assembly: the pipeline module runs that after the engine, on the [`Handoff`].
 
 mod ask;
+mod data;
 mod examples;
 mod ground;
 pub mod integration;
@@ -266,7 +268,7 @@ fn functions_by_name(rpg: &ValidRpg) -> std::collections::HashMap<String, Vec<No
     let mut functions: std::collections::HashMap<String, Vec<NodePos>> = Default::default();
     for &position in rpg.order() {
         let node = rpg.node(position);
-        if node.is_leaf() && node.kind == "function" {
+        if node.is_leaf() && node.kind == crate::rpg::NodeKind::Function {
             functions
                 .entry(node.name.clone())
                 .or_default()

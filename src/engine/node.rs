@@ -78,7 +78,7 @@ pub struct NodeResult {
 }
 
 impl NodeResult {
-    fn new(status: NodeStatus) -> NodeResult {
+    pub(super) fn new(status: NodeStatus) -> NodeResult {
         NodeResult {
             keep: None,
             keep_tests: None,
@@ -106,7 +106,7 @@ impl NodeResult {
         }
     }
 
-    fn failed(reason: String) -> NodeResult {
+    pub(super) fn failed(reason: String) -> NodeResult {
         NodeResult {
             failure_reason: Some(reason),
             ..NodeResult::new(NodeStatus::Failed)
@@ -147,7 +147,9 @@ pub async fn run_node(ctx: &Context, position: NodePos) -> NodeResult {
     {
         return NodeResult::failed(format!("cannot save the node's snapshot: {e}"));
     }
-    let result = if node.is_leaf() {
+    let result = if node.is_data() {
+        super::data::run_data(ctx, position).await
+    } else if node.is_leaf() {
         run_leaf(ctx, position).await
     } else {
         write_composite(ctx, node)
@@ -199,7 +201,7 @@ fn write_composite(ctx: &Context, node: &Node) -> Result<NodeResult, FsError> {
 
 /// Creates a missing `__init__.py` in every package directory above `file` (below `src/`).
 /// They are never reverted: an empty package marker is harmless and other nodes may need it.
-fn ensure_packages(ctx: &Context, file: &str) -> Result<(), FsError> {
+pub(super) fn ensure_packages(ctx: &Context, file: &str) -> Result<(), FsError> {
     let parts: Vec<&str> = file.split('/').collect();
     let skip = usize::from(parts.first() == Some(&"src"));
     for depth in (skip + 1)..parts.len() {

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use crate::fsutil::Workspace;
 use crate::llm::{LlmRequest, Message, Role};
 use crate::prompts::{self, PromptError, Template};
-use crate::rpg::{Node, NodePos, ValidRpg};
+use crate::rpg::{Node, NodeKind, NodePos, ValidRpg};
 
 pub use crate::python::import_path;
 
@@ -72,13 +72,21 @@ pub fn dependency_context(rpg: &ValidRpg, position: NodePos, workspace: &Workspa
         .join("\n")
 }
 
-/// What a caller of `node` needs to know, or `None` when its file does not define it.
+/// What a caller of `node` needs to know, or `None` when its file does not define it: a
+/// data node's assignment, a long table cut ([`shortened`]).
 fn interface(node: &Node, content: &str) -> Option<String> {
-    let unit = crate::code::split_units(content)
+    let units = crate::code::split_units(content);
+    if node.kind == NodeKind::Data {
+        return units
+            .iter()
+            .find(|u| u.assigned_name() == Some(node.name.as_str()))
+            .map(|u| shortened(&u.text));
+    }
+    let unit = units
         .into_iter()
         .find(|u| u.def_name() == Some(node.name.as_str()))?;
-    match (node.kind.as_str(), &node.signature) {
-        ("function", Some(signature)) => Some(documented_def(
+    match (&node.kind, &node.signature) {
+        (NodeKind::Function, Some(signature)) => Some(documented_def(
             signature,
             node.docstring.as_deref().unwrap_or("").trim(),
         )),
@@ -87,13 +95,15 @@ fn interface(node: &Node, content: &str) -> Option<String> {
 }
 
 /// `module` as a prompt shows it: the function `own` in full, every other function cut to its
-/// signature, the first line of its docstring and `...`; the rest (imports, constants,
+/// signature, the first line of its docstring and `...`; a long module-level assignment (a
+/// data table) cut to its first lines ([`shortened`]); the rest (imports, constants,
 /// classes) as it is. What the code may call is what it needs, not how the callees work.
 pub fn module_view(module: &str, own: &str) -> String {
     let parts: Vec<String> = crate::code::split_units(module)
         .iter()
         .map(|u| match u.def_name() {
             Some(name) if name != own && is_function(&u.text) => function_outline(&u.text),
+            _ if u.assigned_name().is_some() => shortened(&u.text),
             _ => u.text.clone(),
         })
         .collect();
@@ -101,6 +111,26 @@ pub fn module_view(module: &str, own: &str) -> String {
         true => String::new(),
         false => parts.join("\n\n") + "\n",
     }
+}
+
+/// Lines of a module-level assignment a prompt shows before cutting it.
+const SHOWN_ASSIGNMENT_LINES: usize = 24;
+
+/// An assignment as a prompt shows it: whole up to [`SHOWN_ASSIGNMENT_LINES`] lines, else its
+/// first lines and a comment saying how many more there are. A table of hundreds of entries
+/// costs every prompt of its module seconds, and the code needs its shape, not every entry
+/// (an answer's copy of the cut table is dropped: see [`crate::edit::shape_correction`]).
+fn shortened(assignment: &str) -> String {
+    let lines: Vec<&str> = assignment.lines().collect();
+    if lines.len() <= SHOWN_ASSIGNMENT_LINES {
+        return assignment.to_string();
+    }
+    let more = lines.len() - SHOWN_ASSIGNMENT_LINES;
+    format!(
+        "{}
+# … {more} more lines of this assignment, not shown",
+        lines[..SHOWN_ASSIGNMENT_LINES].join("\n")
+    )
 }
 
 fn is_function(unit: &str) -> bool {
@@ -173,7 +203,7 @@ pub struct PromptInputs {
 /// planned signature. `helpers` are the node's planned dependencies ([`call_first`]).
 pub fn answer_head(node: &Node, helpers: &[&Node]) -> Option<String> {
     let signature = node.signature.as_deref().filter(|s| !s.contains('\n'))?;
-    if node.kind != "function" || signature.trim().is_empty() {
+    if node.kind != NodeKind::Function || signature.trim().is_empty() {
         return None;
     }
     let mut doc = node.docstring.as_deref().unwrap_or("").trim().to_string();
@@ -203,7 +233,7 @@ const HELPERS_NOTE: &str =
 fn call_first(helpers: &[&Node]) -> String {
     let calls: Vec<String> = helpers
         .iter()
-        .filter(|n| n.kind == "function")
+        .filter(|n| n.kind == NodeKind::Function)
         .filter_map(|n| n.signature.as_deref().filter(|s| !s.contains('\n')))
         .map(|s| {
             let s = s.trim().trim_end_matches(':');
@@ -400,6 +430,32 @@ mod tests {
             "def scale(x: float) -> float:\n    \"\"\"\n    Double x.\n\n    Args:\n        x: A number.\n    \"\"\""
         );
         assert_eq!(interface(&node, "import math\n"), None);
+    }
+
+    #[test]
+    fn a_data_dependency_is_shown_as_its_assignment_and_a_long_table_is_cut() {
+        let node: Node = serde_json::from_value(serde_json::json!({
+            "id": "d", "name": "UNITS", "type": "data", "node_type": "leaf", "file_path": "m.py",
+            "docstring": "Metres per unit."
+        }))
+        .unwrap();
+        let content = "import math\n\n# Metres per unit.\nUNITS = {'m': 1.0}\n\n\ndef f():\n    return UNITS\n";
+        assert_eq!(
+            interface(&node, content).unwrap(),
+            "# Metres per unit.\nUNITS = {'m': 1.0}"
+        );
+        assert_eq!(interface(&node, "UNITS_OTHER = 1\n"), None);
+        let entries: Vec<String> = (0..40).map(|i| format!("    'u{i}': {i},")).collect();
+        let table = format!("BIG = {{\n{}\n}}\n", entries.join("\n"));
+        let view = module_view(&format!("{table}\n\ndef g():\n    return BIG\n"), "g");
+        assert!(view.starts_with("BIG = {\n    'u0': 0,\n"), "{view}");
+        assert!(
+            view.contains(
+                "    'u22': 22,\n# … 18 more lines of this assignment, not shown\n\ndef g():"
+            ),
+            "{view}"
+        );
+        assert!(!view.contains("'u23'"), "{view}");
     }
 
     #[test]

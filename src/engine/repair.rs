@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use crate::edit::merge_python;
-use crate::rpg::{Node, NodePos};
+use crate::rpg::{Node, NodeKind, NodePos};
 
 use super::ask::{AskError, unusable};
 use super::{Context, prompt};
@@ -16,7 +16,7 @@ use super::{Context, prompt};
 /// The stub a failed function leaves (see [`crate::code::stub`]); `None` for methods and
 /// classes, whose place is inside a class.
 pub(super) fn stub(node: &Node, reason: &str) -> Option<String> {
-    if node.kind != "function" {
+    if node.kind != NodeKind::Function {
         return None;
     }
     let doc = node.docstring.as_deref().unwrap_or("");
@@ -28,7 +28,7 @@ pub(super) fn stub(node: &Node, reason: &str) -> Option<String> {
 /// docstring again). Plan text enters only as an escaped literal.
 pub(super) fn with_plan_docstring(node: &Node, code: String) -> String {
     let doc = node.docstring.as_deref().unwrap_or("").trim();
-    if node.kind != "function" || doc.is_empty() {
+    if node.kind != NodeKind::Function || doc.is_empty() {
         return code;
     }
     let literal = crate::python::body_docstring_literal(doc, "    ");

@@ -3,7 +3,9 @@
 //! For each leaf node: the `test` answer is the reference tests assigned to it (a test named
 //! `test_<name>` or `test_<name>_<case>` belongs to the leaf with the longest matching name),
 //! and the `impl` answer is the node's reference function; each comes with exactly the import
-//! lines it uses, so an answer never imports a module that is not generated yet.
+//! lines it uses, so an answer never imports a module that is not generated yet. A data leaf
+//! without a `value` gets only an `impl` answer, its reference assignment (a data leaf is
+//! checked by a test the engine writes); one with a value gets none (the model is not asked).
 //!
 //! For each subgraph flow ([`crate::rpg::flow`]), the integration test's answer (node
 //! `integration:SUBGRAPH`) is the reference tests of its exit functions, renamed
@@ -31,6 +33,12 @@ pub enum DeriveError {
         name: String,
         path: String,
     },
+    #[error("node `{node}`: no top-level assignment of `{name}` in reference file {path}")]
+    MissingAssignment {
+        node: String,
+        name: String,
+        path: String,
+    },
     #[error("node `{node}`: no reference test named test_{name}[_...] in {path}")]
     MissingTests {
         node: String,
@@ -48,7 +56,7 @@ pub fn derive_script(
         .rpg()
         .nodes
         .iter()
-        .filter(|n| n.is_leaf())
+        .filter(|n| n.is_leaf() && !n.is_data())
         .map(|n| n.name.as_str())
         .collect();
     let mut script = Vec::new();
@@ -58,6 +66,24 @@ pub fn derive_script(
         };
         let source = read(reference_dir, file)?;
         let units = split_units(&source);
+        if node.is_data() {
+            if node.value.is_none() {
+                let assignment = units
+                    .iter()
+                    .find(|u| u.assigned_name() == Some(node.name.as_str()))
+                    .ok_or_else(|| DeriveError::MissingAssignment {
+                        node: node.id.clone(),
+                        name: node.name.clone(),
+                        path: file.to_string(),
+                    })?;
+                script.push(entry(
+                    &node.id,
+                    Role::Impl,
+                    &with_imports(&units, &[assignment]),
+                ));
+            }
+            continue;
+        }
         let def = units
             .iter()
             .find(|u| u.def_name() == Some(node.name.as_str()))
@@ -203,6 +229,62 @@ fn entry(node: &str, role: Role, answer: &str) -> ScriptEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_data_leaf_without_a_value_gets_its_reference_assignment_and_one_with_a_value_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let module = "from fractions import Fraction\nimport math\n\n# Metres per unit.\nUNITS = {'m': Fraction(1)}\nSEP = ' '\n\n\ndef to_m(text):\n    return UNITS[text]\n";
+        std::fs::create_dir_all(dir.path().join("src/conv")).unwrap();
+        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+        std::fs::write(dir.path().join("src/conv/units.py"), module).unwrap();
+        std::fs::write(
+            dir.path().join("tests/test_units.py"),
+            "from conv.units import to_m\n\n\ndef test_to_m():\n    assert to_m('m') == 1\n",
+        )
+        .unwrap();
+        let leaf = |id: &str, name: &str, kind: &str, value: Option<&str>| {
+            serde_json::json!({"id": id, "name": name, "type": kind, "node_type": "leaf",
+                "file_path": "src/conv/units.py", "docstring": "Spec.", "value": value})
+        };
+        let rpg: crate::rpg::Rpg = serde_json::from_value(serde_json::json!({"nodes": [
+            leaf("f", "to_m", "function", None),
+            leaf("u", "UNITS", "data", None),
+            leaf("s", "SEP", "data", Some("' '")),
+        ]}))
+        .unwrap();
+        let rpg = crate::rpg::validate(rpg).unwrap();
+        let script = derive_script(&rpg, dir.path()).unwrap();
+        let answers: Vec<(&str, Role, &str)> = script
+            .iter()
+            .map(|e| {
+                (
+                    e.node.as_str(),
+                    e.role,
+                    e.answer.as_deref().unwrap_or_default(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            answers,
+            [
+                (
+                    "f",
+                    Role::Test,
+                    "```python\nfrom conv.units import to_m\n\n\ndef test_to_m():\n    assert to_m('m') == 1\n```\n"
+                ),
+                (
+                    "f",
+                    Role::Impl,
+                    "```python\ndef to_m(text):\n    return UNITS[text]\n```\n"
+                ),
+                (
+                    "u",
+                    Role::Impl,
+                    "```python\nfrom fractions import Fraction\n\n\n# Metres per unit.\nUNITS = {'m': Fraction(1)}\n```\n"
+                ),
+            ]
+        );
+    }
 
     #[test]
     fn longest_leaf_name_owns_the_test() {

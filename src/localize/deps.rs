@@ -244,7 +244,7 @@ mod tests {
         move |i| NodeRef {
             id: rpg.nodes[i].id.clone(),
             name: rpg.nodes[i].name.clone(),
-            kind: rpg.nodes[i].kind.clone(),
+            kind: rpg.nodes[i].kind.to_string(),
             subgraph: "default".into(),
             file_path: None,
             status: None,

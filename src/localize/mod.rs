@@ -569,7 +569,7 @@ impl Localizer {
         NodeRef {
             id: node.id.clone(),
             name: node.name.clone(),
-            kind: node.kind.clone(),
+            kind: node.kind.to_string(),
             subgraph: node.subgraph().to_string(),
             file_path: node.file_path.clone(),
             status,

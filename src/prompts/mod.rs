@@ -39,6 +39,12 @@ pub const WRITE_IMPL: Template = Template {
     version: 6,
     body: include_str!("write_impl.md"),
 };
+/// A data node's module-level assignment, from its docstring (role `impl`).
+pub const WRITE_DATA: Template = Template {
+    id: "write_data",
+    version: 1,
+    body: include_str!("write_data.md"),
+};
 pub const FIX_IMPL: Template = Template {
     id: "fix_impl",
     version: 7,
@@ -79,10 +85,11 @@ pub const CODE_SYSTEM: &str = "You are an expert software engineer. You make sma
 changes to existing code and keep its style. Answer in the format asked for, and nothing else.";
 
 /// Every template of `generate`, for the record of what produced a repository.
-pub const ALL: [Template; 6] = [
+pub const ALL: [Template; 7] = [
     WRITE_TESTS,
     REWRITE_TESTS,
     WRITE_IMPL,
+    WRITE_DATA,
     FIX_IMPL,
     DIAGNOSE,
     WRITE_INTEGRATION,
@@ -195,7 +202,7 @@ mod tests {
 
     #[test]
     fn every_template_has_a_matching_header() {
-        for t in [WRITE_TESTS, WRITE_IMPL, FIX_IMPL] {
+        for t in [WRITE_TESTS, WRITE_IMPL, WRITE_DATA, FIX_IMPL] {
             let header = t.body.lines().next().unwrap_or_default();
             assert_eq!(
                 header,

@@ -18,6 +18,17 @@
 //! - A **class** leaf (`type: "class"`) has `class Name(bases)` as its signature, and its
 //!   docstring followed by a `Methods:` section with the signature and docstring of every
 //!   public method (`__init__` and other dunders included, `_private` ones not).
+//! - **Data** leaves (`type: "data"`) are the module's top-level assignments of one public
+//!   name (`NAME = VALUE` or `NAME: T = VALUE`; the `__all__` rule as above, dunders such as
+//!   `__version__` never) whose value is a literal ([`crate::python::check_literal`]:
+//!   strings, numbers, containers of them, `frozenset({...})` and the like; no name, no
+//!   operator, no other call), with that value as the node's `value`. Its docstring is the
+//!   comment block right above the assignment, or the string right after it (the attribute
+//!   docstring convention), else a sentence naming what the value is. Nothing is evaluated:
+//!   a name rebound at module level after its assignment (`+=`, `NAME[k] = v`,
+//!   `NAME.update(...)`, `NAME.x = v`) is left out, since its value at import is not the one
+//!   written, and so is one also defined by a `def` or `class`. A public assignment whose
+//!   value is not a literal (a compiled pattern, a computed table) is reported, not planned.
 //! - **Doctest examples** (a `>>>` line, its `...` continuations and the output lines after
 //!   it, up to a blank line) move from the docstring to the node's `examples`, one entry per
 //!   block; with `examples: false` they are dropped. A heading (`Examples:`, `Example::`, or
@@ -26,7 +37,9 @@
 //!   another planned leaf (defined in the same module, or imported by name, through
 //!   `from x import g [as h]`, a wildcard import or a package's re-export, up to 8 hops),
 //!   gives a `function_call` edge (the caller depends on the callee) and a dependency; a base
-//!   class that is a planned class gives an `inherits` edge. Edges are added in sorted order,
+//!   class that is a planned class gives an `inherits` edge; a name read anywhere in a
+//!   definition (its body, its parameters' defaults, `m.NAME` through a module) that resolves
+//!   the same way to a planned data leaf gives a `uses` edge, so the data is written first. Edges are added in sorted order,
 //!   and one that would close a cycle (mutual recursion) is dropped and reported.
 //! - Each module is its own **subgraph** (its dotted name); a package joins the subgraph of
 //!   the first module beneath it.
@@ -45,7 +58,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use tree_sitter::{Node as TsNode, Parser};
 
-use super::model::{Edge, EdgeKind, Node, NodeType, Rpg};
+use super::model::{Edge, EdgeKind, Node, NodeKind, NodeType, Rpg};
 use super::validate::{
     MAX_DOCSTRING_BYTES, file_path_problem, reserved_path, shadowed_module, subgraph_id_is_valid,
     validate,
@@ -144,6 +157,8 @@ pub struct Summary {
     pub modules: usize,
     pub functions: usize,
     pub classes: usize,
+    /// Data leaves (module-level literals).
+    pub data: usize,
     pub edges: usize,
     pub examples: usize,
     pub dropped_edges: Vec<DroppedEdge>,
@@ -270,7 +285,12 @@ pub fn extract(sources: &[SourceFile], options: &Options) -> Result<Extraction, 
                 Ok(node) => {
                     calls.insert(
                         node.id.clone(),
-                        (dotted.clone(), def.calls.clone(), def.bases.clone()),
+                        LeafUses {
+                            module: dotted.clone(),
+                            calls: def.calls.clone(),
+                            bases: def.bases.clone(),
+                            reads: def.reads.clone(),
+                        },
                     );
                     leaves.insert((dotted.clone(), def.name.clone()), node);
                 }
@@ -280,6 +300,9 @@ pub fn extract(sources: &[SourceFile], options: &Options) -> Result<Extraction, 
                 }),
             }
         }
+    }
+    for dotted in &selected {
+        data_leaves(&modules, dotted, &mut leaves, &mut summary);
     }
     if leaves.is_empty() {
         return Err(ExtractError::NothingExtracted);
@@ -296,10 +319,10 @@ pub fn extract(sources: &[SourceFile], options: &Options) -> Result<Extraction, 
             .get(&leaf.id)
             .map(|n| n.iter().cloned().collect())
             .unwrap_or_default();
-        if leaf.kind == "class" {
-            summary.classes += 1;
-        } else {
-            summary.functions += 1;
+        match leaf.kind {
+            NodeKind::Class => summary.classes += 1,
+            NodeKind::Data => summary.data += 1,
+            _ => summary.functions += 1,
         }
         summary.examples += leaf.examples.len();
         nodes.push(leaf);
@@ -401,8 +424,16 @@ fn parse_modules(
     Ok(modules)
 }
 
-/// A leaf's calls, as found: its module, the calls in its body, its base classes.
-type LeafCalls = BTreeMap<String, (String, Vec<Call>, Vec<String>)>;
+/// What a definition leaf uses, as found: its module, the calls in its body, its base classes
+/// and the names it reads.
+struct LeafUses {
+    module: String,
+    calls: Vec<Call>,
+    bases: Vec<String>,
+    reads: Vec<Call>,
+}
+
+type LeafCalls = BTreeMap<String, LeafUses>;
 /// The planned leaves by (dotted module, name).
 type Leaves = BTreeMap<(String, String), Node>;
 
@@ -415,23 +446,32 @@ fn edges_of(
     summary: &mut Summary,
 ) -> (Vec<Edge>, BTreeMap<String, BTreeSet<String>>) {
     let mut wanted: BTreeSet<(String, String, EdgeKindKey)> = BTreeSet::new();
-    for (id, (dotted, module_calls, bases)) in calls {
-        for call in module_calls {
+    for (id, uses) in calls {
+        let dotted = &uses.module;
+        for call in &uses.calls {
             if let Some(target) = resolve_call(modules, dotted, call)
                 .and_then(|key| leaves.get(&key))
-                .filter(|t| &t.id != id)
+                .filter(|t| &t.id != id && t.kind != NodeKind::Data)
             {
                 wanted.insert((id.clone(), target.id.clone(), EdgeKindKey::Call));
             }
         }
-        for base in bases {
+        for base in &uses.bases {
             let call = Call::from_text(base);
             if let Some(target) = call
                 .and_then(|c| resolve_call(modules, dotted, &c))
                 .and_then(|key| leaves.get(&key))
-                .filter(|t| t.kind == "class" && &t.id != id)
+                .filter(|t| t.kind == NodeKind::Class && &t.id != id)
             {
                 wanted.insert((id.clone(), target.id.clone(), EdgeKindKey::Inherits));
+            }
+        }
+        for read in &uses.reads {
+            if let Some(target) = resolve_call(modules, dotted, read)
+                .and_then(|key| leaves.get(&key))
+                .filter(|t| t.kind == NodeKind::Data)
+            {
+                wanted.insert((id.clone(), target.id.clone(), EdgeKindKey::Reads));
             }
         }
     }
@@ -459,6 +499,7 @@ fn edges_of(
             kind: match kind {
                 EdgeKindKey::Call => EdgeKind::FunctionCall,
                 EdgeKindKey::Inherits => EdgeKind::Inherits,
+                EdgeKindKey::Reads => EdgeKind::Uses,
             },
         });
     }
@@ -543,6 +584,7 @@ fn metadata_of(
 enum EdgeKindKey {
     Call,
     Inherits,
+    Reads,
 }
 
 /// The shortest path of dependencies from `from` to `to`, if there is one.
@@ -671,7 +713,7 @@ fn composite(
     Node {
         id: dotted.to_string(),
         name,
-        kind: kind.to_string(),
+        kind: kind.into(),
         node_type: NodeType::Composite,
         file_path: Some(file_path),
         docstring: Some(docstring),
@@ -680,6 +722,82 @@ fn composite(
         signature: None,
         examples: Vec::new(),
         parent,
+        value: None,
+        extra: BTreeMap::new(),
+    }
+}
+
+/// The data leaves of module `dotted`: its public module-level literals, each with its value
+/// (see the module doc); what cannot be one is reported.
+fn data_leaves(
+    modules: &BTreeMap<String, Module>,
+    dotted: &str,
+    leaves: &mut BTreeMap<(String, String), Node>,
+    summary: &mut Summary,
+) {
+    let Some(module) = modules.get(dotted) else {
+        return;
+    };
+    let path = module_path(dotted, module.is_package);
+    if path_problem(&path).is_some() {
+        return; // reported with the module's definitions
+    }
+    for (name, data) in module.data.iter().filter(|(n, _)| module.is_public(n)) {
+        let qualified = format!("{dotted}.{name}");
+        let value = match &data.value {
+            _ if module.is_package => Err(
+                "assigned in a package's `__init__.py`, which the engine writes itself".to_string(),
+            ),
+            _ if module.defs.contains_key(name) => {
+                Err("also defined by a `def` or `class`, which is planned".to_string())
+            }
+            _ if !is_identifier(name) => {
+                Err("its name is not a Python identifier the plan accepts".to_string())
+            }
+            _ if data.rebound.is_some() => Err(format!(
+                "changed at module level after its assignment ({}), so its value at import is not the one written",
+                data.rebound.as_deref().unwrap_or_default()
+            )),
+            Err(e) => Err(format!("its value {e}")),
+            Ok(value) => Ok(value),
+        };
+        let docstring = data
+            .docstring
+            .clone()
+            .unwrap_or_else(|| format!("The module-level `{name}` of `{dotted}`: {}.", data.what));
+        match value {
+            Ok(_) if docstring.len() > MAX_DOCSTRING_BYTES => summary.skipped.push(Skipped {
+                name: qualified,
+                reason: "its docstring is over the 64 KiB a plan allows".into(),
+            }),
+            Ok(value) => {
+                leaves.insert(
+                    (dotted.to_string(), name.clone()),
+                    data_node(&qualified, name, &path, docstring, value),
+                );
+            }
+            Err(reason) => summary.skipped.push(Skipped {
+                name: qualified,
+                reason,
+            }),
+        }
+    }
+}
+
+fn data_node(id: &str, name: &str, path: &str, docstring: String, value: &str) -> Node {
+    Node {
+        id: id.to_string(),
+        name: name.to_string(),
+        kind: NodeKind::Data,
+        node_type: NodeType::Leaf,
+        file_path: Some(path.to_string()),
+        docstring: Some(docstring),
+        dependencies: Vec::new(),
+        subgraph_id: None,
+        signature: None,
+        examples: Vec::new(),
+        parent: id.rsplit_once('.').map(|(m, _)| m.to_string()),
+        value: Some(value.to_string()),
         extra: BTreeMap::new(),
     }
 }
@@ -744,6 +862,7 @@ fn leaf_node(def: &Def, id: &str, path: &str, options: &Options) -> Result<Node,
         signature: Some(def.signature.clone()),
         examples,
         parent: id.rsplit_once('.').map(|(m, _)| m.to_string()),
+        value: None,
         extra: BTreeMap::new(),
     })
 }
@@ -780,6 +899,8 @@ struct Def {
     signature: String,
     docstring: Option<String>,
     calls: Vec<Call>,
+    /// Names and dotted names read anywhere in the definition (for `uses` edges to data).
+    reads: Vec<Call>,
     /// A class's base classes, as written.
     bases: Vec<String>,
     methods: Vec<Method>,
@@ -822,6 +943,8 @@ struct Module {
     /// `__all__` when it is a literal list or tuple of strings.
     all: Option<BTreeSet<String>>,
     defs: BTreeMap<String, Def>,
+    /// Top-level assignments of one name to a literal, by name.
+    data: BTreeMap<String, DataDef>,
     imports: BTreeMap<String, Binding>,
     wildcards: Vec<String>,
     skipped: Vec<Skipped>,
@@ -867,12 +990,14 @@ fn read_module(file: &SourceFile, root: TsNode<'_>, source: &str) -> Module {
         }
     }
     let mut cursor = root.walk();
-    for statement in root.named_children(&mut cursor) {
+    let statements: Vec<TsNode<'_>> = root.named_children(&mut cursor).collect();
+    for (at, &statement) in statements.iter().enumerate() {
         let definition = match statement.kind() {
             "decorated_definition" => statement.child_by_field_name("definition"),
             "function_definition" | "class_definition" => Some(statement),
             "expression_statement" => {
                 read_all(statement, source, &mut module);
+                read_data(&statements, at, source, &mut module);
                 None
             }
             _ => None,
@@ -975,6 +1100,165 @@ fn read_from_import(node: TsNode<'_>, source: &str, package: &str, module: &mut 
     }
 }
 
+/// A module-level assignment of one name as data: its value as written, whether it is a
+/// literal, and its docstring.
+#[derive(Debug, Clone)]
+struct DataDef {
+    /// The value's source, or why it is not a literal the plan can hold.
+    value: Result<String, crate::python::LiteralError>,
+    /// The comment block above the assignment, or the string after it.
+    docstring: Option<String>,
+    /// What the value is, for a docstring of its own (`a dict of 3 entries`).
+    what: String,
+    /// How a later module-level statement changed it (`+=`, `NAME[k] = v`, ...), if one did.
+    rebound: Option<String>,
+}
+
+/// Reads statement `at` of the module for data: `NAME = VALUE` (or `NAME: T = VALUE`) records
+/// the name; a later `NAME += ...`, `NAME[k] = v`, `NAME.x = v` or `NAME.method(...)` marks
+/// it changed. Dunder names are never data.
+fn read_data(statements: &[TsNode<'_>], at: usize, source: &str, module: &mut Module) {
+    let Some(expression) = statements[at].named_child(0) else {
+        return;
+    };
+    if let Some((name, how)) = rebinding(expression, source)
+        && let Some(data) = module.data.get_mut(name)
+    {
+        data.rebound.get_or_insert(how);
+        return;
+    }
+    if expression.kind() != "assignment" {
+        return;
+    }
+    let (Some(left), Some(right)) = (
+        expression.child_by_field_name("left"),
+        expression.child_by_field_name("right"),
+    ) else {
+        return;
+    };
+    let name = text(left, source);
+    let dunder = name.len() > 4 && name.starts_with("__") && name.ends_with("__");
+    if left.kind() != "identifier" || right.kind() == "assignment" || dunder {
+        return;
+    }
+    let value = text(right, source).replace("\r\n", "\n");
+    let checked = crate::python::check_literal(&value).map(|()| value);
+    let data = DataDef {
+        value: checked,
+        docstring: attribute_docstring(statements, at, source)
+            .or_else(|| comments_above(statements, at, source)),
+        what: describe(right, source),
+        rebound: None,
+    };
+    if module.data.insert(name.to_string(), data).is_some() {
+        module.skipped.push(Skipped {
+            name: name.to_string(),
+            reason: "assigned more than once at module level; the last assignment is planned"
+                .into(),
+        });
+    }
+}
+
+/// The name a module-level statement changes without assigning it anew, and how.
+fn rebinding<'s>(expression: TsNode<'_>, source: &'s str) -> Option<(&'s str, String)> {
+    let root_name = |mut node: TsNode<'_>| {
+        while matches!(node.kind(), "attribute" | "subscript") {
+            node = node.child_by_field_name(match node.kind() {
+                "attribute" => "object",
+                _ => "value",
+            })?;
+        }
+        (node.kind() == "identifier").then(|| text(node, source))
+    };
+    match expression.kind() {
+        "augmented_assignment" => {
+            let left = expression.child_by_field_name("left")?;
+            let operator = expression.child_by_field_name("operator")?;
+            (left.kind() == "identifier")
+                .then(|| (text(left, source), format!("`{}`", text(operator, source))))
+        }
+        "assignment" => {
+            let left = expression.child_by_field_name("left")?;
+            let how = match left.kind() {
+                "subscript" => "an item assigned",
+                "attribute" => "an attribute assigned",
+                _ => return None,
+            };
+            Some((root_name(left)?, how.to_string()))
+        }
+        "call" => {
+            let function = expression.child_by_field_name("function")?;
+            let method = function.child_by_field_name("attribute")?;
+            let object = function.child_by_field_name("object")?;
+            (function.kind() == "attribute").then_some(())?;
+            Some((
+                root_name(object)?,
+                format!("`.{}(...)` called on it", text(method, source)),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The string statement right after assignment `at`: the attribute docstring convention.
+fn attribute_docstring(statements: &[TsNode<'_>], at: usize, source: &str) -> Option<String> {
+    let next = statements.get(at + 1)?;
+    if next.kind() != "expression_statement" || next.named_child_count() != 1 {
+        return None;
+    }
+    let value = string_value(next.named_child(0)?, source)?;
+    let cleaned = cleandoc(&value);
+    (!cleaned.is_empty()).then_some(cleaned)
+}
+
+/// The block of whole-line comments right above statement `at` (`#` or `#:` stripped).
+fn comments_above(statements: &[TsNode<'_>], at: usize, source: &str) -> Option<String> {
+    let mut lines = Vec::new();
+    let mut next_row = statements[at].start_position().row;
+    for comment in statements[..at].iter().rev() {
+        let adjacent = comment.end_position().row + 1 == next_row;
+        if comment.kind() != "comment" || comment.start_position().column != 0 || !adjacent {
+            break;
+        }
+        let line = text(*comment, source).trim_start_matches('#');
+        let line = line.strip_prefix(':').unwrap_or(line);
+        lines.push(line.strip_prefix(' ').unwrap_or(line).trim_end());
+        next_row = comment.start_position().row;
+    }
+    lines.reverse();
+    let doc = lines.join("\n").trim().to_string();
+    (!doc.is_empty()).then_some(doc)
+}
+
+/// What a value is, in a few words (`a dict of 3 entries`, `a string`).
+fn describe(value: TsNode<'_>, source: &str) -> String {
+    let count = |node: TsNode<'_>| {
+        let mut cursor = node.walk();
+        node.named_children(&mut cursor)
+            .filter(|c| c.kind() != "comment")
+            .count()
+    };
+    let of = |what: &str, node: TsNode<'_>| match count(node) {
+        1 => format!("{what} of 1 entry"),
+        n => format!("{what} of {n} entries"),
+    };
+    match value.kind() {
+        "dictionary" => of("a dict", value),
+        "list" => of("a list", value),
+        "tuple" => of("a tuple", value),
+        "set" => of("a set", value),
+        "string" | "concatenated_string" => "a string".into(),
+        "integer" | "float" | "unary_operator" => "a number".into(),
+        "true" | "false" => "a bool".into(),
+        "none" => "None".into(),
+        "call" => value
+            .child_by_field_name("function")
+            .map(|f| format!("a `{}(...)`", text(f, source)))
+            .unwrap_or_else(|| "a value".into()),
+        _ => "a value".into(),
+    }
+}
+
 /// `__all__ = [...]` or `__all__ += [...]` with string literals only; anything else there
 /// makes `__all__` unknown (the `_` rule decides).
 fn read_all(statement: TsNode<'_>, source: &str, module: &mut Module) {
@@ -1026,6 +1310,7 @@ fn read_def(definition: TsNode<'_>, source: &str) -> Option<Def> {
     let docstring = docstring_of(body, source);
     let mut calls = BTreeSet::new();
     collect_calls(body, source, &mut calls);
+    let reads = collect_reads(definition, source);
     match definition.kind() {
         "function_definition" => Some(Def {
             signature: function_signature(definition, source)?,
@@ -1033,6 +1318,7 @@ fn read_def(definition: TsNode<'_>, source: &str) -> Option<Def> {
             kind: DefKind::Function,
             docstring,
             calls: calls.into_iter().collect(),
+            reads,
             bases: Vec::new(),
             methods: Vec::new(),
         }),
@@ -1060,6 +1346,7 @@ fn read_def(definition: TsNode<'_>, source: &str) -> Option<Def> {
                 signature,
                 docstring,
                 calls: calls.into_iter().collect(),
+                reads,
                 bases,
                 methods: methods_of(body, source),
             })
@@ -1159,6 +1446,36 @@ fn one_line(text: &str) -> String {
     out.replace(",)", ")").replace(",]", "]")
 }
 
+/// The names and dotted names (`NAME`, `m.NAME`) read anywhere in `definition`: its body,
+/// its parameters' defaults and annotations. An attribute of something else (`x.NAME`) and a
+/// keyword argument's name are not reads of a module's name.
+fn collect_reads(definition: TsNode<'_>, source: &str) -> Vec<Call> {
+    let mut reads = BTreeSet::new();
+    let mut stack = vec![definition];
+    while let Some(node) = stack.pop() {
+        let field_of = |parent: &str, field: &str| {
+            node.parent().is_some_and(|p| {
+                p.kind() == parent
+                    && p.child_by_field_name(field)
+                        .is_some_and(|c| c.id() == node.id())
+            })
+        };
+        let read = match node.kind() {
+            "identifier" => {
+                !field_of("attribute", "attribute") && !field_of("keyword_argument", "name")
+            }
+            "attribute" => true,
+            _ => false,
+        };
+        if read && let Some(call) = Call::from_text(text(node, source)) {
+            reads.insert(call);
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.named_children(&mut cursor));
+    }
+    reads.into_iter().collect()
+}
+
 fn collect_calls(body: TsNode<'_>, source: &str, calls: &mut BTreeSet<Call>) {
     let mut stack = vec![body];
     while let Some(node) = stack.pop() {
@@ -1208,7 +1525,7 @@ fn resolve_name(
         return None;
     }
     let at = modules.get(module)?;
-    if at.defs.contains_key(name) {
+    if at.defs.contains_key(name) || at.data.contains_key(name) {
         return Some((module.to_string(), name.to_string()));
     }
     if let Some(Binding::Name {
@@ -1621,7 +1938,7 @@ def undocumented(x):
             Some("Pad A with a tab:       end.")
         );
         let boxed = node(rpg, "pkg.text.Box");
-        assert_eq!(boxed.kind, "class");
+        assert_eq!(boxed.kind, NodeKind::Class);
         assert_eq!(boxed.signature.as_deref(), Some("class Box(Base)"));
         assert_eq!(
             boxed.docstring.as_deref(),
@@ -1840,6 +2157,154 @@ def undocumented(x):
             node(&done.rpg, "pkg.twice.f").docstring.as_deref(),
             Some("Two.")
         );
+    }
+
+    const CONSTS: &str = r#""""Constants."""
+import re
+
+#: Words never capitalised.
+SMALL_WORDS = frozenset({"a", "an", "the"})
+
+RULES = [
+    ("ies", "y"),  # flies -> fly
+    ("s", ""),
+]
+"""Suffix rewrite rules, tried in order."""
+
+DEFAULTS = {"sep": "-"}
+DEFAULTS["lower"] = True
+
+PATTERN = re.compile(r"\s+")
+_PRIVATE = 3
+__version__ = "1.0"
+LIMIT: int = 10  # how many words
+COUNT = 0
+COUNT += 1
+ALIASES = {}
+ALIASES.update(x="y")
+"#;
+
+    const READERS: &str = r#""""Text."""
+from . import consts
+from .consts import SMALL_WORDS
+
+
+def title(text, limit=consts.LIMIT):
+    """Title-case text."""
+    words = text.split()[:limit]
+    return " ".join(w if w in SMALL_WORDS else w.title() for w in words)
+
+
+def singular(word, **options):
+    """The singular of word."""
+    for suffix, repl in consts.RULES:
+        if word.endswith(suffix):
+            return word[: -len(suffix)] + repl
+    return options.get("RULES", word)
+"#;
+
+    #[test]
+    fn module_level_literals_become_data_leaves_that_their_readers_use() {
+        let sources = [
+            package("pkg", "\"\"\"Pkg.\"\"\"\n"),
+            file("pkg.consts", CONSTS),
+            file("pkg.text", READERS),
+        ];
+        let done = extract(&sources, &with_examples()).unwrap();
+        let data: Vec<(&str, &str, &str)> = done
+            .rpg
+            .nodes
+            .iter()
+            .filter(|n| n.is_data())
+            .map(|n| {
+                (
+                    n.id.as_str(),
+                    n.docstring.as_deref().unwrap_or_default(),
+                    n.value.as_deref().unwrap_or_default(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            data,
+            [
+                (
+                    "pkg.consts.LIMIT",
+                    "The module-level `LIMIT` of `pkg.consts`: a number.",
+                    "10"
+                ),
+                (
+                    "pkg.consts.RULES",
+                    "Suffix rewrite rules, tried in order.",
+                    "[\n    (\"ies\", \"y\"),  # flies -> fly\n    (\"s\", \"\"),\n]"
+                ),
+                (
+                    "pkg.consts.SMALL_WORDS",
+                    "Words never capitalised.",
+                    "frozenset({\"a\", \"an\", \"the\"})"
+                ),
+            ]
+        );
+        let limit = node(&done.rpg, "pkg.consts.LIMIT");
+        assert_eq!(
+            (
+                limit.kind.as_str(),
+                limit.file_path.as_deref(),
+                limit.parent.as_deref()
+            ),
+            ("data", Some("src/pkg/consts.py"), Some("pkg.consts"))
+        );
+        assert_eq!(
+            edges(&done.rpg),
+            [
+                (
+                    "pkg.text.singular".into(),
+                    "pkg.consts.RULES".into(),
+                    "uses"
+                ),
+                ("pkg.text.title".into(), "pkg.consts.LIMIT".into(), "uses"),
+                (
+                    "pkg.text.title".into(),
+                    "pkg.consts.SMALL_WORDS".into(),
+                    "uses"
+                ),
+            ]
+        );
+        assert_eq!(
+            node(&done.rpg, "pkg.text.title").dependencies,
+            ["pkg.consts.LIMIT", "pkg.consts.SMALL_WORDS"]
+        );
+        let reasons: Vec<(&str, &str)> = done
+            .summary
+            .skipped
+            .iter()
+            .map(|s| (s.name.as_str(), s.reason.as_str()))
+            .collect();
+        assert_eq!(
+            reasons,
+            [
+                (
+                    "pkg.consts.ALIASES",
+                    "changed at module level after its assignment (`.update(...)` called on it), so its value at import is not the one written"
+                ),
+                (
+                    "pkg.consts.COUNT",
+                    "changed at module level after its assignment (`+=`), so its value at import is not the one written"
+                ),
+                (
+                    "pkg.consts.DEFAULTS",
+                    "changed at module level after its assignment (an item assigned), so its value at import is not the one written"
+                ),
+                (
+                    "pkg.consts.PATTERN",
+                    "its value calls `re.compile`; a value may call only frozenset, set, tuple, list, dict, str, bytes, int, float, complex or bool, on one literal"
+                ),
+            ]
+        );
+        assert_eq!((done.summary.data, done.summary.functions), (3, 2));
+        // The plan is valid and reads back with its data leaves.
+        let text = serde_json::to_string(&done.rpg).unwrap();
+        let again = crate::rpg::parse_str(&text, Path::new("rpg.json")).unwrap();
+        assert_eq!(again, done.rpg);
     }
 
     #[test]

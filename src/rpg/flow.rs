@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::{NodePos, ValidRpg};
+use super::{NodeKind, NodePos, ValidRpg};
 
 /// A subgraph's trusted functions, and how data flows through them.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub fn flows(rpg: &ValidRpg, trusted: impl Fn(NodePos) -> bool) -> Vec<Flow> {
     let mut by_subgraph: BTreeMap<&str, Vec<NodePos>> = BTreeMap::new();
     for &position in rpg.order() {
         let node = rpg.node(position);
-        if node.is_leaf() && node.kind == "function" && node.file_path.is_some() {
+        if node.is_leaf() && node.kind == NodeKind::Function && node.file_path.is_some() {
             by_subgraph
                 .entry(node.subgraph())
                 .or_default()

@@ -378,6 +378,7 @@ mod tests {
             signature: None,
             examples: vec![],
             parent: None,
+            value: None,
             extra: Default::default(),
         }
     }

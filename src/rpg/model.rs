@@ -30,18 +30,20 @@ pub struct Rpg {
     pub extra: BTreeMap<String, serde_json::Value>,
 }
 
-/// One unit of the plan: a function/class to write (leaf) or a module/package (composite).
+/// One unit of the plan: a function/class/data to write (leaf) or a module/package (composite).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Node {
     /// Unique id, for example `node_001`. Ties in the generation order are broken by id. At
     /// most 255 bytes, with no control or Unicode bidirectional-control characters.
     pub id: String,
-    /// The Python name of the function/class, or the module/package name: an identifier that
-    /// is not a keyword, unique among the leaves of one file.
+    /// The Python name of the function/class/data, or the module/package name: an identifier
+    /// that is not a keyword, unique among the leaves of one file.
     pub name: String,
-    /// What the node is: `function`, `class`, `method`, `module`, `package`, ...
+    /// What the node is: `function`, `class`, `method`, `data`, `module`, `package`, or any
+    /// other word (at most 64 bytes), kept as written.
     #[serde(rename = "type")]
-    pub kind: String,
+    #[schemars(with = "String")]
+    pub kind: NodeKind,
     pub node_type: NodeType,
     /// Path relative to the output repository, at most 1024 bytes (255 per component); leaves
     /// and modules name a `.py` file, packages a directory; every directory and module name is
@@ -68,15 +70,102 @@ pub struct Node {
     /// The composite node (module/package) that contains this node; it is generated first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent: Option<String>,
+    /// A `data` node's value, as the Python source of a literal expression: strings, bytes,
+    /// numbers, `True`/`False`/`None`, and lists, tuples, sets and dicts of them, with `-`/`+`
+    /// before a number, and calls of `frozenset`, `set`, `tuple`, `list`, `dict`, `str`,
+    /// `bytes`, `int`, `float`, `complex` or `bool` on such a literal or on nothing
+    /// (`frozenset({"a", "b"})`, `float("inf")`, `dict(a=1)`). No name, attribute, operator,
+    /// comprehension, f-string or other call. At most 64 KiB. Written into the module as
+    /// `NAME = VALUE`; without it the value is written from the docstring. Only data nodes
+    /// have one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
     #[serde(flatten, skip_serializing)]
     #[schemars(skip)]
     pub extra: BTreeMap<String, serde_json::Value>,
 }
 
+/// What a node is (its `type`). The kinds the engine treats apart are variants; any other
+/// word a plan uses (`feature`, `service`, ...) is kept as written in [`NodeKind::Other`], so
+/// a plan reads and writes back unchanged.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum NodeKind {
+    /// A function: tests and an implementation.
+    Function,
+    /// A class (its methods are in its docstring).
+    Class,
+    /// A method.
+    Method,
+    /// Module-level data (a constant, a table, a default mapping): one assignment
+    /// `NAME = VALUE` in its file, written before the functions that read it.
+    Data,
+    /// A module (`.py` file).
+    Module,
+    /// A package (directory).
+    Package,
+    /// Any other word, kept as written.
+    Other(String),
+}
+
+impl NodeKind {
+    /// The word used in JSON.
+    pub fn as_str(&self) -> &str {
+        match self {
+            NodeKind::Function => "function",
+            NodeKind::Class => "class",
+            NodeKind::Method => "method",
+            NodeKind::Data => "data",
+            NodeKind::Module => "module",
+            NodeKind::Package => "package",
+            NodeKind::Other(word) => word,
+        }
+    }
+}
+
+impl From<&str> for NodeKind {
+    fn from(word: &str) -> NodeKind {
+        match word {
+            "function" => NodeKind::Function,
+            "class" => NodeKind::Class,
+            "method" => NodeKind::Method,
+            "data" => NodeKind::Data,
+            "module" => NodeKind::Module,
+            "package" => NodeKind::Package,
+            other => NodeKind::Other(other.to_string()),
+        }
+    }
+}
+
+impl From<String> for NodeKind {
+    fn from(word: String) -> NodeKind {
+        match NodeKind::from(word.as_str()) {
+            NodeKind::Other(_) => NodeKind::Other(word),
+            known => known,
+        }
+    }
+}
+
+impl From<NodeKind> for String {
+    fn from(kind: NodeKind) -> String {
+        match kind {
+            NodeKind::Other(word) => word,
+            known => known.as_str().to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for NodeKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum NodeType {
-    /// A function, class or method: gets tests and an implementation.
+    /// A function, class, method or data: gets an implementation (a data node, its
+    /// assignment) and tests.
     Leaf,
     /// A module or package: its file or directory is created before its leaves.
     Composite,
@@ -137,6 +226,11 @@ impl EdgeKind {
 impl Node {
     pub fn is_leaf(&self) -> bool {
         self.node_type == NodeType::Leaf
+    }
+
+    /// Whether the node is module-level data (a leaf of type `data`).
+    pub fn is_data(&self) -> bool {
+        self.is_leaf() && self.kind == NodeKind::Data
     }
 
     /// The subgraph name used for grouping; nodes without one share `default`.

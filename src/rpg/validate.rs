@@ -17,7 +17,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Component, Path, PathBuf};
 
 use super::graph::{DepGraph, NodePos};
-use super::model::{EdgeKind, Node, Rpg};
+use super::model::{EdgeKind, Node, NodeKind, Rpg};
+pub use crate::python::is_bidi_control;
 use crate::python::is_identifier;
 
 /// The longest node id or path component, in bytes: most file systems' limit on a file name.
@@ -190,6 +191,25 @@ pub enum RpgError {
         key: &'static str,
         reason: &'static str,
     },
+    /// A data node's `value` is not a literal expression ([`crate::python::check_literal`]).
+    #[error("data node `{}`: value {reason}", shown(node))]
+    BadValue {
+        node: String,
+        reason: crate::python::LiteralError,
+    },
+    /// A `value` on a node that is not data: nothing would write it.
+    #[error(
+        "node `{}`: only a data node (type `data`) has a value; this one's type is `{}`",
+        shown(node),
+        shown(kind)
+    )]
+    ValueNotData { node: String, kind: String },
+    /// A `data` node that is not a leaf.
+    #[error(
+        "node `{}`: type `data` is module-level data, a leaf written into its module; its node_type must be `leaf`",
+        shown(node)
+    )]
+    CompositeData { node: String },
     #[error(
         "node `{node}`: file_path `{path}` escapes the output directory through symlink `{link}`"
     )]
@@ -239,13 +259,6 @@ pub fn shown(text: &str) -> String {
         }
     }
     out
-}
-
-/// Unicode's bidirectional formatting characters (embeddings, overrides, isolates and marks):
-/// invisible, and they reorder the text around them on a terminal or in an editor, so an id
-/// could read as another (the "Trojan Source" trick).
-pub fn is_bidi_control(c: char) -> bool {
-    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}')
 }
 
 /// `text` with every character that could act on a terminal escaped as `\u{..}`: control
@@ -514,11 +527,11 @@ fn check_references(rpg: &Rpg, by_id: &HashMap<&str, usize>, errors: &mut Vec<Rp
 }
 
 fn check_node(node: &Node, errors: &mut Vec<RpgError>) {
-    if let Some(reason) = kind_problem(&node.kind) {
+    if let Some(reason) = kind_problem(node.kind.as_str()) {
         errors.push(RpgError::BadText {
             node: node.id.clone(),
             field: "type",
-            text: node.kind.clone(),
+            text: node.kind.to_string(),
             reason,
         });
     }
@@ -569,6 +582,7 @@ fn check_node(node: &Node, errors: &mut Vec<RpgError>) {
             bytes: doc.len(),
         });
     }
+    check_value(node, errors);
     let name_problem = name_problem(node);
     let bad_name = |reason| RpgError::BadName {
         node: node.id.clone(),
@@ -596,6 +610,31 @@ fn check_node(node: &Node, errors: &mut Vec<RpgError>) {
     errors.extend(name_problem.map(bad_name));
 }
 
+/// A data node is a leaf, and its `value`, when it has one, a literal expression; no other
+/// node has a value.
+fn check_value(node: &Node, errors: &mut Vec<RpgError>) {
+    let data = node.kind == NodeKind::Data;
+    if data && !node.is_leaf() {
+        errors.push(RpgError::CompositeData {
+            node: node.id.clone(),
+        });
+    }
+    let Some(value) = &node.value else {
+        return;
+    };
+    if !data {
+        errors.push(RpgError::ValueNotData {
+            node: node.id.clone(),
+            kind: node.kind.to_string(),
+        });
+    } else if let Err(reason) = crate::python::check_literal(value) {
+        errors.push(RpgError::BadValue {
+            node: node.id.clone(),
+            reason,
+        });
+    }
+}
+
 /// Why a node's `type` cannot be shown, if it cannot: it is printed by `plan`.
 fn kind_problem(kind: &str) -> Option<&'static str> {
     shown_text_problem(kind)
@@ -607,12 +646,17 @@ fn kind_problem(kind: &str) -> Option<&'static str> {
 /// a keyword. Any other node's name is only shown, and held to what a terminal can show.
 fn name_problem(node: &Node) -> Option<&'static str> {
     let python_named = node.is_leaf() || matches!(node.kind.as_str(), "module" | "package");
+    let dunder = node.name.len() > 4 && node.name.starts_with("__") && node.name.ends_with("__");
     let problem = if !python_named {
         shown_text_problem(&node.name)
     } else if crate::python::KEYWORDS.contains(&node.name.as_str()) {
         Some("is a Python keyword")
     } else if !is_identifier(&node.name) {
         Some("is not a Python identifier")
+    } else if node.is_data() && dunder {
+        Some(
+            "is a dunder name (`__name__`), which Python and the packaging of the repository use; module-level data needs a name of its own",
+        )
     } else {
         None
     };
@@ -626,7 +670,7 @@ fn composite_path_problem(node: &Node, path: &str) -> Option<&'static str> {
     if node.is_leaf() || path.ends_with(".py") {
         return None;
     }
-    if node.kind == "module" {
+    if node.kind == NodeKind::Module {
         return Some(
             "does not end in `.py`: a module node names its Python file (any other path would become a package directory)",
         );
@@ -1067,6 +1111,7 @@ mod tests {
             signature: None,
             examples: vec![],
             parent: None,
+            value: None,
             extra: Default::default(),
         }
     }
@@ -1535,6 +1580,116 @@ mod tests {
         assert_eq!(
             with(serde_json::json!("a\u{1b}[2J")).as_deref(),
             Some("metadata `reference_tests` contains a control character")
+        );
+    }
+
+    fn data(id: &str, name: &str, value: Option<&str>) -> Node {
+        Node {
+            name: name.into(),
+            kind: NodeKind::Data,
+            value: value.map(str::to_string),
+            ..leaf(id, "src/m.py")
+        }
+    }
+
+    #[test]
+    fn a_data_leaf_with_a_literal_value_or_none_is_accepted() {
+        let table = data(
+            "table",
+            "UNITS",
+            Some("{'m': 1.0, 'km': 1e3, 'mi': (1609.344,)}"),
+        );
+        let described = data("described", "default_sep", None);
+        let special = data("special", "SPECIAL", Some("frozenset({'a', 'b'})"));
+        assert_eq!(
+            messages(vec![table, described, special]),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_data_value_that_is_not_a_literal_is_refused_with_the_reason() {
+        let import = data("import", "A", Some("__import__('os').system('rm -rf ~')"));
+        let name = data("name", "B", Some("[1, HOME]"));
+        let fstring = data("fstring", "C", Some("f'{open(\"/etc/passwd\").read()}'"));
+        let statements = data("statements", "D", Some("1\nimport os"));
+        let bidi = data("bidi", "E", Some("'\u{202e}txt'"));
+        assert_eq!(
+            messages(vec![import, name, fstring, statements, bidi]),
+            [
+                "data node `import`: value calls `__import__('os').system`; a value may call only frozenset, set, tuple, list, dict, str, bytes, int, float, complex or bool, on one literal",
+                "data node `name`: value holds a name `HOME`, which is not a literal",
+                "data node `fstring`: value holds an f-string, whose `{...}` runs code",
+                "data node `statements`: value is not one Python expression (write a tuple in brackets: `(1, 2)`)",
+                "data node `bidi`: value contains a Unicode bidirectional control character, which makes code read otherwise than it runs",
+            ]
+        );
+    }
+
+    #[test]
+    fn only_a_data_leaf_has_a_value_and_a_data_node_is_a_leaf_with_a_python_name() {
+        let function = Node {
+            value: Some("1".into()),
+            ..leaf("function", "src/m.py")
+        };
+        let composite_data = Node {
+            node_type: NodeType::Composite,
+            file_path: Some("src/pkg".into()),
+            ..data("composite", "X", None)
+        };
+        let dunder = data("dunder", "__all__", Some("['x']"));
+        let keyword = data("keyword", "class", Some("1"));
+        let same = data("same", "UNITS", None);
+        let twin = data("twin", "UNITS", None);
+        let undocumented = Node {
+            docstring: None,
+            ..data("undocumented", "Y", Some("1"))
+        };
+        assert_eq!(
+            messages(vec![
+                function,
+                composite_data,
+                dunder,
+                keyword,
+                same,
+                twin,
+                undocumented
+            ]),
+            [
+                "node `function`: only a data node (type `data`) has a value; this one's type is `function`",
+                "node `composite`: type `data` is module-level data, a leaf written into its module; its node_type must be `leaf`",
+                "node `dunder`: name `__all__` is a dunder name (`__name__`), which Python and the packaging of the repository use; module-level data needs a name of its own",
+                "node `keyword`: name `class` is a Python keyword",
+                "leaf node `undocumented`: missing docstring (the docstring is the specification)",
+                "node `twin`: name `UNITS` is also the name of node `same` in `src/m.py`; one file cannot define two functions or classes of one name (the second would replace the first)",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_data_kind_reads_and_writes_back_as_its_word_and_other_words_stay_as_written() {
+        let json = r#"{"id": "d", "name": "X", "type": "data", "node_type": "leaf", "value": "1"}"#;
+        let node: Node = serde_json::from_str(json).unwrap();
+        assert_eq!(
+            (node.kind.clone(), node.value.as_deref()),
+            (NodeKind::Data, Some("1"))
+        );
+        let back = serde_json::to_value(&node).unwrap();
+        assert_eq!(
+            (back["type"].as_str(), back["value"].as_str()),
+            (Some("data"), Some("1"))
+        );
+        let feature: Node = serde_json::from_str(
+            r#"{"id": "f", "name": "F", "type": "feature", "node_type": "composite"}"#,
+        )
+        .unwrap();
+        assert_eq!(feature.kind, NodeKind::Other("feature".into()));
+        assert_eq!(serde_json::to_value(&feature).unwrap()["type"], "feature");
+        assert!(
+            serde_json::to_value(&feature)
+                .unwrap()
+                .get("value")
+                .is_none()
         );
     }
 

@@ -57,7 +57,7 @@ pub fn build(rpg: &ValidRpg) -> Plan {
             position: index + 1,
             id: node.id.clone(),
             name: node.name.clone(),
-            kind: node.kind.clone(),
+            kind: node.kind.to_string(),
             node_type: node.node_type,
             file_path: node.file_path.clone(),
             subgraph: node.subgraph().to_string(),

@@ -4,6 +4,7 @@ mod change;
 mod cli;
 mod code;
 mod corpus;
+mod data_leaf;
 mod engine;
 mod engines;
 mod eval;

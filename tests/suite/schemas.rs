@@ -46,6 +46,28 @@ fn rpg_schema_documents_the_edge_kinds_and_required_fields() {
     );
 }
 
+/// The data leaf is part of the format: its type word and its `value`, a literal expression,
+/// are described where a plan's author looks them up.
+#[test]
+fn rpg_schema_describes_the_data_leaf_and_its_literal_value() {
+    let schema: serde_json::Value = serde_json::from_str(&zerorepo::schemas::rpg()).unwrap();
+    let node = &schema["$defs"]["Node"]["properties"];
+    let kind = node["type"]["description"].as_str().unwrap_or_default();
+    assert!(kind.contains("`data`"), "{kind}");
+    assert_eq!(node["type"]["type"], "string");
+    let value = &node["value"];
+    assert_eq!(value["type"], serde_json::json!(["string", "null"]));
+    let described = value["description"].as_str().unwrap_or_default();
+    for needed in [
+        "literal expression",
+        "frozenset",
+        "No name",
+        "Only data nodes",
+    ] {
+        assert!(described.contains(needed), "{needed}: {described}");
+    }
+}
+
 #[test]
 fn committed_scripts_match_their_reference_solutions() {
     for name in ["chain", "diamond", "subgraphs20", "ml_lib"] {
