@@ -584,7 +584,11 @@ async fn report(
             run.stderr.trim()
         ));
     }
-    read_report(&run.stdout)
+    read_report(&run.stdout).map_err(|why| match why.starts_with("cannot run") {
+        // The Docker image predates the cleanup (or ruff went missing since it was built).
+        true => format!("{why} (`zerorepo sandbox build-image` puts ruff into the image)"),
+        false => why,
+    })
 }
 
 /// Cleans the Python files of `repo` (`sources`: path → text as on disk) in rounds. Each
