@@ -111,8 +111,23 @@ pub struct Cleanup {
 }
 
 impl Cleanup {
+    /// Findings the cleanup's fixes resolved.
     pub fn fixes(&self) -> usize {
         self.fixed.values().sum()
+    }
+
+    /// Adds what the round's `plans` did to the files of `batch` (those written).
+    fn add(&mut self, plans: &BTreeMap<String, FilePlan>, batch: &BTreeMap<String, String>) {
+        for (path, plan) in plans.iter().filter(|(p, _)| batch.contains_key(*p)) {
+            for (code, n) in &plan.fixed {
+                *self.fixed.entry(code.clone()).or_default() += n;
+            }
+            self.explicit.extend(plan.explicit.iter().cloned());
+            if !self.files.contains(path) {
+                self.files.push(path.clone());
+            }
+        }
+        self.files.sort();
     }
 }
 
@@ -282,61 +297,71 @@ pub(crate) fn taken_names(
     let mut taken = BTreeMap::new();
     for (path, text) in sources.iter().filter(|(p, _)| p.ends_with(".py")) {
         let (_, package) = module_and_package(path);
-        let mut module_names: BTreeSet<(String, String)> = BTreeSet::new();
+        let mut found = Imported::default();
         for statement in crate::code::outline::import_statements(text) {
             let plain: Vec<&str> = statement
                 .lines()
                 .map(|l| l.split('#').next().unwrap_or(""))
                 .collect();
-            let Some(import) = ImportItems::parse(&plain.join("\n")) else {
-                continue;
-            };
-            match &import.from {
-                Some(from) => {
-                    let Some(module) = absolute(from, &package) else {
-                        continue;
-                    };
-                    for (name, alias) in &import.items {
-                        taken
-                            .entry((module.clone(), name.clone()))
-                            .or_insert_with(|| path.clone());
-                        if name != "*" {
-                            let bound = alias.clone().unwrap_or_else(|| name.clone());
-                            module_names.insert((join(&module, name), bound));
-                        }
-                    }
-                }
-                None => {
-                    for (module, alias) in &import.items {
-                        match alias {
-                            Some(alias) => {
-                                module_names.insert((module.clone(), alias.clone()));
-                            }
-                            None => {
-                                let parts: Vec<&str> = module.split('.').collect();
-                                for n in 1..=parts.len() {
-                                    let prefix = parts[..n].join(".");
-                                    module_names.insert((prefix.clone(), prefix));
-                                }
-                            }
-                        }
-                    }
-                }
+            if let Some(import) = ImportItems::parse(&plain.join("\n")) {
+                found.read(&import, &package);
             }
         }
-        for (module, spelled) in module_names {
-            for chain in attribute_chains(text, &spelled) {
+        for (module, spelled) in &found.modules {
+            for chain in attribute_chains(text, spelled) {
                 let mut owner = module.clone();
                 for part in chain.split('.') {
-                    taken
-                        .entry((owner.clone(), part.to_string()))
-                        .or_insert_with(|| path.clone());
+                    found.names.insert((owner.clone(), part.to_string()));
                     owner = join(&owner, part);
                 }
             }
         }
+        for key in found.names {
+            taken.entry(key).or_insert_with(|| path.clone());
+        }
     }
     taken
+}
+
+/// What one file's imports take: `(module, name)` pairs, and the modules it binds with the
+/// name each is spelled by in its code (`import a.b` spells `a` and `a.b`; `from a import b
+/// as c` may bind the module `a.b` as `c`).
+#[derive(Default)]
+struct Imported {
+    names: BTreeSet<(String, String)>,
+    modules: BTreeSet<(String, String)>,
+}
+
+impl Imported {
+    fn read(&mut self, import: &ImportItems, package: &str) {
+        let Some(from) = &import.from else {
+            for (module, alias) in &import.items {
+                match alias {
+                    Some(alias) => {
+                        self.modules.insert((module.clone(), alias.clone()));
+                    }
+                    None => {
+                        let parts: Vec<&str> = module.split('.').collect();
+                        for n in 1..=parts.len() {
+                            let prefix = parts[..n].join(".");
+                            self.modules.insert((prefix.clone(), prefix));
+                        }
+                    }
+                }
+            }
+            return;
+        };
+        let Some(module) = absolute(from, package) else {
+            return;
+        };
+        for (name, alias) in &import.items {
+            self.names.insert((module.clone(), name.clone()));
+            if name != "*" {
+                let bound = alias.clone().unwrap_or_else(|| name.clone());
+                self.modules.insert((join(&module, name), bound));
+            }
+        }
+    }
 }
 
 fn join(module: &str, name: &str) -> String {
@@ -614,24 +639,17 @@ pub async fn clean<E: std::fmt::Display>(
     if files.is_empty() {
         return Ok(cleanup);
     }
-    let mut changed: BTreeSet<String> = BTreeSet::new();
-    let mut settled = false;
     for _ in 0..ROUNDS {
         let report = match report(repo, &files, &ruff, runner, cancel).await {
             Ok(report) => report,
             Err(why) => {
                 cleanup.problem = Some(why);
-                settled = true;
-                break;
+                return Ok(cleanup);
             }
         };
         let plans = plan_round(sources, &report.offered);
+        let (mut batch, unparsable) = parsable(&plans);
         cleanup.kept = plans.values().flat_map(|p| p.kept.clone()).collect();
-        let changes: BTreeMap<String, String> = plans
-            .iter()
-            .filter_map(|(path, plan)| Some((path.clone(), plan.text.clone()?)))
-            .collect();
-        let (mut batch, unparsable) = parsable(changes);
         cleanup.kept.extend(unparsable);
         if batch.is_empty() {
             if report.total > report.offered.len() {
@@ -641,25 +659,15 @@ pub async fn clean<E: std::fmt::Display>(
                     report.offered.len()
                 ));
             }
-            settled = true;
-            break;
+            return Ok(cleanup);
         }
         commit(&mut batch)?;
-        for (path, plan) in plans.iter().filter(|(p, _)| batch.contains_key(*p)) {
-            for (code, n) in &plan.fixed {
-                *cleanup.fixed.entry(code.clone()).or_default() += n;
-            }
-            cleanup.explicit.extend(plan.explicit.iter().cloned());
-            changed.insert(path.clone());
-        }
+        cleanup.add(&plans, &batch);
         sources.extend(batch);
     }
-    if !settled {
-        cleanup.problem = Some(format!(
-            "stopped after {ROUNDS} rounds; ruff may offer more fixes"
-        ));
-    }
-    cleanup.files = changed.into_iter().collect();
+    cleanup.problem = Some(format!(
+        "stopped after {ROUNDS} rounds; ruff may offer more fixes"
+    ));
     Ok(cleanup)
 }
 
@@ -699,12 +707,13 @@ pub(crate) fn keep(repo: &Path, identity: &str, cleanup: &Cleanup) {
     }
 }
 
-/// The batch without files whose new text does not parse (a fix should never do that; if
-/// one does, the file stays as it is), and those left out, as `kept` lines.
-fn parsable(batch: BTreeMap<String, String>) -> (BTreeMap<String, String>, Vec<String>) {
+/// The new texts of a round's `plans` but those that do not parse (a fix should never do
+/// that; if one does, the file stays as it is), and those left out, as `kept` lines.
+fn parsable(plans: &BTreeMap<String, FilePlan>) -> (BTreeMap<String, String>, Vec<String>) {
     let mut left_out = Vec::new();
-    let kept = batch
-        .into_iter()
+    let kept = plans
+        .iter()
+        .filter_map(|(path, plan)| Some((path.clone(), plan.text.clone()?)))
         .filter(|(path, text)| {
             let broken = crate::code::check::tree_sitter_errors(text)
                 .map_or(true, |errors| !errors.is_empty());
@@ -1049,8 +1058,17 @@ mod tests {
 
     #[test]
     fn a_fix_that_breaks_the_syntax_is_not_written() {
-        let batch = sources(&[("ok.py", "x = 1\n"), ("bad.py", "def f(:\n")]);
-        let (kept, left_out) = parsable(batch);
+        let plans: BTreeMap<String, FilePlan> = [("ok.py", "x = 1\n"), ("bad.py", "def f(:\n")]
+            .into_iter()
+            .map(|(path, text)| {
+                let plan = FilePlan {
+                    text: Some(text.to_string()),
+                    ..FilePlan::default()
+                };
+                (path.to_string(), plan)
+            })
+            .collect();
+        let (kept, left_out) = parsable(&plans);
         assert_eq!(kept.keys().collect::<Vec<_>>(), ["ok.py"]);
         assert_eq!(
             left_out,
