@@ -34,6 +34,7 @@ fn bwrap_cold(repo: &Path) -> Duration {
         runner_dir: repo.to_path_buf(),
         python: "/usr/bin/python3".into(),
         wheelhouse: None,
+        ruff: None,
         // The cold baseline is bubblewrap alone: its own user namespace, no filter.
         user: zerorepo::sandbox::bwrap::SandboxUser::Invoker,
         seccomp: false,

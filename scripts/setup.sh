@@ -140,10 +140,16 @@ start_docker() {
   return 1
 }
 
-# The sandbox image is built offline from this machine's /usr/bin/python3 and pytest.
+# The sandbox image is built offline from this machine's /usr/bin/python3 and pytest, and the
+# venv's pinned ruff (assembly's import cleanup runs it inside the sandbox, never on the host):
+# an image without that ruff is built again.
 ensure_sandbox_image() {
   docker info >/dev/null 2>&1 || return 0
-  docker image inspect zerorepo-sandbox:py3 >/dev/null 2>&1 && return 0
+  if docker image inspect zerorepo-sandbox:py3 >/dev/null 2>&1 \
+    && [ "$(docker run --rm --network none --read-only --user 65534:65534 \
+      zerorepo-sandbox:py3 /opt/ruff/bin/ruff --version 2>/dev/null)" = "ruff $RUFF_VERSION" ]; then
+    return 0
+  fi
   say "building the Docker sandbox image"
   cargo build --quiet
   "$CARGO_TARGET_DIR/debug/zerorepo" sandbox build-image

@@ -29,6 +29,8 @@ pub const RPG_EXPORT: &str = "docs/rpg.json";
 pub const JUNIT: &str = "test_results.xml";
 /// The last validation with the fingerprint of what it validated, reused while that holds.
 pub const VALIDATION: &str = ".zerorepo/validation.json";
+/// The last import cleanup with the fingerprint of the tree it left, reused while that holds.
+pub const CLEANUP: &str = ".zerorepo/cleanup.json";
 /// The subgraphs' integration tests and what they did (a list of
 /// `checkpoint::IntegrationRecord`).
 pub const INTEGRATION: &str = ".zerorepo/integration.json";
@@ -43,6 +45,7 @@ pub const ENGINE_FILES: &[&str] = &[
     COMPACT,
     RPG_COPY,
     VALIDATION,
+    CLEANUP,
     INTEGRATION,
     ".zerorepo/snapshots/x.json",
     GITIGNORE,

@@ -610,6 +610,33 @@ fn validation(input: &ReportInput) -> String {
         ),
         None => "ruff is not installed: no lint".into(),
     });
+    let c = input.cleanup;
+    if c.fixes() > 0 {
+        items.push(format!(
+            "ruff's safe fixes (found in the sandbox) removed {} finding(s) in {} file(s) before that",
+            c.fixes(),
+            c.files.len()
+        ));
+    }
+    if !c.explicit.is_empty() {
+        items.push(format!(
+            "{} unused import(s) that are re-exports made explicit (<code>name as name</code>)",
+            c.explicit.len()
+        ));
+    }
+    if let Some(problem) = &c.problem {
+        items.push(format!(
+            "{} unused imports were not cleaned up: {}",
+            mark(false),
+            escape(&shorten(problem, 400))
+        ));
+    }
+    if !c.kept.is_empty() {
+        items.push(format!(
+            "{} fix(es) left out on purpose (listed in generation_report.md)",
+            c.kept.len()
+        ));
+    }
     for cycle in input.cycles {
         items.push(format!("circular import: {}", escape(&cycle.join(", "))));
     }

@@ -1,12 +1,18 @@
 //! From generated node files to a conventional Python project, after the last node.
 //!
-//! Skipped functions get stubs first (so every planned name can be imported), then [`imports`] groups each module's imports (stdlib / third party / local) and lists its
-//! requirements, [`packages`] writes `__init__.py` exports and finds import cycles, [`project`] the
-//! packaging metadata, [`readme`] the README, [`report`] the generation report and JUnit
-//! results, [`html`] the same report as a page with the plan drawn by [`graph`]; those are pure. [`validate`] checks the result (compile, `pip install -e .`,
-//! `pytest tests/` in the sandbox), and [`assemble`] runs the whole step: every file is written
-//! atomically and only when its content changes, so assembling twice changes nothing.
+//! Skipped functions get stubs first (so every planned name can be imported), then [`imports`]
+//! groups each module's imports (stdlib / third party / local) and lists its requirements,
+//! [`packages`] writes `__init__.py` exports and finds import cycles, [`project`] the packaging
+//! metadata, [`readme`] the README, [`report`] the generation report and JUnit results,
+//! [`html`] the same report as a page with the plan drawn by [`graph`]; those are pure. Then
+//! [`cleanup`] removes unused and duplicated imports with ruff's safe fixes, found in the
+//! sandbox, each round written as one journalled, all-or-nothing batch through an
+//! [`Overlay`]. [`validate`] checks the result (compile, `pip install -e .`, `pytest tests/`
+//! in the sandbox, ruff's lint), and [`assemble`](Assembler::assemble) runs the whole step:
+//! every file is written atomically and only when its content changes, so assembling twice
+//! changes nothing.
 
+pub mod cleanup;
 pub mod deps;
 pub mod graph;
 pub mod html;
@@ -30,6 +36,7 @@ use crate::layout::{JUNIT, REPORT, REPORT_HTML, RPG_EXPORT};
 use crate::rpg::ValidRpg;
 use crate::sandbox::TestRunner;
 use crate::workspace::git::Git;
+use crate::workspace::overlay::{Overlay, OverlayError, Source};
 
 pub use validate::Validation;
 
@@ -91,6 +98,8 @@ pub struct Assembly {
     pub import_cycles: Vec<Vec<String>>,
     /// The planned dependencies checked in the code ([`deps`]).
     pub dependencies: deps::DependencyCheck,
+    /// What ruff's safe fixes changed before the validation ([`cleanup`]).
+    pub cleanup: cleanup::Cleanup,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -99,6 +108,9 @@ pub enum AssembleError {
     Workspace(#[from] FsError),
     #[error(transparent)]
     Git(#[from] crate::workspace::git::GitError),
+    /// The cleanup's batch was refused (a file changed on disk since it was read).
+    #[error(transparent)]
+    Overlay(#[from] OverlayError),
     #[error(transparent)]
     Checkpoint(#[from] crate::checkpoint::CheckpointError),
     /// Cancelled (Ctrl-C) while validating: no report was written, nothing committed.
@@ -150,32 +162,72 @@ fn python_sources(root: &Path) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// Which files have their imports grouped stdlib / third party / local ([`imports`]): the
+/// generated modules and their test files, with the project's own top-level packages.
+struct Grouping {
+    local: std::collections::BTreeSet<String>,
+    files: std::collections::BTreeSet<String>,
+}
+
+impl Grouping {
+    fn new(rpg: &ValidRpg) -> Grouping {
+        let leaves = || {
+            rpg.order()
+                .iter()
+                .map(|&p| rpg.node(p))
+                .filter(|n| n.is_leaf())
+        };
+        let local = leaves()
+            .filter_map(|n| n.file_path.as_deref())
+            .filter_map(|f| {
+                let dotted = crate::python::import_path(f);
+                dotted.split('.').next().map(str::to_string)
+            })
+            .collect();
+        let files = leaves()
+            .flat_map(|n| n.file_path.clone().into_iter().chain(n.test_file()))
+            .collect();
+        Grouping { local, files }
+    }
+
+    /// `text` of `path` with its imports regrouped, when it is one of the grouped files and
+    /// the grouping changes it.
+    fn regroup(&self, path: &str, text: &str) -> Option<String> {
+        if !self.files.contains(path) {
+            return None;
+        }
+        let grouped = imports::group_imports(text, &self.local);
+        (grouped != text).then_some(grouped)
+    }
+
+    /// [`Self::regroup`] for a file the cleanup changed; where no import is left at its top,
+    /// the blank lines between its statements are evened out instead (the module's docstring
+    /// would otherwise stand three blank lines above its first function). Only blank lines
+    /// between top-level statements change, as every merge of an answer changes them.
+    fn tidy(&self, path: &str, text: &str) -> Option<String> {
+        if let Some(grouped) = self.regroup(path, text) {
+            return Some(grouped);
+        }
+        let units = crate::code::split_units(text);
+        if !self.files.contains(path)
+            || units
+                .iter()
+                .any(|u| u.kind == crate::code::UnitKind::Import)
+        {
+            return None;
+        }
+        let even = crate::edit::merge::render(&units);
+        (even != text).then_some(even)
+    }
+}
+
 /// The generated modules and test files whose imports are not grouped stdlib / third party /
 /// local, with their regrouped text.
 fn grouped_imports(rpg: &ValidRpg, sources: &BTreeMap<String, String>) -> Vec<(String, String)> {
-    let leaves = || {
-        rpg.order()
-            .iter()
-            .map(|&p| rpg.node(p))
-            .filter(|n| n.is_leaf())
-    };
-    let local: std::collections::BTreeSet<String> = leaves()
-        .filter_map(|n| n.file_path.as_deref())
-        .filter_map(|f| {
-            let dotted = crate::python::import_path(f);
-            dotted.split('.').next().map(str::to_string)
-        })
-        .collect();
-    let files: std::collections::BTreeSet<String> = leaves()
-        .flat_map(|n| n.file_path.clone().into_iter().chain(n.test_file()))
-        .collect();
-    files
-        .into_iter()
-        .filter_map(|path| {
-            let text = sources.get(&path)?;
-            let grouped = imports::group_imports(text, &local);
-            (grouped != *text).then_some((path, grouped))
-        })
+    let grouping = Grouping::new(rpg);
+    sources
+        .iter()
+        .filter_map(|(path, text)| Some((path.clone(), grouping.regroup(path, text)?)))
         .collect()
 }
 
@@ -236,6 +288,14 @@ pub struct Assembler<'a> {
     pub integration: &'a [crate::checkpoint::IntegrationRecord],
 }
 
+/// What assembly found about the repository, for the report.
+struct Checked<'a> {
+    validation: &'a Validation,
+    cycles: &'a [Vec<String>],
+    dependencies: &'a deps::DependencyCheck,
+    cleanup: &'a cleanup::Cleanup,
+}
+
 /// Writes a file of the output only when its text changes, journalling it as published
 /// before it is written, so on resume the engine can tell an assembly cut short by a crash
 /// from a user's edit.
@@ -267,7 +327,14 @@ impl Assembler<'_> {
             checkpoint,
             written: Vec::new(),
         };
-        let (sources, info) = self.write_project(&mut out)?;
+        let mut sources = python_sources(self.workspace.root());
+        self.write_stubs(&mut out, &mut sources)?;
+        let info = self.write_project(&mut out, &mut sources)?;
+        let identity = cleanup::identity(self.runner).await;
+        let cleanup = self.clean(&mut out, &mut sources, &identity).await?;
+        if cleanup.problem.is_none() && !self.cancel.is_cancelled() {
+            cleanup::keep(self.workspace.root(), &identity, &cleanup);
+        }
         let import_cycles = packages::import_cycles(&sources);
         let dependencies = self.planned_dependencies(&sources);
         let files: Vec<String> = sources.keys().cloned().collect();
@@ -284,7 +351,13 @@ impl Assembler<'_> {
         if let Some(xml) = report::junit(&validation) {
             out.write(JUNIT, &xml)?;
         }
-        let (text, html) = self.report(&info, &validation, &import_cycles, &dependencies)?;
+        let checked = Checked {
+            validation: &validation,
+            cycles: &import_cycles,
+            dependencies: &dependencies,
+            cleanup: &cleanup,
+        };
+        let (text, html) = self.report(&info, &checked)?;
         out.write(REPORT, &text)?;
         out.write(REPORT_HTML, &html)?;
         self.git
@@ -295,7 +368,62 @@ impl Assembler<'_> {
             validation_reused,
             import_cycles,
             dependencies,
+            cleanup,
         })
+    }
+
+    /// Ruff's safe fixes ([`cleanup`]), found in the sandbox; each round's files are one
+    /// batch ([`Self::write_batch`]). The result is kept with the fingerprint of the tree
+    /// that assembly then leaves, and reused while the tree and the sandbox are unchanged (a
+    /// rerun that generates nothing asks the sandbox nothing and writes the same report).
+    async fn clean(
+        &self,
+        out: &mut Writer<'_>,
+        sources: &mut BTreeMap<String, String>,
+        identity: &str,
+    ) -> Result<cleanup::Cleanup, AssembleError> {
+        let root = self.workspace.root();
+        if let Some(kept) = cleanup::kept(root, identity) {
+            return Ok(kept);
+        }
+        let grouping = Grouping::new(self.rpg);
+        cleanup::clean(root, sources, self.runner, self.cancel, |batch| {
+            self.write_batch(out, &grouping, batch)
+        })
+        .await
+    }
+
+    /// Writes one round of the cleanup all or nothing: an [`Overlay`] whose commit journals
+    /// the batch before writing any file of it. A grouped file is grouped again first
+    /// ([`Grouping::tidy`]: that also evens out the blank lines a removed import leaves, and
+    /// the next assembly finds nothing to regroup). The staging copy follows where it held what the output held, so
+    /// the next flush finds nothing to publish (an `__init__.py`, whose exports only the
+    /// output has, is left as staged).
+    fn write_batch(
+        &self,
+        out: &mut Writer<'_>,
+        grouping: &Grouping,
+        batch: &mut BTreeMap<String, String>,
+    ) -> Result<(), AssembleError> {
+        for (path, text) in batch.iter_mut() {
+            if let Some(tidy) = grouping.tidy(path, text) {
+                *text = tidy;
+            }
+        }
+        let mut overlay = Overlay::new(self.workspace.clone());
+        for (path, text) in batch.iter() {
+            if self.staging.read(path)? == self.workspace.read(path)? {
+                self.staging.write(path, text)?;
+            }
+            overlay.write(path, text.clone(), Source::Generated)?;
+        }
+        let done = overlay.commit(|files| out.checkpoint.record_flush(files))?;
+        for path in done.written {
+            if !out.written.contains(&path) {
+                out.written.push(path);
+            }
+        }
+        Ok(())
     }
 
     /// The planned dependencies of the nodes whose code the engine wrote (passed, needs
@@ -312,44 +440,51 @@ impl Assembler<'_> {
         })
     }
 
+    /// Stubs of the skipped functions, into `sources` and the output (the staging copy is
+    /// written first, so the next run's flush finds nothing to publish).
+    fn write_stubs(
+        &self,
+        out: &mut Writer<'_>,
+        sources: &mut BTreeMap<String, String>,
+    ) -> Result<(), AssembleError> {
+        for (path, text) in skipped_stubs(self.rpg, self.records, sources) {
+            self.staging.write(&path, &text)?;
+            out.write(&path, &text)?;
+            sources.insert(path, text);
+        }
+        Ok(())
+    }
+
     /// Regrouped imports, package exports, and the project files written from the plan;
-    /// returns the Python sources as they now are.
+    /// `sources` follows the Python files.
     fn write_project(
         &self,
         out: &mut Writer<'_>,
-    ) -> Result<(BTreeMap<String, String>, project::ProjectInfo), AssembleError> {
+        sources: &mut BTreeMap<String, String>,
+    ) -> Result<project::ProjectInfo, AssembleError> {
         let (rpg, records) = (self.rpg, self.records);
-        let mut sources = python_sources(self.workspace.root());
-        // The staging copy is written first, so the next run's flush finds nothing to publish.
-        for (path, text) in skipped_stubs(rpg, records, &sources) {
+        for (path, text) in grouped_imports(rpg, sources) {
             self.staging.write(&path, &text)?;
             out.write(&path, &text)?;
             sources.insert(path, text);
         }
-        for (path, text) in grouped_imports(rpg, &sources) {
-            self.staging.write(&path, &text)?;
+        for (path, text) in packages::init_files(rpg, records, sources) {
             out.write(&path, &text)?;
             sources.insert(path, text);
         }
-        for (path, text) in packages::init_files(rpg, records, &sources) {
-            out.write(&path, &text)?;
-            sources.insert(path, text);
-        }
-        let info = project::project_info(rpg, records, &sources);
+        let info = project::project_info(rpg, records, sources);
         out.write("pyproject.toml", &project::pyproject(&info))?;
         out.write("requirements.txt", &project::requirements(&info))?;
         out.write("requirements-dev.txt", &project::requirements_dev())?;
         out.write("README.md", &readme::readme(rpg, records, &info))?;
         out.write(RPG_EXPORT, &rpg_export(rpg, records, self.generation)?)?;
-        Ok((sources, info))
+        Ok(info)
     }
 
     fn report(
         &self,
         info: &project::ProjectInfo,
-        validation: &Validation,
-        cycles: &[Vec<String>],
-        dependencies: &deps::DependencyCheck,
+        checked: &Checked<'_>,
     ) -> Result<(String, String), AssembleError> {
         let status = crate::report::summarize(Some(self.rpg.rpg()), self.records);
         // Earlier assembly commits are left out: the report describes the subgraphs' history,
@@ -366,9 +501,10 @@ impl Assembler<'_> {
             status: &status,
             info,
             generation: self.generation,
-            validation,
-            cycles,
-            dependencies,
+            validation: checked.validation,
+            cycles: checked.cycles,
+            dependencies: checked.dependencies,
+            cleanup: checked.cleanup,
             git_log: &git_log,
             out: &self.workspace.root().display().to_string(),
             integration: self.integration,

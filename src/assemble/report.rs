@@ -23,6 +23,7 @@ pub struct ReportInput<'a> {
     pub validation: &'a Validation,
     pub cycles: &'a [Vec<String>],
     pub dependencies: &'a super::deps::DependencyCheck,
+    pub cleanup: &'a super::cleanup::Cleanup,
     pub git_log: &'a [LogEntry],
     pub out: &'a str,
     pub integration: &'a [crate::checkpoint::IntegrationRecord],
@@ -418,6 +419,54 @@ fn lint(lint: Option<&super::validate::Lint>) -> String {
     text
 }
 
+/// What ruff's safe fixes changed before the lint above ([`super::cleanup`]), the imports
+/// made explicit re-exports, why the cleanup did not run (if it did not), and the fixes it
+/// left out on purpose.
+fn cleanup(cleanup: &super::cleanup::Cleanup) -> String {
+    let mut text = String::new();
+    if cleanup.fixes() > 0 {
+        let rules: Vec<String> = cleanup
+            .fixed
+            .iter()
+            .map(|(code, n)| format!("{code} ×{n}"))
+            .collect();
+        text.push_str(&format!(
+            "- 🧹 before that, ruff's safe fixes (found in the sandbox) removed {} finding(s) in {} file(s): {}\n",
+            cleanup.fixes(),
+            cleanup.files.len(),
+            rules.join(", ")
+        ));
+    }
+    text.push_str(&listed(
+        "unused import(s) that are re-exports made explicit (`name as name`)",
+        &cleanup.explicit,
+    ));
+    if let Some(problem) = &cleanup.problem {
+        text.push_str(&format!(
+            "- ⚠️ unused imports were not cleaned up: {}\n",
+            problem.replace('\n', " ")
+        ));
+    }
+    text.push_str(&listed("fix(es) left out on purpose", &cleanup.kept));
+    text
+}
+
+/// `- N what:` and the first [`SHOWN`] of `items` under it; nothing without items.
+fn listed(what: &str, items: &[String]) -> String {
+    const SHOWN: usize = 20;
+    if items.is_empty() {
+        return String::new();
+    }
+    let mut text = format!("- {} {what}:\n", items.len());
+    for item in items.iter().take(SHOWN) {
+        text.push_str(&format!("  - {}\n", item.replace('\n', " ")));
+    }
+    if items.len() > SHOWN {
+        text.push_str(&format!("  - and {} more\n", items.len() - SHOWN));
+    }
+    text
+}
+
 /// The planned dependencies the code uses, and the list of those it does not.
 fn planned_dependencies(check: &super::deps::DependencyCheck) -> String {
     let mut text = String::from("\n## Planned Dependencies\n\n");
@@ -511,6 +560,7 @@ fn validation(input: &ReportInput) -> String {
         ));
     }
     text.push_str(&lint(v.lint.as_ref()));
+    text.push_str(&cleanup(input.cleanup));
     for cycle in input.cycles {
         text.push_str(&format!(
             "- ⚠️ circular import between {}: move the shared code into a module both import\n",
@@ -643,6 +693,33 @@ pub fn junit(validation: &Validation) -> Option<String> {
 mod tests {
     use super::*;
     use crate::checkpoint::{FlowDebug, Verdict};
+
+    #[test]
+    fn the_cleanup_says_what_it_fixed_made_explicit_and_left_out() {
+        let done = super::super::cleanup::Cleanup {
+            fixed: [("F401".to_string(), 3), ("F811".to_string(), 1)].into(),
+            files: vec!["a.py".into(), "b.py".into()],
+            explicit: vec!["a.py:1: tests/t.py imports `f` from here".into()],
+            kept: vec!["a.py:9: F632 kept: not a rule the cleanup applies".into()],
+            problem: None,
+        };
+        assert_eq!(
+            cleanup(&done),
+            "- 🧹 before that, ruff's safe fixes (found in the sandbox) removed 4 finding(s) in 2 file(s): F401 ×3, F811 ×1\n\
+             - 1 unused import(s) that are re-exports made explicit (`name as name`):\n  - a.py:1: tests/t.py imports `f` from here\n\
+             - 1 fix(es) left out on purpose:\n  - a.py:9: F632 kept: not a rule the cleanup applies\n"
+        );
+        let nothing = super::super::cleanup::Cleanup::default();
+        assert_eq!(cleanup(&nothing), "");
+        let without = super::super::cleanup::Cleanup {
+            problem: Some("the bwrap sandbox has no ruff".into()),
+            ..nothing
+        };
+        assert_eq!(
+            cleanup(&without),
+            "- ⚠️ unused imports were not cleaned up: the bwrap sandbox has no ruff\n"
+        );
+    }
 
     #[test]
     fn a_debugged_integration_case_says_what_the_vote_and_the_fixes_came_to() {

@@ -191,7 +191,13 @@ pub(crate) fn assembly_line(assembly: &Assembly) -> String {
         checked => format!("; {} of {checked} planned dependencies used", d.used),
     };
     let lint = match &v.lint {
-        Some(l) if l.problem.is_none() => format!("; ruff: {} finding(s)", l.findings.len()),
+        Some(l) if l.problem.is_none() => match assembly.cleanup.fixes() {
+            0 => format!("; ruff: {} finding(s)", l.findings.len()),
+            fixed => format!(
+                "; ruff: {} finding(s) ({fixed} fixed in the sandbox)",
+                l.findings.len()
+            ),
+        },
         _ => String::new(),
     };
     let mut line = format!(

@@ -10,7 +10,7 @@ use crate::sandbox::docker;
 /// The `sandbox` commands (a group: its help is on `cli::Command::Sandbox`).
 #[derive(Subcommand)]
 pub(crate) enum Command {
-    /// Build the Docker sandbox image offline from this machine's /usr/bin/python3 and pytest
+    /// Build the Docker sandbox image offline from this machine's /usr/bin/python3, pytest and ruff
     /// (no registry is contacted). Needs a running Docker engine (DOCKER_HOST).
     BuildImage {
         #[arg(long, default_value = docker::DEFAULT_IMAGE)]

@@ -119,6 +119,73 @@ impl Unit {
     }
 }
 
+/// A plain import statement read as data: `from m import a, b as c` (`from` is `m`, with
+/// its leading dots when relative) or `import x.y, z as w` (`from` is `None`). Only what
+/// [`ImportItems::parse`] can read back exactly: a statement with a comment or a `;` is
+/// not one, so nothing written from these items ever drops a comment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportItems {
+    pub from: Option<String>,
+    /// What is imported (a module for `import`; a name or `*` for `from`) and its alias.
+    pub items: Vec<(String, Option<String>)>,
+}
+
+impl ImportItems {
+    /// Reads one import statement (brackets and line continuations allowed); `None` for
+    /// anything else.
+    pub fn parse(statement: &str) -> Option<ImportItems> {
+        if statement.contains(['#', ';']) {
+            return None;
+        }
+        let flat = statement.replace(['(', ')', '\\', '\n'], " ");
+        let flat = flat.split_whitespace().collect::<Vec<_>>().join(" ");
+        let (from, names) = match flat.strip_prefix("from ") {
+            Some(rest) => {
+                let (module, names) = rest.split_once(" import ")?;
+                (Some(module.to_string()), names)
+            }
+            None => (None, flat.strip_prefix("import ")?),
+        };
+        let mut items = Vec::new();
+        for item in names.split(',').map(str::trim) {
+            let words: Vec<&str> = item.split(' ').filter(|w| !w.is_empty()).collect();
+            match words.as_slice() {
+                [] => continue, // the trailing comma of a bracketed list
+                [name] => items.push((name.to_string(), None)),
+                [name, "as", alias] => items.push((name.to_string(), Some(alias.to_string()))),
+                _ => return None,
+            }
+        }
+        let valid = |word: &str| {
+            !word.is_empty()
+                && word
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '*')
+        };
+        let all_valid = from.as_deref().is_none_or(valid)
+            && items
+                .iter()
+                .all(|(name, alias)| valid(name) && alias.as_deref().is_none_or(valid));
+        (all_valid && !items.is_empty()).then_some(ImportItems { from, items })
+    }
+
+    /// The statement on one line.
+    pub fn render(&self) -> String {
+        let items: Vec<String> = self
+            .items
+            .iter()
+            .map(|(name, alias)| match alias {
+                Some(alias) => format!("{name} as {alias}"),
+                None => name.clone(),
+            })
+            .collect();
+        match &self.from {
+            Some(module) => format!("from {module} import {}", items.join(", ")),
+            None => format!("import {}", items.join(", ")),
+        }
+    }
+}
+
 /// Lexer state carried from one line to the next.
 #[derive(Debug, Clone, Copy, Default)]
 struct LineState {
@@ -441,6 +508,35 @@ mod tests {
             [Some("TABLE"), Some("LIMIT"), None, None, None, None, None]
                 .map(|n| n.map(str::to_string))
         );
+    }
+
+    #[test]
+    fn plain_imports_are_read_as_items_and_written_back_on_one_line() {
+        let read = ImportItems::parse("from .m import (\n    a,\n    b as c,\n)").unwrap();
+        assert_eq!(
+            read,
+            ImportItems {
+                from: Some(".m".into()),
+                items: vec![("a".into(), None), ("b".into(), Some("c".into()))],
+            }
+        );
+        assert_eq!(read.render(), "from .m import a, b as c");
+        let plain = ImportItems::parse("import os.path, numpy as np").unwrap();
+        assert_eq!(plain.from, None);
+        assert_eq!(plain.render(), "import os.path, numpy as np");
+        assert_eq!(
+            ImportItems::parse("from m import *").unwrap().render(),
+            "from m import *"
+        );
+        for not_plain in [
+            "from m import a  # why",
+            "import os; import sys",
+            "x = 1",
+            "from m import a b",
+            "from m import",
+        ] {
+            assert_eq!(ImportItems::parse(not_plain), None, "{not_plain}");
+        }
     }
 
     fn kinds(src: &str) -> Vec<UnitKind> {

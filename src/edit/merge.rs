@@ -3,12 +3,14 @@
 //! Rules, chosen so that re-applying the same fragment is a no-op (which makes a resumed run
 //! byte-identical to an uninterrupted one):
 //! - the module docstring stays first; the fragment's is used only if the file has none;
-//! - new import lines are appended to the import block, duplicates dropped;
+//! - new import lines are appended to the import block, without what the module already
+//!   imports (a whole duplicate statement, or the items of one already bound the same way);
 //! - a definition replaces the top-level definition of the same name in place, or is appended;
 //! - other statements are appended unless already present verbatim.
 //!
 //! The output is normalised: one blank line after the imports block, two between definitions.
 
+use crate::code::units::ImportItems;
 use crate::code::{Unit, UnitKind, split_units};
 
 /// Returns `existing` with `fragment` merged in.
@@ -22,10 +24,7 @@ pub(crate) fn merge_python(existing: &str, fragment: &str) -> String {
                 }
             }
             UnitKind::Import => {
-                if !units
-                    .iter()
-                    .any(|u| u.kind == UnitKind::Import && u.text == unit.text)
-                {
+                if let Some(unit) = without_bound_items(&units, unit) {
                     let at = units
                         .iter()
                         .rposition(|u| matches!(u.kind, UnitKind::Import | UnitKind::Docstring))
@@ -45,6 +44,46 @@ pub(crate) fn merge_python(existing: &str, fragment: &str) -> String {
         }
     }
     render(&units)
+}
+
+/// `import` as it goes into a module whose units are `units`: `None` when the module already
+/// has it (the same text, or every item bound by an import of the same thing), else the
+/// statement with only the items the module lacks. Tests of several nodes of one module
+/// land in one file, and each answer brings its own `from pkg.mod import f, g`: kept whole,
+/// each later one imports `f` again, which pyflakes reports as a redefinition (F811).
+/// An item bound to something else (`from y import f` where the module has `from x import
+/// f`) is kept: the fragment's code means its own.
+fn without_bound_items(units: &[Unit], import: Unit) -> Option<Unit> {
+    let imports = || units.iter().filter(|u| u.kind == UnitKind::Import);
+    if imports().any(|u| u.text == import.text) {
+        return None;
+    }
+    let Some(mut items) = ImportItems::parse(&import.text) else {
+        return Some(import);
+    };
+    let bound: Vec<(Option<String>, String, Option<String>)> = imports()
+        .filter_map(|u| ImportItems::parse(&u.text))
+        .flat_map(|i| {
+            let from = i.from.clone();
+            i.items
+                .into_iter()
+                .map(move |(name, alias)| (from.clone(), name, alias))
+        })
+        .collect();
+    let before = items.items.len();
+    items.items.retain(|(name, alias)| {
+        !bound
+            .iter()
+            .any(|(f, n, a)| *f == items.from && n == name && a == alias)
+    });
+    match items.items.len() {
+        0 => None,
+        n if n == before => Some(import),
+        _ => Some(Unit {
+            kind: UnitKind::Import,
+            text: items.render(),
+        }),
+    }
 }
 
 /// Why an answer cannot be shaped into what its role asks for. The text is the diagnostic the
@@ -265,6 +304,25 @@ mod tests {
         let fragment = "from x import y\n\n\ndef c():\n    return y\n";
         let once = merge_python(BASE, fragment);
         assert_eq!(merge_python(&once, fragment), once);
+    }
+
+    #[test]
+    fn items_the_module_already_imports_are_not_imported_again() {
+        let tests = "import pytest\nfrom pkg.m import f\n\n\ndef test_f():\n    assert f()\n";
+        let next = "import pytest\nfrom pkg.m import (\n    f,\n    g,\n)\nfrom pkg.m import f as f2\nfrom other import f\n\n\ndef test_g():\n    assert g() and f2() and f()\n";
+        assert_eq!(
+            merge_python(tests, next),
+            "import pytest\nfrom pkg.m import f\nfrom pkg.m import g\nfrom pkg.m import f as f2\nfrom other import f\n\n\ndef test_f():\n    assert f()\n\n\ndef test_g():\n    assert g() and f2() and f()\n",
+            "only `g` is new from pkg.m; another alias or another module is another binding"
+        );
+        let once = merge_python(tests, next);
+        assert_eq!(merge_python(&once, next), once);
+        // A statement with a comment is never rewritten, only dropped when identical.
+        let commented = "from pkg.m import f, g  # both\n";
+        assert_eq!(
+            merge_python(tests, commented),
+            "import pytest\nfrom pkg.m import f\nfrom pkg.m import f, g  # both\n\n\ndef test_f():\n    assert f()\n"
+        );
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! every namespace unshared (no network unless the policy says so), a minimal read-only root
 //! (`/usr` and symlinks, not the host's `/`), no `/proc` at all (nothing of the kernel's
 //! settings, the host's mounts or other processes to read or write), the repository
-//! read-only at `/repo`, fresh size-limited tmpfs at `/tmp` and `/dev/shm` (emptied by the
+//! read-only at `/repo`, ruff read-only at `/opt/ruff/bin/ruff` (assembly's cleanup runs it
+//! there, not on the host), fresh size-limited tmpfs at `/tmp` and `/dev/shm` (emptied by the
 //! runner after every run), a cleared environment, a seccomp filter ([`super::seccomp`]).
 //! Who the processes are on the host: the invoking user when zerorepo is not root; when it
 //! is root, host uid 65534 with the repository's group, never uid 0 ([`super::userns`]).
@@ -41,6 +42,8 @@ pub struct BwrapLayout {
     pub python: PathBuf,
     /// Host directory of wheels for the install check, mounted read-only when present.
     pub wheelhouse: Option<PathBuf>,
+    /// Host path of ruff, mounted read-only at [`super::RUFF_IN_SANDBOX`] when present.
+    pub ruff: Option<PathBuf>,
     pub user: SandboxUser,
     /// Whether the seccomp programs are on [`SECCOMP_FD`] and [`CLONE3_FD`].
     pub seccomp: bool,
@@ -147,6 +150,14 @@ pub fn bwrap_args(policy: &SandboxPolicy, layout: &BwrapLayout) -> Vec<String> {
     if let Some(wheelhouse) = &layout.wheelhouse {
         let wheelhouse = wheelhouse.display().to_string();
         push(&["--ro-bind", &wheelhouse, WHEELHOUSE_IN_SANDBOX]);
+    }
+    if let Some(ruff) = &layout.ruff {
+        // Directories bubblewrap makes for a mount point are its own; the sandbox's user
+        // must be able to enter them.
+        let ruff = ruff.display().to_string();
+        push(&["--perms", "0755", "--dir", "/opt/ruff"]);
+        push(&["--perms", "0755", "--dir", "/opt/ruff/bin"]);
+        push(&["--ro-bind", &ruff, super::RUFF_IN_SANDBOX]);
     }
     push(&[
         "--remount-ro",
@@ -400,6 +411,7 @@ impl BwrapRunner {
             runner_dir: self.runner_dir.path().to_path_buf(),
             python: self.python.clone(),
             wheelhouse: super::wheelhouse_dir().filter(|w| w.is_dir()),
+            ruff: crate::programs::find("ruff"),
             user,
             seccomp: self.seccomp.is_some(),
         })
@@ -531,6 +543,11 @@ impl TestRunner for BwrapRunner {
         format!("bwrap {}", super::file_identity(&self.python))
     }
 
+    /// The host's ruff, mounted into each sandbox started from now on.
+    fn ruff(&self) -> Option<String> {
+        crate::programs::find("ruff").map(|_| super::RUFF_IN_SANDBOX.to_string())
+    }
+
     async fn check_ready(&self) -> Result<(), SandboxError> {
         let probe = tempfile::Builder::new()
             .prefix(&super::leftovers::temp_prefix("probe"))
@@ -589,6 +606,7 @@ mod tests {
             runner_dir: "/d".into(),
             python: "/usr/bin/python3".into(),
             wheelhouse: None,
+            ruff: None,
             user,
             seccomp,
         }
@@ -601,6 +619,7 @@ mod tests {
             runner_dir: "/tmp/zr".into(),
             python: "/usr/bin/python3".into(),
             wheelhouse: Some("/cache/wheelhouse".into()),
+            ruff: Some("/cache/venv/bin/ruff".into()),
             user: SandboxUser::Nobody { repo_group: 0 },
             seccomp: true,
         };
@@ -614,7 +633,9 @@ mod tests {
             --symlink usr/sbin /sbin --dev /dev --perms 1777 --size 16777216 --tmpfs /dev/shm \
             --perms 1777 --size 67108864 --tmpfs /tmp --dir /etc --perms 0755 --dir /opt \
             --ro-bind /out/repo /repo --ro-bind /tmp/zr /opt/zerorepo \
-            --ro-bind /cache/wheelhouse /opt/wheelhouse --remount-ro / --chdir /repo --clearenv \
+            --ro-bind /cache/wheelhouse /opt/wheelhouse --perms 0755 --dir /opt/ruff \
+            --perms 0755 --dir /opt/ruff/bin --ro-bind /cache/venv/bin/ruff /opt/ruff/bin/ruff \
+            --remount-ro / --chdir /repo --clearenv \
             --setenv PATH /usr/local/bin:/usr/bin:/bin --setenv HOME /tmp --setenv TMPDIR /tmp \
             --setenv PYTHONDONTWRITEBYTECODE 1 --setenv PYTHONHASHSEED 0 --setenv PYTHONPATH /repo/src:/repo \
             --add-seccomp-fd 5 --add-seccomp-fd 6 \

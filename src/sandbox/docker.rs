@@ -11,7 +11,8 @@
 //!
 //! The image is built offline by `zerorepo sandbox build-image` ([`build_image`]): the host's
 //! Python, the libraries it links, and pytest, imported as a root filesystem (`docker import`),
-//! since no registry can be reached.
+//! since no registry can be reached; and the pinned ruff that `scripts/setup.sh` installed
+//! from the package registry, at [`super::RUFF_IN_SANDBOX`], with the libraries it links.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -441,6 +442,12 @@ impl TestRunner for DockerRunner {
         format!("docker {} {id}", self.image)
     }
 
+    /// The image carries ruff when `build-image` found it on this machine; an older image
+    /// has none, and running it then says so.
+    fn ruff(&self) -> Option<String> {
+        Some(super::RUFF_IN_SANDBOX.to_string())
+    }
+
     async fn check_ready(&self) -> Result<(), SandboxError> {
         let docker = self.client().await?;
         docker.inspect_image(&self.image).await.map_err(|e| {
@@ -487,10 +494,12 @@ impl TestRunner for DockerRunner {
 }
 
 /// Builds the sandbox image offline: the host's `/usr/bin/python3`, its standard library, the
-/// shared libraries it and its extension modules link, and pytest with its dependencies, as a
-/// root filesystem piped from `tar` into `docker import`. Returns the image tag.
+/// shared libraries it and its extension modules link, pytest with its dependencies, and ruff
+/// when this machine has it, as a root filesystem piped from `tar` into `docker import`.
+/// Returns the image tag.
 pub async fn build_image(tag: &str) -> Result<String, SandboxError> {
-    let files = image_files().await?;
+    let ruff = crate::programs::find("ruff");
+    let files = image_files(ruff.as_deref()).await?;
     let stage = tempfile::Builder::new()
         .prefix("zerorepo-image-")
         .tempdir()?;
@@ -498,6 +507,21 @@ pub async fn build_image(tag: &str) -> Result<String, SandboxError> {
         std::fs::create_dir_all(stage.path().join(dir))?;
     }
     use std::os::unix::fs::PermissionsExt;
+    match &ruff {
+        Some(ruff) => {
+            let target = stage
+                .path()
+                .join(super::RUFF_IN_SANDBOX.trim_start_matches('/'));
+            if let Some(dir) = target.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::copy(ruff, &target)?;
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))?;
+        }
+        None => tracing::warn!(
+            "no ruff on this machine (scripts/setup.sh installs it): the image gets none, and assembly cannot clean unused imports in it"
+        ),
+    }
     std::fs::set_permissions(
         stage.path().join("tmp"),
         std::fs::Permissions::from_mode(0o1777),
@@ -552,11 +576,13 @@ print("\n".join(sorted(paths)))
 print("\n".join(glob.glob(stdlib + "/lib-dynload/*.so")), file=sys.stderr)
 "#;
 
-/// Paths (relative to `/`) that make a working Python with pytest.
-async fn image_files() -> Result<Vec<String>, SandboxError> {
+/// Paths (relative to `/`) that make a working Python with pytest, and the libraries `ruff`
+/// (copied into the image apart) links.
+async fn image_files(ruff: Option<&Path>) -> Result<Vec<String>, SandboxError> {
     let (mut paths, extensions) = probe_python().await?;
     let mut binaries: Vec<String> = vec!["/usr/bin/python3".into()];
     binaries.extend(extensions);
+    binaries.extend(ruff.map(|r| r.display().to_string()));
     for binary in binaries {
         paths.extend(linked_libraries(&binary).await?);
     }

@@ -97,6 +97,11 @@ impl TestRunner for EnginePool {
         &self.name
     }
 
+    /// Every engine runs the same image, so where one has ruff, all have.
+    fn ruff(&self) -> Option<String> {
+        (0..self.engines.len()).find_map(|i| self.engines.get(i).ruff())
+    }
+
     async fn identity(&self) -> String {
         let all = futures_util::future::join_all(
             (0..self.engines.len()).map(|i| self.engines.get(i).identity()),

@@ -102,6 +102,11 @@ impl TestRunner for LocalRunner {
         self.run(repo, &args, timeout, cancel).await
     }
 
+    /// The host's ruff: `--sandbox none` is the user's choice to isolate nothing.
+    fn ruff(&self) -> Option<String> {
+        crate::programs::find("ruff").map(|p| p.display().to_string())
+    }
+
     /// On the host: `python` names this runner's interpreter; anything else is looked up on
     /// the PATH.
     async fn run_command(

@@ -209,6 +209,13 @@ pub trait TestRunner: Send + Sync {
         repo: &Path,
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError>;
+    /// Where ruff is for [`run_command`](Self::run_command), or `None` when this sandbox has
+    /// none: the sandboxes put the pinned ruff of `scripts/setup.sh` at [`RUFF_IN_SANDBOX`]
+    /// (bubblewrap mounts it, the Docker image carries it), so assembly's cleanup runs it on
+    /// generated files there and never on the host.
+    fn ruff(&self) -> Option<String> {
+        None
+    }
     /// Runs a command line (`argv`, no shell) from the root of `repo`, read-only, with the
     /// same limits as a test run: a repository's own diagnostic (`zerorepo code`). `python`
     /// and `python3` name the sandbox's interpreter.
@@ -219,6 +226,9 @@ pub trait TestRunner: Send + Sync {
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError>;
 }
+
+/// Where ruff is inside a sandbox (mounted read-only by bubblewrap, part of the Docker image).
+pub const RUFF_IN_SANDBOX: &str = "/opt/ruff/bin/ruff";
 
 /// A file's path with its size and modification time: enough to notice it was replaced.
 pub(crate) fn file_identity(path: &std::path::Path) -> String {

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::generation::{
-    GENERATED_ML_LIB_TESTS, checkpoint, generate, journal, script_of, script_with_a_failed_node,
-    spawn_generate, status_of,
+    GENERATED_ML_LIB_TESTS, checkpoint, edited_script, generate, journal, script_of,
+    script_with_a_failed_node, spawn_generate, status_of,
 };
 use super::support::{fixture, pytest, require_python, run, tree, zerorepo};
 
@@ -91,6 +91,7 @@ fn ml_lib_is_assembled_installable_reported_and_committed_per_subgraph() {
         "284 collected, 284 passing (100%)",
         "- ✅ `pip install -e .` succeeded in a fresh virtual environment",
         "- ✅ All 41 Python files syntactically valid",
+        "- ✅ `ruff check --select E9,F`: no findings",
         "  - data_loading: 10 of 10 cases passed (threshold met), `tests/integration/test_data_loading_flow.py`",
         "feat: complete model (nodes node_029-node_042) (phase4-subgraph-model)",
         "**Proceed to Phase 5**",
@@ -158,6 +159,98 @@ fn ml_lib_is_assembled_installable_reported_and_committed_per_subgraph() {
     assert_eq!(code, 0, "{stderr}");
     assert!(tree(&out) == before, "a second run changed the repository");
     assert_eq!(git(&out, &["log", "--format=%s"]).lines().count(), 6);
+}
+
+/// The last hash the journal gives `path` (its `flush` lines, in order).
+fn journalled_hash(out: &Path, path: &str) -> Option<String> {
+    read(out, ".zerorepo/journal.jsonl")
+        .lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["kind"] == "flush")
+        .find_map(|v| v["files"][path].as_str().map(str::to_string))
+}
+
+#[test]
+fn unused_imports_are_cleaned_in_the_sandbox_journalled_and_stay_cleaned() {
+    if require_python().is_none() {
+        return;
+    }
+    if zerorepo::programs::find("ruff").is_none() {
+        assert!(std::env::var_os("CI").is_none(), "CI must install ruff");
+        eprintln!("SKIPPED: no ruff on this machine (scripts/setup.sh installs it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("chain");
+    // The model brings imports it never uses, in the module and in its tests.
+    let script = edited_script(dir.path(), "chain", |v| {
+        let unused = match (v["node"].as_str(), v["role"].as_str()) {
+            (Some("node_a"), Some("impl")) => "import os\nimport json\n\n\n",
+            (Some("node_a"), Some("test")) => "import pytest\n",
+            _ => return,
+        };
+        let answer = v["answer"].as_str().unwrap().replacen(
+            "```python\n",
+            &format!("```python\n{unused}"),
+            1,
+        );
+        v["answer"] = answer.into();
+    });
+    let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(
+        stdout.contains("ruff: 0 finding(s) (3 fixed in the sandbox)"),
+        "{stdout}"
+    );
+    let steps = read(&out, "src/chain/steps.py");
+    let tests = read(&out, "tests/test_steps.py");
+    assert!(
+        !steps.contains("import os") && !steps.contains("import json"),
+        "{steps}"
+    );
+    assert!(!tests.contains("import pytest"), "{tests}");
+    // Journalled before written, and the staging copy follows, so a resume takes the
+    // cleaned files as the engine's own and the next flush publishes nothing older.
+    for (path, text) in [
+        ("src/chain/steps.py", &steps),
+        ("tests/test_steps.py", &tests),
+    ] {
+        assert_eq!(
+            journalled_hash(&out, path),
+            Some(zerorepo::fsutil::content_hash(text.as_bytes())),
+            "{path}"
+        );
+        assert_eq!(
+            &read(&out, &format!(".zerorepo/work/{path}")),
+            text,
+            "{path}"
+        );
+    }
+    let report = read(&out, "docs/generation_report.md");
+    for expected in [
+        "- ✅ `ruff check --select E9,F`: no findings",
+        "- 🧹 before that, ruff's safe fixes (found in the sandbox) removed 3 finding(s) in 2 file(s): F401 ×3",
+    ] {
+        assert!(
+            report.contains(expected),
+            "report lacks `{expected}`:\n{report}"
+        );
+    }
+    assert_eq!(git(&out, &["status", "--porcelain"]), "");
+    // A rerun finds nothing to clean, changes nothing and commits nothing.
+    let before = tree(&out);
+    let commits = git(&out, &["log", "--format=%s"]);
+    let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(tree(&out) == before, "a second run changed the repository");
+    assert_eq!(read(&out, "docs/generation_report.md"), report);
+    assert_eq!(
+        git(&out, &["log", "--format=%s"]),
+        commits,
+        "{}",
+        git(&out, &["show", "--stat", "HEAD"])
+    );
 }
 
 #[test]
