@@ -74,6 +74,18 @@ const NETWORK_FILES: [&str; 4] = [
 /// Size of the private `/dev/shm`, in bytes.
 const SHM_BYTES: u64 = 16 * 1024 * 1024;
 
+/// With the network, what resolving names and checking certificates reads (only then:
+/// without it they are nothing but a view of the host).
+fn network_files(policy: &SandboxPolicy) -> Vec<String> {
+    match policy.network {
+        true => NETWORK_FILES
+            .iter()
+            .flat_map(|f| ["--ro-bind-try", f, f].map(str::to_string))
+            .collect(),
+        false => Vec::new(),
+    }
+}
+
 /// The whole bubblewrap command line for a policy and layout (pure; tests compare it whole).
 /// One table, kept in one piece: bubblewrap applies its options in order, so the order is
 /// part of what it says.
@@ -125,13 +137,8 @@ pub fn bwrap_args(policy: &SandboxPolicy, layout: &BwrapLayout) -> Vec<String> {
     let tmp_bytes = (policy.tmp_size_mb * 1024 * 1024).to_string();
     push(&["--perms", "1777", "--size", &tmp_bytes, "--tmpfs", "/tmp"]);
     push(&["--dir", "/etc", "--perms", "0755", "--dir", "/opt"]);
-    // With the network, what resolving names and checking certificates reads (only then:
-    // without it they are nothing but a view of the host).
-    if policy.network {
-        for file in NETWORK_FILES {
-            push(&["--ro-bind-try", file, file]);
-        }
-    }
+    let network = network_files(policy);
+    push(&network.iter().map(String::as_str).collect::<Vec<_>>());
     let repo = layout.repo.display().to_string();
     let runner = layout.runner_dir.display().to_string();
     let bind = if policy.repo_read_only {
