@@ -354,6 +354,10 @@ pub struct NodeWork {
     /// (regressions caught: such code is never kept).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub regressions_caught: u32,
+    /// Implementation rounds asked while the node's tests were written, whose answers the
+    /// loop then used (the prompts were identical; `engine::ask::Ahead`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub asked_ahead: u32,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -373,6 +377,7 @@ impl NodeWork {
         self.sandbox_ms += other.sandbox_ms;
         self.repeated_fixes += other.repeated_fixes;
         self.regressions_caught += other.regressions_caught;
+        self.asked_ahead += other.asked_ahead;
     }
 
     /// Counts `started`'s elapsed time as waiting for the model on a `role` request.

@@ -28,7 +28,7 @@ use crate::fsutil::{FsError, Snapshot};
 use crate::llm::{Role, UsageByRole};
 use crate::rpg::{Node, NodePos};
 
-use super::ask::{AskError, Sampling, ask, ask_many, ask_vote, unusable};
+use super::ask::{Ahead, AskError, Sampling, ask, ask_many, ask_vote, unusable};
 use super::ground::LeafGround;
 use super::machine::{Action, Event, Failure, Limits, Machine, Outcome, Run, Standing, Step};
 use super::prompt::{self, PromptInputs};
@@ -293,6 +293,8 @@ struct Leaf<'a> {
     editable: Vec<String>,
     /// Which round made each module, and the greedy answer.
     lineage: Lineage,
+    /// The first implementation round, asked while the tests are written ([`Ahead`]).
+    ahead: Option<Ahead>,
 }
 
 /// Why a run whose tests all pass is still a failure when the function has no body; it is
@@ -333,6 +335,7 @@ impl<'a> Leaf<'a> {
             tried: Default::default(),
             editable: Vec::new(),
             lineage: Lineage::default(),
+            ahead: None,
         }))
     }
 
@@ -505,6 +508,15 @@ impl<'a> Leaf<'a> {
         }
         let inputs = &inputs;
         let base = self.test_text()?;
+        if !rewrite && attempt == 0 && self.lineage.first_round() {
+            self.ahead = Ahead::ask(
+                self.ctx,
+                self.node,
+                (Role::Impl, attempt),
+                &self.inputs(attempt)?,
+                (self.ctx.candidates.max(1), Sampling::GreedyFirst),
+            );
+        }
         let started = std::time::Instant::now();
         let asked = ask(
             self.ctx,
@@ -557,22 +569,24 @@ impl<'a> Leaf<'a> {
             true => Sampling::GreedyFirst,
             false => Sampling::ByAttempt,
         };
-        let (answers, prompt_tokens) = ask_many(
+        let asked = ask_many(
             self.ctx,
             self.node,
-            role,
-            attempt,
+            (role, attempt),
             &inputs,
             &mut self.usage,
             (n, sampling),
+            self.ahead.take(),
         )
         .await;
         self.work.waited_for_model(role, started);
+        self.work.asked_ahead += u32::from(asked.ahead);
         if role == Role::Fix
             && let Some(fix) = self.localizations.last_mut()
         {
-            fix.prompt_tokens = prompt_tokens;
+            fix.prompt_tokens = asked.prompt_tokens;
         }
+        let answers = asked.answers;
         self.work.rounds += 1;
         self.work.answers += n;
         let greedy_first = answers.first().is_some_and(|a| a.is_ok());

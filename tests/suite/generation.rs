@@ -1634,3 +1634,149 @@ fn an_integration_case_pytest_refuses_is_blamed_on_the_test_without_a_vote() {
         "test_chain_flow_describe_value_zero"
     );
 }
+
+/// `chain` with `node_c`'s code wrong for negative inputs (`wrong` replaces its return
+/// line), its unit test of a negative input cut, and its examples taken out of the plan, so
+/// that the integration case of a negative input is the only evidence against the code.
+fn chain_without_examples_failing_a_case(wrong: &str) -> (tempfile::TempDir, Value, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let right = "return f\"value={double_plus_one(x)}\"";
+    let script = edited_script(dir.path(), "chain", |v| {
+        let answer = v["answer"].as_str().unwrap_or("").to_string();
+        if v["node"] == "node_c" && v["role"] == "impl" {
+            v["answer"] = answer.replace(right, wrong).into();
+        }
+        if v["node"] == "node_c" && v["role"] == "test" {
+            let cut = answer
+                .find("\n\n\ndef test_describe_value_negative")
+                .unwrap();
+            v["answer"] = format!("{}\n```\n", &answer[..cut]).into();
+        }
+    });
+    // Votes that would blame the code, and a right fix: neither may be asked for a value.
+    let mut lines: Vec<String> = std::fs::read_to_string(&script)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    for (i, letter) in ["A", "C", "B", "A", "C"].iter().enumerate() {
+        lines.push(
+            serde_json::json!({"node": "node_c", "role": "diagnose", "attempt": 0,
+            "candidate": i, "answer": letter})
+            .to_string(),
+        );
+    }
+    lines.push(
+        serde_json::json!({"node": "node_c", "role": "fix", "attempt": 0,
+        "answer": format!("```python\ndef describe_value(x: int) -> str:\n    {right}\n```\n")})
+        .to_string(),
+    );
+    std::fs::write(&script, lines.join("\n") + "\n").unwrap();
+    let mut plan: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("chain").join("rpg.json")).unwrap())
+            .unwrap();
+    for node in plan["nodes"].as_array_mut().unwrap() {
+        if node["id"] == "node_c" {
+            node["examples"] = serde_json::json!([]);
+        }
+    }
+    let rpg = dir.path().join("rpg.json");
+    std::fs::write(&rpg, plan.to_string()).unwrap();
+    let out = dir.path().join("o");
+    let (code, stdout, stderr) = generate_plan(&rpg, &script, &out, &["--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    let summary: Value = serde_json::from_str(&stdout).unwrap();
+    (dir, summary, out)
+}
+
+/// Without examples the greedy answer is the prior: a model-written integration case that
+/// disputes a value is weak evidence, so it gets no vote and no fix and is taken out.
+#[test]
+fn without_examples_a_case_disputing_a_value_is_taken_out_without_a_vote() {
+    if require_python().is_none() {
+        return;
+    }
+    let wrong = "return f\"value={double_plus_one(abs(x))}\"";
+    let (_dir, summary, out) = chain_without_examples_failing_a_case(wrong);
+    let record = &summary["integration"][0];
+    assert_eq!(record["passed"], 2, "{summary}");
+    let debugged = &record["debugged"][0];
+    assert_eq!(debugged["case"], "test_chain_flow_describe_value_negative");
+    assert_eq!(
+        (
+            &debugged["votes"],
+            &debugged["attempts"],
+            &debugged["fixed"]
+        ),
+        (&Value::from(""), &Value::from(0), &Value::from(false)),
+        "{debugged}"
+    );
+    assert_eq!(
+        record["dropped"][0]["name"],
+        "test_chain_flow_describe_value_negative"
+    );
+    let module = std::fs::read_to_string(out.join("src/chain/steps.py")).unwrap();
+    assert!(module.contains("abs(x)"), "{module}");
+}
+
+/// Without examples a crash in the function's own module, with an exception its
+/// specification does not name, is strong evidence: the code is blamed without a vote and
+/// the fix that makes the case pass is kept.
+#[test]
+fn without_examples_a_case_the_code_crashes_in_is_fixed_without_a_vote() {
+    if require_python().is_none() {
+        return;
+    }
+    let wrong = "return f\"value={double_plus_one(x) if x >= 0 else [][x]}\"";
+    let (_dir, summary, out) = chain_without_examples_failing_a_case(wrong);
+    let record = &summary["integration"][0];
+    assert_eq!(record["passed"], 3, "{summary}");
+    let debugged = &record["debugged"][0];
+    assert_eq!(
+        (&debugged["votes"], &debugged["verdict"], &debugged["fixed"]),
+        (
+            &Value::from("A"),
+            &Value::from("implementation"),
+            &Value::from(true)
+        ),
+        "{debugged}"
+    );
+    let module = std::fs::read_to_string(out.join("src/chain/steps.py")).unwrap();
+    assert!(!module.contains("[][x]"), "{module}");
+}
+
+/// The first implementation round is asked while the tests are written (its prompt does not
+/// show them), and used when the loop then asks that very request: for every node whose
+/// first tests answer is usable; a node whose tests are asked again asks its implementation
+/// at the later attempt, another request, so the answers asked ahead are not used.
+#[test]
+fn the_first_implementation_round_is_asked_while_the_tests_are_written() {
+    if require_python().is_none() {
+        return;
+    }
+    let totals = |script: &Path| {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("o");
+        let (code, stdout, stderr) = generate("chain", script, &out, &["--json"]);
+        assert_eq!(code, 0, "{stderr}");
+        let summary: Value = serde_json::from_str(&stdout).unwrap();
+        (
+            summary["passed"].clone(),
+            summary["work"]["totals"]["asked_ahead"].clone(),
+        )
+    };
+    assert_eq!(totals(&script_of("chain")), (4.into(), 3.into()));
+    let dir = tempfile::tempdir().unwrap();
+    let script = edited_script(dir.path(), "chain", |v| {
+        if v["node"] == "node_c" && v["role"] == "test" {
+            v["attempt"] = 1.into();
+        }
+    });
+    let mut text = std::fs::read_to_string(&script).unwrap();
+    text.push_str(
+        &(serde_json::json!({"node": "node_c", "role": "test", "attempt": 0, "fault": "malformed"})
+            .to_string() + "\n"),
+    );
+    std::fs::write(&script, text).unwrap();
+    assert_eq!(totals(&script).1, 2);
+}

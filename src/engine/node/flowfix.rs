@@ -5,7 +5,11 @@
 //! 1. **Diagnosis**: the same vote as a node's disputed tests ([`vote`]), the case shown as
 //!    the failing test (no vote is asked when the run decides alone: pytest refused the
 //!    case's use of it). Only a majority for the code (A) goes on: a third of the model's
-//!    tests are wrong, and an integration case is one more model-written test.
+//!    tests are wrong, and an integration case is one more model-written test. A function
+//!    whose specification gives no examples is weighed as its node was (the greedy answer
+//!    is the prior): no vote; the code is blamed only when it crashed in its own module
+//!    with an exception the specification does not name, and otherwise the case is taken
+//!    out.
 //! 2. **Debugging**, up to [`ATTEMPTS`] rounds: the failure is localized as a node's fix is
 //!    (the traceback, the function, its dependencies, the plan search; 20 queries a round),
 //!    `--candidates` fixes are asked in one request, and each new one runs with the
@@ -27,6 +31,8 @@ use crate::usage::Usage;
 
 use super::super::ask::{Sampling, ask_many};
 use super::super::prompt::PromptInputs;
+use super::super::testfile;
+use super::choice::Weighing;
 use super::{Context, Leaf, corrected_suspect, normalized, vote};
 
 /// Fix rounds for one failing case.
@@ -99,23 +105,34 @@ impl Leaf<'_> {
             ..self.inputs(0)?
         };
         let documented = vote::documented_errors(self.node.docstring.as_deref().unwrap_or(""));
+        let weighing = self.weighing();
+        // Without examples, a crash in the function's own module is the strong evidence a
+        // model-written case gives (as in the node loop, `testfile::crashed_tests`).
+        let crashed = vote::crashed_instead_of_documented_error(
+            &failure.source,
+            &failure.output,
+            &documented,
+        ) || (weighing == Weighing::Prior
+            && testfile::crashed_in(&failure.output, &self.file, &documented));
         let execution = vote::Execution {
             environment: vote::blames_environment(&failure.output),
-            crashed: vote::crashed_instead_of_documented_error(
-                &failure.source,
-                &failure.output,
-                &documented,
-            ),
+            crashed,
             misused_pytest: vote::misuses_pytest(&failure.output),
             ..vote::Execution::default()
         };
-        let votes = match vote::decisive(&execution) {
-            Some(_) => Vec::new(),
-            None => self.votes(&inputs, 0).await,
+        // Without examples, a value the case disputes is weak evidence against the greedy
+        // answer, and the vote decides no better than chance: only the runs decide, and a
+        // case they do not decide is taken out, as a disputed node ends for review.
+        let votes = match (vote::decisive(&execution), weighing) {
+            (Some(_), _) | (None, Weighing::Prior) => Vec::new(),
+            (None, Weighing::Agreement) => self.votes(&inputs, 0).await,
         };
         let evidence = vote::evidence(&execution);
         record.votes = votes.iter().chain(&evidence).map(|v| v.letter()).collect();
-        record.verdict = vote::decide(&votes, &execution);
+        record.verdict = match weighing {
+            Weighing::Agreement => vote::decide(&votes, &execution),
+            Weighing::Prior => evidence,
+        };
         tracing::info!(node = %self.node.id, case = %failure.case, votes = %record.votes, verdict = ?record.verdict, "diagnosis of an integration case");
         Ok(record.verdict)
     }
@@ -175,14 +192,18 @@ impl Leaf<'_> {
         };
         self.editable.clear();
         inputs.suspects = self.localize(attempt);
-        let (answers, prompt_tokens) = ask_many(
+        let super::super::ask::Asked {
+            answers,
+            prompt_tokens,
+            ..
+        } = ask_many(
             self.ctx,
             self.node,
-            Role::Fix,
-            attempt,
+            (Role::Fix, attempt),
             &inputs,
             &mut self.usage,
             (self.ctx.candidates, Sampling::ByAttempt),
+            None,
         )
         .await;
         if let Some(fix) = self.localizations.last_mut() {
