@@ -604,7 +604,7 @@ mod tests {
                 })
         }
 
-        /// Kahn's algorithm with the ready nodes in a `BTreeSet` of ids: the order the README
+        /// Kahn's algorithm with the ready nodes in a `BTreeSet` of ids: the order docs/rpg-format.md
         /// promises, written as plainly as possible.
         fn reference_order(r: &Rpg) -> Vec<String> {
             let mut needs: BTreeMap<&str, BTreeSet<&str>> = r

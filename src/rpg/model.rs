@@ -180,7 +180,7 @@ pub struct Edge {
     pub kind: EdgeKind,
 }
 
-/// Edge types and their direction (see the README): for every kind but `data_flow` and
+/// Edge types and their direction (see docs/rpg-format.md): for every kind but `data_flow` and
 /// `contains` the source depends on the target, so the target is generated first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
