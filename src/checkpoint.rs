@@ -12,6 +12,7 @@
 //! A corrupted checkpoint is moved aside (`*.corrupt-<time>`), reported, and generation starts
 //! over. A checkpoint of a different RPG is refused: resuming it would mix two plans.
 
+use crate::returns::Returns;
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::Write;
@@ -358,6 +359,10 @@ pub struct NodeWork {
     /// loop then used (the prompts were identical; `engine::ask::Ahead`).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub asked_ahead: u32,
+    /// The votes, fix rounds and fresh starts the node asked for, and what they bought: the
+    /// run's sum decides what later nodes may ask for (`crate::returns`).
+    #[serde(default, skip_serializing_if = "Returns::is_empty")]
+    pub returns: Returns,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -378,6 +383,7 @@ impl NodeWork {
         self.repeated_fixes += other.repeated_fixes;
         self.regressions_caught += other.regressions_caught;
         self.asked_ahead += other.asked_ahead;
+        self.returns.add(&other.returns);
     }
 
     /// Counts `started`'s elapsed time as waiting for the model on a `role` request.

@@ -10,7 +10,7 @@
 //! pipeline  pipeline · progress · schemas · eval · nightly · corpus
 //! stages    engine · assemble · change
 //! services  workspace · localize · report · llm · edit · code · checkpoint · sandbox · detect
-//! plan      rpg · schedule · usage · prompts
+//! plan      rpg · schedule · usage · returns · prompts
 //! base      layout · fsutil · python · redact · programs · config · balance · exit
 //! ```
 //!
@@ -22,8 +22,9 @@
 //!   busy first, failed ones last), and the exit codes.
 //! - **plan**: the RPG (load, validate, dependency graph, deterministic order, and a plan
 //!   read from Python source with tree-sitter, `rpg::extract`), the
-//!   dependency queue and its async drain (`schedule`), token accounting (`usage`), and the
-//!   prompt templates. Everything but reading files and the drain is pure.
+//!   dependency queue and its async drain (`schedule`), token accounting (`usage`), what
+//!   votes, fixes and fresh starts bought in a run and whether to keep asking for them
+//!   (`returns`), and the prompt templates. Everything but reading files and the drain is pure.
 //! - **services** do the I/O: the output tree's overlay, batched publishing and git
 //!   (`workspace`), plan search and the dependency view (`localize`), the status of a run
 //!   (`report`), the model providers (`llm`), merging answers into files (`edit`), the Python
@@ -104,6 +105,7 @@ pub mod prompts;
 pub mod python;
 pub mod redact;
 pub mod report;
+pub mod returns;
 pub mod rpg;
 pub mod sandbox;
 pub mod schedule;

@@ -194,8 +194,13 @@ impl WorkSummary {
                 "; {n} regressions caught (code that broke an earlier function's tests, not kept)"
             ),
         };
+        let spending = spending(&t.returns);
+        let ahead = match t.asked_ahead {
+            0 => String::new(),
+            n => format!("; {n} first rounds asked while the tests were written"),
+        };
         Some(format!(
-            "{} nodes ran the loop: {} passed on the first try ({}); {:.1} rounds and {:.1} answers per node{repeated}; {} sandbox runs{regressions}; time: model {:.0} s, sandbox {:.0} s, engine {:.0} s",
+            "{} nodes ran the loop: {} passed on the first try ({}); {:.1} rounds and {:.1} answers per node{repeated}; {} sandbox runs{regressions}{ahead}; time: model {:.0} s, sandbox {:.0} s, engine {:.0} s{spending}",
             self.nodes,
             self.first_try,
             percent(self.first_try, self.nodes),
@@ -207,6 +212,33 @@ impl WorkSummary {
             engine_ms as f64 / 1000.0,
         ))
     }
+}
+
+/// What the run's votes, fix rounds and fresh starts bought, and the kinds it stopped
+/// asking for (`crate::returns`); empty when none was asked.
+fn spending(returns: &crate::returns::Returns) -> String {
+    if returns.is_empty() {
+        return String::new();
+    }
+    let kinds = [
+        ("votes", returns.votes),
+        ("fix rounds", returns.fixes),
+        ("fresh starts", returns.fresh_starts),
+    ];
+    let bought: Vec<String> = kinds
+        .iter()
+        .filter(|(_, tally)| !tally.is_empty())
+        .map(|(name, tally)| format!("{name} {} of {}", tally.paid, tally.tries))
+        .collect();
+    let stopped = match returns.stopped() {
+        none if none.is_empty() => String::new(),
+        kinds => format!(
+            "; stopped asking for {} (no return after {} tries)",
+            kinds.join(" and "),
+            crate::returns::FAIR_TRIES
+        ),
+    };
+    format!("; took the node further: {}{stopped}", bought.join(", "))
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -499,6 +531,26 @@ mod tests {
             work.render().unwrap(),
             "2 nodes ran the loop: 1 passed on the first try (50%); 2.0 rounds and 6.0 answers \
              per node; 8 sandbox runs; time: model 80 s, sandbox 2 s, engine 5 s"
+        );
+        let tally = |tries, paid| crate::returns::Tally { tries, paid };
+        let spent = NodeWork {
+            asked_ahead: 1,
+            returns: crate::returns::Returns {
+                votes: tally(6, 0),
+                fixes: tally(2, 1),
+                ..Default::default()
+            },
+            ..node(false, 2)
+        };
+        work.add(&spent, 40_000);
+        let line = work.render().unwrap();
+        assert!(
+            line.contains("; 1 first rounds asked while the tests were written;")
+                && line.ends_with(
+                    "; took the node further: votes 0 of 6, fix rounds 1 of 2; stopped asking \
+                     for votes (no return after 6 tries)"
+                ),
+            "{line}"
         );
     }
 }

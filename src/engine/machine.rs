@@ -17,9 +17,16 @@
 //! plan, and code that passes them ends `needs_review` ([`Outcome::Untested`]), not passed.
 //! A cancellation ends every state as [`Outcome::Interrupted`], which the run records as
 //! resumable.
+//!
+//! What the run has seen votes, fix rounds and fresh starts buy ([`crate::returns`]) decides
+//! which of them the node may ask for ([`Spend`]): without votes a disputed node ends
+//! `needs_review`; without fixes failing code is started over (or kept for review when it
+//! passes the gates); without fresh starts the loop goes on fixing, and ends where a fix
+//! changed nothing. The machine counts its own tries and what they bought ([`Machine::returns`]).
 
 use crate::checkpoint::Verdict;
 use crate::llm::Role;
+use crate::returns::{Returns, Spend, Tally};
 
 /// The default budget (`--max-retries`): with 3 candidates, a fix round and a fresh start
 /// after the first round. Measured on ml_lib, a fourth round (a fix of the fresh start)
@@ -35,8 +42,9 @@ pub const TEST_ANSWERS: u32 = 3;
 /// What the machine is told about the node before it starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
-    /// Implementations that may be asked after the first round.
-    pub max_retries: u32,
+    /// What the node may spend, the budget of implementations asked after the first round
+    /// among it.
+    pub spend: Spend,
     /// Candidates per implementation round (at least one is asked).
     pub candidates: u32,
     /// The plan gives examples, so the examples test is a gate: starting over keeps the tests.
@@ -203,6 +211,42 @@ pub struct Machine {
     last: Option<Action>,
     /// Attempts that ran before the outcome (set when the machine finishes).
     retries: u32,
+    /// The node's votes, fix rounds and fresh starts, and what they bought.
+    returns: Returns,
+    /// The kind of round under way, credited when its run improves the node's standing.
+    round: Option<Round>,
+    /// How far the node has come: the best run so far.
+    standing: Option<Reached>,
+}
+
+/// A round the node spends on beyond its first: a fix, or a fresh start's candidates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Round {
+    Fix,
+    FreshStart,
+}
+
+/// How far a node's best candidate has come, worst first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Reached {
+    Ungated,
+    Crashes,
+    Disputed,
+    Passed,
+}
+
+impl Reached {
+    fn of(run: Run) -> Option<Reached> {
+        match run {
+            Run::Passed => Some(Reached::Passed),
+            Run::TestFileBroken => None,
+            Run::Failed { best, .. } => Some(match best {
+                Standing::Ungated => Reached::Ungated,
+                Standing::Crashes => Reached::Crashes,
+                Standing::Disputed => Reached::Disputed,
+            }),
+        }
+    }
 }
 
 impl Machine {
@@ -226,7 +270,15 @@ impl Machine {
             role: Role::Impl,
             last: None,
             retries: 0,
+            returns: Returns::default(),
+            round: None,
+            standing: None,
         }
+    }
+
+    /// The node's votes, fix rounds and fresh starts so far, and what they bought.
+    pub fn returns(&self) -> Returns {
+        self.returns
     }
 
     /// The attempt under way: part of every prompt and of the recordings' keys.
@@ -241,11 +293,52 @@ impl Machine {
 
     /// What to do after `event`: the next action, or the outcome once the node is over.
     pub fn step(&mut self, event: Event) -> Step {
+        if let Event::Ran(run) = event {
+            self.credit(run);
+        }
         let step = self.decide(event);
-        if let Step::Do(action) = step {
-            self.last = Some(action);
+        match step {
+            Step::Do(action) => {
+                self.count(action);
+                self.last = Some(action);
+            }
+            Step::Finish(Outcome::Passed) if self.diagnosed => self.returns.votes.paid += 1,
+            Step::Finish(_) => {}
         }
         step
+    }
+
+    /// Counts a try of the kind `action` spends on.
+    fn count(&mut self, action: Action) {
+        let tally: &mut Tally = match action {
+            Action::Diagnose => &mut self.returns.votes,
+            Action::AskImplementation {
+                role: Role::Fix, ..
+            } => {
+                self.round = Some(Round::Fix);
+                &mut self.returns.fixes
+            }
+            Action::StartOver { .. } => {
+                self.round = Some(Round::FreshStart);
+                &mut self.returns.fresh_starts
+            }
+            _ => return,
+        };
+        tally.tries += 1;
+    }
+
+    /// Credits the round under way when its run took the node further than it had come.
+    fn credit(&mut self, run: Run) {
+        let Some(reached) = Reached::of(run) else {
+            return;
+        };
+        let further = self.standing.is_none_or(|before| reached > before);
+        match self.round.take() {
+            Some(Round::Fix) if further => self.returns.fixes.paid += 1,
+            Some(Round::FreshStart) if further => self.returns.fresh_starts.paid += 1,
+            _ => {}
+        }
+        self.standing = Some(self.standing.map_or(reached, |before| before.max(reached)));
     }
 
     fn decide(&mut self, event: Event) -> Step {
@@ -291,19 +384,25 @@ impl Machine {
     /// The start of an attempt: the budget, then maybe a fresh start.
     fn begin(&mut self) -> Step {
         let limits = self.limits;
-        if self.spent > limits.max_retries {
-            let outcome = match self.best_gated {
-                true => Outcome::NeedsReview,
-                false => Outcome::Failed(Failure::Exhausted),
-            };
+        let spend = limits.spend;
+        if self.spent > spend.max_retries {
             // The attempt that would start does not run.
             self.retries = self.attempt.saturating_sub(1);
-            return Step::Finish(outcome);
+            return Step::Finish(self.best_so_far());
         }
         // Fixes have stopped helping: fresh candidates rather than code bent to fit. Without
         // examples the generated tests may be what is wrong, so they are written anew too.
-        let halfway = !self.started_over && self.spent >= limits.max_retries.div_ceil(2);
-        if self.tests_written && self.attempt > 0 && (halfway || self.fix_changed_nothing) {
+        let halfway = !self.started_over && self.spent >= spend.max_retries.div_ceil(2);
+        let would_fix = self.has_failure && self.implemented;
+        let fix_or_start_over = halfway || self.fix_changed_nothing || (would_fix && !spend.fixes);
+        if self.tests_written && self.attempt > 0 && fix_or_start_over {
+            let fixing_pays = spend.fixes && !self.fix_changed_nothing;
+            match (spend.fresh_starts, fixing_pays) {
+                (true, _) => {}
+                // This run's fresh starts bought nothing: go on fixing.
+                (false, true) => return self.proceed(),
+                (false, false) => return self.finish_best(),
+            }
             let keep_tests = limits.has_examples;
             self.tests_written = keep_tests;
             self.started_over |= halfway;
@@ -313,6 +412,20 @@ impl Machine {
             return Step::Do(Action::StartOver { keep_tests });
         }
         self.proceed()
+    }
+
+    /// The best candidate's outcome when the node stops short of passing: kept for review
+    /// when it passes the gates, failed otherwise.
+    fn best_so_far(&self) -> Outcome {
+        match self.best_gated {
+            true => Outcome::NeedsReview,
+            false => Outcome::Failed(Failure::Exhausted),
+        }
+    }
+
+    fn finish_best(&mut self) -> Step {
+        let outcome = self.best_so_far();
+        self.finish(outcome)
     }
 
     fn proceed(&mut self) -> Step {
@@ -389,14 +502,16 @@ impl Machine {
         match best {
             Standing::Ungated => self.retry(),
             Standing::Disputed => self.finish(Outcome::NeedsReview),
-            Standing::Crashes if self.fix_changed_nothing => self.finish(Outcome::NeedsReview),
+            Standing::Crashes if self.fix_changed_nothing || !self.limits.spend.fixes => {
+                self.finish(Outcome::NeedsReview)
+            }
             Standing::Crashes => Step::Do(Action::FixBest),
         }
     }
 
     /// Generated tests fail: against gated code the vote decides, once; otherwise fix.
     fn dispute(&mut self) -> Step {
-        match (self.best_gated, self.diagnosed) {
+        match (self.best_gated, self.diagnosed || !self.limits.spend.votes) {
             (false, _) => self.retry(),
             (true, true) => self.finish(Outcome::NeedsReview),
             (true, false) => Step::Do(Action::Diagnose),
@@ -414,10 +529,11 @@ impl Machine {
                 Step::Do(Action::RewriteTests)
             }
             Some(Verdict::Environment) => self.finish(Outcome::SkippedEnvironment),
-            Some(Verdict::Implementation) => {
+            Some(Verdict::Implementation) if self.limits.spend.fixes => {
                 self.has_failure = true;
                 Step::Do(Action::FixBest)
             }
+            Some(Verdict::Implementation) => self.finish(Outcome::NeedsReview),
             None => self.finish(Outcome::NeedsReview),
         }
     }
@@ -435,587 +551,4 @@ impl Machine {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const LIMITS: Limits = Limits {
-        max_retries: 8,
-        candidates: 3,
-        has_examples: true,
-    };
-
-    const IMPL: Step = Step::Do(Action::AskImplementation {
-        role: Role::Impl,
-        candidates: 3,
-    });
-    const FIX: Step = Step::Do(Action::AskImplementation {
-        role: Role::Fix,
-        candidates: 3,
-    });
-    const WRITTEN: Event = Event::ImplementationWritten { unchanged: false };
-    const UNCHANGED: Event = Event::ImplementationWritten { unchanged: true };
-    const WRONG: Event = Event::Ran(Run::Failed {
-        breaks_earlier: false,
-        best: Standing::Ungated,
-    });
-    const DISPUTED: Event = Event::Ran(Run::Failed {
-        breaks_earlier: false,
-        best: Standing::Disputed,
-    });
-    const CRASHES: Event = Event::Ran(Run::Failed {
-        breaks_earlier: false,
-        best: Standing::Crashes,
-    });
-
-    /// The steps the machine answers to `events`, after the start.
-    fn drive(limits: Limits, events: &[Event]) -> (Vec<Step>, Machine) {
-        let mut machine = Machine::new(limits);
-        let mut actions = vec![machine.step(Event::Start)];
-        for event in events {
-            actions.push(machine.step(*event));
-        }
-        (actions, machine)
-    }
-
-    fn finish(outcome: Outcome) -> Step {
-        Step::Finish(outcome)
-    }
-
-    #[test]
-    fn a_node_passes_on_the_first_round() {
-        let (actions, machine) = drive(
-            LIMITS,
-            &[Event::TestsWritten, WRITTEN, Event::Ran(Run::Passed)],
-        );
-        assert_eq!(
-            actions,
-            [
-                Step::Do(Action::AskTests),
-                IMPL,
-                Step::Do(Action::RunTests),
-                finish(Outcome::Passed)
-            ]
-        );
-        assert_eq!(machine.retries(), 0);
-    }
-
-    #[test]
-    fn without_usable_tests_the_plans_tests_judge_and_passing_code_is_only_reviewed() {
-        let (actions, machine) = drive(
-            LIMITS,
-            &[
-                Event::Unusable,
-                Event::Unusable,
-                Event::Unusable,
-                Event::Done,
-                WRITTEN,
-                WRONG,
-                WRITTEN,
-                Event::Ran(Run::Passed),
-            ],
-        );
-        assert_eq!(
-            actions,
-            [
-                Step::Do(Action::AskTests),
-                Step::Do(Action::AskTests),
-                Step::Do(Action::AskTests),
-                Step::Do(Action::PlanTestsOnly),
-                IMPL,
-                Step::Do(Action::RunTests),
-                FIX,
-                Step::Do(Action::RunTests),
-                finish(Outcome::Untested)
-            ]
-        );
-        assert_eq!(machine.retries(), 3);
-        // One unusable answer is asked again, and tests that come then make a pass a pass.
-        let (actions, _) = drive(
-            LIMITS,
-            &[
-                Event::Unusable,
-                Event::TestsWritten,
-                WRITTEN,
-                Event::Ran(Run::Passed),
-            ],
-        );
-        assert_eq!(
-            actions,
-            [
-                Step::Do(Action::AskTests),
-                Step::Do(Action::AskTests),
-                IMPL,
-                Step::Do(Action::RunTests),
-                finish(Outcome::Passed)
-            ]
-        );
-    }
-
-    #[test]
-    fn failing_code_is_fixed_and_the_first_round_costs_no_budget() {
-        let (actions, machine) = drive(
-            LIMITS,
-            &[
-                Event::TestsWritten,
-                WRITTEN,
-                WRONG,
-                WRITTEN,
-                Event::Ran(Run::Passed),
-            ],
-        );
-        assert_eq!(
-            actions,
-            [
-                Step::Do(Action::AskTests),
-                IMPL,
-                Step::Do(Action::RunTests),
-                FIX,
-                Step::Do(Action::RunTests),
-                finish(Outcome::Passed)
-            ]
-        );
-        assert_eq!((machine.retries(), machine.spent), (1, 4));
-    }
-
-    #[test]
-    fn halfway_through_the_budget_the_loop_starts_over_and_then_runs_out() {
-        // Attempt 1 spends 1 + 3; attempt 2 starts over (4 ≥ 8/2) with fresh candidates,
-        // keeping the tests (the plan gives examples) and spends 3 more; attempt 3 fixes
-        // them (10 spent); attempt 4 does not run (10 > 8).
-        let (actions, machine) = drive(
-            LIMITS,
-            &[
-                Event::TestsWritten,
-                WRITTEN,
-                WRONG,
-                WRITTEN,
-                WRONG,
-                Event::Done,
-                WRITTEN,
-                WRONG,
-                WRITTEN,
-                WRONG,
-            ],
-        );
-        assert_eq!(
-            actions,
-            [
-                Step::Do(Action::AskTests),
-                IMPL,
-                Step::Do(Action::RunTests),
-                FIX,
-                Step::Do(Action::RunTests),
-                Step::Do(Action::StartOver { keep_tests: true }),
-                IMPL,
-                Step::Do(Action::RunTests),
-                FIX,
-                Step::Do(Action::RunTests),
-                finish(Outcome::Failed(Failure::Exhausted))
-            ]
-        );
-        assert_eq!((machine.retries(), machine.spent), (3, 10));
-    }
-
-    #[test]
-    fn by_default_a_failing_node_gets_a_fix_and_a_fresh_start() {
-        let limits = Limits {
-            max_retries: DEFAULT_MAX_RETRIES,
-            ..LIMITS
-        };
-        let (actions, machine) = drive(
-            limits,
-            &[
-                Event::TestsWritten,
-                WRITTEN,
-                WRONG,
-                WRITTEN,
-                WRONG,
-                Event::Done,
-                WRITTEN,
-                WRONG,
-            ],
-        );
-        assert_eq!(
-            actions,
-            [
-                Step::Do(Action::AskTests),
-                IMPL,
-                Step::Do(Action::RunTests),
-                FIX,
-                Step::Do(Action::RunTests),
-                Step::Do(Action::StartOver { keep_tests: true }),
-                IMPL,
-                Step::Do(Action::RunTests),
-                finish(Outcome::Failed(Failure::Exhausted))
-            ]
-        );
-        assert_eq!((machine.retries(), machine.spent), (2, 7));
-    }
-
-    #[test]
-    fn tests_written_again_before_the_first_round_do_not_spend_its_candidates() {
-        let limits = Limits {
-            max_retries: DEFAULT_MAX_RETRIES,
-            ..LIMITS
-        };
-        let (actions, machine) = drive(
-            limits,
-            &[
-                Event::Unusable,
-                Event::Unusable,
-                Event::TestsWritten,
-                WRITTEN,
-                WRONG,
-            ],
-        );
-        assert_eq!(
-            actions[..4],
-            [
-                Step::Do(Action::AskTests),
-                Step::Do(Action::AskTests),
-                Step::Do(Action::AskTests),
-                IMPL
-            ]
-        );
-        // The tests' attempts spent 1 each and the first round nothing: attempt 3 has spent
-        // 3 of 5, halfway, so it starts over rather than spending a fix.
-        assert_eq!(actions[5], Step::Do(Action::StartOver { keep_tests: true }));
-        assert_eq!(machine.spent, 3);
-    }
-
-    #[test]
-    fn without_examples_starting_over_writes_new_tests() {
-        let limits = Limits {
-            has_examples: false,
-            ..LIMITS
-        };
-        let (actions, _) = drive(
-            limits,
-            &[
-                Event::TestsWritten,
-                WRITTEN,
-                WRONG,
-                UNCHANGED,
-                WRONG,
-                Event::Done,
-            ],
-        );
-        // The fix of code that fails a gate changed nothing: the next attempt starts over,
-        // tests and all (no disputed test is dropped without examples that passed).
-        assert_eq!(
-            actions[4..],
-            [
-                Step::Do(Action::RunTests),
-                Step::Do(Action::StartOver { keep_tests: false }),
-                Step::Do(Action::AskTests)
-            ]
-        );
-    }
-
-    #[test]
-    fn without_examples_disputed_values_end_for_review_and_crashes_are_fixed() {
-        let limits = Limits {
-            has_examples: false,
-            ..LIMITS
-        };
-        // Only values disputed: kept for review at once, no vote, no fix.
-        let (actions, _) = drive(limits, &[Event::TestsWritten, WRITTEN, DISPUTED]);
-        assert_eq!(actions[3], finish(Outcome::NeedsReview));
-        // A crash: one fix of the kept code; a fix that leaves only disputed values ends it.
-        let (actions, _) = drive(
-            limits,
-            &[
-                Event::TestsWritten,
-                WRITTEN,
-                CRASHES,
-                Event::Done,
-                WRITTEN,
-                DISPUTED,
-            ],
-        );
-        assert_eq!(
-            actions[3..],
-            [
-                Step::Do(Action::FixBest),
-                FIX,
-                Step::Do(Action::RunTests),
-                finish(Outcome::NeedsReview)
-            ]
-        );
-        // A fix that changes nothing ends it too: the model holds the code right.
-        let (actions, _) = drive(
-            limits,
-            &[
-                Event::TestsWritten,
-                WRITTEN,
-                CRASHES,
-                Event::Done,
-                UNCHANGED,
-                CRASHES,
-            ],
-        );
-        assert_eq!(actions[6], finish(Outcome::NeedsReview));
-        // Passing every test still passes.
-        let (actions, _) = drive(
-            limits,
-            &[Event::TestsWritten, WRITTEN, Event::Ran(Run::Passed)],
-        );
-        assert_eq!(actions[3], finish(Outcome::Passed));
-    }
-
-    #[test]
-    fn a_spent_budget_keeps_gated_code_for_review() {
-        let limits = Limits {
-            max_retries: 0,
-            ..LIMITS
-        };
-        let (actions, machine) = drive(
-            limits,
-            &[
-                Event::TestsWritten,
-                WRITTEN,
-                DISPUTED,
-                Event::Voted(Some(Verdict::Implementation)),
-                Event::Done,
-            ],
-        );
-        assert_eq!(
-            actions[3..],
-            [
-                Step::Do(Action::Diagnose),
-                Step::Do(Action::FixBest),
-                finish(Outcome::NeedsReview)
-            ]
-        );
-        assert_eq!(machine.retries(), 0);
-    }
-
-    #[test]
-    fn the_vote_decides_a_dispute_once() {
-        let before = [Event::TestsWritten, WRITTEN, DISPUTED];
-        let cases = [
-            (Some(Verdict::Environment), Outcome::SkippedEnvironment),
-            (None, Outcome::NeedsReview),
-        ];
-        for (verdict, outcome) in cases {
-            let (actions, _) = drive(LIMITS, &[&before[..], &[Event::Voted(verdict)]].concat());
-            assert_eq!(
-                actions[3..],
-                [Step::Do(Action::Diagnose), finish(outcome)],
-                "{verdict:?}"
-            );
-        }
-        // Blamed on the implementation: one fix of the kept code; a dispute that survives it
-        // is not voted on again.
-        let (actions, _) = drive(
-            LIMITS,
-            &[
-                &before[..],
-                &[
-                    Event::Voted(Some(Verdict::Implementation)),
-                    Event::Done,
-                    WRITTEN,
-                    DISPUTED,
-                ],
-            ]
-            .concat(),
-        );
-        assert_eq!(
-            actions[3..],
-            [
-                Step::Do(Action::Diagnose),
-                Step::Do(Action::FixBest),
-                FIX,
-                Step::Do(Action::RunTests),
-                finish(Outcome::NeedsReview)
-            ]
-        );
-    }
-
-    #[test]
-    fn tests_the_vote_blames_are_written_once_more_then_dropped() {
-        let voted = [
-            Event::TestsWritten,
-            WRITTEN,
-            DISPUTED,
-            Event::Voted(Some(Verdict::Test)),
-        ];
-        let still_wrong = [Event::TestsWritten, DISPUTED];
-        let (actions, machine) = drive(LIMITS, &[&voted[..], &still_wrong].concat());
-        assert_eq!(
-            actions[3..],
-            [
-                Step::Do(Action::Diagnose),
-                Step::Do(Action::RewriteTests),
-                Step::Do(Action::RunTests),
-                finish(Outcome::PassedWithoutDisputed)
-            ]
-        );
-        assert_eq!(machine.retries(), 1);
-        let (actions, _) = drive(
-            LIMITS,
-            &[&voted[..], &[Event::TestsWritten, Event::Ran(Run::Passed)]].concat(),
-        );
-        assert_eq!(actions[6], finish(Outcome::Passed));
-        let (actions, _) = drive(LIMITS, &[&voted[..], &[Event::Unusable]].concat());
-        assert_eq!(actions[5], finish(Outcome::PassedWithoutDisputed));
-    }
-
-    #[test]
-    fn a_fix_that_changes_nothing_drops_the_disputed_tests_unless_it_breaks_earlier_ones() {
-        let fixed_nothing = [Event::TestsWritten, WRITTEN, WRONG, UNCHANGED];
-        let (actions, _) = drive(
-            LIMITS,
-            &[
-                &fixed_nothing[..],
-                &[DISPUTED, Event::Dropped { passed: true }],
-            ]
-            .concat(),
-        );
-        assert_eq!(
-            actions[5..],
-            [Step::Do(Action::DropDisputed), finish(Outcome::Passed)]
-        );
-        let (actions, _) = drive(
-            LIMITS,
-            &[
-                &fixed_nothing[..],
-                &[DISPUTED, Event::Dropped { passed: false }],
-            ]
-            .concat(),
-        );
-        assert_eq!(
-            actions[5..],
-            [Step::Do(Action::DropDisputed), Step::Do(Action::Diagnose)]
-        );
-        let breaks = Event::Ran(Run::Failed {
-            breaks_earlier: true,
-            best: Standing::Ungated,
-        });
-        let (actions, _) = drive(LIMITS, &[&fixed_nothing[..], &[breaks]].concat());
-        // Not dropped; the unchanged fix makes the next attempt start over.
-        assert_eq!(actions[5], Step::Do(Action::StartOver { keep_tests: true }));
-    }
-
-    #[test]
-    fn a_test_file_that_does_not_compile_is_written_anew_and_the_code_kept() {
-        let (actions, _) = drive(
-            LIMITS,
-            &[
-                Event::TestsWritten,
-                WRITTEN,
-                Event::Ran(Run::TestFileBroken),
-                Event::Done,
-                Event::TestsWritten,
-                Event::Ran(Run::Passed),
-            ],
-        );
-        assert_eq!(
-            actions[3..],
-            [
-                Step::Do(Action::DiscardTests),
-                Step::Do(Action::AskTests),
-                Step::Do(Action::RunTests),
-                finish(Outcome::Passed)
-            ]
-        );
-    }
-
-    #[test]
-    fn an_unusable_answer_is_asked_again_and_only_existing_code_gets_a_fix() {
-        let limits = Limits {
-            max_retries: 20,
-            ..LIMITS
-        };
-        let (actions, _) = drive(
-            limits,
-            &[
-                Event::Unusable,
-                Event::TestsWritten,
-                Event::Unusable,
-                WRITTEN,
-                WRONG,
-            ],
-        );
-        assert_eq!(
-            actions,
-            [
-                Step::Do(Action::AskTests),
-                Step::Do(Action::AskTests),
-                IMPL,
-                IMPL,
-                Step::Do(Action::RunTests),
-                FIX
-            ]
-        );
-    }
-
-    #[test]
-    fn provider_and_sandbox_failures_end_the_node() {
-        let (actions, _) = drive(LIMITS, &[Event::ProviderFailed]);
-        assert_eq!(actions[1], finish(Outcome::Failed(Failure::Provider)));
-        let (actions, _) = drive(LIMITS, &[Event::TestsWritten, WRITTEN, Event::RunError]);
-        assert_eq!(actions[3], finish(Outcome::Failed(Failure::CannotRun)));
-    }
-
-    #[test]
-    fn cancelling_in_every_state_interrupts_the_node() {
-        // A path into each state that waits on an action, then the cancellation.
-        let paths: [&[Event]; 10] = [
-            &[],
-            &[Event::TestsWritten],
-            &[Event::TestsWritten, WRITTEN],
-            &[Event::TestsWritten, WRITTEN, WRONG],
-            &[Event::TestsWritten, WRITTEN, WRONG, UNCHANGED, DISPUTED],
-            &[Event::TestsWritten, WRITTEN, DISPUTED],
-            &[
-                Event::TestsWritten,
-                WRITTEN,
-                DISPUTED,
-                Event::Voted(Some(Verdict::Implementation)),
-            ],
-            &[
-                Event::TestsWritten,
-                WRITTEN,
-                Event::Ran(Run::TestFileBroken),
-            ],
-            &[Event::TestsWritten, WRITTEN, WRONG, WRITTEN, WRONG],
-            &[
-                Event::TestsWritten,
-                WRITTEN,
-                DISPUTED,
-                Event::Voted(Some(Verdict::Test)),
-            ],
-        ];
-        let mut waited_on = Vec::new();
-        for path in paths {
-            let (actions, _) = drive(LIMITS, &[path, &[Event::Cancelled]].concat());
-            let [.., Step::Do(waiting), last] = actions.as_slice() else {
-                unreachable!("an action waited on, then the cancellation")
-            };
-            assert_eq!(*last, finish(Outcome::Interrupted), "after {path:?}");
-            waited_on.push(std::mem::discriminant(waiting));
-        }
-        // Every kind of action that waits was covered.
-        let kinds = [
-            Action::StartOver { keep_tests: true },
-            Action::AskTests,
-            Action::AskImplementation {
-                role: Role::Impl,
-                candidates: 3,
-            },
-            Action::RunTests,
-            Action::DiscardTests,
-            Action::DropDisputed,
-            Action::Diagnose,
-            Action::FixBest,
-            Action::RewriteTests,
-        ];
-        for kind in kinds {
-            assert!(
-                waited_on.contains(&std::mem::discriminant(&kind)),
-                "{kind:?} not covered"
-            );
-        }
-    }
-}
+mod tests;

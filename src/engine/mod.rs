@@ -225,6 +225,9 @@ pub struct Context {
     /// The plan's search index (BM25 over node names and docstrings), built by the first
     /// fix that localizes.
     pub index: std::sync::OnceLock<crate::localize::Index>,
+    /// What the run's votes, fix rounds and fresh starts bought so far (with the nodes of
+    /// the run this one resumes): each node's [`crate::returns::Spend`] comes from it.
+    pub returns: Arc<std::sync::Mutex<crate::returns::Returns>>,
 }
 
 impl Context {
@@ -244,8 +247,35 @@ impl Context {
             functions: self.functions.clone(),
             packages: self.packages.clone(),
             index: std::sync::OnceLock::new(),
+            returns: self.returns.clone(),
         }
     }
+
+    /// What a node may spend now.
+    pub fn spend(&self) -> crate::returns::Spend {
+        let returns = *self.returns.lock().unwrap_or_else(|e| e.into_inner());
+        returns.policy(self.max_retries)
+    }
+
+    /// Adds a node's returns to the run's.
+    pub fn record_returns(&self, node: &crate::returns::Returns) {
+        self.returns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add(node);
+    }
+}
+
+/// What the votes, fix rounds and fresh starts of the nodes already recorded bought (a
+/// resumed run goes on with the figures of the run it resumes).
+fn earlier_returns(checkpoint: &Checkpoint) -> crate::returns::Returns {
+    let mut returns = crate::returns::Returns::default();
+    for record in checkpoint.records().values() {
+        if let Some(work) = &record.work {
+            returns.add(&work.returns);
+        }
+    }
+    returns
 }
 
 /// The top-level import names of the plan's files (`src/ml_lib/x.py` gives `ml_lib`).
@@ -330,6 +360,7 @@ pub async fn generate(
         functions: functions_by_name(&rpg),
         packages: packages_of(&rpg),
         index: std::sync::OnceLock::new(),
+        returns: Arc::new(std::sync::Mutex::new(earlier_returns(&prepared.checkpoint))),
     });
     let output = Output::new(
         prepared.out,

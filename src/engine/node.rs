@@ -221,7 +221,7 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
         return leaf.one_shot().await;
     }
     let mut machine = Machine::new(Limits {
-        max_retries: ctx.max_retries,
+        spend: ctx.spend(),
         candidates: ctx.candidates,
         has_examples: leaf.has_examples(),
     });
@@ -239,6 +239,8 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
         };
     };
     let departure = leaf.departure(&result)?;
+    ctx.record_returns(&machine.returns());
+    leaf.work.returns = machine.returns();
     let work = (result.status != NodeStatus::InProgress).then_some(leaf.work);
     let diagnosis = leaf.diagnosis.take();
     Ok(NodeResult {

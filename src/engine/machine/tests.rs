@@ -1,0 +1,728 @@
+//! The machine's paths as tables of events and steps.
+use super::*;
+
+const LIMITS: Limits = Limits {
+    spend: Spend::all(8),
+    candidates: 3,
+    has_examples: true,
+};
+
+const IMPL: Step = Step::Do(Action::AskImplementation {
+    role: Role::Impl,
+    candidates: 3,
+});
+const FIX: Step = Step::Do(Action::AskImplementation {
+    role: Role::Fix,
+    candidates: 3,
+});
+const WRITTEN: Event = Event::ImplementationWritten { unchanged: false };
+const UNCHANGED: Event = Event::ImplementationWritten { unchanged: true };
+const WRONG: Event = Event::Ran(Run::Failed {
+    breaks_earlier: false,
+    best: Standing::Ungated,
+});
+const DISPUTED: Event = Event::Ran(Run::Failed {
+    breaks_earlier: false,
+    best: Standing::Disputed,
+});
+const CRASHES: Event = Event::Ran(Run::Failed {
+    breaks_earlier: false,
+    best: Standing::Crashes,
+});
+
+/// The steps the machine answers to `events`, after the start.
+fn drive(limits: Limits, events: &[Event]) -> (Vec<Step>, Machine) {
+    let mut machine = Machine::new(limits);
+    let mut actions = vec![machine.step(Event::Start)];
+    for event in events {
+        actions.push(machine.step(*event));
+    }
+    (actions, machine)
+}
+
+fn finish(outcome: Outcome) -> Step {
+    Step::Finish(outcome)
+}
+
+#[test]
+fn a_node_passes_on_the_first_round() {
+    let (actions, machine) = drive(
+        LIMITS,
+        &[Event::TestsWritten, WRITTEN, Event::Ran(Run::Passed)],
+    );
+    assert_eq!(
+        actions,
+        [
+            Step::Do(Action::AskTests),
+            IMPL,
+            Step::Do(Action::RunTests),
+            finish(Outcome::Passed)
+        ]
+    );
+    assert_eq!(machine.retries(), 0);
+}
+
+#[test]
+fn without_usable_tests_the_plans_tests_judge_and_passing_code_is_only_reviewed() {
+    let (actions, machine) = drive(
+        LIMITS,
+        &[
+            Event::Unusable,
+            Event::Unusable,
+            Event::Unusable,
+            Event::Done,
+            WRITTEN,
+            WRONG,
+            WRITTEN,
+            Event::Ran(Run::Passed),
+        ],
+    );
+    assert_eq!(
+        actions,
+        [
+            Step::Do(Action::AskTests),
+            Step::Do(Action::AskTests),
+            Step::Do(Action::AskTests),
+            Step::Do(Action::PlanTestsOnly),
+            IMPL,
+            Step::Do(Action::RunTests),
+            FIX,
+            Step::Do(Action::RunTests),
+            finish(Outcome::Untested)
+        ]
+    );
+    assert_eq!(machine.retries(), 3);
+    // One unusable answer is asked again, and tests that come then make a pass a pass.
+    let (actions, _) = drive(
+        LIMITS,
+        &[
+            Event::Unusable,
+            Event::TestsWritten,
+            WRITTEN,
+            Event::Ran(Run::Passed),
+        ],
+    );
+    assert_eq!(
+        actions,
+        [
+            Step::Do(Action::AskTests),
+            Step::Do(Action::AskTests),
+            IMPL,
+            Step::Do(Action::RunTests),
+            finish(Outcome::Passed)
+        ]
+    );
+}
+
+#[test]
+fn failing_code_is_fixed_and_the_first_round_costs_no_budget() {
+    let (actions, machine) = drive(
+        LIMITS,
+        &[
+            Event::TestsWritten,
+            WRITTEN,
+            WRONG,
+            WRITTEN,
+            Event::Ran(Run::Passed),
+        ],
+    );
+    assert_eq!(
+        actions,
+        [
+            Step::Do(Action::AskTests),
+            IMPL,
+            Step::Do(Action::RunTests),
+            FIX,
+            Step::Do(Action::RunTests),
+            finish(Outcome::Passed)
+        ]
+    );
+    assert_eq!((machine.retries(), machine.spent), (1, 4));
+}
+
+#[test]
+fn halfway_through_the_budget_the_loop_starts_over_and_then_runs_out() {
+    // Attempt 1 spends 1 + 3; attempt 2 starts over (4 ≥ 8/2) with fresh candidates,
+    // keeping the tests (the plan gives examples) and spends 3 more; attempt 3 fixes
+    // them (10 spent); attempt 4 does not run (10 > 8).
+    let (actions, machine) = drive(
+        LIMITS,
+        &[
+            Event::TestsWritten,
+            WRITTEN,
+            WRONG,
+            WRITTEN,
+            WRONG,
+            Event::Done,
+            WRITTEN,
+            WRONG,
+            WRITTEN,
+            WRONG,
+        ],
+    );
+    assert_eq!(
+        actions,
+        [
+            Step::Do(Action::AskTests),
+            IMPL,
+            Step::Do(Action::RunTests),
+            FIX,
+            Step::Do(Action::RunTests),
+            Step::Do(Action::StartOver { keep_tests: true }),
+            IMPL,
+            Step::Do(Action::RunTests),
+            FIX,
+            Step::Do(Action::RunTests),
+            finish(Outcome::Failed(Failure::Exhausted))
+        ]
+    );
+    assert_eq!((machine.retries(), machine.spent), (3, 10));
+}
+
+#[test]
+fn by_default_a_failing_node_gets_a_fix_and_a_fresh_start() {
+    let limits = Limits {
+        spend: Spend::all(DEFAULT_MAX_RETRIES),
+        ..LIMITS
+    };
+    let (actions, machine) = drive(
+        limits,
+        &[
+            Event::TestsWritten,
+            WRITTEN,
+            WRONG,
+            WRITTEN,
+            WRONG,
+            Event::Done,
+            WRITTEN,
+            WRONG,
+        ],
+    );
+    assert_eq!(
+        actions,
+        [
+            Step::Do(Action::AskTests),
+            IMPL,
+            Step::Do(Action::RunTests),
+            FIX,
+            Step::Do(Action::RunTests),
+            Step::Do(Action::StartOver { keep_tests: true }),
+            IMPL,
+            Step::Do(Action::RunTests),
+            finish(Outcome::Failed(Failure::Exhausted))
+        ]
+    );
+    assert_eq!((machine.retries(), machine.spent), (2, 7));
+}
+
+#[test]
+fn tests_written_again_before_the_first_round_do_not_spend_its_candidates() {
+    let limits = Limits {
+        spend: Spend::all(DEFAULT_MAX_RETRIES),
+        ..LIMITS
+    };
+    let (actions, machine) = drive(
+        limits,
+        &[
+            Event::Unusable,
+            Event::Unusable,
+            Event::TestsWritten,
+            WRITTEN,
+            WRONG,
+        ],
+    );
+    assert_eq!(
+        actions[..4],
+        [
+            Step::Do(Action::AskTests),
+            Step::Do(Action::AskTests),
+            Step::Do(Action::AskTests),
+            IMPL
+        ]
+    );
+    // The tests' attempts spent 1 each and the first round nothing: attempt 3 has spent
+    // 3 of 5, halfway, so it starts over rather than spending a fix.
+    assert_eq!(actions[5], Step::Do(Action::StartOver { keep_tests: true }));
+    assert_eq!(machine.spent, 3);
+}
+
+#[test]
+fn without_examples_starting_over_writes_new_tests() {
+    let limits = Limits {
+        has_examples: false,
+        ..LIMITS
+    };
+    let (actions, _) = drive(
+        limits,
+        &[
+            Event::TestsWritten,
+            WRITTEN,
+            WRONG,
+            UNCHANGED,
+            WRONG,
+            Event::Done,
+        ],
+    );
+    // The fix of code that fails a gate changed nothing: the next attempt starts over,
+    // tests and all (no disputed test is dropped without examples that passed).
+    assert_eq!(
+        actions[4..],
+        [
+            Step::Do(Action::RunTests),
+            Step::Do(Action::StartOver { keep_tests: false }),
+            Step::Do(Action::AskTests)
+        ]
+    );
+}
+
+#[test]
+fn without_examples_disputed_values_end_for_review_and_crashes_are_fixed() {
+    let limits = Limits {
+        has_examples: false,
+        ..LIMITS
+    };
+    // Only values disputed: kept for review at once, no vote, no fix.
+    let (actions, _) = drive(limits, &[Event::TestsWritten, WRITTEN, DISPUTED]);
+    assert_eq!(actions[3], finish(Outcome::NeedsReview));
+    // A crash: one fix of the kept code; a fix that leaves only disputed values ends it.
+    let (actions, _) = drive(
+        limits,
+        &[
+            Event::TestsWritten,
+            WRITTEN,
+            CRASHES,
+            Event::Done,
+            WRITTEN,
+            DISPUTED,
+        ],
+    );
+    assert_eq!(
+        actions[3..],
+        [
+            Step::Do(Action::FixBest),
+            FIX,
+            Step::Do(Action::RunTests),
+            finish(Outcome::NeedsReview)
+        ]
+    );
+    // A fix that changes nothing ends it too: the model holds the code right.
+    let (actions, _) = drive(
+        limits,
+        &[
+            Event::TestsWritten,
+            WRITTEN,
+            CRASHES,
+            Event::Done,
+            UNCHANGED,
+            CRASHES,
+        ],
+    );
+    assert_eq!(actions[6], finish(Outcome::NeedsReview));
+    // Passing every test still passes.
+    let (actions, _) = drive(
+        limits,
+        &[Event::TestsWritten, WRITTEN, Event::Ran(Run::Passed)],
+    );
+    assert_eq!(actions[3], finish(Outcome::Passed));
+}
+
+#[test]
+fn a_spent_budget_keeps_gated_code_for_review() {
+    let limits = Limits {
+        spend: Spend::all(0),
+        ..LIMITS
+    };
+    let (actions, machine) = drive(
+        limits,
+        &[
+            Event::TestsWritten,
+            WRITTEN,
+            DISPUTED,
+            Event::Voted(Some(Verdict::Implementation)),
+            Event::Done,
+        ],
+    );
+    assert_eq!(
+        actions[3..],
+        [
+            Step::Do(Action::Diagnose),
+            Step::Do(Action::FixBest),
+            finish(Outcome::NeedsReview)
+        ]
+    );
+    assert_eq!(machine.retries(), 0);
+}
+
+#[test]
+fn the_vote_decides_a_dispute_once() {
+    let before = [Event::TestsWritten, WRITTEN, DISPUTED];
+    let cases = [
+        (Some(Verdict::Environment), Outcome::SkippedEnvironment),
+        (None, Outcome::NeedsReview),
+    ];
+    for (verdict, outcome) in cases {
+        let (actions, _) = drive(LIMITS, &[&before[..], &[Event::Voted(verdict)]].concat());
+        assert_eq!(
+            actions[3..],
+            [Step::Do(Action::Diagnose), finish(outcome)],
+            "{verdict:?}"
+        );
+    }
+    // Blamed on the implementation: one fix of the kept code; a dispute that survives it
+    // is not voted on again.
+    let (actions, _) = drive(
+        LIMITS,
+        &[
+            &before[..],
+            &[
+                Event::Voted(Some(Verdict::Implementation)),
+                Event::Done,
+                WRITTEN,
+                DISPUTED,
+            ],
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        actions[3..],
+        [
+            Step::Do(Action::Diagnose),
+            Step::Do(Action::FixBest),
+            FIX,
+            Step::Do(Action::RunTests),
+            finish(Outcome::NeedsReview)
+        ]
+    );
+}
+
+#[test]
+fn tests_the_vote_blames_are_written_once_more_then_dropped() {
+    let voted = [
+        Event::TestsWritten,
+        WRITTEN,
+        DISPUTED,
+        Event::Voted(Some(Verdict::Test)),
+    ];
+    let still_wrong = [Event::TestsWritten, DISPUTED];
+    let (actions, machine) = drive(LIMITS, &[&voted[..], &still_wrong].concat());
+    assert_eq!(
+        actions[3..],
+        [
+            Step::Do(Action::Diagnose),
+            Step::Do(Action::RewriteTests),
+            Step::Do(Action::RunTests),
+            finish(Outcome::PassedWithoutDisputed)
+        ]
+    );
+    assert_eq!(machine.retries(), 1);
+    let (actions, _) = drive(
+        LIMITS,
+        &[&voted[..], &[Event::TestsWritten, Event::Ran(Run::Passed)]].concat(),
+    );
+    assert_eq!(actions[6], finish(Outcome::Passed));
+    let (actions, _) = drive(LIMITS, &[&voted[..], &[Event::Unusable]].concat());
+    assert_eq!(actions[5], finish(Outcome::PassedWithoutDisputed));
+}
+
+#[test]
+fn a_fix_that_changes_nothing_drops_the_disputed_tests_unless_it_breaks_earlier_ones() {
+    let fixed_nothing = [Event::TestsWritten, WRITTEN, WRONG, UNCHANGED];
+    let (actions, _) = drive(
+        LIMITS,
+        &[
+            &fixed_nothing[..],
+            &[DISPUTED, Event::Dropped { passed: true }],
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        actions[5..],
+        [Step::Do(Action::DropDisputed), finish(Outcome::Passed)]
+    );
+    let (actions, _) = drive(
+        LIMITS,
+        &[
+            &fixed_nothing[..],
+            &[DISPUTED, Event::Dropped { passed: false }],
+        ]
+        .concat(),
+    );
+    assert_eq!(
+        actions[5..],
+        [Step::Do(Action::DropDisputed), Step::Do(Action::Diagnose)]
+    );
+    let breaks = Event::Ran(Run::Failed {
+        breaks_earlier: true,
+        best: Standing::Ungated,
+    });
+    let (actions, _) = drive(LIMITS, &[&fixed_nothing[..], &[breaks]].concat());
+    // Not dropped; the unchanged fix makes the next attempt start over.
+    assert_eq!(actions[5], Step::Do(Action::StartOver { keep_tests: true }));
+}
+
+#[test]
+fn a_test_file_that_does_not_compile_is_written_anew_and_the_code_kept() {
+    let (actions, _) = drive(
+        LIMITS,
+        &[
+            Event::TestsWritten,
+            WRITTEN,
+            Event::Ran(Run::TestFileBroken),
+            Event::Done,
+            Event::TestsWritten,
+            Event::Ran(Run::Passed),
+        ],
+    );
+    assert_eq!(
+        actions[3..],
+        [
+            Step::Do(Action::DiscardTests),
+            Step::Do(Action::AskTests),
+            Step::Do(Action::RunTests),
+            finish(Outcome::Passed)
+        ]
+    );
+}
+
+#[test]
+fn an_unusable_answer_is_asked_again_and_only_existing_code_gets_a_fix() {
+    let limits = Limits {
+        spend: Spend::all(20),
+        ..LIMITS
+    };
+    let (actions, _) = drive(
+        limits,
+        &[
+            Event::Unusable,
+            Event::TestsWritten,
+            Event::Unusable,
+            WRITTEN,
+            WRONG,
+        ],
+    );
+    assert_eq!(
+        actions,
+        [
+            Step::Do(Action::AskTests),
+            Step::Do(Action::AskTests),
+            IMPL,
+            IMPL,
+            Step::Do(Action::RunTests),
+            FIX
+        ]
+    );
+}
+
+#[test]
+fn provider_and_sandbox_failures_end_the_node() {
+    let (actions, _) = drive(LIMITS, &[Event::ProviderFailed]);
+    assert_eq!(actions[1], finish(Outcome::Failed(Failure::Provider)));
+    let (actions, _) = drive(LIMITS, &[Event::TestsWritten, WRITTEN, Event::RunError]);
+    assert_eq!(actions[3], finish(Outcome::Failed(Failure::CannotRun)));
+}
+
+#[test]
+fn cancelling_in_every_state_interrupts_the_node() {
+    // A path into each state that waits on an action, then the cancellation.
+    let paths: [&[Event]; 10] = [
+        &[],
+        &[Event::TestsWritten],
+        &[Event::TestsWritten, WRITTEN],
+        &[Event::TestsWritten, WRITTEN, WRONG],
+        &[Event::TestsWritten, WRITTEN, WRONG, UNCHANGED, DISPUTED],
+        &[Event::TestsWritten, WRITTEN, DISPUTED],
+        &[
+            Event::TestsWritten,
+            WRITTEN,
+            DISPUTED,
+            Event::Voted(Some(Verdict::Implementation)),
+        ],
+        &[
+            Event::TestsWritten,
+            WRITTEN,
+            Event::Ran(Run::TestFileBroken),
+        ],
+        &[Event::TestsWritten, WRITTEN, WRONG, WRITTEN, WRONG],
+        &[
+            Event::TestsWritten,
+            WRITTEN,
+            DISPUTED,
+            Event::Voted(Some(Verdict::Test)),
+        ],
+    ];
+    let mut waited_on = Vec::new();
+    for path in paths {
+        let (actions, _) = drive(LIMITS, &[path, &[Event::Cancelled]].concat());
+        let [.., Step::Do(waiting), last] = actions.as_slice() else {
+            unreachable!("an action waited on, then the cancellation")
+        };
+        assert_eq!(*last, finish(Outcome::Interrupted), "after {path:?}");
+        waited_on.push(std::mem::discriminant(waiting));
+    }
+    // Every kind of action that waits was covered.
+    let kinds = [
+        Action::StartOver { keep_tests: true },
+        Action::AskTests,
+        Action::AskImplementation {
+            role: Role::Impl,
+            candidates: 3,
+        },
+        Action::RunTests,
+        Action::DiscardTests,
+        Action::DropDisputed,
+        Action::Diagnose,
+        Action::FixBest,
+        Action::RewriteTests,
+    ];
+    for kind in kinds {
+        assert!(
+            waited_on.contains(&std::mem::discriminant(&kind)),
+            "{kind:?} not covered"
+        );
+    }
+}
+
+#[test]
+fn the_machine_counts_its_tries_and_credits_the_round_that_took_the_node_further() {
+    // A fix that fails again buys nothing; the fresh start's round passes.
+    let limits = Limits {
+        spend: Spend::all(DEFAULT_MAX_RETRIES),
+        ..LIMITS
+    };
+    let (_, machine) = drive(
+        limits,
+        &[
+            Event::TestsWritten,
+            WRITTEN,
+            WRONG,
+            WRITTEN,
+            WRONG,
+            Event::Done,
+            WRITTEN,
+            Event::Ran(Run::Passed),
+        ],
+    );
+    let returns = machine.returns();
+    assert_eq!((returns.fixes.tries, returns.fixes.paid), (1, 0));
+    assert_eq!(
+        (returns.fresh_starts.tries, returns.fresh_starts.paid),
+        (1, 1)
+    );
+    assert!(returns.votes.is_empty());
+    // A vote that blamed the code, whose fix then passed: both paid.
+    let (_, machine) = drive(
+        LIMITS,
+        &[
+            Event::TestsWritten,
+            WRITTEN,
+            DISPUTED,
+            Event::Voted(Some(Verdict::Implementation)),
+            Event::Done,
+            WRITTEN,
+            Event::Ran(Run::Passed),
+        ],
+    );
+    let returns = machine.returns();
+    assert_eq!((returns.votes.tries, returns.votes.paid), (1, 1));
+    assert_eq!((returns.fixes.tries, returns.fixes.paid), (1, 1));
+    // A fix that takes code failing a gate to code that passes the gates pays, though
+    // model tests still dispute it.
+    let (_, machine) = drive(
+        LIMITS,
+        &[Event::TestsWritten, WRITTEN, WRONG, WRITTEN, DISPUTED],
+    );
+    assert_eq!(machine.returns().fixes.paid, 1);
+}
+
+#[test]
+fn without_votes_a_dispute_ends_for_review() {
+    let limits = Limits {
+        spend: Spend {
+            votes: false,
+            ..Spend::all(8)
+        },
+        ..LIMITS
+    };
+    let (actions, machine) = drive(limits, &[Event::TestsWritten, WRITTEN, DISPUTED]);
+    assert_eq!(actions[3], finish(Outcome::NeedsReview));
+    assert!(machine.returns().votes.is_empty());
+}
+
+#[test]
+fn without_fixes_failing_code_is_started_over_or_kept_for_review() {
+    let no_fixes = Spend {
+        fixes: false,
+        ..Spend::all(8)
+    };
+    let limits = Limits {
+        spend: no_fixes,
+        ..LIMITS
+    };
+    let (actions, _) = drive(limits, &[Event::TestsWritten, WRITTEN, WRONG, Event::Done]);
+    assert_eq!(
+        actions[3..],
+        [Step::Do(Action::StartOver { keep_tests: true }), IMPL]
+    );
+    // Neither fixes nor fresh starts: the best candidate's outcome at once.
+    let limits = Limits {
+        spend: Spend {
+            fresh_starts: false,
+            ..no_fixes
+        },
+        ..LIMITS
+    };
+    let (actions, _) = drive(limits, &[Event::TestsWritten, WRITTEN, WRONG]);
+    assert_eq!(actions[3], finish(Outcome::Failed(Failure::Exhausted)));
+    // A vote for the code, or crashing code without examples, is kept for review unfixed.
+    let (actions, _) = drive(
+        limits,
+        &[
+            Event::TestsWritten,
+            WRITTEN,
+            DISPUTED,
+            Event::Voted(Some(Verdict::Implementation)),
+        ],
+    );
+    assert_eq!(actions[4], finish(Outcome::NeedsReview));
+    let prior = Limits {
+        has_examples: false,
+        ..limits
+    };
+    let (actions, _) = drive(prior, &[Event::TestsWritten, WRITTEN, CRASHES]);
+    assert_eq!(actions[3], finish(Outcome::NeedsReview));
+}
+
+#[test]
+fn without_fresh_starts_the_loop_goes_on_fixing_until_a_fix_changes_nothing() {
+    // Halfway through the budget of 8 (after one fix round) it would start over.
+    let limits = Limits {
+        spend: Spend {
+            fresh_starts: false,
+            ..Spend::all(8)
+        },
+        has_examples: false,
+        ..LIMITS
+    };
+    let (actions, _) = drive(
+        limits,
+        &[
+            Event::TestsWritten,
+            WRITTEN,
+            WRONG,
+            WRITTEN,
+            WRONG,
+            UNCHANGED,
+            WRONG,
+        ],
+    );
+    assert_eq!(
+        actions[3..],
+        [
+            FIX,
+            Step::Do(Action::RunTests),
+            FIX,
+            Step::Do(Action::RunTests),
+            finish(Outcome::Failed(Failure::Exhausted))
+        ]
+    );
+}
