@@ -29,6 +29,7 @@
 //! copies for the sandbox hold its regular files only (links are left out).
 
 pub mod audit;
+mod examples;
 pub mod fault;
 pub mod intent;
 pub mod plan;
