@@ -35,7 +35,8 @@
 //! Backticks around calls and values are ignored. A quote right after a letter is an
 //! apostrophe ("don't"), and a string never spans lines. The forms without a call are tied to
 //! the function the request names last before them: a call or signature (`slugify(s)`,
-//! `f()`) or a backticked name; a builtin's name (`len`, `lower`) is never that function.
+//! `f()`), a backticked name, or a snake_case name after `function`, `def`, `called` or
+//! `named`; a builtin's name (`len`, `lower`) is never that function.
 //!
 //! An example is a bug report (it must fail before the change: it reproduces the bug) when it
 //! contrasts what the function does with what it should do, or when the request speaks of a

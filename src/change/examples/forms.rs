@@ -192,6 +192,15 @@ pub(super) fn prose(toks: &[Tok]) -> Vec<Found> {
                 last_call = Some((name, args));
             }
             Tok::Named(name) => named = Some(name),
+            // "a function slugify_title that ...": a snake_case name after such a word.
+            Tok::Word(w, _) if matches!(w.as_str(), "function" | "def" | "called" | "named") => {
+                if let Some(Tok::Word(_, name)) = toks.get(i + 1)
+                    && name.contains('_')
+                    && super::is_function_name(name)
+                {
+                    named = Some(name);
+                }
+            }
             Tok::Value(_) => out.extend(named.and_then(|f| value_form(toks, i, f))),
             Tok::Word(w, _) if w == "it" && i > 0 && matches!(toks[i - 1], Tok::Stop(_)) => {
                 out.extend(last_call.and_then(|(f, a)| it_should(toks, i + 1, f, a)));

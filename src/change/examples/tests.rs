@@ -35,6 +35,13 @@ fn becomes_is_tied_to_the_function_the_request_names() {
         extract(request),
         vec![returns("kebab", "'X Y'", "'x-y'", false)]
     );
+    let request = "Add a function slugify_title that lower-cases, so 'A B' becomes 'a-b'.";
+    assert_eq!(
+        extract(request),
+        vec![returns("slugify_title", "'A B'", "'a-b'", false)]
+    );
+    // A plain English word after "function" is no name.
+    assert!(extract("Add a function that lower-cases, so 'A B' becomes 'a-b'.").is_empty());
     let request = "Add a function `dashes(s)` that turns 'a b c' into 'a-b-c'.";
     assert_eq!(
         extract(request),
