@@ -95,10 +95,13 @@ impl Acceptance {
                     .map(|why| format!("{}: {why}", e.describe()))
             })
             .collect();
+        let failed = match failed.is_empty() {
+            true => "pytest did not pass the acceptance tests (see `accept` in the trail)".into(),
+            false => failed.join("; "),
+        };
         format!(
             "the request's example fails after {rounds} correction round(s) (acceptance test \
-             {FILE}): {}",
-            failed.join("; ")
+             {FILE}): {failed}"
         )
     }
 

@@ -192,6 +192,17 @@ fn number(chars: &[char], i: usize) -> (Option<Tok>, usize) {
             break;
         }
     }
+    let text: String = chars[i..end].iter().collect();
+    let digits = text.trim_start_matches(['-', '+']);
+    // Python refuses what tree-sitter may read as a number: `0777`, `1__0`, `1_`.
+    let refused = (digits.len() > 1
+        && digits.starts_with('0')
+        && digits[1..].starts_with(|c: char| c.is_ascii_digit()))
+        || digits.contains("__")
+        || digits.ends_with('_');
+    if refused {
+        return (Some(Tok::Other), end);
+    }
     (Some(value(&chars[i..end])), end)
 }
 
@@ -238,7 +249,7 @@ fn call(chars: &[char], name: &str, open: usize) -> (Option<Tok>, usize) {
             if let tok @ Tok::Value(_) = value(&chars[start..close]) {
                 return (Some(tok), close);
             }
-        } else if name_or_constructor(name)
+        } else if is_function_name(name)
             && let Some(args) = literal_args(&inner)
         {
             return (Some(Tok::Call(name.to_string(), args)), close);
@@ -252,11 +263,8 @@ fn call(chars: &[char], name: &str, open: usize) -> (Option<Tok>, usize) {
     (Some(tok), open + 1)
 }
 
-fn name_or_constructor(name: &str) -> bool {
-    is_identifier(name) && !matches!(name, "print" | "exec" | "eval")
-}
-
-/// A name that could be the function a request is about: no builtin, no constant.
+/// A name that could be the function a request is about: no builtin (an example of `len`
+/// would test Python, and could never be imported from the repository), no constant.
 fn is_function_name(name: &str) -> bool {
     is_identifier(name)
         && !BUILTINS.contains(&name)

@@ -380,6 +380,6 @@ fn traceback_exception(rest: &[&str]) -> Option<String> {
         .last()?;
     let name = last.trim().split(':').next()?.trim();
     let name = name.rsplit('.').next()?;
-    (crate::python::is_identifier(name) && name.starts_with(|c: char| c.is_ascii_uppercase()))
-        .then(|| name.to_string())
+    let name_like = name.is_ascii() && crate::python::is_identifier(name);
+    (name_like && name.starts_with(|c: char| c.is_ascii_uppercase())).then(|| name.to_string())
 }

@@ -206,11 +206,17 @@ fn nothing_that_is_not_a_literal_is_kept() {
         "f(**{'a': 1}) returns 1",
         "obj.f(1) returns 1",
         "print(1) returns None",
+        "`len([1, 2])` is 2",
+        "`'a b'.split()` returns ['a', 'b']",
+        "sorted([2, 1]) returns [1, 2]",
         "f(1) returns 3 times faster",
         "f(1) returns 3rd",
         "f(1) returns 'a\u{202e}b'",
         "f(1) returns 'a\u{7}'",
         "f(1) returns lambda: 1",
+        "f(1) returns 0777",
+        "f(1__0) returns 1",
+        ">>> f(1)\nTraceback (most recent call last):\nÉrror: x\n",
     ] {
         assert!(
             extract(request).is_empty(),
