@@ -19,8 +19,9 @@
 //!    answer gives no usable code, or was cut off, fails (the approver may let the model
 //!    repair it once).
 //! 6. **Verify**: the overlay is materialised in a scratch copy and the profile's checks run
-//!    there, in the sandbox; then the request's examples, as acceptance tests written into
-//!    that copy only (never into the overlay, so never committed).
+//!    there, in the sandbox; then, when the copy has Python files, the request's examples,
+//!    as acceptance tests written into that copy only (never into the overlay, so never
+//!    committed), in every profile.
 //! 7. **Self-correct**: on failure the model gets the error and the file it points at
 //!    ([`fault`]; for a failing example, the file its function is or should be in), up to
 //!    `max_corrections` rounds. A change is written only when the checks and the examples
