@@ -209,3 +209,41 @@ fn a_bug_report_is_reproduced_before_the_change() {
     assert_eq!(reproduce[0]["outcome"], "reproduced", "{reproduce:#?}");
     assert_eq!(outcome["examples"][0]["status"], "passed");
 }
+
+#[test]
+fn raises_doctests_and_floats_are_checked_in_the_sandbox() {
+    let repo = project();
+    let request = "Add `parse_ratio(s)` to text: parse_ratio('x') should raise ValueError.\n\
+                   >>> parse_ratio('1/4')\n0.25\n";
+    let with_ratio = |body: &str| {
+        format!(
+            "```python\n{}\n\ndef parse_ratio(s):\n{body}\n```",
+            MODULE.trim_end()
+        )
+    };
+    // The first answer divides the wrong way round; the second is right.
+    let wrong = with_ratio("    a, b = s.split('/')\n    return int(b) / int(a)");
+    let right = with_ratio("    a, b = s.split('/')\n    return int(a) / int(b)");
+    let script = [
+        one_task(),
+        answer("1", "impl", &wrong),
+        answer("correct", "fix", &right),
+    ];
+    let (status, outcome, stderr) = code(repo.path(), request, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["corrections"], 1, "{outcome:#}");
+    let statuses: Vec<&str> = outcome["examples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["passed", "passed"], "{outcome:#}");
+    let first = &trail(repo.path(), "accept")[0];
+    let excerpt = first["excerpt"].as_str().unwrap();
+    assert!(
+        excerpt.contains("- passed: `parse_ratio('x')` should raise ValueError")
+            && excerpt.contains("- FAILED: `parse_ratio('1/4')` should return `0.25`"),
+        "{excerpt}"
+    );
+}

@@ -185,3 +185,82 @@ fn the_file_never_takes_a_repository_files_name() {
     );
     assert!(is_float("1.5") && is_float("-2e3") && !is_float("'1.5'") && !is_float("[1.5]"));
 }
+
+/// The kinds of the top-level statements of `source`, and of each test's body, by
+/// tree-sitter: what Python would run.
+fn shape(source: &str) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&tree_sitter_python::LANGUAGE.into())
+        .unwrap();
+    let tree = parser.parse(source, None).unwrap();
+    let root = tree.root_node();
+    assert!(!root.has_error(), "{source}");
+    let mut top = Vec::new();
+    let mut bodies = Vec::new();
+    let mut cursor = root.walk();
+    for node in root.named_children(&mut cursor) {
+        top.push(node.kind().to_string());
+        if node.kind() == "function_definition" {
+            let body = node.child_by_field_name("body").unwrap();
+            let mut inner = body.walk();
+            bodies.push(
+                body.named_children(&mut inner)
+                    .map(|n| n.kind().to_string())
+                    .collect(),
+            );
+        }
+    }
+    (top, bodies)
+}
+
+#[test]
+fn hostile_examples_stay_values_in_the_test_file() {
+    let request = "Add `clean(s)`. clean('\"); import os; os.system(\"id\") #') returns ''. \
+                   clean(\"'''\") returns \"x\\\"\". clean('a\\'b') is 'a\\\\'. \
+                   clean('\\n') raises ValueError.";
+    let examples = super::super::examples::extract(request);
+    assert_eq!(examples.len(), 4, "{examples:?}");
+    let target = Target {
+        path: "m.py".into(),
+        module: "m".into(),
+        root: String::new(),
+    };
+    let targets = vec![Some(target); examples.len()];
+    let text = render(&examples, &targets);
+    let (top, bodies) = shape(&text);
+    assert_eq!(
+        top,
+        [
+            "expression_statement",
+            "import_statement",
+            "import_statement",
+            "import_statement",
+            "function_definition",
+            "function_definition",
+            "function_definition",
+            "function_definition"
+        ],
+        "{text}"
+    );
+    let returns = [
+        "import_from_statement",
+        "expression_statement",
+        "expression_statement",
+        "assert_statement",
+    ];
+    for body in &bodies[..3] {
+        assert_eq!(body, &returns, "{text}");
+    }
+    assert_eq!(
+        bodies[3],
+        [
+            "import_from_statement",
+            "with_statement",
+            "expression_statement",
+            "assert_statement"
+        ],
+        "{text}"
+    );
+    assert!(text.contains("_zr_function('\"); import os; os.system(\"id\") #')"));
+}
