@@ -3,20 +3,29 @@
 //!
 //! The flow, each step recorded in the audit trail ([`audit`]) as it happens:
 //! 1. **Error-first**: the repository's diagnostic command ([`crate::detect`]) runs once, in
-//!    the sandbox, on a scratch copy; its real errors go to the planner.
+//!    the sandbox, on a scratch copy; its real errors go to the planner. The request's
+//!    examples are read ([`examples`]: `'A B' becomes 'a-b'`, `f(a)` returns `b`, doctests,
+//!    raises `E`); a bug report's are run first ([`accept`]), and one that passes before the
+//!    change does not reproduce: the trail says so and the suite stays its only check.
 //! 2. **Plan**: the model turns the spec into a task graph ([`plan`]); planning runs nothing.
-//!    A plan file given by the user replaces this step.
+//!    Each Python task's description ends with the request's examples. A plan file given by
+//!    the user replaces this step.
 //! 3. **Review**: the plan and each task's risk (rules, never lower than the model said) go
 //!    to an [`Approver`], which approves, edits or declines it.
 //! 4. **Risk gate**: a REFUSED task (a path outside the repository) stops the run; a HIGH
 //!    one needs the approver's explicit confirmation.
 //! 5. **Stage**: tasks run in dependency order into an in-memory [`Overlay`]; each answer is
-//!    parsed and applied with the fuzzy hunk passes, and a file task whose answer gives no
-//!    usable code fails (the approver may let the model repair it once).
+//!    parsed and applied with the fuzzy hunk passes ([`answer`]), and a file task whose
+//!    answer gives no usable code, or was cut off, fails (the approver may let the model
+//!    repair it once).
 //! 6. **Verify**: the overlay is materialised in a scratch copy and the profile's checks run
-//!    there, in the sandbox.
+//!    there, in the sandbox; then, when the copy has Python files, the request's examples,
+//!    as acceptance tests written into that copy only (never into the overlay, so never
+//!    committed), in every profile.
 //! 7. **Self-correct**: on failure the model gets the error and the file it points at
-//!    ([`fault`]), up to `max_corrections` rounds.
+//!    ([`fault`]; for a failing example, the file its function is or should be in), up to
+//!    `max_corrections` rounds. A change is written only when the checks and the examples
+//!    pass; otherwise the reason names the example that failed and why.
 //! 8. **Commit or roll back**: the overlay commits all at once, refusing files changed on
 //!    disk since they were read; otherwise nothing is written. An intent record ([`intent`])
 //!    holds the old content of every path until the last write is done, so a commit cut off
@@ -28,7 +37,10 @@
 //! `.zerorepo` (in any case) or with a control character is ever a task's, and the scratch
 //! copies for the sandbox hold its regular files only (links are left out).
 
+mod accept;
+mod answer;
 pub mod audit;
+mod examples;
 pub mod fault;
 pub mod intent;
 pub mod plan;
@@ -42,11 +54,11 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::detect::Commands;
-use crate::edit::parse::{EditKind, parse_answer};
 use crate::fsutil::Workspace;
 use crate::llm::{LlmProvider, LlmRequest, Usage};
 use crate::sandbox::TestRunner;
 use crate::workspace::overlay::{FileDiff, Overlay, Source};
+use answer::apply_answer;
 use audit::Audit;
 use plan::{ChangePlan, Risk, RiskContext, Task, TaskKind};
 
@@ -180,6 +192,9 @@ pub struct Outcome {
     pub files: Vec<FileDiff>,
     /// The last verification's checks.
     pub checks: Vec<Check>,
+    /// The request's examples and what the last acceptance check found of each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub examples: Vec<accept::ExampleReport>,
     pub corrections: u32,
     /// The git commit made with `--git-commit`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -298,6 +313,8 @@ struct Run {
     usage: Usage,
     /// The tokens of the last model call, for its audit entry.
     last_usage: Option<Usage>,
+    /// The request's examples, checked as acceptance tests.
+    accept: accept::Acceptance,
     outcome: Outcome,
 }
 
@@ -328,6 +345,7 @@ impl Run {
             commands,
             usage: Usage::default(),
             last_usage: None,
+            accept: accept::Acceptance::default(),
             outcome: Outcome {
                 status: Status::RolledBack,
                 reason: None,
@@ -335,6 +353,7 @@ impl Run {
                 plan: None,
                 files: Vec::new(),
                 checks: Vec::new(),
+                examples: Vec::new(),
                 corrections: 0,
                 git_commit: None,
                 usage: Usage::default(),
@@ -363,6 +382,9 @@ impl Run {
             },
             _ => request.spec.clone(),
         };
+        if request.options.mode != Mode::SelfHeal {
+            self.find_examples(request, &spec).await?;
+        }
         if request.cancel.is_cancelled() {
             return Ok(self.end(Status::Interrupted, "interrupted before planning"));
         }
@@ -373,7 +395,7 @@ impl Run {
                 plan.clone()
             }
             None => match self.ask_plan(request, &spec, diagnosis.as_ref()).await? {
-                Ok(plan) => plan,
+                Ok(plan) => self.accept.hand_on(plan),
                 Err(why) => return Ok(self.end(Status::RolledBack, &why)),
             },
         };
@@ -391,6 +413,7 @@ impl Run {
             return Ok(self.end(Status::Declined, "the plan was declined"));
         };
         self.outcome.plan = Some(reviewed.clone());
+        self.accept.set_planned(&reviewed.plan);
         if let Some(why) = self.gate(request, approver, &reviewed)? {
             return Ok(self.end(Status::RolledBack, &why));
         }
@@ -788,13 +811,14 @@ impl Run {
                 return Ok(None);
             };
             if round >= request.options.max_corrections {
-                return Ok(Some((
-                    Status::RolledBack,
-                    format!(
+                let why = match self.accept.is_check(&failed) {
+                    true => self.accept.failure_reason(round),
+                    false => format!(
                         "`{}` still fails after {round} correction round(s)",
                         failed.command
                     ),
-                )));
+                };
+                return Ok(Some((Status::RolledBack, why)));
             }
             self.correct(request, spec, plan, &failed, round).await?;
             round += 1;
@@ -838,6 +862,9 @@ impl Run {
                 .record("verify", None, outcome, &command, &check.output, None)?;
             checks.push(check);
         }
+        if has_python && let Some(check) = self.check_examples(request, scratch.path()).await? {
+            checks.push(check);
+        }
         Ok(checks)
     }
 
@@ -853,7 +880,13 @@ impl Run {
         let changed: Vec<String> = self.overlay.entries().keys().cloned().collect();
         let mut files = self.files.clone();
         files.extend(changed.iter().cloned());
-        let Some(path) = fault::file_at_fault(&failed.output, &changed, &files) else {
+        // An example that fails blames the file its function is (or should be) in.
+        let blamed = match self.accept.is_check(failed) {
+            true => self.accept.blame(),
+            false => None,
+        };
+        let Some(path) = blamed.or_else(|| fault::file_at_fault(&failed.output, &changed, &files))
+        else {
             self.audit.record(
                 "correct",
                 None,
@@ -962,67 +995,6 @@ impl Run {
         self.outcome.reason = None;
         Ok(self.outcome.clone())
     }
-}
-
-/// The model's answer applied to the text of `path`: hunks in place, code as the whole file
-/// (Python fragments merged by definition name). `Err` says why there is nothing to apply.
-fn apply_answer(answer: &str, path: &str, current: &str) -> Result<String, String> {
-    let parsed = parse_answer(answer);
-    let mut text = current.to_string();
-    let mut used = false;
-    for edit in parsed.edits {
-        if edit
-            .path
-            .as_deref()
-            .is_some_and(|p| !crate::edit::apply::same_file(p, path))
-        {
-            continue;
-        }
-        match edit.kind {
-            EditKind::Hunks(hunks) => {
-                text = crate::edit::hunk::apply_all(&text, &hunks)
-                    .map_err(|e| e.to_string())?
-                    .0;
-            }
-            EditKind::Code(code)
-                if path.ends_with(".py") && !text.is_empty() && is_fragment(&code, &text) =>
-            {
-                text = crate::edit::merge::merge_python(&text, &code);
-            }
-            EditKind::Code(code) => text = ensure_newline(code),
-        }
-        used = true;
-    }
-    if !used {
-        let notes = parsed.diagnostics.join("; ");
-        return Err(if notes.is_empty() {
-            format!("the answer has no code for {path}")
-        } else {
-            format!("the answer has no code for {path} ({notes})")
-        });
-    }
-    Ok(text)
-}
-
-/// Python code that looks like part of the file, not all of it: it leaves out more than
-/// half of the file's top-level definitions.
-fn is_fragment(code: &str, current: &str) -> bool {
-    let names = |text: &str| -> BTreeSet<String> {
-        crate::code::split_units(text)
-            .iter()
-            .filter_map(|u| u.def_name().map(String::from))
-            .collect()
-    };
-    let have = names(current);
-    let kept = names(code).intersection(&have).count();
-    !have.is_empty() && kept * 2 < have.len()
-}
-
-fn ensure_newline(mut text: String) -> String {
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text
 }
 
 fn first_line(text: &str) -> &str {
@@ -1168,29 +1140,6 @@ fn scratch_copy(repo: &Path, overlay: &Overlay) -> Result<tempfile::TempDir, Cod
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn answers_apply_as_whole_files_fragments_or_hunks() {
-        let current = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
-        let whole = "```python\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n```";
-        let text = apply_answer(whole, "calc.py", current).unwrap();
-        assert!(text.contains("def mul") && text.contains("def sub"));
-        let fragment = "```python\ndef mul(a, b):\n    return a * b\n```";
-        let text = apply_answer(fragment, "calc.py", current).unwrap();
-        assert!(
-            text.contains("def mul") && text.contains("def sub"),
-            "{text}"
-        );
-        let hunk = "```\n<<<<<<< SEARCH\n    return a - b\n=======\n    return b - a\n>>>>>>> REPLACE\n```";
-        assert!(
-            apply_answer(hunk, "calc.py", current)
-                .unwrap()
-                .contains("return b - a")
-        );
-        assert!(apply_answer("I cannot do that.", "calc.py", current).is_err());
-        let other = "```python other.py\nX = 1\n```";
-        assert!(apply_answer(other, "calc.py", current).is_err());
-    }
 
     #[test]
     fn labels_follow_the_disk() {

@@ -592,6 +592,15 @@ pub(crate) fn code_outcome(outcome: &crate::change::Outcome) -> String {
         };
         out.push_str(&format!("check `{}` {state}\n", check.command));
     }
+    for example in &outcome.examples {
+        let why = example.why.as_deref().map(|w| format!(": {w}"));
+        out.push_str(&format!(
+            "example {} {}{}\n",
+            example.example,
+            example.status,
+            why.unwrap_or_default()
+        ));
+    }
     let files: Vec<&str> = outcome.files.iter().map(|f| f.path.as_str()).collect();
     let headline = match outcome.status {
         Status::Committed => format!(

@@ -1,6 +1,7 @@
 mod assembly;
 mod bad_input;
 mod change;
+mod change_examples;
 mod cleanup;
 mod cli;
 mod code;

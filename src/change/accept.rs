@@ -1,0 +1,496 @@
+//! The request as a specification: its examples ([`super::examples`]) become acceptance tests
+//! that a change must pass, besides the repository's own checks.
+//!
+//! Why: a change that passes the repository's old tests can still not do what was asked (a
+//! new function that copies an existing one passes every old test). So each example becomes
+//! one pytest function, written into the sandbox's scratch copy only, in a file of its own at
+//! the copy's root ([`FILE`]; another name when the repository has one of that name) and run
+//! there by naming it, after the profile's checks, so the repository's suite never sees it.
+//! It is never in the overlay, so it is never committed.
+//!
+//! Each test imports the example's function from the module that defines it in the staged
+//! copy (a file the plan edits first, else the shortest path), else from the first Python
+//! file the plan edits (where it should appear), and compares with `==` (floats
+//! approximately) or checks the exception's class by name, so no import of it is needed.
+//! Everything pasted into the test is a checked literal, a Python identifier, or a module
+//! path of identifiers: nothing of the request runs on the host, and in the sandbox only as
+//! such values.
+//!
+//! A bug report's examples are run before the change too (error-first): one that passes on
+//! the repository as it is does not reproduce the bug; it is dropped, the audit trail says
+//! so, and the suite stays the only check of it.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::examples::{Example, Expect};
+use super::{Check, CodeError, Request, Run, audit, run_check, scratch_copy};
+
+/// The acceptance tests' file, at the root of the scratch copy.
+pub(super) const FILE: &str = "test_zerorepo_acceptance.py";
+/// Characters of pytest's own output kept before the summary of the examples.
+const OUTPUT_CHARS: usize = 2_000;
+/// Python files larger than this are not read for the definition of a function.
+const MAX_SOURCE_BYTES: u64 = 1 << 20;
+
+/// What became of one of the request's examples, for the outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExampleReport {
+    /// The example in words: `` `f('a')` should return `'b'` ``.
+    pub example: String,
+    /// `passed`, `failed`, `not run`, or `does not reproduce` (a bug report's example that
+    /// already passed before the change: not checked further).
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+/// The examples of one run and what the last check of them found.
+#[derive(Debug, Default)]
+pub(super) struct Acceptance {
+    /// The examples still checked.
+    examples: Vec<Example>,
+    /// The Python files the approved plan creates or edits, in plan order.
+    planned: Vec<String>,
+    /// The command line of the last acceptance check (to know it among the checks).
+    command: Option<String>,
+    /// The file the first failing example's function is (or should be) in.
+    blame: Option<String>,
+    /// Per example of the last check: `Err(why)` when it failed.
+    results: Vec<Result<(), String>>,
+    /// Examples of a bug report that passed before the change.
+    not_reproduced: Vec<Example>,
+}
+
+impl Acceptance {
+    pub(super) fn set_planned(&mut self, plan: &super::plan::ChangePlan) {
+        self.planned = plan
+            .tasks
+            .iter()
+            .filter_map(|t| t.path.clone())
+            .filter(|p| p.ends_with(".py"))
+            .collect();
+    }
+
+    /// Whether `check` is the acceptance check.
+    pub(super) fn is_check(&self, check: &Check) -> bool {
+        self.command.as_deref() == Some(check.command.as_str())
+    }
+
+    /// The file a failing acceptance check points at.
+    pub(super) fn blame(&self) -> Option<String> {
+        self.blame.clone()
+    }
+
+    /// Why the change was not written, when the acceptance check still fails.
+    pub(super) fn failure_reason(&self, rounds: u32) -> String {
+        let failed: Vec<String> = self
+            .examples
+            .iter()
+            .zip(&self.results)
+            .filter_map(|(e, r)| {
+                r.as_ref()
+                    .err()
+                    .map(|why| format!("{}: {why}", e.describe()))
+            })
+            .collect();
+        let failed = match failed.is_empty() {
+            true => "pytest did not pass the acceptance tests (see `accept` in the trail)".into(),
+            false => failed.join("; "),
+        };
+        format!(
+            "the request's example fails after {rounds} correction round(s) (acceptance test \
+             {FILE}): {failed}"
+        )
+    }
+
+    pub(super) fn report(&self) -> Vec<ExampleReport> {
+        let mut out: Vec<ExampleReport> = self
+            .not_reproduced
+            .iter()
+            .map(|e| ExampleReport {
+                example: e.describe(),
+                status: "does not reproduce".into(),
+                why: Some("it passed before the change".into()),
+            })
+            .collect();
+        for (i, example) in self.examples.iter().enumerate() {
+            let (status, why) = match self.results.get(i) {
+                None => ("not run", None),
+                Some(Ok(())) => ("passed", None),
+                Some(Err(why)) => ("failed", Some(why.clone())),
+            };
+            out.push(ExampleReport {
+                example: example.describe(),
+                status: status.into(),
+                why,
+            });
+        }
+        out
+    }
+
+    /// Each file task's description ends with the request's examples: the task the planner
+    /// hands on must not lose them.
+    pub(super) fn hand_on(&self, mut plan: super::plan::ChangePlan) -> super::plan::ChangePlan {
+        if self.examples.is_empty() {
+            return plan;
+        }
+        let list: Vec<String> = self.examples.iter().map(Example::describe).collect();
+        let note = format!(
+            "The request's examples, checked by tests after the change: {}.",
+            list.join("; ")
+        );
+        for task in &mut plan.tasks {
+            let python = task.path.as_deref().is_some_and(|p| p.ends_with(".py"));
+            if python && !task.description.contains(&note) {
+                task.description = format!("{} {note}", task.description.trim_end());
+            }
+        }
+        plan
+    }
+}
+
+impl Run {
+    /// The request's examples, found once before planning; a bug report's are reproduced on
+    /// the repository as it is (see the module doc).
+    pub(super) async fn find_examples(
+        &mut self,
+        request: &Request,
+        spec: &str,
+    ) -> Result<(), CodeError> {
+        let examples = super::examples::extract(spec);
+        if examples.is_empty() {
+            return Ok(());
+        }
+        let list: Vec<String> = examples.iter().map(Example::describe).collect();
+        let detail = format!("{} example(s) in the request", examples.len());
+        self.audit
+            .record("examples", None, "found", &detail, &list.join("\n"), None)?;
+        self.accept.examples = examples;
+        if !self.accept.examples.iter().any(|e| e.bug) {
+            return Ok(());
+        }
+        let scratch = scratch_copy(&request.repo, &self.overlay)?;
+        let bugs: Vec<Example> = self
+            .accept
+            .examples
+            .iter()
+            .filter(|e| e.bug)
+            .cloned()
+            .collect();
+        let Some((check, results)) = run_examples(request, scratch.path(), &bugs, &[]).await?
+        else {
+            return Ok(());
+        };
+        if check.unavailable {
+            self.audit.record(
+                "reproduce",
+                None,
+                "unavailable",
+                &check.command,
+                &check.output,
+                None,
+            )?;
+            return Ok(());
+        }
+        for (example, result) in bugs.iter().zip(results) {
+            let (outcome, why) = match &result {
+                Ok(()) => (
+                    "does not reproduce",
+                    "it passes before the change; the suite stays the only check",
+                ),
+                Err(why) => ("reproduced", why.as_str()),
+            };
+            self.audit
+                .record("reproduce", None, outcome, &example.describe(), why, None)?;
+            if result.is_ok() {
+                self.accept.examples.retain(|e| e != example);
+                self.accept.not_reproduced.push(example.clone());
+            }
+        }
+        self.outcome.examples = self.accept.report();
+        Ok(())
+    }
+
+    /// The acceptance check on a scratch copy the profile's checks ran in; `None` when there
+    /// is nothing to check.
+    pub(super) async fn check_examples(
+        &mut self,
+        request: &Request,
+        scratch: &Path,
+    ) -> Result<Option<Check>, CodeError> {
+        let examples = self.accept.examples.clone();
+        let planned = self.accept.planned.clone();
+        let Some((check, results)) = run_examples(request, scratch, &examples, &planned).await?
+        else {
+            return Ok(None);
+        };
+        let files = super::list_files(scratch)?;
+        self.accept.blame = examples
+            .iter()
+            .zip(&results)
+            .find(|(_, r)| r.is_err())
+            .and_then(|(e, _)| target(&e.function, &planned, &files, scratch))
+            .map(|t| t.path);
+        self.accept.command = Some(check.command.clone());
+        self.accept.results = results;
+        self.outcome.examples = self.accept.report();
+        let outcome = match (check.unavailable, check.passed) {
+            (true, _) => "unavailable",
+            (_, true) => "passed",
+            _ => "failed",
+        };
+        self.audit
+            .record("accept", None, outcome, &check.command, &check.output, None)?;
+        Ok(Some(check))
+    }
+}
+
+/// Writes the tests of `examples` into `scratch` and runs them: the check (its output ends
+/// with a summary per example) and each example's result. `None` when there is no example
+/// or no Python in the copy to test.
+async fn run_examples(
+    request: &Request,
+    scratch: &Path,
+    examples: &[Example],
+    planned: &[String],
+) -> Result<Option<(Check, Vec<Result<(), String>>)>, CodeError> {
+    if examples.is_empty() {
+        return Ok(None);
+    }
+    let files = super::list_files(scratch)?;
+    if !files.iter().any(|f| f.ends_with(".py")) {
+        return Ok(None);
+    }
+    let name = file_name(&files);
+    let targets: Vec<Option<Target>> = examples
+        .iter()
+        .map(|e| target(&e.function, planned, &files, scratch))
+        .collect();
+    std::fs::write(scratch.join(&name), render(examples, &targets))?;
+    let command = format!("python -m pytest -q -rA --tb=short -p no:cacheprovider {name}");
+    let mut check = run_check(request, scratch, &command).await?;
+    let results = read_results(&check.output, &name, examples.len());
+    let summary = summary(examples, &results, &name);
+    check.output = format!("{}\n{summary}", audit::tail(&check.output, OUTPUT_CHARS));
+    check.passed = check.passed && results.iter().all(Result::is_ok);
+    Ok(Some((check, results)))
+}
+
+/// [`FILE`], or a name no file of the repository has.
+fn file_name(files: &[String]) -> String {
+    let mut name = FILE.to_string();
+    let mut n = 1;
+    while files.contains(&name) {
+        name = format!("test_zerorepo_acceptance_{n}.py");
+        n += 1;
+    }
+    name
+}
+
+/// Where a function is imported from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Target {
+    /// The file, relative to the copy's root.
+    path: String,
+    /// Its dotted module name.
+    module: String,
+    /// The directory to put on `sys.path` ("" for the root).
+    root: String,
+}
+
+/// The module that defines `function` in the copy (a planned file first), else the first
+/// planned Python file that is not a test.
+fn target(function: &str, planned: &[String], files: &[String], scratch: &Path) -> Option<Target> {
+    let defines = |path: &String| {
+        let full = scratch.join(path);
+        let small = std::fs::metadata(&full).is_ok_and(|m| m.len() <= MAX_SOURCE_BYTES);
+        small
+            && std::fs::read_to_string(&full).is_ok_and(|text| {
+                crate::code::split_units(&text)
+                    .iter()
+                    .any(|u| u.def_name() == Some(function))
+            })
+    };
+    let source = |p: &&String| p.ends_with(".py") && !super::fault::is_test_file(p);
+    let mut defining: Vec<&String> = files.iter().filter(source).filter(|p| defines(p)).collect();
+    defining.sort_by_key(|p| (!planned.contains(p), p.len()));
+    let chosen = defining
+        .first()
+        .copied()
+        .or_else(|| planned.iter().find(source))?;
+    module_of(chosen, files)
+}
+
+/// `src/pkg/m.py` → `pkg.m` with `src` on the path: the module root is the first directory
+/// up from the file that is not a package. `None` when a part is not an identifier.
+fn module_of(path: &str, files: &[String]) -> Option<Target> {
+    let stem = path.strip_suffix(".py")?;
+    let parts: Vec<&str> = stem.split('/').collect();
+    let mut root_len = parts.len() - 1;
+    while root_len > 0 && files.contains(&format!("{}/__init__.py", parts[..root_len].join("/"))) {
+        root_len -= 1;
+    }
+    let mut module: Vec<&str> = parts[root_len..].to_vec();
+    if module.len() > 1 && module.last() == Some(&"__init__") {
+        module.pop();
+    }
+    let root = parts[..root_len].join("/");
+    let safe_dir = |p: &str| {
+        !p.is_empty()
+            && p != ".."
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+    };
+    let ok = module.iter().all(|m| crate::python::is_identifier(m))
+        && parts[..root_len].iter().all(|p| safe_dir(p));
+    ok.then(|| Target {
+        path: path.to_string(),
+        module: module.join("."),
+        root,
+    })
+}
+
+/// The test file: one function per example, named `test_example_N` (from 1).
+fn render(examples: &[Example], targets: &[Option<Target>]) -> String {
+    let mut out = String::from(
+        "\"\"\"The request's examples as tests, written by zerorepo in the sandbox's copy only.\"\"\"\n\
+         import os as _os\nimport sys as _sys\n\nimport pytest as _pytest\n",
+    );
+    for (i, (example, target)) in examples.iter().zip(targets).enumerate() {
+        out.push_str(&format!("\n\ndef test_example_{}():\n", i + 1));
+        let Some(target) = target else {
+            out.push_str(&format!(
+                "    _pytest.fail('no module of the repository defines {}')\n",
+                example.function
+            ));
+            continue;
+        };
+        if !target.root.is_empty() {
+            out.push_str(&format!(
+                "    _sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), '{}'))\n",
+                target.root
+            ));
+        }
+        out.push_str(&format!(
+            "    from {} import {} as _zr_function\n",
+            target.module, example.function
+        ));
+        out.push_str(&body(example));
+    }
+    out
+}
+
+fn body(example: &Example) -> String {
+    let call = format!("_zr_function({})", example.args);
+    match &example.expect {
+        Expect::Returns(value) => {
+            let compare = if is_float(value) {
+                "_pytest.approx(_zr_expected)"
+            } else {
+                "_zr_expected"
+            };
+            format!(
+                "    _zr_expected = {value}\n    _zr_result = {call}\n    assert _zr_result == {compare}, \
+                 'got ' + repr(_zr_result) + ', expected ' + repr(_zr_expected)\n"
+            )
+        }
+        Expect::Raises(name) => format!(
+            "    with _pytest.raises(BaseException) as _zr_caught:\n        {call}\n    \
+             _zr_names = [k.__name__ for k in type(_zr_caught.value).__mro__]\n    \
+             assert '{name}' in _zr_names, 'raised ' + type(_zr_caught.value).__name__ + ', not {name}'\n"
+        ),
+    }
+}
+
+fn is_float(value: &str) -> bool {
+    let digits = value.trim_start_matches(['-', '+']);
+    digits.starts_with(|c: char| c.is_ascii_digit())
+        && digits.contains(['.', 'e', 'E'])
+        && !digits.starts_with("0x")
+}
+
+/// Per example, from pytest's `-rA` summary: `Ok` for a `PASSED` line, else the reason of
+/// its `FAILED`/`ERROR` line (or of an error collecting the file), whole from its traceback
+/// when that is in the output.
+fn read_results(output: &str, file: &str, count: usize) -> Vec<Result<(), String>> {
+    let mut results: Vec<Result<(), String>> = (0..count)
+        .map(|_| Err("did not run (see the output)".to_string()))
+        .collect();
+    for line in output.lines() {
+        let Some((status, rest)) = line.split_once(' ') else {
+            continue;
+        };
+        if !matches!(status, "PASSED" | "FAILED" | "ERROR") {
+            continue;
+        }
+        let (id, why) = rest.split_once(" - ").unwrap_or((rest, ""));
+        let why = if why.is_empty() {
+            status.to_lowercase()
+        } else {
+            why.to_string()
+        };
+        let Some(tail) = id.strip_prefix(file) else {
+            continue;
+        };
+        let Some(n) = tail.strip_prefix("::test_example_") else {
+            // The file itself failed to collect: every example with it.
+            results.iter_mut().for_each(|r| *r = Err(why.clone()));
+            continue;
+        };
+        let Some(slot) = n
+            .parse::<usize>()
+            .ok()
+            .and_then(|n| results.get_mut(n.checked_sub(1)?))
+        else {
+            continue;
+        };
+        *slot = if status == "PASSED" { Ok(()) } else { Err(why) };
+    }
+    // The summary line may be cut to the terminal's width; the traceback's `E` line is whole.
+    for (n, why) in error_lines(output) {
+        if let Some(Err(slot)) = n.checked_sub(1).and_then(|i| results.get_mut(i)) {
+            *slot = why;
+        }
+    }
+    results
+}
+
+/// The first `E   ...` line of each failing test's section (`___ test_example_N ___`).
+fn error_lines(output: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut current: Option<usize> = None;
+    for line in output.lines() {
+        let trimmed = line.trim_matches(|c: char| c == '_' || c == ' ');
+        if line.starts_with("___") {
+            current = trimmed
+                .strip_prefix("test_example_")
+                .and_then(|n| n.parse().ok());
+            continue;
+        }
+        if let (Some(n), Some(why)) = (current, line.strip_prefix("E ")) {
+            out.push((n, why.trim().to_string()));
+            current = None;
+        }
+    }
+    out
+}
+
+/// The examples' results in words, for the correction prompt and the trail.
+fn summary(examples: &[Example], results: &[Result<(), String>], file: &str) -> String {
+    let mut out = format!(
+        "The request's examples, checked by tests zerorepo wrote from them ({file}, not part of \
+         the repository; change the code, not the tests):\n"
+    );
+    for (example, result) in examples.iter().zip(results) {
+        match result {
+            Ok(()) => out.push_str(&format!("- passed: {}\n", example.describe())),
+            Err(why) => out.push_str(&format!("- FAILED: {}: {why}\n", example.describe())),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

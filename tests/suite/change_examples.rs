@@ -1,0 +1,249 @@
+//! `zerorepo code` with a request that gives examples: they are acceptance tests a change
+//! must pass besides the suite, so a change that does not do what was asked is corrected or
+//! never written; and an answer cut off by its token budget is never applied.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::change::{plan, write};
+use super::support::{run, tree, zerorepo};
+
+const MODULE: &str = "def lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n\n\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n";
+const TESTS: &str = "from text import lower_words\n\n\ndef test_lower_words():\n    assert lower_words(\"A\") == \"a\"\n";
+const REQUEST: &str = "Add `slugify_title(s)` to text, built from lower_words and join_dashes, \
+                       so that 'A B' becomes 'a-b'.";
+/// The first answer of issue 40: an existing function again under the new name.
+const COPIED: &str = "```python\ndef lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n\n\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef slugify_title(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n```";
+const RIGHT: &str = "```python\ndef lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n\n\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef slugify_title(s):\n    \"\"\"Return s lower-cased, its words joined by dashes.\"\"\"\n    return join_dashes(lower_words(s))\n```";
+
+/// The acceptance tests' file name in the sandbox copy.
+const ACCEPTANCE_FILE: &str = "test_zerorepo_acceptance.py";
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "text.py", MODULE);
+    write(dir.path(), "tests/test_text.py", TESTS);
+    dir
+}
+
+fn one_task() -> Value {
+    plan(json!([
+        {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Add slugify_title(s), joined by dashes."}
+    ]))
+}
+
+fn answer(node: &str, role: &str, text: &str) -> Value {
+    json!({"node": node, "role": role, "answer": text})
+}
+
+/// `zerorepo code --yes --json` with `request` and the scripted answers.
+fn code(repo: &Path, request: &str, script: &[Value], extra: &[&str]) -> (i32, Value, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("script.jsonl");
+    let lines: Vec<String> = script.iter().map(Value::to_string).collect();
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let mut cmd = zerorepo();
+    cmd.args(["code", "--yes", "--json", "--prompt", request, "--repo"])
+        .arg(repo)
+        .arg("--llm")
+        .arg(format!("scripted:{}", path.display()))
+        .args(extra);
+    let (status, stdout, stderr) = run(&mut cmd);
+    let outcome = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (status, outcome, stderr)
+}
+
+fn trail(repo: &Path, action: &str) -> Vec<Value> {
+    let (status, stdout, stderr) = run(zerorepo().args(["history", "--json"]).arg(repo));
+    assert_eq!(status, 0, "{stderr}");
+    let all: Vec<Value> = serde_json::from_str(&stdout).unwrap();
+    all.into_iter().filter(|e| e["action"] == action).collect()
+}
+
+#[test]
+fn a_copied_function_fails_the_requests_example_and_is_corrected() {
+    let repo = project();
+    let script = [
+        one_task(),
+        answer("1", "impl", COPIED),
+        answer("correct", "fix", RIGHT),
+    ];
+    let (status, outcome, stderr) = code(repo.path(), REQUEST, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    assert_eq!(
+        outcome["corrections"], 1,
+        "the suite passed the copy; the example did not"
+    );
+    let text = std::fs::read_to_string(repo.path().join("text.py")).unwrap();
+    assert!(
+        text.contains("return join_dashes(lower_words(s))"),
+        "{text}"
+    );
+    assert!(
+        !repo.path().join(ACCEPTANCE_FILE).exists(),
+        "the acceptance tests are never written to the repository"
+    );
+    assert_eq!(outcome["examples"][0]["status"], "passed", "{outcome:#}");
+    // The planner's task carries the example on.
+    let task = outcome["plan"]["plan"]["tasks"][0]["description"]
+        .as_str()
+        .unwrap();
+    assert!(
+        task.contains("`slugify_title('A B')` should return `'a-b'`"),
+        "{task}"
+    );
+    let accepts = trail(repo.path(), "accept");
+    let outcomes: Vec<&str> = accepts
+        .iter()
+        .map(|e| e["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, ["failed", "passed"]);
+    assert!(
+        accepts[0]["excerpt"]
+            .as_str()
+            .unwrap()
+            .contains("got 'a b', expected 'a-b'"),
+        "{:#}",
+        accepts[0]
+    );
+}
+
+#[test]
+fn a_change_that_never_does_what_was_asked_is_not_written() {
+    let repo = project();
+    let before = tree(repo.path());
+    let script = [
+        one_task(),
+        answer("1", "impl", COPIED),
+        answer("correct", "fix", COPIED),
+    ];
+    let (status, outcome, stderr) =
+        code(repo.path(), REQUEST, &script, &["--max-corrections", "2"]);
+    assert_eq!(status, 1, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "rolled_back");
+    assert_eq!(outcome["corrections"], 2);
+    let reason = outcome["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("after 2 correction round(s)")
+            && reason.contains("`slugify_title('A B')` should return `'a-b'`")
+            && reason.contains("got 'a b', expected 'a-b'"),
+        "{reason}"
+    );
+    assert_eq!(outcome["examples"][0]["status"], "failed");
+    assert_eq!(tree(repo.path()), before, "not one byte changed");
+    let rollback = trail(repo.path(), "rollback");
+    assert!(
+        rollback[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("slugify_title('A B')"),
+        "{rollback:#?}"
+    );
+}
+
+#[test]
+fn an_answer_cut_off_by_its_token_budget_is_never_written() {
+    let repo = project();
+    let before = tree(repo.path());
+    // The whole file begun again and cut after its first function: it parses, and applied it
+    // would drop join_dashes.
+    let cut = "```python\ndef lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n";
+    let script = [one_task(), answer("1", "impl", cut)];
+    let (status, outcome, stderr) =
+        code(repo.path(), "Add slugify_title(s) to text.", &script, &[]);
+    assert_eq!(status, 1, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "rolled_back");
+    let reason = outcome["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("task 1 failed") && reason.contains("cut off"),
+        "{reason}"
+    );
+    assert_eq!(tree(repo.path()), before);
+}
+
+#[test]
+fn a_bug_report_that_does_not_reproduce_is_said_and_the_suite_decides() {
+    let repo = project();
+    let script = [
+        plan(json!([
+            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Fix join_dashes."}
+        ])),
+        answer("1", "impl", RIGHT),
+    ];
+    let request = "Fix join_dashes: join_dashes('a b') should return 'a-b'.";
+    let (status, outcome, stderr) = code(repo.path(), request, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed");
+    assert_eq!(outcome["examples"][0]["status"], "does not reproduce");
+    let reproduce = trail(repo.path(), "reproduce");
+    assert_eq!(
+        reproduce[0]["outcome"], "does not reproduce",
+        "{reproduce:#?}"
+    );
+    assert!(
+        trail(repo.path(), "accept").is_empty(),
+        "nothing left to accept"
+    );
+}
+
+#[test]
+fn a_bug_report_is_reproduced_before_the_change() {
+    let repo = project();
+    write(
+        repo.path(),
+        "text.py",
+        &MODULE.replace("\"-\".join(s.split())", "\" \".join(s.split())"),
+    );
+    let script = [
+        plan(json!([
+            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Fix join_dashes."}
+        ])),
+        answer("1", "impl", RIGHT),
+    ];
+    let request = "join_dashes('a b') returns 'a b' but should return 'a-b'.";
+    let (status, outcome, stderr) = code(repo.path(), request, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    let reproduce = trail(repo.path(), "reproduce");
+    assert_eq!(reproduce[0]["outcome"], "reproduced", "{reproduce:#?}");
+    assert_eq!(outcome["examples"][0]["status"], "passed");
+}
+
+#[test]
+fn raises_doctests_and_floats_are_checked_in_the_sandbox() {
+    let repo = project();
+    let request = "Add `parse_ratio(s)` to text: parse_ratio('x') should raise ValueError.\n\
+                   >>> parse_ratio('1/4')\n0.25\n";
+    let with_ratio = |body: &str| {
+        format!(
+            "```python\n{}\n\ndef parse_ratio(s):\n{body}\n```",
+            MODULE.trim_end()
+        )
+    };
+    // The first answer divides the wrong way round; the second is right.
+    let wrong = with_ratio("    a, b = s.split('/')\n    return int(b) / int(a)");
+    let right = with_ratio("    a, b = s.split('/')\n    return int(a) / int(b)");
+    let script = [
+        one_task(),
+        answer("1", "impl", &wrong),
+        answer("correct", "fix", &right),
+    ];
+    let (status, outcome, stderr) = code(repo.path(), request, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["corrections"], 1, "{outcome:#}");
+    let statuses: Vec<&str> = outcome["examples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["passed", "passed"], "{outcome:#}");
+    let first = &trail(repo.path(), "accept")[0];
+    let excerpt = first["excerpt"].as_str().unwrap();
+    assert!(
+        excerpt.contains("- passed: `parse_ratio('x')` should raise ValueError")
+            && excerpt.contains("- FAILED: `parse_ratio('1/4')` should return `0.25`"),
+        "{excerpt}"
+    );
+}
