@@ -19,11 +19,22 @@
 //! prompt still being evaluated. Each slot keeps its own cached prefix, so nodes that take
 //! turns no longer evict each other's prompts. Floating-point sums depend on what shares a
 //! batch, so greedy answers can differ with `--jobs`; with one job they do not.
+//!
+//! A greedy sequence (temperature 0: a request's first candidate when it asks for 0) also
+//! drafts ([`super::draft`], prompt lookup; `ZEROREPO_DRAFT=off` turns it off): after the token
+//! it sampled, the batch carries the tokens its history suggests come next, each with logits.
+//! After the decode the sequence samples from the logits of each position in turn, through its
+//! usual sampler and stop conditions, and moves on while what it sampled is the drafted token
+//! already in the cache; the first token that differs is the one fed next, and the rejected
+//! drafts are removed from the sequence's cache. So the tokens, the text and the cache are
+//! those of one token at a time, only fewer steps are taken: on a CPU a token checked in a
+//! batch costs a fraction of a decode step. Sampled sequences decode one token a step: keeping
+//! their distribution would need the speculative-sampling acceptance rule, not done yet.
 
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
@@ -36,11 +47,13 @@ use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
 use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
+use llama_cpp_2::vocab::LlamaVocab;
 use llama_cpp_2::{
     ApplyChatTemplateError, ChatTemplateError, DecodeError, LlamaContextLoadError, LlamaCppError,
     LlamaModelLoadError, NewLlamaChatMessageError,
 };
 
+use super::draft::{self, DraftCounters, DraftCounts, Drafting};
 use super::{LlmError, LlmProvider, LlmRequest, LlmResponse, Role, Usage};
 use crate::edit::cutoff::{MOST_TESTS, stop_after_tests};
 
@@ -55,6 +68,13 @@ const BATCH: usize = 512;
 /// The most sequences of one request decoded together: the five diagnosis votes
 /// (implementation candidates are at most 4); more are capped to this.
 pub(crate) const MAX_SEQUENCES: u32 = 5;
+/// The most draft tokens checked after a sequence's next token. A full guess of k tokens makes
+/// k + 1 tokens for about 1 + k/7 of a step on this CPU (`reports/batching.md`), a wrong one
+/// costs that fraction for nothing: with 6 a long copy goes about 3.8 times as fast, and a
+/// miss costs under two plain steps.
+const DRAFT_MOST: usize = 6;
+// Every sequence's token and drafts fit one batch beside nothing else.
+const _: () = assert!(LANES * MAX_SEQUENCES as usize * (1 + DRAFT_MOST) <= BATCH);
 
 struct Job {
     request: LlmRequest,
@@ -63,23 +83,46 @@ struct Job {
     reply: tokio::sync::oneshot::Sender<Vec<Result<LlmResponse, LlmError>>>,
 }
 
-pub(crate) struct LocalProvider {
+/// The embedded model as a provider (built by `chain::from_spec("local")`; public so that the
+/// tests and benches can choose [`Drafting`] and read its counters).
+pub struct LocalProvider {
     jobs: mpsc::Sender<Job>,
     name: String,
-    shared_decodes: Arc<AtomicU64>,
+    stats: Arc<Stats>,
+}
+
+/// What the model thread counts for the provider to read.
+#[derive(Debug, Default)]
+struct Stats {
+    /// Decodes that carried tokens of more than one job (see [`LocalProvider::shared_decodes`]).
+    shared_decodes: AtomicU64,
+    /// Whether greedy sequences draft ([`Drafting::Lookup`]); read when a job's candidates
+    /// begin, so a change applies to the next job.
+    lookup: AtomicBool,
+    drafts: DraftCounters,
 }
 
 impl LocalProvider {
-    /// Loads the model on a worker thread (a few seconds) and returns once it is ready.
+    /// Loads the model on a worker thread (a few seconds), drafting as `ZEROREPO_DRAFT` says.
     pub(crate) fn load(path: &Path) -> Result<LocalProvider, LlmError> {
+        let drafting = Drafting::from_env().map_err(|e| permanent(e.to_string()))?;
+        LocalProvider::load_with(path, drafting)
+    }
+
+    /// Loads the model on a worker thread (a few seconds) and returns once it is ready.
+    /// llama.cpp is initialized once per process, so a process has one such provider.
+    pub fn load_with(path: &Path, drafting: Drafting) -> Result<LocalProvider, LlmError> {
         let (jobs, incoming) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), LocalError>>();
         let model_path: PathBuf = path.to_path_buf();
-        let shared_decodes = Arc::new(AtomicU64::new(0));
-        let counter = Arc::clone(&shared_decodes);
+        let stats = Arc::new(Stats::default());
+        stats
+            .lookup
+            .store(drafting == Drafting::Lookup, Ordering::Relaxed);
+        let counters = Arc::clone(&stats);
         std::thread::Builder::new()
             .name("zerorepo-llm".into())
-            .spawn(move || worker(&model_path, &ready_tx, &incoming, counter))
+            .spawn(move || worker(&model_path, &ready_tx, &incoming, counters))
             .map_err(|e| permanent(format!("cannot start the model thread: {e}")))?;
         match ready_rx.recv() {
             Ok(Ok(())) => {}
@@ -93,22 +136,39 @@ impl LocalProvider {
         Ok(LocalProvider {
             jobs,
             name: format!("local:{file}"),
-            shared_decodes,
+            stats,
         })
     }
 
     /// How many decode steps so far carried tokens of more than one request: the evidence
     /// that concurrent requests were batched together rather than taking turns.
     pub(crate) fn shared_decodes(&self) -> u64 {
-        self.shared_decodes.load(Ordering::Relaxed)
+        self.stats.shared_decodes.load(Ordering::Relaxed)
+    }
+
+    /// Drafts or not from the next request on (the tests and benches compare both ways in
+    /// one process, which can load the model only once).
+    pub fn set_drafting(&self, drafting: Drafting) {
+        self.stats
+            .lookup
+            .store(drafting == Drafting::Lookup, Ordering::Relaxed);
+    }
+
+    /// What drafting proposed and the model accepted so far, all requests together.
+    pub fn draft_counts(&self) -> DraftCounts {
+        self.stats.drafts.counts()
     }
 }
 
 impl Drop for LocalProvider {
     fn drop(&mut self) {
+        let drafts = self.draft_counts();
         tracing::debug!(
             shared_decodes = self.shared_decodes(),
-            "local model: decode steps that carried more than one request"
+            verifications = drafts.verifications,
+            proposed = drafts.proposed,
+            accepted = drafts.accepted,
+            "local model: decode steps that carried more than one request; drafts"
         );
     }
 }
@@ -154,6 +214,8 @@ enum LocalError {
     Batch(#[from] BatchAddError),
     #[error(transparent)]
     Decode(#[from] DecodeError),
+    #[error("llama.cpp kept the rejected draft tokens of sequence {0} in its cache")]
+    DraftKept(i32),
 }
 
 fn permanent(message: String) -> LlmError {
@@ -209,7 +271,7 @@ fn worker(
     path: &Path,
     ready: &mpsc::Sender<Result<(), LocalError>>,
     jobs: &mpsc::Receiver<Job>,
-    shared_decodes: Arc<AtomicU64>,
+    stats: Arc<Stats>,
 ) {
     let (backend, model) = match load(path) {
         Ok(loaded) => loaded,
@@ -218,7 +280,7 @@ fn worker(
             return;
         }
     };
-    match Session::open(&backend, &model, path, shared_decodes) {
+    match Session::open(&backend, &model, path, stats) {
         Ok(mut session) => {
             let _ = ready.send(Ok(()));
             session.serve(jobs);
@@ -259,8 +321,7 @@ struct Session<'m> {
     waiting: VecDeque<Pending>,
     /// Counts placements, so the least recently used slot is known.
     clock: u64,
-    /// Decodes that carried tokens of more than one job (see [`LocalProvider::shared_decodes`]).
-    shared_decodes: Arc<AtomicU64>,
+    stats: Arc<Stats>,
 }
 
 /// One slot of the cache: what its first sequence holds, and the job it runs, if any.
@@ -314,7 +375,7 @@ impl<'m> Session<'m> {
         backend: &LlamaBackend,
         model: &'m LlamaModel,
         path: &Path,
-        shared_decodes: Arc<AtomicU64>,
+        stats: Arc<Stats>,
     ) -> Result<Session<'m>, LocalError> {
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as i32;
         // One cache for all sequences: candidates share the prompt's entries, and a slot can
@@ -342,7 +403,7 @@ impl<'m> Session<'m> {
             slots: (0..LANES).map(|_| Slot::default()).collect(),
             waiting: VecDeque::new(),
             clock: 0,
-            shared_decodes,
+            stats,
         })
     }
 
@@ -467,43 +528,9 @@ impl<'m> Session<'m> {
     /// One decode: the next token of every live candidate of every job, then as much of the
     /// prompts still to evaluate as the batch holds.
     fn step(&mut self) -> Result<(), LocalError> {
-        let vocab = self.model.vocab();
         let mut batch = LlamaBatch::new(BATCH, 1);
-        let mut jobs_in_batch = 0;
         let mut fed_to_first: Vec<(usize, LlamaToken)> = Vec::new();
-        for (slot, s) in self.slots.iter_mut().enumerate() {
-            let Some(lane) = s.lane.as_mut() else {
-                continue;
-            };
-            let before = batch.n_tokens();
-            let request = &lane.pending.job.request;
-            for (k, q) in lane.sequences.iter_mut().enumerate() {
-                let Some(index) = q.logits.take() else {
-                    continue;
-                };
-                let token = q.sampler.sample(&self.ctx, index);
-                q.sampler.accept(token);
-                if vocab.is_eog(token) {
-                    continue;
-                }
-                q.text.extend(vocab.token_to_piece(token, false, None));
-                q.generated += 1;
-                if q.generated >= u64::from(request.max_tokens)
-                    || answer_is_complete(&mut q.text, request.role)
-                {
-                    continue;
-                }
-                q.logits = Some(batch.n_tokens());
-                batch.add(token, q.position, &[seq_id(slot, k as u32)], true)?;
-                q.position += 1;
-                if k == 0 {
-                    fed_to_first.push((slot, token));
-                }
-            }
-            if batch.n_tokens() > before {
-                jobs_in_batch += 1;
-            }
-        }
+        let mut jobs_in_batch = self.feed_candidates(&mut batch, &mut fed_to_first)?;
         // Prompts last: their chunks take what room the candidates left.
         for (slot, s) in self.slots.iter_mut().enumerate() {
             let Some(lane) = s.lane.as_mut() else {
@@ -531,12 +558,70 @@ impl<'m> Session<'m> {
         }
         self.ctx.decode(&mut batch)?;
         if jobs_in_batch > 1 {
-            self.shared_decodes.fetch_add(1, Ordering::Relaxed);
+            self.stats.shared_decodes.fetch_add(1, Ordering::Relaxed);
         }
         for (slot, token) in fed_to_first {
             self.slots[slot].cached.push(token);
         }
         self.begin_candidates()
+    }
+
+    /// Adds the next token of every live candidate to `batch`, with its drafts, if any, and
+    /// notes those of first sequences in `fed_to_first`; returns how many jobs it added to.
+    fn feed_candidates(
+        &mut self,
+        batch: &mut LlamaBatch,
+        fed_to_first: &mut Vec<(usize, LlamaToken)>,
+    ) -> Result<usize, LocalError> {
+        let vocab = self.model.vocab();
+        let mut jobs = 0;
+        for (slot, s) in self.slots.iter_mut().enumerate() {
+            let Slot { cached, lane, .. } = s;
+            let Some(lane) = lane.as_mut() else {
+                continue;
+            };
+            let before = batch.n_tokens();
+            let request = &lane.pending.job.request;
+            for (k, q) in lane.sequences.iter_mut().enumerate() {
+                let seq = seq_id(slot, k as u32);
+                let (start, drafted) = (q.position, q.drafted.len());
+                let next = q.advance(&self.ctx, &vocab, request);
+                let accepted = (q.position - start) as usize;
+                if drafted > 0 {
+                    self.stats.drafts.record(drafted, accepted);
+                }
+                if accepted < drafted {
+                    // The rejected drafts leave the cache, as if never fed.
+                    let from = q.position as u32;
+                    if !self
+                        .ctx
+                        .clear_kv_cache_seq(Some(seq as u32), Some(from), None)?
+                    {
+                        return Err(LocalError::DraftKept(seq));
+                    }
+                    if k == 0 {
+                        cached.truncate(from as usize);
+                    }
+                }
+                let Some(token) = next else {
+                    continue;
+                };
+                let drafts = q.draft(request.max_tokens);
+                q.logits = Some(batch.n_tokens());
+                for (i, &t) in std::iter::once(&token).chain(&drafts).enumerate() {
+                    batch.add(t, q.position + i as i32, &[seq], true)?;
+                    if k == 0 {
+                        fed_to_first.push((slot, t));
+                    }
+                }
+                q.position += 1;
+                q.drafted = drafts;
+            }
+            if batch.n_tokens() > before {
+                jobs += 1;
+            }
+        }
+        Ok(jobs)
     }
 
     /// For each job whose prompt was just evaluated: shares the prompt's cache with its other
@@ -555,14 +640,22 @@ impl<'m> Session<'m> {
                     .copy_kv_cache_seq(seq_id(slot, 0), seq_id(slot, k), None, None)?;
             }
             let request = &lane.pending.job.request;
-            let position = lane.pending.tokens.len() as i32;
+            let prompt = &lane.pending.tokens;
+            let lookup = self.stats.lookup.load(Ordering::Relaxed);
             lane.sequences = (0..lane.pending.n)
-                .map(|i| Sequence {
-                    sampler: sampler(model, &request.candidate(i)),
-                    text: request.prefill.clone().unwrap_or_default().into_bytes(),
-                    generated: 0,
-                    logits: Some(first),
-                    position,
+                .map(|i| {
+                    let candidate = request.candidate(i);
+                    // Greedy sequences only: see the module doc.
+                    let greedy = candidate.temperature <= 0.0;
+                    Sequence {
+                        sampler: sampler(model, &candidate),
+                        text: request.prefill.clone().unwrap_or_default().into_bytes(),
+                        generated: 0,
+                        logits: Some(first),
+                        position: prompt.len() as i32,
+                        history: (greedy && lookup).then(|| prompt.clone()),
+                        drafted: Vec::new(),
+                    }
                 })
                 .collect();
         }
@@ -749,9 +842,70 @@ struct Sequence {
     text: Vec<u8>,
     generated: u64,
     /// Where in the last decoded batch this sequence's next logits are; `None` once finished.
+    /// Those of its drafts follow.
     logits: Option<i32>,
     /// The position its next token takes.
     position: i32,
+    /// Its prompt and answer tokens, for a sequence that drafts; `None` for one that does not.
+    history: Option<Vec<LlamaToken>>,
+    /// The draft tokens the last batch carried after its token, at the positions after it.
+    drafted: Vec<LlamaToken>,
+}
+
+impl Sequence {
+    /// Reads the last batch's logits: samples the next token and, while it is the draft the
+    /// batch held at its position (so already in the cache), samples the one after from that
+    /// draft's logits. Every token goes through the sampler and the stop conditions as if
+    /// decoded alone; `position` passes the accepted drafts. Returns the token to feed next,
+    /// or `None` once the sequence has stopped.
+    fn advance(
+        &mut self,
+        ctx: &LlamaContext,
+        vocab: &LlamaVocab,
+        request: &LlmRequest,
+    ) -> Option<LlamaToken> {
+        let mut index = self.logits.take()?;
+        let drafted = std::mem::take(&mut self.drafted);
+        let mut drafts = drafted.iter();
+        loop {
+            let token = self.sampler.sample(ctx, index);
+            self.sampler.accept(token);
+            if !self.keep(token, vocab, request) {
+                return None;
+            }
+            if drafts.next() != Some(&token) {
+                return Some(token);
+            }
+            self.position += 1;
+            index += 1;
+        }
+    }
+
+    /// Adds a sampled token to the answer; whether the sequence goes on (not an end of
+    /// generation, not the last token allowed, the answer not complete).
+    fn keep(&mut self, token: LlamaToken, vocab: &LlamaVocab, request: &LlmRequest) -> bool {
+        if vocab.is_eog(token) {
+            return false;
+        }
+        self.text.extend(vocab.token_to_piece(token, false, None));
+        self.generated += 1;
+        if let Some(history) = &mut self.history {
+            history.push(token);
+        }
+        self.generated < u64::from(request.max_tokens)
+            && !answer_is_complete(&mut self.text, request.role)
+    }
+
+    /// The drafts to check after the token just kept: none for a sequence that does not draft,
+    /// and none past the last token the request allows (its cells were not reserved).
+    fn draft(&self, max_tokens: u32) -> Vec<LlamaToken> {
+        let Some(history) = &self.history else {
+            return Vec::new();
+        };
+        // Token `max_tokens` is sampled but never fed, so only the ones before it are drafted.
+        let left = u64::from(max_tokens).saturating_sub(self.generated + 1);
+        draft::propose(history, DRAFT_MOST.min(left as usize))
+    }
 }
 
 /// Greedy at temperature 0 (reproducible), otherwise top-k with the request's seed.

@@ -6,6 +6,7 @@
 
 pub mod chain;
 pub mod derive;
+pub mod draft;
 #[cfg(feature = "local-model")]
 pub mod local;
 pub mod model;
