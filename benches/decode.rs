@@ -13,12 +13,22 @@
 //! `cargo bench --bench decode` runs three requests per role (minutes on two cores; run it
 //! alone on the machine). `-- --requests N` takes N per role; `-- --smoke` one test request of
 //! 32 tokens, to see that it works. Under `cargo test` (no `--bench`) it says it skipped.
+//!
+//! `-- --replay` decodes nothing: it loads only the model's vocabulary, tokenizes every
+//! recorded prompt and answer, and replays each answer through [`propose`] for several draft
+//! lengths, as greedy decoding would check them (an answer recorded at temperature 0 is
+//! exactly what greedy decoding writes, if its text tokenizes back to the same tokens). It
+//! prints how many decode steps drafting would take and how many tokens those steps carry,
+//! which with the measured cost of a step of n tokens says which draft length pays.
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Instant;
 
-use zerorepo::llm::draft::{DraftCounts, Drafting};
+use llama_cpp_2::llama_backend::LlamaBackend;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaModel};
+use zerorepo::llm::draft::{DraftCounts, Drafting, propose};
 use zerorepo::llm::local::LocalProvider;
 use zerorepo::llm::{LlmProvider, LlmRequest, Role};
 
@@ -132,6 +142,10 @@ async fn main() {
         );
         return;
     };
+    if std::env::args().any(|a| a == "--replay") {
+        replay();
+        return;
+    }
     let path = zerorepo::llm::model::resolve(None).unwrap();
     let provider = LocalProvider::load_with(&path, Drafting::Off).unwrap();
     println!(
@@ -161,5 +175,120 @@ async fn main() {
             d.accepted as f64 / d.proposed.max(1) as f64,
             requests.len()
         );
+    }
+}
+
+/// One recorded exchange as tokens: its role, its prompt through the chat template, its answer.
+fn recorded_tokens(model: &LlamaModel) -> Vec<(Role, Vec<i32>, Vec<i32>)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join(RECORDING)).unwrap();
+    let template = model.chat_template(None).unwrap();
+    let vocab = model.vocab();
+    let ids = |text: &str, special: bool| -> Vec<i32> {
+        vocab
+            .tokenize(text.as_bytes(), special, special)
+            .iter()
+            .map(|t| t.0)
+            .collect()
+    };
+    text.lines()
+        .map(|line| {
+            let exchange: serde_json::Value = serde_json::from_str(line).unwrap();
+            let request: LlmRequest = serde_json::from_value(exchange["request"].clone()).unwrap();
+            let chat: Vec<LlamaChatMessage> = request
+                .messages
+                .iter()
+                .map(|m| LlamaChatMessage::new(m.role.clone(), m.content.clone()).unwrap())
+                .collect();
+            let prompt = model.apply_chat_template(&template, &chat, true).unwrap();
+            let answer = exchange["response"]["text"].as_str().unwrap();
+            (request.role, ids(&prompt, true), ids(answer, false))
+        })
+        .collect()
+}
+
+/// Decode steps and batch tokens greedy decoding of `answer` after `prompt` takes with drafts
+/// of at most `most` tokens (with `exact`, of `most` tokens or none, as the provider drafts):
+/// (steps, batch tokens, verifications, accepted).
+fn replay_one(prompt: &[i32], answer: &[i32], most: usize, exact: bool) -> (u64, u64, u64, u64) {
+    let (mut steps, mut carried, mut verifications, mut accepted) = (0, 0, 0, 0);
+    let mut history = prompt.to_vec();
+    // The first token comes from the prompt's logits; each step then feeds one token.
+    let mut i = 0;
+    while i + 1 < answer.len() {
+        history.push(answer[i]);
+        let left = answer.len() - i - 1;
+        let mut drafts = if most == 0 {
+            Vec::new()
+        } else {
+            propose(&history, most.min(left))
+        };
+        if exact && drafts.len() < most {
+            drafts.clear();
+        }
+        let kept = drafts
+            .iter()
+            .zip(&answer[i + 1..])
+            .take_while(|(d, a)| d == a)
+            .count();
+        steps += 1;
+        carried += 1 + drafts.len() as u64;
+        if !drafts.is_empty() {
+            verifications += 1;
+            accepted += kept as u64;
+        }
+        history.extend_from_slice(&answer[i + 1..i + 1 + kept]);
+        i += kept + 1;
+    }
+    (steps, carried, verifications, accepted)
+}
+
+/// Replays every recorded answer through [`propose`] (see the module doc).
+fn replay() {
+    let backend = LlamaBackend::init().unwrap();
+    let params = LlamaModelParams::default().with_vocab_only(true);
+    let path = zerorepo::llm::model::resolve(None).unwrap();
+    let model = LlamaModel::load_from_file(&backend, path, &params).unwrap();
+    let exchanges = recorded_tokens(&model);
+    println!(
+        "| role | answers | tokens | drafts | steps | tokens / step | batch tokens / step | \
+         verifications | accepted / verification |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let policies = [
+        (0, false),
+        (1, false),
+        (2, false),
+        (3, false),
+        (4, false),
+        (6, false),
+        (8, false),
+        (3, true),
+        (7, true),
+    ];
+    for role in [Role::Test, Role::Impl, Role::Fix] {
+        let mine: Vec<_> = exchanges.iter().filter(|e| e.0 == role).collect();
+        let tokens: u64 = mine.iter().map(|e| e.2.len() as u64).sum();
+        for (most, exact) in policies {
+            let (mut steps, mut carried, mut verifications, mut accepted) = (0, 0, 0, 0);
+            for (_, prompt, answer) in &mine {
+                let (s, c, v, a) = replay_one(prompt, answer, most, exact);
+                (steps, carried, verifications, accepted) =
+                    (steps + s, carried + c, verifications + v, accepted + a);
+            }
+            let drafts = if exact {
+                format!("exactly {most}")
+            } else {
+                format!("up to {most}")
+            };
+            println!(
+                "| {} | {} | {tokens} | {drafts} | {steps} | {:.2} | {:.2} | {verifications} | {:.2} |",
+                role.as_str(),
+                mine.len(),
+                tokens as f64 / steps as f64,
+                carried as f64 / steps as f64,
+                accepted as f64 / verifications.max(1) as f64
+            );
+        }
     }
 }

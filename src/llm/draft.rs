@@ -34,8 +34,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 const NGRAMS: [usize; 2] = [3, 2];
 
 /// Up to `most` tokens that followed the most recent earlier occurrence of the last tokens of
-/// `history` (see the module doc); empty when nothing matches or `most` is 0.
-pub(crate) fn propose<T: PartialEq + Copy>(history: &[T], most: usize) -> Vec<T> {
+/// `history` (see the module doc); empty when nothing matches or `most` is 0. Public for the
+/// decode bench, which replays recorded answers through it.
+pub fn propose<T: PartialEq + Copy>(history: &[T], most: usize) -> Vec<T> {
     if most == 0 {
         return Vec::new();
     }

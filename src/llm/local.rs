@@ -68,13 +68,18 @@ const BATCH: usize = 512;
 /// The most sequences of one request decoded together: the five diagnosis votes
 /// (implementation candidates are at most 4); more are capped to this.
 pub(crate) const MAX_SEQUENCES: u32 = 5;
-/// The most draft tokens checked after a sequence's next token. A full guess of k tokens makes
-/// k + 1 tokens for about 1 + k/7 of a step on this CPU (`reports/batching.md`), a wrong one
-/// costs that fraction for nothing: with 6 a long copy goes about 3.8 times as fast, and a
-/// miss costs under two plain steps.
-const DRAFT_MOST: usize = 6;
+/// Draft tokens checked after a sequence's next token: all of a guess or none. On two cores
+/// a step's cost grows with its tokens: llama.cpp's CPU kernels for the repacked Q4_K weights
+/// multiply four rows of a batch at once and the rest one by one, so a step of 4 tokens costs
+/// about 1.8 single steps (`reports/batching.md`, four sequences) while one of 7 took about
+/// 4.7 in the one measurement so far (reports/decode.md): 1.8 for four rows, plus three single
+/// rows. So the token and 3 drafts,
+/// never fewer drafts: 2 would cost a step of 3 rows for at most 3 tokens. The replay of
+/// recorded ml_lib answers (`benches/decode.rs --replay`, reports/decode.md) accepts 1.9
+/// drafts a check for tests, 1.5 for implementations, 2.6 for fixes.
+const DRAFT_TOKENS: usize = 3;
 // Every sequence's token and drafts fit one batch beside nothing else.
-const _: () = assert!(LANES * MAX_SEQUENCES as usize * (1 + DRAFT_MOST) <= BATCH);
+const _: () = assert!(LANES * MAX_SEQUENCES as usize * (1 + DRAFT_TOKENS) <= BATCH);
 
 struct Job {
     request: LlmRequest,
@@ -896,15 +901,23 @@ impl Sequence {
             && !answer_is_complete(&mut self.text, request.role)
     }
 
-    /// The drafts to check after the token just kept: none for a sequence that does not draft,
-    /// and none past the last token the request allows (its cells were not reserved).
+    /// The drafts to check after the token just kept: [`DRAFT_TOKENS`] of them or none; none
+    /// for a sequence that does not draft, and none past the last token the request allows
+    /// (their cells were not reserved).
     fn draft(&self, max_tokens: u32) -> Vec<LlamaToken> {
         let Some(history) = &self.history else {
             return Vec::new();
         };
         // Token `max_tokens` is sampled but never fed, so only the ones before it are drafted.
         let left = u64::from(max_tokens).saturating_sub(self.generated + 1);
-        draft::propose(history, DRAFT_MOST.min(left as usize))
+        if left < DRAFT_TOKENS as u64 {
+            return Vec::new();
+        }
+        let mut drafts = draft::propose(history, DRAFT_TOKENS);
+        if drafts.len() < DRAFT_TOKENS {
+            drafts.clear();
+        }
+        drafts
     }
 }
 
