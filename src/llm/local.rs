@@ -45,17 +45,16 @@ use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::{BatchAddError, LlamaBatch};
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
-use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
-use llama_cpp_2::vocab::LlamaVocab;
 use llama_cpp_2::{
     ApplyChatTemplateError, ChatTemplateError, DecodeError, LlamaContextLoadError, LlamaCppError,
     LlamaModelLoadError, NewLlamaChatMessageError,
 };
 
-use super::draft::{self, DraftCounters, DraftCounts, Drafting};
-use super::{LlmError, LlmProvider, LlmRequest, LlmResponse, Role, Usage};
-use crate::edit::cutoff::{MOST_TESTS, stop_after_tests};
+use super::draft::{DraftCounters, DraftCounts, Drafting};
+use super::placement::{Placement, SlotView, place};
+use super::sequence::{DRAFT_TOKENS, Sequence, sampler};
+use super::{LlmError, LlmProvider, LlmRequest, LlmResponse, Usage};
 
 /// The most one request may take of the cache: its prompt and all its answers.
 const CONTEXT_TOKENS: u32 = 8192;
@@ -68,16 +67,6 @@ const BATCH: usize = 512;
 /// The most sequences of one request decoded together: the five diagnosis votes
 /// (implementation candidates are at most 4); more are capped to this.
 pub(crate) const MAX_SEQUENCES: u32 = 5;
-/// Draft tokens checked after a sequence's next token: all of a guess or none. On two cores
-/// a step's cost grows with its tokens: llama.cpp's CPU kernels for the repacked Q4_K weights
-/// multiply four rows of a batch at once and the rest one by one, so a step of 4 tokens costs
-/// about 1.8 single steps (`reports/batching.md`, four sequences) while one of 7 took about
-/// 4.7 in the one measurement so far (reports/decode.md): 1.8 for four rows, plus three single
-/// rows. So the token and 3 drafts,
-/// never fewer drafts: 2 would cost a step of 3 rows for at most 3 tokens. The replay of
-/// recorded ml_lib answers (`benches/decode.rs --replay`, reports/decode.md) accepts 1.9
-/// drafts a check for tests, 1.5 for implementations, 2.6 for fixes.
-const DRAFT_TOKENS: usize = 3;
 // Every sequence's token and drafts fit one batch beside nothing else.
 const _: () = assert!(LANES * MAX_SEQUENCES as usize * (1 + DRAFT_TOKENS) <= BATCH);
 
@@ -789,254 +778,10 @@ fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
-/// What placing a job needs to know of a slot.
-#[derive(Debug, Clone, Copy)]
-struct SlotView {
-    /// Prompt tokens its cache already holds.
-    shared: usize,
-    /// Cache cells it holds (a busy slot: all its job may need).
-    cells: usize,
-    busy: bool,
-    last_used: u64,
-}
-
-#[derive(Debug, PartialEq, Eq)]
-enum Placement {
-    /// Run in `slot` after emptying the caches of the idle slots `evict`.
-    Slot { slot: usize, evict: Vec<usize> },
-    /// No slot is idle, or the busy ones leave too little room: wait for one to finish.
-    Wait,
-}
-
-/// Where a job needing `need` cells goes: the idle slot sharing the longest prefix with its
-/// prompt (the least recently used among equals), after evicting other idle slots' caches,
-/// least recently used first, until the job fits in `capacity`.
-fn place(slots: &[SlotView], need: usize, capacity: usize) -> Placement {
-    let Some(slot) = (0..slots.len())
-        .filter(|&i| !slots[i].busy)
-        .max_by_key(|&i| (slots[i].shared, std::cmp::Reverse(slots[i].last_used)))
-    else {
-        return Placement::Wait;
-    };
-    let mut used: usize = (0..slots.len())
-        .filter(|&i| i != slot)
-        .map(|i| slots[i].cells)
-        .sum();
-    let mut idle: Vec<usize> = (0..slots.len())
-        .filter(|&i| i != slot && !slots[i].busy && slots[i].cells > 0)
-        .collect();
-    idle.sort_by_key(|&i| slots[i].last_used);
-    let mut evict = Vec::new();
-    for i in idle {
-        if used + need <= capacity {
-            break;
-        }
-        used -= slots[i].cells;
-        evict.push(i);
-    }
-    if used + need <= capacity {
-        Placement::Slot { slot, evict }
-    } else {
-        Placement::Wait
-    }
-}
-
-/// One candidate being decoded.
-struct Sequence {
-    sampler: LlamaSampler,
-    text: Vec<u8>,
-    generated: u64,
-    /// Where in the last decoded batch this sequence's next logits are; `None` once finished.
-    /// Those of its drafts follow.
-    logits: Option<i32>,
-    /// The position its next token takes.
-    position: i32,
-    /// Its prompt and answer tokens, for a sequence that drafts; `None` for one that does not.
-    history: Option<Vec<LlamaToken>>,
-    /// The draft tokens the last batch carried after its token, at the positions after it.
-    drafted: Vec<LlamaToken>,
-}
-
-impl Sequence {
-    /// Reads the last batch's logits: samples the next token and, while it is the draft the
-    /// batch held at its position (so already in the cache), samples the one after from that
-    /// draft's logits. Every token goes through the sampler and the stop conditions as if
-    /// decoded alone; `position` passes the accepted drafts. Returns the token to feed next,
-    /// or `None` once the sequence has stopped.
-    fn advance(
-        &mut self,
-        ctx: &LlamaContext,
-        vocab: &LlamaVocab,
-        request: &LlmRequest,
-    ) -> Option<LlamaToken> {
-        let mut index = self.logits.take()?;
-        let drafted = std::mem::take(&mut self.drafted);
-        let mut drafts = drafted.iter();
-        loop {
-            let token = self.sampler.sample(ctx, index);
-            self.sampler.accept(token);
-            if !self.keep(token, vocab, request) {
-                return None;
-            }
-            if drafts.next() != Some(&token) {
-                return Some(token);
-            }
-            self.position += 1;
-            index += 1;
-        }
-    }
-
-    /// Adds a sampled token to the answer; whether the sequence goes on (not an end of
-    /// generation, not the last token allowed, the answer not complete).
-    fn keep(&mut self, token: LlamaToken, vocab: &LlamaVocab, request: &LlmRequest) -> bool {
-        if vocab.is_eog(token) {
-            return false;
-        }
-        self.text.extend(vocab.token_to_piece(token, false, None));
-        self.generated += 1;
-        if let Some(history) = &mut self.history {
-            history.push(token);
-        }
-        self.generated < u64::from(request.max_tokens)
-            && !answer_is_complete(&mut self.text, request.role)
-    }
-
-    /// The drafts to check after the token just kept: [`DRAFT_TOKENS`] of them or none; none
-    /// for a sequence that does not draft, and none past the last token the request allows
-    /// (their cells were not reserved).
-    fn draft(&self, max_tokens: u32) -> Vec<LlamaToken> {
-        let Some(history) = &self.history else {
-            return Vec::new();
-        };
-        // Token `max_tokens` is sampled but never fed, so only the ones before it are drafted.
-        let left = u64::from(max_tokens).saturating_sub(self.generated + 1);
-        if left < DRAFT_TOKENS as u64 {
-            return Vec::new();
-        }
-        let mut drafts = draft::propose(history, DRAFT_TOKENS);
-        if drafts.len() < DRAFT_TOKENS {
-            drafts.clear();
-        }
-        drafts
-    }
-}
-
-/// Greedy at temperature 0 (reproducible), otherwise top-k with the request's seed.
-fn sampler(model: &LlamaModel, request: &LlmRequest) -> LlamaSampler {
-    // A mild repetition penalty: small models can loop on one token until the limit.
-    let penalties = LlamaSampler::penalties(model.n_vocab(), 64, 1.1, 0.0, 0.0);
-    if request.temperature <= 0.0 {
-        LlamaSampler::chain_simple([penalties, LlamaSampler::greedy()])
-    } else {
-        LlamaSampler::chain_simple([
-            penalties,
-            LlamaSampler::top_k(40),
-            LlamaSampler::temp(request.temperature),
-            LlamaSampler::dist(request.seed.unwrap_or(0) as u32),
-        ])
-    }
-}
-
-/// Whether to stop generating: the fenced block is closed, or a test answer already holds as
-/// many tests as we keep (then `text` is cut to them).
-fn answer_is_complete(text: &mut Vec<u8>, role: Role) -> bool {
-    if closes_a_code_block(text) {
-        return true;
-    }
-    if role == Role::Test
-        && let Some(stopped) = stop_after_tests(&String::from_utf8_lossy(text), MOST_TESTS)
-    {
-        *text = stopped.into_bytes();
-        return true;
-    }
-    false
-}
-
-/// The answers we ask for are one fenced block: stop as soon as it is closed.
-fn closes_a_code_block(text: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(text);
-    text.match_indices("```").count() >= 2 && text.trim_end().ends_with("```")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn view(shared: usize, cells: usize, busy: bool, last_used: u64) -> SlotView {
-        SlotView {
-            shared,
-            cells,
-            busy,
-            last_used,
-        }
-    }
-
-    #[test]
-    fn a_job_goes_to_the_idle_slot_sharing_most_of_its_prompt() {
-        let slots = [
-            view(900, 1000, true, 5),
-            view(10, 1000, false, 1),
-            view(300, 400, false, 2),
-            view(0, 0, false, 0),
-        ];
-        assert_eq!(
-            place(&slots, 3000, 16384),
-            Placement::Slot {
-                slot: 2,
-                evict: vec![]
-            }
-        );
-    }
-
-    #[test]
-    fn among_equals_the_least_recently_used_slot_is_taken() {
-        let slots = [
-            view(0, 500, false, 7),
-            view(0, 500, false, 3),
-            view(0, 500, false, 9),
-        ];
-        assert_eq!(
-            place(&slots, 100, 16384),
-            Placement::Slot {
-                slot: 1,
-                evict: vec![]
-            }
-        );
-    }
-
-    #[test]
-    fn idle_caches_are_evicted_oldest_first_until_the_job_fits() {
-        let slots = [
-            view(0, 6000, true, 8),
-            view(0, 3000, false, 4),
-            view(0, 3000, false, 2),
-            view(50, 3000, false, 6),
-        ];
-        // Slot 3 shares a prefix; 6000 + 3000 + 3000 + 5000 > 16000, so the oldest idle
-        // other slot (2) goes, and that is enough.
-        assert_eq!(
-            place(&slots, 5000, 16000),
-            Placement::Slot {
-                slot: 3,
-                evict: vec![2]
-            }
-        );
-        assert_eq!(
-            place(&slots, 9000, 16000),
-            Placement::Slot {
-                slot: 3,
-                evict: vec![2, 1]
-            }
-        );
-    }
-
-    #[test]
-    fn a_job_waits_while_busy_slots_leave_too_little_room_or_none_is_idle() {
-        let crowded = [view(0, 9000, true, 1), view(0, 0, false, 0)];
-        assert_eq!(place(&crowded, 8000, 16384), Placement::Wait);
-        let all_busy = [view(0, 10, true, 1), view(0, 10, true, 2)];
-        assert_eq!(place(&all_busy, 10, 16384), Placement::Wait);
-    }
+    use crate::llm::Role;
 
     /// Two requests of different nodes sent at once are decoded in shared steps and both
     /// answered. Needs the model: CI pulls it; elsewhere a missing model skips loudly.

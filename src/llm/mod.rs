@@ -11,9 +11,13 @@ pub mod draft;
 pub mod local;
 pub mod model;
 pub mod openai;
+#[cfg(feature = "local-model")]
+mod placement;
 pub mod pool;
 pub mod record;
 pub mod scripted;
+#[cfg(feature = "local-model")]
+mod sequence;
 
 use serde::{Deserialize, Serialize};
 
