@@ -22,14 +22,17 @@
 //!
 //! A greedy sequence (temperature 0: a request's first candidate when it asks for 0) also
 //! drafts ([`super::draft`], prompt lookup; `ZEROREPO_DRAFT=off` turns it off): after the token
-//! it sampled, the batch carries the tokens its history suggests come next, each with logits.
-//! After the decode the sequence samples from the logits of each position in turn, through its
-//! usual sampler and stop conditions, and moves on while what it sampled is the drafted token
-//! already in the cache; the first token that differs is the one fed next, and the rejected
-//! drafts are removed from the sequence's cache. So the tokens, the text and the cache are
-//! those of one token at a time, only fewer steps are taken: on a CPU a token checked in a
-//! batch costs a fraction of a decode step. Sampled sequences decode one token a step: keeping
-//! their distribution would need the speculative-sampling acceptance rule, not done yet.
+//! it sampled, the batch carries the three tokens its history suggests come next, each with
+//! logits. After the decode the sequence samples from the logits of each position in turn,
+//! through its usual sampler and stop conditions, and moves on while what it sampled is the
+//! drafted token already in the cache; the first token that differs is the one fed next, and
+//! the rejected drafts are removed from the sequence's cache. So the tokens, the text and the
+//! cache are those of one token at a time, in fewer steps: on two cores a step of four tokens
+//! costs about two of one (see `sequence::DRAFT_TOKENS`). The same caveat as above holds:
+//! a position's logits computed among four rows may differ in the last bits from one row's,
+//! which could flip a near tie; a test compares a real greedy answer both ways. Sampled
+//! sequences decode one token a step: keeping their distribution would need the
+//! speculative-sampling acceptance rule, not done yet.
 
 use std::collections::VecDeque;
 use std::num::NonZeroU32;

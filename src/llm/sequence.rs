@@ -15,15 +15,15 @@ use super::draft;
 use super::{LlmRequest, Role};
 use crate::edit::cutoff::{MOST_TESTS, stop_after_tests};
 
-/// Draft tokens checked after a sequence's next token: all of a guess or none. On two cores
-/// a step's cost grows with its tokens: llama.cpp's CPU kernels for the repacked Q4_K weights
-/// multiply four rows of a batch at once and the rest one by one, so a step of 4 tokens costs
-/// about 1.8 single steps (`reports/batching.md`, four sequences) while one of 7 took about
-/// 4.7 in the one measurement so far (reports/decode.md): 1.8 for four rows, plus three single
-/// rows. So the token and 3 drafts,
-/// never fewer drafts: 2 would cost a step of 3 rows for at most 3 tokens. The replay of
-/// recorded ml_lib answers (`benches/decode.rs --replay`, reports/decode.md) accepts 1.9
-/// drafts a check for tests, 1.5 for implementations, 2.6 for fixes.
+/// Draft tokens checked after a sequence's next token: all of a guess or none. On two cores a
+/// step's cost grows with its tokens: llama.cpp's CPU kernels for repacked weights (Q4_K here)
+/// multiply the rows of a batch four at a time and the rest one by one (`ggml-cpu/repack.cpp`),
+/// so a step of 4 tokens costs about 1.8 single steps (`reports/batching.md`, four sequences)
+/// while one of 7 took about 4.7 in the one measurement so far (reports/decode.md): four rows,
+/// then three single ones. Hence the token and 3 drafts, never fewer drafts: 2 would cost a
+/// step of three single rows for at most 3 tokens. Replaying recorded ml_lib answers
+/// (`benches/decode.rs --replay`, reports/decode.md), 3 drafts are accepted 1.9 at a time for
+/// tests, 1.5 for implementations, 2.6 for fixes.
 pub(super) const DRAFT_TOKENS: usize = 3;
 
 /// One candidate being decoded.
