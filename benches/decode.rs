@@ -257,6 +257,54 @@ fn replay_one(prompt: &[i32], answer: &[i32], most: usize, exact: bool) -> (u64,
     (steps, carried, verifications, accepted)
 }
 
+/// How many tokens before the end of `history` match those before the earlier occurrence
+/// [`propose`] continues from (the same search: the last 3, else 2 tokens), up to 16; 0 when
+/// nothing matches. A long match says the answer is copying; a short one may be chance.
+fn matched_context(history: &[i32]) -> usize {
+    let len = history.len();
+    for n in [3, 2] {
+        if len <= n {
+            continue;
+        }
+        let suffix = &history[len - n..];
+        if let Some(i) = (0..len - n).rev().find(|&i| &history[i..i + n] == suffix) {
+            let end = i + n;
+            return (1..=16.min(end))
+                .take_while(|&k| history[end - k] == history[len - k])
+                .count();
+        }
+    }
+    0
+}
+
+/// Checks of 3 drafts and the drafts accepted, by [`matched_context`] bucket.
+fn by_context(prompt: &[i32], answer: &[i32], buckets: &mut [(u64, u64); 4]) {
+    let mut history = prompt.to_vec();
+    let mut i = 0;
+    while i + 1 < answer.len() {
+        history.push(answer[i]);
+        let left = answer.len() - i - 1;
+        let drafts = propose(&history, 3.min(left));
+        let kept = drafts
+            .iter()
+            .zip(&answer[i + 1..])
+            .take_while(|(d, a)| d == a)
+            .count();
+        if drafts.len() == 3 {
+            let bucket = match matched_context(&history) {
+                0..=2 => 0,
+                3..=4 => 1,
+                5..=8 => 2,
+                _ => 3,
+            };
+            buckets[bucket].0 += 1;
+            buckets[bucket].1 += kept as u64;
+        }
+        history.extend_from_slice(&answer[i + 1..i + 1 + kept]);
+        i += kept + 1;
+    }
+}
+
 /// Replays every recorded answer through [`propose`] (see the module doc).
 fn replay() {
     let backend = LlamaBackend::init().unwrap();
@@ -304,6 +352,25 @@ fn replay() {
                 accepted as f64 / verifications.max(1) as f64
             );
         }
+    }
+    println!("\nChecks of exactly 3 drafts by how many tokens before the end matched:\n");
+    println!("| role | 2 | 3–4 | 5–8 | 9 or more |");
+    println!("|---|---|---|---|---|");
+    for role in [Role::Test, Role::Impl, Role::Fix] {
+        let mut buckets = [(0u64, 0u64); 4];
+        for (_, prompt, answer) in exchanges.iter().filter(|e| e.0 == role) {
+            by_context(prompt, answer, &mut buckets);
+        }
+        let cells: Vec<String> = buckets
+            .iter()
+            .map(|(checks, kept)| {
+                format!(
+                    "{checks} checks, {:.2} accepted",
+                    *kept as f64 / (*checks).max(1) as f64
+                )
+            })
+            .collect();
+        println!("| {} | {} |", role.as_str(), cells.join(" | "));
     }
 }
 
