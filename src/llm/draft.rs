@@ -27,6 +27,7 @@
 //! measured both ways; [`DraftCounts`] is what it reports of its guesses.
 
 use std::str::FromStr;
+#[cfg(feature = "local-model")]
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The n-gram lengths tried, longest first: three tokens rarely match by chance; two find more
@@ -106,6 +107,7 @@ pub struct DraftCounts {
 }
 
 /// [`DraftCounts`] shared between the model thread, which adds, and the provider, which reads.
+#[cfg(feature = "local-model")]
 #[derive(Debug, Default)]
 pub(crate) struct DraftCounters {
     verifications: AtomicU64,
@@ -113,6 +115,7 @@ pub(crate) struct DraftCounters {
     accepted: AtomicU64,
 }
 
+#[cfg(feature = "local-model")]
 impl DraftCounters {
     /// One guess of `proposed` tokens was checked, and the first `accepted` kept.
     pub(crate) fn record(&self, proposed: usize, accepted: usize) {
@@ -195,6 +198,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "local-model")]
     #[test]
     fn counters_add_up_guesses() {
         let counters = DraftCounters::default();

@@ -142,3 +142,47 @@ fn closes_a_code_block(text: &[u8]) -> bool {
     let text = String::from_utf8_lossy(text);
     text.match_indices("```").count() >= 2 && text.trim_end().ends_with("```")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drafting(history: &[i32], generated: u64) -> Sequence {
+        Sequence {
+            sampler: LlamaSampler::greedy(),
+            text: Vec::new(),
+            generated,
+            logits: None,
+            position: history.len() as i32,
+            history: Some(history.iter().map(|&t| LlamaToken(t)).collect()),
+            drafted: Vec::new(),
+        }
+    }
+
+    fn ids(tokens: &[LlamaToken]) -> Vec<i32> {
+        tokens.iter().map(|t| t.0).collect()
+    }
+
+    #[test]
+    fn a_sequence_drafts_three_tokens_or_none() {
+        // 1 2 3 was followed by 4 5 6 7: three of them are drafted.
+        let copying = drafting(&[1, 2, 3, 4, 5, 6, 7, 9, 1, 2, 3], 4);
+        assert_eq!(ids(&copying.draft(100)), vec![4, 5, 6]);
+        // Only 1 2 follow the earlier 1 2: two drafts would cost more than they can save.
+        let short = drafting(&[1, 2, 1, 2], 2);
+        assert!(short.draft(100).is_empty());
+        // A sequence that does not draft has no history.
+        let mut sampled = drafting(&[1, 2, 3, 4, 5, 6, 1, 2, 3], 1);
+        sampled.history = None;
+        assert!(sampled.draft(100).is_empty());
+    }
+
+    #[test]
+    fn no_draft_reaches_past_the_last_token_fed() {
+        let history = [1, 2, 3, 4, 5, 6, 7, 9, 1, 2, 3];
+        // 96 kept of 100: tokens 97, 98 and 99 may still be fed, so three drafts fit.
+        assert_eq!(drafting(&history, 96).draft(100).len(), 3);
+        // 97 kept: only 98 and 99 are left before the 100th, which is never fed.
+        assert!(drafting(&history, 97).draft(100).is_empty());
+    }
+}
