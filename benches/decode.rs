@@ -11,8 +11,9 @@
 //! both ways wrote the same text.
 //!
 //! `cargo bench --bench decode` runs three requests per role (minutes on two cores; run it
-//! alone on the machine). `-- --requests N` takes N per role; `-- --smoke` one test request of
-//! 32 tokens, to see that it works. Under `cargo test` (no `--bench`) it says it skipped.
+//! alone on the machine). `-- --requests N` takes N per role; `-- --drafts 1,3` compares
+//! those draft lengths (`ZEROREPO_DRAFT=lookup:N`; default: the provider's default, 3);
+//! `-- --smoke` one test request of 32 tokens, to see that it works. Under `cargo test` (no `--bench`) it says it skipped.
 //!
 //! `-- --replay` decodes nothing: it loads only the model's vocabulary, tokenizes every
 //! recorded prompt and answer, and replays each answer through [`propose`] for several draft
@@ -47,6 +48,8 @@ struct Options {
     roles: Vec<Role>,
     /// Overrides the recorded requests' `max_tokens`.
     max_tokens: Option<u32>,
+    /// The drafting settings compared with none.
+    drafts: Vec<Drafting>,
 }
 
 fn options() -> Option<Options> {
@@ -54,11 +57,21 @@ fn options() -> Option<Options> {
     if !args.iter().any(|a| a == "--bench") {
         return None;
     }
+    let drafts = args
+        .iter()
+        .position(|a| a == "--drafts")
+        .and_then(|i| args.get(i + 1))
+        .map_or(vec![Drafting::LOOKUP], |list| {
+            list.split(',')
+                .map(|n| format!("lookup:{n}").parse().unwrap())
+                .collect()
+        });
     if args.iter().any(|a| a == "--smoke") {
         return Some(Options {
             requests: 1,
             roles: vec![Role::Test],
             max_tokens: Some(32),
+            drafts,
         });
     }
     let requests = args
@@ -70,6 +83,7 @@ fn options() -> Option<Options> {
         requests,
         roles: vec![Role::Test, Role::Impl, Role::Fix],
         max_tokens: None,
+        drafts,
     })
 }
 
@@ -163,32 +177,40 @@ async fn main() {
     let path = zerorepo::llm::model::resolve(None).unwrap();
     let provider = LocalProvider::load_with(&path, Drafting::Off).unwrap();
     println!(
-        "| role | requests | plain tok/s | lookup tok/s | speed-up | generated | verifications | \
-         accepted / verification | accepted / proposed | same text |"
+        "| role | requests | drafts | plain tok/s | lookup tok/s | speed-up | generated | \
+         verifications | accepted / verification | accepted / proposed | same text |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|");
     for role in options.roles {
         let requests = recorded(role, options.requests, options.max_tokens);
-        let (mut off, mut on, mut same) = (Total::default(), Total::default(), 0);
+        let mut off = Total::default();
+        let mut on: Vec<(Total, usize)> =
+            options.drafts.iter().map(|_| Default::default()).collect();
+        // Each request both ways in turn, so drift over the run touches all alike.
         for request in &requests {
-            let a = timed(&provider, Drafting::Off, request, &mut off).await;
-            let b = timed(&provider, Drafting::Lookup, request, &mut on).await;
-            same += usize::from(a == b);
+            let plain = timed(&provider, Drafting::Off, request, &mut off).await;
+            for (drafting, (total, same)) in options.drafts.iter().zip(&mut on) {
+                let text = timed(&provider, *drafting, request, total).await;
+                *same += usize::from(text == plain);
+            }
         }
-        let d = on.drafts;
-        println!(
-            "| {} | {} | {:.1} | {:.1} | {:.2}× | {} | {} | {:.2} | {:.2} | {same} of {} |",
-            role.as_str(),
-            requests.len(),
-            off.rate(),
-            on.rate(),
-            on.rate() / off.rate(),
-            on.generated,
-            d.verifications,
-            d.accepted as f64 / d.verifications.max(1) as f64,
-            d.accepted as f64 / d.proposed.max(1) as f64,
-            requests.len()
-        );
+        for (drafting, (total, same)) in options.drafts.iter().zip(&on) {
+            let d = total.drafts;
+            println!(
+                "| {} | {} | {} | {:.1} | {:.1} | {:.2}× | {} | {} | {:.2} | {:.2} | {same} of {} |",
+                role.as_str(),
+                requests.len(),
+                drafting.tokens(),
+                off.rate(),
+                total.rate(),
+                total.rate() / off.rate(),
+                total.generated,
+                d.verifications,
+                d.accepted as f64 / d.verifications.max(1) as f64,
+                d.accepted as f64 / d.proposed.max(1) as f64,
+                requests.len()
+            );
+        }
     }
 }
 

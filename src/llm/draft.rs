@@ -56,41 +56,82 @@ pub fn propose<T: PartialEq + Copy>(history: &[T], most: usize) -> Vec<T> {
     Vec::new()
 }
 
+/// Draft tokens checked after a sequence's next token by default: all of a guess or none.
+///
+/// On two cores a step's cost grows with its tokens: a step of 4 cost 1.8 to 3.0 single steps
+/// depending on the build and the day (`reports/batching.md`, four sequences; reports/decode.md,
+/// `--step-cost`), so a check pays only when enough of it is accepted. llama.cpp's CPU kernels
+/// for repacked weights (Q4_K here) multiply batch rows four at a time and the rest one by one
+/// (`ggml-cpu/repack.cpp`), which makes 4 the cheapest step per token where those kernels run:
+/// hence the token and 3 drafts. Replaying recorded ml_lib answers (`benches/decode.rs
+/// --replay`), 3 drafts are accepted 1.9 at a time for tests, 1.5 for implementations, 2.6 for
+/// fixes. `ZEROREPO_DRAFT=lookup:N` tries another length, so the bench can compare them.
+pub const DRAFT_TOKENS: usize = 3;
+
+/// The longest draft `lookup:N` may ask for: every sequence's token and drafts fit one batch.
+pub const MOST_DRAFT_TOKENS: usize = 8;
+
 /// Whether the embedded provider drafts tokens (see the module doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Drafting {
     /// One token per sequence and step, as before drafting existed.
     Off,
-    /// Prompt lookup for greedy sequences ([`propose`]).
-    Lookup,
+    /// Prompt lookup for greedy sequences ([`propose`]): `tokens` drafts a check, or none.
+    Lookup { tokens: usize },
 }
 
 /// The variable that chooses [`Drafting`] for the default provider.
 pub const DRAFT_ENV: &str = "ZEROREPO_DRAFT";
 
-/// `ZEROREPO_DRAFT` holds neither `off` nor `lookup`.
+/// `ZEROREPO_DRAFT` holds none of `off`, `lookup`, `lookup:N` (N from 1 to 8).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{DRAFT_ENV} must be `off` or `lookup`, not {0:?}")]
+#[error(
+    "{DRAFT_ENV} must be `off`, `lookup` or `lookup:N` (N from 1 to {MOST_DRAFT_TOKENS}), not {0:?}"
+)]
 pub struct UnknownDrafting(pub String);
 
 impl FromStr for Drafting {
     type Err = UnknownDrafting;
 
     fn from_str(s: &str) -> Result<Drafting, UnknownDrafting> {
+        let unknown = || UnknownDrafting(s.trim().to_string());
         match s.trim() {
             "off" => Ok(Drafting::Off),
-            "lookup" => Ok(Drafting::Lookup),
-            other => Err(UnknownDrafting(other.to_string())),
+            "lookup" => Ok(Drafting::LOOKUP),
+            other => {
+                let tokens: usize = other
+                    .strip_prefix("lookup:")
+                    .and_then(|n| n.parse().ok())
+                    .ok_or_else(unknown)?;
+                if (1..=MOST_DRAFT_TOKENS).contains(&tokens) {
+                    Ok(Drafting::Lookup { tokens })
+                } else {
+                    Err(unknown())
+                }
+            }
         }
     }
 }
 
 impl Drafting {
-    /// What `ZEROREPO_DRAFT` asks for; unset means [`Drafting::Lookup`].
+    /// Prompt lookup with [`DRAFT_TOKENS`] drafts a check: the default.
+    pub const LOOKUP: Drafting = Drafting::Lookup {
+        tokens: DRAFT_TOKENS,
+    };
+
+    /// What `ZEROREPO_DRAFT` asks for; unset means [`Drafting::LOOKUP`].
     pub fn from_env() -> Result<Drafting, UnknownDrafting> {
         match std::env::var(DRAFT_ENV) {
             Ok(value) => value.parse(),
-            Err(_) => Ok(Drafting::Lookup),
+            Err(_) => Ok(Drafting::LOOKUP),
+        }
+    }
+
+    /// Drafts a check: 0 when off.
+    pub fn tokens(self) -> usize {
+        match self {
+            Drafting::Off => 0,
+            Drafting::Lookup { tokens } => tokens,
         }
     }
 }
@@ -185,17 +226,26 @@ mod tests {
     }
 
     #[test]
-    fn drafting_is_read_from_its_two_names_and_nothing_else() {
+    fn drafting_is_read_from_its_names_and_nothing_else() {
         assert_eq!("off".parse(), Ok(Drafting::Off));
-        assert_eq!(" lookup\n".parse(), Ok(Drafting::Lookup));
-        assert_eq!(
-            "Lookup".parse::<Drafting>(),
-            Err(UnknownDrafting("Lookup".into()))
-        );
+        assert_eq!(" lookup\n".parse(), Ok(Drafting::Lookup { tokens: 3 }));
+        assert_eq!("lookup:1".parse(), Ok(Drafting::Lookup { tokens: 1 }));
+        assert_eq!("lookup:8".parse(), Ok(Drafting::Lookup { tokens: 8 }));
+        for wrong in [
+            "Lookup", "lookup:0", "lookup:9", "lookup:", "lookup:x", "on",
+        ] {
+            assert_eq!(
+                wrong.parse::<Drafting>(),
+                Err(UnknownDrafting(wrong.into())),
+                "{wrong}"
+            );
+        }
         assert_eq!(
             UnknownDrafting("x".into()).to_string(),
-            "ZEROREPO_DRAFT must be `off` or `lookup`, not \"x\""
+            "ZEROREPO_DRAFT must be `off`, `lookup` or `lookup:N` (N from 1 to 8), not \"x\""
         );
+        assert_eq!(Drafting::Off.tokens(), 0);
+        assert_eq!(Drafting::LOOKUP.tokens(), DRAFT_TOKENS);
     }
 
     #[cfg(feature = "local-model")]

@@ -27,8 +27,9 @@
 //! through its usual sampler and stop conditions, and moves on while what it sampled is the
 //! drafted token already in the cache; the first token that differs is the one fed next, and
 //! the rejected drafts are removed from the sequence's cache. So the tokens, the text and the
-//! cache are those of one token at a time, in fewer steps: on two cores a step of four tokens
-//! costs about two of one (see `sequence::DRAFT_TOKENS`). The same caveat as above holds:
+//! cache are those of one token at a time, in fewer steps; whether fewer steps of more tokens
+//! are faster depends on the machine ([`super::draft::DRAFT_TOKENS`]). The same caveat as
+//! above holds:
 //! a position's logits computed among four rows may differ in the last bits from one row's,
 //! which could flip a near tie; a test compares a real greedy answer both ways. Sampled
 //! sequences decode one token a step: keeping their distribution would need the
@@ -37,7 +38,7 @@
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
@@ -54,9 +55,9 @@ use llama_cpp_2::{
     LlamaModelLoadError, NewLlamaChatMessageError,
 };
 
-use super::draft::{DraftCounters, DraftCounts, Drafting};
+use super::draft::{DraftCounters, DraftCounts, Drafting, MOST_DRAFT_TOKENS};
 use super::placement::{Placement, SlotView, place};
-use super::sequence::{DRAFT_TOKENS, Sequence, sampler};
+use super::sequence::{Sequence, sampler};
 use super::{LlmError, LlmProvider, LlmRequest, LlmResponse, Usage};
 
 /// The most one request may take of the cache: its prompt and all its answers.
@@ -71,7 +72,7 @@ const BATCH: usize = 512;
 /// (implementation candidates are at most 4); more are capped to this.
 pub(crate) const MAX_SEQUENCES: u32 = 5;
 // Every sequence's token and drafts fit one batch beside nothing else.
-const _: () = assert!(LANES * MAX_SEQUENCES as usize * (1 + DRAFT_TOKENS) <= BATCH);
+const _: () = assert!(LANES * MAX_SEQUENCES as usize * (1 + MOST_DRAFT_TOKENS) <= BATCH);
 
 struct Job {
     request: LlmRequest,
@@ -93,9 +94,9 @@ pub struct LocalProvider {
 struct Stats {
     /// Decodes that carried tokens of more than one job (see [`LocalProvider::shared_decodes`]).
     shared_decodes: AtomicU64,
-    /// Whether greedy sequences draft ([`Drafting::Lookup`]); read when a job's candidates
-    /// begin, so a change applies to the next job.
-    lookup: AtomicBool,
+    /// Draft tokens a check for greedy sequences ([`Drafting::tokens`], 0: none); read when a
+    /// job's candidates begin, so a change applies to the next job.
+    draft_tokens: AtomicUsize,
     drafts: DraftCounters,
 }
 
@@ -114,8 +115,8 @@ impl LocalProvider {
         let model_path: PathBuf = path.to_path_buf();
         let stats = Arc::new(Stats::default());
         stats
-            .lookup
-            .store(drafting == Drafting::Lookup, Ordering::Relaxed);
+            .draft_tokens
+            .store(drafting.tokens(), Ordering::Relaxed);
         let counters = Arc::clone(&stats);
         std::thread::Builder::new()
             .name("zerorepo-llm".into())
@@ -147,8 +148,8 @@ impl LocalProvider {
     /// one process, which can load the model only once).
     pub fn set_drafting(&self, drafting: Drafting) {
         self.stats
-            .lookup
-            .store(drafting == Drafting::Lookup, Ordering::Relaxed);
+            .draft_tokens
+            .store(drafting.tokens(), Ordering::Relaxed);
     }
 
     /// What drafting proposed and the model accepted so far, all requests together.
@@ -638,7 +639,7 @@ impl<'m> Session<'m> {
             }
             let request = &lane.pending.job.request;
             let prompt = &lane.pending.tokens;
-            let lookup = self.stats.lookup.load(Ordering::Relaxed);
+            let draft_tokens = self.stats.draft_tokens.load(Ordering::Relaxed);
             lane.sequences = (0..lane.pending.n)
                 .map(|i| {
                     let candidate = request.candidate(i);
@@ -650,7 +651,8 @@ impl<'m> Session<'m> {
                         generated: 0,
                         logits: Some(first),
                         position: prompt.len() as i32,
-                        history: (greedy && lookup).then(|| prompt.clone()),
+                        history: (greedy && draft_tokens > 0).then(|| prompt.clone()),
+                        draft_tokens,
                         drafted: Vec::new(),
                     }
                 })

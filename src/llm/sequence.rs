@@ -15,17 +15,6 @@ use super::draft;
 use super::{LlmRequest, Role};
 use crate::edit::cutoff::{MOST_TESTS, stop_after_tests};
 
-/// Draft tokens checked after a sequence's next token: all of a guess or none. On two cores a
-/// step's cost grows with its tokens: llama.cpp's CPU kernels for repacked weights (Q4_K here)
-/// multiply the rows of a batch four at a time and the rest one by one (`ggml-cpu/repack.cpp`),
-/// so a step of 4 tokens costs about 1.8 single steps (`reports/batching.md`, four sequences)
-/// while one of 7 took about 4.7 in the one measurement so far (reports/decode.md): four rows,
-/// then three single ones. Hence the token and 3 drafts, never fewer drafts: 2 would cost a
-/// step of three single rows for at most 3 tokens. Replaying recorded ml_lib answers
-/// (`benches/decode.rs --replay`, reports/decode.md), 3 drafts are accepted 1.9 at a time for
-/// tests, 1.5 for implementations, 2.6 for fixes.
-pub(super) const DRAFT_TOKENS: usize = 3;
-
 /// One candidate being decoded.
 pub(super) struct Sequence {
     pub(super) sampler: LlamaSampler,
@@ -38,6 +27,8 @@ pub(super) struct Sequence {
     pub(super) position: i32,
     /// Its prompt and answer tokens, for a sequence that drafts; `None` for one that does not.
     pub(super) history: Option<Vec<LlamaToken>>,
+    /// Draft tokens a check: all of a guess or none ([`draft::DRAFT_TOKENS`]).
+    pub(super) draft_tokens: usize,
     /// The draft tokens the last batch carried after its token, at the positions after it.
     pub(super) drafted: Vec<LlamaToken>,
 }
@@ -86,20 +77,22 @@ impl Sequence {
             && !answer_is_complete(&mut self.text, request.role)
     }
 
-    /// The drafts to check after the token just kept: [`DRAFT_TOKENS`] of them or none; none
-    /// for a sequence that does not draft, and none past the last token the request allows
-    /// (their cells were not reserved).
+    /// The drafts to check after the token just kept: `draft_tokens` of them or none (a
+    /// shorter guess costs single rows for few tokens: [`draft::DRAFT_TOKENS`]); none for a
+    /// sequence that does not draft, and none past the last token the request allows (their
+    /// cells were not reserved).
     pub(super) fn draft(&self, max_tokens: u32) -> Vec<LlamaToken> {
         let Some(history) = &self.history else {
             return Vec::new();
         };
         // Token `max_tokens` is sampled but never fed, so only the ones before it are drafted.
         let left = u64::from(max_tokens).saturating_sub(self.generated + 1);
-        if left < DRAFT_TOKENS as u64 {
+        let want = self.draft_tokens;
+        if want == 0 || left < want as u64 {
             return Vec::new();
         }
-        let mut drafts = draft::propose(history, DRAFT_TOKENS);
-        if drafts.len() < DRAFT_TOKENS {
+        let mut drafts = draft::propose(history, want);
+        if drafts.len() < want {
             drafts.clear();
         }
         drafts
@@ -155,6 +148,7 @@ mod tests {
             logits: None,
             position: history.len() as i32,
             history: Some(history.iter().map(|&t| LlamaToken(t)).collect()),
+            draft_tokens: 3,
             drafted: Vec::new(),
         }
     }

@@ -169,7 +169,7 @@ fn greedy_answers_are_the_same_with_and_without_drafting() {
     let plain = runtime.block_on(provider.complete(&request)).unwrap();
     let plain_seconds = started.elapsed().as_secs_f64();
     let none = provider.draft_counts();
-    provider.set_drafting(Drafting::Lookup);
+    provider.set_drafting(Drafting::LOOKUP);
     let started = std::time::Instant::now();
     let drafted = runtime.block_on(provider.complete(&request)).unwrap();
     let drafted_seconds = started.elapsed().as_secs_f64();
