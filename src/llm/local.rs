@@ -354,6 +354,8 @@ struct Lane {
     prompt_logits: Option<i32>,
     /// Empty until the prompt has been evaluated.
     sequences: Vec<Sequence>,
+    /// This job's drafts, logged with its call.
+    drafts: DraftCounts,
     started: Instant,
 }
 
@@ -518,6 +520,7 @@ impl<'m> Session<'m> {
             evaluated: keep,
             prompt_logits: None,
             sequences: Vec::new(),
+            drafts: DraftCounts::default(),
             started: Instant::now(),
         });
         Ok(())
@@ -587,6 +590,9 @@ impl<'m> Session<'m> {
                 let accepted = (q.position - start) as usize;
                 if drafted > 0 {
                     self.stats.drafts.record(drafted, accepted);
+                    lane.drafts.verifications += 1;
+                    lane.drafts.proposed += drafted as u64;
+                    lane.drafts.accepted += accepted as u64;
                 }
                 if accepted < drafted {
                     // The rejected drafts leave the cache, as if never fed.
@@ -759,6 +765,8 @@ fn answer(lane: Lane) {
         generated = lane.sequences.iter().map(|s| s.generated).sum::<u64>(),
         seconds = lane.started.elapsed().as_secs_f64(),
         queued = lane.started.duration_since(lane.pending.queued).as_secs_f64(),
+        draft_checks = lane.drafts.verifications,
+        drafts_accepted = lane.drafts.accepted,
         "local model call"
     );
     // The prompt was evaluated once: its tokens count once, with the first candidate.
