@@ -50,6 +50,9 @@ impl Sequence {
         let mut drafts = drafted.iter();
         loop {
             let token = self.sampler.sample(ctx, index);
+            // llama.cpp's sample already accepts the token, so the repetition penalty's
+            // window of 64 holds each token twice. Kept as it was before drafting, so answers
+            // stay the same; removing it is a change of its own.
             self.sampler.accept(token);
             if !self.keep(token, vocab, request) {
                 return None;
