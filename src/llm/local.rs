@@ -19,11 +19,26 @@
 //! prompt still being evaluated. Each slot keeps its own cached prefix, so nodes that take
 //! turns no longer evict each other's prompts. Floating-point sums depend on what shares a
 //! batch, so greedy answers can differ with `--jobs`; with one job they do not.
+//!
+//! A greedy sequence (temperature 0: a request's first candidate when it asks for 0) also
+//! drafts ([`super::draft`], prompt lookup; `ZEROREPO_DRAFT=off` turns it off): after the token
+//! it sampled, the batch carries the three tokens its history suggests come next, each with
+//! logits. After the decode the sequence samples from the logits of each position in turn,
+//! through its usual sampler and stop conditions, and moves on while what it sampled is the
+//! drafted token already in the cache; the first token that differs is the one fed next, and
+//! the rejected drafts are removed from the sequence's cache. So the tokens, the text and the
+//! cache are those of one token at a time, in fewer steps; whether fewer steps of more tokens
+//! are faster depends on the machine ([`super::draft::DRAFT_TOKENS`]). The same caveat as
+//! above holds:
+//! a position's logits computed among four rows may differ in the last bits from one row's,
+//! which could flip a near tie; a test compares a real greedy answer both ways. Sampled
+//! sequences decode one token a step: keeping their distribution would need the
+//! speculative-sampling acceptance rule, not done yet.
 
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
@@ -34,15 +49,16 @@ use llama_cpp_2::llama_backend::LlamaBackend;
 use llama_cpp_2::llama_batch::{BatchAddError, LlamaBatch};
 use llama_cpp_2::model::params::LlamaModelParams;
 use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
-use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::{
     ApplyChatTemplateError, ChatTemplateError, DecodeError, LlamaContextLoadError, LlamaCppError,
     LlamaModelLoadError, NewLlamaChatMessageError,
 };
 
-use super::{LlmError, LlmProvider, LlmRequest, LlmResponse, Role, Usage};
-use crate::edit::cutoff::{MOST_TESTS, stop_after_tests};
+use super::draft::{DraftCounters, DraftCounts, Drafting, MOST_DRAFT_TOKENS};
+use super::placement::{Placement, SlotView, place};
+use super::sequence::{Sequence, sampler};
+use super::{LlmError, LlmProvider, LlmRequest, LlmResponse, Usage};
 
 /// The most one request may take of the cache: its prompt and all its answers.
 const CONTEXT_TOKENS: u32 = 8192;
@@ -55,6 +71,8 @@ const BATCH: usize = 512;
 /// The most sequences of one request decoded together: the five diagnosis votes
 /// (implementation candidates are at most 4); more are capped to this.
 pub(crate) const MAX_SEQUENCES: u32 = 5;
+// Every sequence's token and drafts fit one batch beside nothing else.
+const _: () = assert!(LANES * MAX_SEQUENCES as usize * (1 + MOST_DRAFT_TOKENS) <= BATCH);
 
 struct Job {
     request: LlmRequest,
@@ -63,23 +81,46 @@ struct Job {
     reply: tokio::sync::oneshot::Sender<Vec<Result<LlmResponse, LlmError>>>,
 }
 
-pub(crate) struct LocalProvider {
+/// The embedded model as a provider (built by `chain::from_spec("local")`; public so that the
+/// tests and benches can choose [`Drafting`] and read its counters).
+pub struct LocalProvider {
     jobs: mpsc::Sender<Job>,
     name: String,
-    shared_decodes: Arc<AtomicU64>,
+    stats: Arc<Stats>,
+}
+
+/// What the model thread counts for the provider to read.
+#[derive(Debug, Default)]
+struct Stats {
+    /// Decodes that carried tokens of more than one job (see [`LocalProvider::shared_decodes`]).
+    shared_decodes: AtomicU64,
+    /// Draft tokens a check for greedy sequences ([`Drafting::tokens`], 0: none); read when a
+    /// job's candidates begin, so a change applies to the next job.
+    draft_tokens: AtomicUsize,
+    drafts: DraftCounters,
 }
 
 impl LocalProvider {
-    /// Loads the model on a worker thread (a few seconds) and returns once it is ready.
+    /// Loads the model on a worker thread (a few seconds), drafting as `ZEROREPO_DRAFT` says.
     pub(crate) fn load(path: &Path) -> Result<LocalProvider, LlmError> {
+        let drafting = Drafting::from_env().map_err(|e| permanent(e.to_string()))?;
+        LocalProvider::load_with(path, drafting)
+    }
+
+    /// Loads the model on a worker thread (a few seconds) and returns once it is ready.
+    /// llama.cpp is initialized once per process, so a process has one such provider.
+    pub fn load_with(path: &Path, drafting: Drafting) -> Result<LocalProvider, LlmError> {
         let (jobs, incoming) = mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), LocalError>>();
         let model_path: PathBuf = path.to_path_buf();
-        let shared_decodes = Arc::new(AtomicU64::new(0));
-        let counter = Arc::clone(&shared_decodes);
+        let stats = Arc::new(Stats::default());
+        stats
+            .draft_tokens
+            .store(drafting.tokens(), Ordering::Relaxed);
+        let counters = Arc::clone(&stats);
         std::thread::Builder::new()
             .name("zerorepo-llm".into())
-            .spawn(move || worker(&model_path, &ready_tx, &incoming, counter))
+            .spawn(move || worker(&model_path, &ready_tx, &incoming, counters))
             .map_err(|e| permanent(format!("cannot start the model thread: {e}")))?;
         match ready_rx.recv() {
             Ok(Ok(())) => {}
@@ -93,22 +134,39 @@ impl LocalProvider {
         Ok(LocalProvider {
             jobs,
             name: format!("local:{file}"),
-            shared_decodes,
+            stats,
         })
     }
 
     /// How many decode steps so far carried tokens of more than one request: the evidence
     /// that concurrent requests were batched together rather than taking turns.
     pub(crate) fn shared_decodes(&self) -> u64 {
-        self.shared_decodes.load(Ordering::Relaxed)
+        self.stats.shared_decodes.load(Ordering::Relaxed)
+    }
+
+    /// Drafts or not from the next request on (the tests and benches compare both ways in
+    /// one process, which can load the model only once).
+    pub fn set_drafting(&self, drafting: Drafting) {
+        self.stats
+            .draft_tokens
+            .store(drafting.tokens(), Ordering::Relaxed);
+    }
+
+    /// What drafting proposed and the model accepted so far, all requests together.
+    pub fn draft_counts(&self) -> DraftCounts {
+        self.stats.drafts.counts()
     }
 }
 
 impl Drop for LocalProvider {
     fn drop(&mut self) {
+        let drafts = self.draft_counts();
         tracing::debug!(
             shared_decodes = self.shared_decodes(),
-            "local model: decode steps that carried more than one request"
+            verifications = drafts.verifications,
+            proposed = drafts.proposed,
+            accepted = drafts.accepted,
+            "local model: decode steps that carried more than one request; drafts"
         );
     }
 }
@@ -154,6 +212,8 @@ enum LocalError {
     Batch(#[from] BatchAddError),
     #[error(transparent)]
     Decode(#[from] DecodeError),
+    #[error("llama.cpp kept the rejected draft tokens of sequence {0} in its cache")]
+    DraftKept(i32),
 }
 
 fn permanent(message: String) -> LlmError {
@@ -209,7 +269,7 @@ fn worker(
     path: &Path,
     ready: &mpsc::Sender<Result<(), LocalError>>,
     jobs: &mpsc::Receiver<Job>,
-    shared_decodes: Arc<AtomicU64>,
+    stats: Arc<Stats>,
 ) {
     let (backend, model) = match load(path) {
         Ok(loaded) => loaded,
@@ -218,7 +278,7 @@ fn worker(
             return;
         }
     };
-    match Session::open(&backend, &model, path, shared_decodes) {
+    match Session::open(&backend, &model, path, stats) {
         Ok(mut session) => {
             let _ = ready.send(Ok(()));
             session.serve(jobs);
@@ -259,8 +319,7 @@ struct Session<'m> {
     waiting: VecDeque<Pending>,
     /// Counts placements, so the least recently used slot is known.
     clock: u64,
-    /// Decodes that carried tokens of more than one job (see [`LocalProvider::shared_decodes`]).
-    shared_decodes: Arc<AtomicU64>,
+    stats: Arc<Stats>,
 }
 
 /// One slot of the cache: what its first sequence holds, and the job it runs, if any.
@@ -295,6 +354,8 @@ struct Lane {
     prompt_logits: Option<i32>,
     /// Empty until the prompt has been evaluated.
     sequences: Vec<Sequence>,
+    /// This job's drafts, logged with its call.
+    drafts: DraftCounts,
     started: Instant,
 }
 
@@ -314,7 +375,7 @@ impl<'m> Session<'m> {
         backend: &LlamaBackend,
         model: &'m LlamaModel,
         path: &Path,
-        shared_decodes: Arc<AtomicU64>,
+        stats: Arc<Stats>,
     ) -> Result<Session<'m>, LocalError> {
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as i32;
         // One cache for all sequences: candidates share the prompt's entries, and a slot can
@@ -342,7 +403,7 @@ impl<'m> Session<'m> {
             slots: (0..LANES).map(|_| Slot::default()).collect(),
             waiting: VecDeque::new(),
             clock: 0,
-            shared_decodes,
+            stats,
         })
     }
 
@@ -459,6 +520,7 @@ impl<'m> Session<'m> {
             evaluated: keep,
             prompt_logits: None,
             sequences: Vec::new(),
+            drafts: DraftCounts::default(),
             started: Instant::now(),
         });
         Ok(())
@@ -467,43 +529,9 @@ impl<'m> Session<'m> {
     /// One decode: the next token of every live candidate of every job, then as much of the
     /// prompts still to evaluate as the batch holds.
     fn step(&mut self) -> Result<(), LocalError> {
-        let vocab = self.model.vocab();
         let mut batch = LlamaBatch::new(BATCH, 1);
-        let mut jobs_in_batch = 0;
         let mut fed_to_first: Vec<(usize, LlamaToken)> = Vec::new();
-        for (slot, s) in self.slots.iter_mut().enumerate() {
-            let Some(lane) = s.lane.as_mut() else {
-                continue;
-            };
-            let before = batch.n_tokens();
-            let request = &lane.pending.job.request;
-            for (k, q) in lane.sequences.iter_mut().enumerate() {
-                let Some(index) = q.logits.take() else {
-                    continue;
-                };
-                let token = q.sampler.sample(&self.ctx, index);
-                q.sampler.accept(token);
-                if vocab.is_eog(token) {
-                    continue;
-                }
-                q.text.extend(vocab.token_to_piece(token, false, None));
-                q.generated += 1;
-                if q.generated >= u64::from(request.max_tokens)
-                    || answer_is_complete(&mut q.text, request.role)
-                {
-                    continue;
-                }
-                q.logits = Some(batch.n_tokens());
-                batch.add(token, q.position, &[seq_id(slot, k as u32)], true)?;
-                q.position += 1;
-                if k == 0 {
-                    fed_to_first.push((slot, token));
-                }
-            }
-            if batch.n_tokens() > before {
-                jobs_in_batch += 1;
-            }
-        }
+        let mut jobs_in_batch = self.feed_candidates(&mut batch, &mut fed_to_first)?;
         // Prompts last: their chunks take what room the candidates left.
         for (slot, s) in self.slots.iter_mut().enumerate() {
             let Some(lane) = s.lane.as_mut() else {
@@ -531,12 +559,73 @@ impl<'m> Session<'m> {
         }
         self.ctx.decode(&mut batch)?;
         if jobs_in_batch > 1 {
-            self.shared_decodes.fetch_add(1, Ordering::Relaxed);
+            self.stats.shared_decodes.fetch_add(1, Ordering::Relaxed);
         }
         for (slot, token) in fed_to_first {
             self.slots[slot].cached.push(token);
         }
         self.begin_candidates()
+    }
+
+    /// Adds the next token of every live candidate to `batch`, with its drafts, if any, and
+    /// notes those of first sequences in `fed_to_first`; returns how many jobs it added to.
+    fn feed_candidates(
+        &mut self,
+        batch: &mut LlamaBatch,
+        fed_to_first: &mut Vec<(usize, LlamaToken)>,
+    ) -> Result<usize, LocalError> {
+        let vocab = self.model.vocab();
+        let mut jobs = 0;
+        for (slot, s) in self.slots.iter_mut().enumerate() {
+            let Slot { cached, lane, .. } = s;
+            let Some(lane) = lane.as_mut() else {
+                continue;
+            };
+            let before = batch.n_tokens();
+            let request = &lane.pending.job.request;
+            for (k, q) in lane.sequences.iter_mut().enumerate() {
+                let seq = seq_id(slot, k as u32);
+                let (start, drafted) = (q.position, q.drafted.len());
+                let next = q.advance(&self.ctx, &vocab, request);
+                let accepted = (q.position - start) as usize;
+                if drafted > 0 {
+                    self.stats.drafts.record(drafted, accepted);
+                    lane.drafts.verifications += 1;
+                    lane.drafts.proposed += drafted as u64;
+                    lane.drafts.accepted += accepted as u64;
+                }
+                if accepted < drafted {
+                    // The rejected drafts leave the cache, as if never fed.
+                    let from = q.position as u32;
+                    if !self
+                        .ctx
+                        .clear_kv_cache_seq(Some(seq as u32), Some(from), None)?
+                    {
+                        return Err(LocalError::DraftKept(seq));
+                    }
+                    if k == 0 {
+                        cached.truncate(from as usize);
+                    }
+                }
+                let Some(token) = next else {
+                    continue;
+                };
+                let drafts = q.draft(request.max_tokens);
+                q.logits = Some(batch.n_tokens());
+                for (i, &t) in std::iter::once(&token).chain(&drafts).enumerate() {
+                    batch.add(t, q.position + i as i32, &[seq], true)?;
+                    if k == 0 {
+                        fed_to_first.push((slot, t));
+                    }
+                }
+                q.position += 1;
+                q.drafted = drafts;
+            }
+            if batch.n_tokens() > before {
+                jobs += 1;
+            }
+        }
+        Ok(jobs)
     }
 
     /// For each job whose prompt was just evaluated: shares the prompt's cache with its other
@@ -555,14 +644,23 @@ impl<'m> Session<'m> {
                     .copy_kv_cache_seq(seq_id(slot, 0), seq_id(slot, k), None, None)?;
             }
             let request = &lane.pending.job.request;
-            let position = lane.pending.tokens.len() as i32;
+            let prompt = &lane.pending.tokens;
+            let draft_tokens = self.stats.draft_tokens.load(Ordering::Relaxed);
             lane.sequences = (0..lane.pending.n)
-                .map(|i| Sequence {
-                    sampler: sampler(model, &request.candidate(i)),
-                    text: request.prefill.clone().unwrap_or_default().into_bytes(),
-                    generated: 0,
-                    logits: Some(first),
-                    position,
+                .map(|i| {
+                    let candidate = request.candidate(i);
+                    // Greedy sequences only: see the module doc.
+                    let greedy = candidate.temperature <= 0.0;
+                    Sequence {
+                        sampler: sampler(model, &candidate),
+                        text: request.prefill.clone().unwrap_or_default().into_bytes(),
+                        generated: 0,
+                        logits: Some(first),
+                        position: prompt.len() as i32,
+                        history: (greedy && draft_tokens > 0).then(|| prompt.clone()),
+                        draft_tokens,
+                        drafted: Vec::new(),
+                    }
                 })
                 .collect();
         }
@@ -667,6 +765,8 @@ fn answer(lane: Lane) {
         generated = lane.sequences.iter().map(|s| s.generated).sum::<u64>(),
         seconds = lane.started.elapsed().as_secs_f64(),
         queued = lane.started.duration_since(lane.pending.queued).as_secs_f64(),
+        draft_checks = lane.drafts.verifications,
+        drafts_accepted = lane.drafts.accepted,
         "local model call"
     );
     // The prompt was evaluated once: its tokens count once, with the first candidate.
@@ -691,185 +791,10 @@ fn common_prefix(a: &[LlamaToken], b: &[LlamaToken]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
-/// What placing a job needs to know of a slot.
-#[derive(Debug, Clone, Copy)]
-struct SlotView {
-    /// Prompt tokens its cache already holds.
-    shared: usize,
-    /// Cache cells it holds (a busy slot: all its job may need).
-    cells: usize,
-    busy: bool,
-    last_used: u64,
-}
-
-#[derive(Debug, PartialEq, Eq)]
-enum Placement {
-    /// Run in `slot` after emptying the caches of the idle slots `evict`.
-    Slot { slot: usize, evict: Vec<usize> },
-    /// No slot is idle, or the busy ones leave too little room: wait for one to finish.
-    Wait,
-}
-
-/// Where a job needing `need` cells goes: the idle slot sharing the longest prefix with its
-/// prompt (the least recently used among equals), after evicting other idle slots' caches,
-/// least recently used first, until the job fits in `capacity`.
-fn place(slots: &[SlotView], need: usize, capacity: usize) -> Placement {
-    let Some(slot) = (0..slots.len())
-        .filter(|&i| !slots[i].busy)
-        .max_by_key(|&i| (slots[i].shared, std::cmp::Reverse(slots[i].last_used)))
-    else {
-        return Placement::Wait;
-    };
-    let mut used: usize = (0..slots.len())
-        .filter(|&i| i != slot)
-        .map(|i| slots[i].cells)
-        .sum();
-    let mut idle: Vec<usize> = (0..slots.len())
-        .filter(|&i| i != slot && !slots[i].busy && slots[i].cells > 0)
-        .collect();
-    idle.sort_by_key(|&i| slots[i].last_used);
-    let mut evict = Vec::new();
-    for i in idle {
-        if used + need <= capacity {
-            break;
-        }
-        used -= slots[i].cells;
-        evict.push(i);
-    }
-    if used + need <= capacity {
-        Placement::Slot { slot, evict }
-    } else {
-        Placement::Wait
-    }
-}
-
-/// One candidate being decoded.
-struct Sequence {
-    sampler: LlamaSampler,
-    text: Vec<u8>,
-    generated: u64,
-    /// Where in the last decoded batch this sequence's next logits are; `None` once finished.
-    logits: Option<i32>,
-    /// The position its next token takes.
-    position: i32,
-}
-
-/// Greedy at temperature 0 (reproducible), otherwise top-k with the request's seed.
-fn sampler(model: &LlamaModel, request: &LlmRequest) -> LlamaSampler {
-    // A mild repetition penalty: small models can loop on one token until the limit.
-    let penalties = LlamaSampler::penalties(model.n_vocab(), 64, 1.1, 0.0, 0.0);
-    if request.temperature <= 0.0 {
-        LlamaSampler::chain_simple([penalties, LlamaSampler::greedy()])
-    } else {
-        LlamaSampler::chain_simple([
-            penalties,
-            LlamaSampler::top_k(40),
-            LlamaSampler::temp(request.temperature),
-            LlamaSampler::dist(request.seed.unwrap_or(0) as u32),
-        ])
-    }
-}
-
-/// Whether to stop generating: the fenced block is closed, or a test answer already holds as
-/// many tests as we keep (then `text` is cut to them).
-fn answer_is_complete(text: &mut Vec<u8>, role: Role) -> bool {
-    if closes_a_code_block(text) {
-        return true;
-    }
-    if role == Role::Test
-        && let Some(stopped) = stop_after_tests(&String::from_utf8_lossy(text), MOST_TESTS)
-    {
-        *text = stopped.into_bytes();
-        return true;
-    }
-    false
-}
-
-/// The answers we ask for are one fenced block: stop as soon as it is closed.
-fn closes_a_code_block(text: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(text);
-    text.match_indices("```").count() >= 2 && text.trim_end().ends_with("```")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn view(shared: usize, cells: usize, busy: bool, last_used: u64) -> SlotView {
-        SlotView {
-            shared,
-            cells,
-            busy,
-            last_used,
-        }
-    }
-
-    #[test]
-    fn a_job_goes_to_the_idle_slot_sharing_most_of_its_prompt() {
-        let slots = [
-            view(900, 1000, true, 5),
-            view(10, 1000, false, 1),
-            view(300, 400, false, 2),
-            view(0, 0, false, 0),
-        ];
-        assert_eq!(
-            place(&slots, 3000, 16384),
-            Placement::Slot {
-                slot: 2,
-                evict: vec![]
-            }
-        );
-    }
-
-    #[test]
-    fn among_equals_the_least_recently_used_slot_is_taken() {
-        let slots = [
-            view(0, 500, false, 7),
-            view(0, 500, false, 3),
-            view(0, 500, false, 9),
-        ];
-        assert_eq!(
-            place(&slots, 100, 16384),
-            Placement::Slot {
-                slot: 1,
-                evict: vec![]
-            }
-        );
-    }
-
-    #[test]
-    fn idle_caches_are_evicted_oldest_first_until_the_job_fits() {
-        let slots = [
-            view(0, 6000, true, 8),
-            view(0, 3000, false, 4),
-            view(0, 3000, false, 2),
-            view(50, 3000, false, 6),
-        ];
-        // Slot 3 shares a prefix; 6000 + 3000 + 3000 + 5000 > 16000, so the oldest idle
-        // other slot (2) goes, and that is enough.
-        assert_eq!(
-            place(&slots, 5000, 16000),
-            Placement::Slot {
-                slot: 3,
-                evict: vec![2]
-            }
-        );
-        assert_eq!(
-            place(&slots, 9000, 16000),
-            Placement::Slot {
-                slot: 3,
-                evict: vec![2, 1]
-            }
-        );
-    }
-
-    #[test]
-    fn a_job_waits_while_busy_slots_leave_too_little_room_or_none_is_idle() {
-        let crowded = [view(0, 9000, true, 1), view(0, 0, false, 0)];
-        assert_eq!(place(&crowded, 8000, 16384), Placement::Wait);
-        let all_busy = [view(0, 10, true, 1), view(0, 10, true, 2)];
-        assert_eq!(place(&all_busy, 10, 16384), Placement::Wait);
-    }
+    use crate::llm::Role;
 
     /// Two requests of different nodes sent at once are decoded in shared steps and both
     /// answered. Needs the model: CI pulls it; elsewhere a missing model skips loudly.

@@ -6,13 +6,18 @@
 
 pub mod chain;
 pub mod derive;
+pub mod draft;
 #[cfg(feature = "local-model")]
 pub mod local;
 pub mod model;
 pub mod openai;
+#[cfg(feature = "local-model")]
+mod placement;
 pub mod pool;
 pub mod record;
 pub mod scripted;
+#[cfg(feature = "local-model")]
+mod sequence;
 
 use serde::{Deserialize, Serialize};
 

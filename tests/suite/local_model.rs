@@ -4,6 +4,9 @@
 //!   tests must pass;
 //! - `zerorepo code` makes the change of `fixtures/code_tiny`, and its hidden tests must pass.
 //!
+//! And one check of the provider itself: greedy answers are the same with prompt-lookup
+//! drafting as without.
+//!
 //! CI pulls the model (scripts/test.sh); elsewhere a missing model skips loudly.
 
 use super::support::{fixture, run, zerorepo};
@@ -101,5 +104,89 @@ fn the_local_model_makes_a_verified_change_that_passes_hidden_tests() {
     assert!(
         ok && report.contains("2 passed"),
         "hidden reference tests: {report}"
+    );
+}
+
+/// Greedy decoding with prompt-lookup drafts ([`zerorepo::llm::draft`]) writes the same tokens
+/// as one token at a time, and the drafts were used: the request asks the model to repeat
+/// code it was given, so some guesses must be right.
+#[cfg(feature = "local-model")]
+#[test]
+fn greedy_answers_are_the_same_with_and_without_drafting() {
+    use zerorepo::llm::draft::{DraftCounts, Drafting};
+    use zerorepo::llm::local::LocalProvider;
+    use zerorepo::llm::{LlmProvider, LlmRequest, Message, Role};
+
+    let Ok(path) = zerorepo::llm::model::resolve(None) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must pull the model (scripts/test.sh runs `zerorepo model pull`)"
+        );
+        eprintln!("SKIPPED: no local model; run `zerorepo model pull`");
+        return;
+    };
+    let _one_at_a_time = MODEL.lock().unwrap_or_else(|e| e.into_inner());
+    let code = "def mean(values):\n    \"\"\"The arithmetic mean of values.\"\"\"\n    \
+                return sum(values) / len(values)\n\n\ndef variance(values):\n    \
+                \"\"\"The population variance of values.\"\"\"\n    m = mean(values)\n    \
+                return sum((v - m) ** 2 for v in values) / len(values)\n";
+    let request = LlmRequest {
+        node_id: "draft".into(),
+        role: Role::Impl,
+        attempt: 0,
+        messages: vec![
+            Message {
+                role: "system".into(),
+                content: "You write correct Python 3. Answer with one ```python block.".into(),
+            },
+            Message {
+                role: "user".into(),
+                content: format!(
+                    "Add type hints to both functions. Keep their names, docstrings and \
+                     bodies exactly as they are.\n```python\n{code}```"
+                ),
+            },
+        ],
+        temperature: 0.0,
+        // Two decodes of 100 tokens keep the test under a minute on two cores.
+        max_tokens: 100,
+        seed: None,
+        template: "test@1".into(),
+        candidate: 0,
+        prefill: Some("```python\n".into()),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // One provider for both ways: llama.cpp starts once per process.
+    let provider = LocalProvider::load_with(&path, Drafting::Off).unwrap();
+    // Both timed answers find the prompt cached and evaluate only its last token again.
+    let mut warm = request.clone();
+    warm.max_tokens = 1;
+    runtime.block_on(provider.complete(&warm)).unwrap();
+    let started = std::time::Instant::now();
+    let plain = runtime.block_on(provider.complete(&request)).unwrap();
+    let plain_seconds = started.elapsed().as_secs_f64();
+    let none = provider.draft_counts();
+    provider.set_drafting(Drafting::LOOKUP);
+    let started = std::time::Instant::now();
+    let drafted = runtime.block_on(provider.complete(&request)).unwrap();
+    let drafted_seconds = started.elapsed().as_secs_f64();
+    let counts = provider.draft_counts();
+    eprintln!(
+        "{} tokens: {plain_seconds:.1}s plain, {drafted_seconds:.1}s drafting; {counts:?}\n{}",
+        plain.usage.completion_tokens, drafted.text
+    );
+    assert_eq!(none, DraftCounts::default(), "drafting off drafted");
+    assert_eq!(drafted.text, plain.text);
+    assert_eq!(drafted.usage, plain.usage);
+    assert!(
+        plain.usage.completion_tokens > 30,
+        "too short to test anything: {plain:?}"
+    );
+    assert!(
+        counts.accepted > 0,
+        "no draft token was accepted on a copying task: {counts:?}"
     );
 }
