@@ -119,11 +119,14 @@ impl Drafting {
         tokens: DRAFT_TOKENS,
     };
 
-    /// What `ZEROREPO_DRAFT` asks for; unset means [`Drafting::LOOKUP`].
+    /// What `ZEROREPO_DRAFT` asks for; unset means [`Drafting::Off`] until the decode bench
+    /// shows, alone on this project's machine kind, that a step of four tokens costs less
+    /// than the steps it saves (reports/decode.md: not measured cleanly yet; on a shared
+    /// machine a step of 4 tokens cost 3.03 steps of one, which drafting would not repay).
     pub fn from_env() -> Result<Drafting, UnknownDrafting> {
         match std::env::var(DRAFT_ENV) {
             Ok(value) => value.parse(),
-            Err(_) => Ok(Drafting::LOOKUP),
+            Err(_) => Ok(Drafting::Off),
         }
     }
 

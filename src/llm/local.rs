@@ -21,7 +21,7 @@
 //! batch, so greedy answers can differ with `--jobs`; with one job they do not.
 //!
 //! A greedy sequence (temperature 0: a request's first candidate when it asks for 0) also
-//! drafts ([`super::draft`], prompt lookup; `ZEROREPO_DRAFT=off` turns it off): after the token
+//! drafts when `ZEROREPO_DRAFT=lookup` ([`super::draft`], prompt lookup; off by default until measured): after the token
 //! it sampled, the batch carries the three tokens its history suggests come next, each with
 //! logits. After the decode the sequence samples from the logits of each position in turn,
 //! through its usual sampler and stop conditions, and moves on while what it sampled is the
