@@ -220,11 +220,13 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
     if ctx.one_shot {
         return leaf.one_shot().await;
     }
-    let mut machine = Machine::new(Limits {
+    let limits = Limits {
         spend: ctx.spend(),
         candidates: ctx.candidates,
         has_examples: leaf.has_examples(),
-    });
+    };
+    leaf.first_round = limits.first_round();
+    let mut machine = Machine::new(limits);
     // The machine decides; the driver only carries out its actions. A cancellation is an
     // event like any other, seen before every action.
     let mut event = Event::Start;
@@ -297,6 +299,8 @@ struct Leaf<'a> {
     lineage: Lineage,
     /// The first implementation round, asked while the tests are written ([`Ahead`]).
     ahead: Option<Ahead>,
+    /// Candidates of the first implementation round ([`Limits::first_round`]).
+    first_round: u32,
 }
 
 /// Why a run whose tests all pass is still a failure when the function has no body; it is
@@ -338,6 +342,7 @@ impl<'a> Leaf<'a> {
             editable: Vec::new(),
             lineage: Lineage::default(),
             ahead: None,
+            first_round: ctx.candidates.max(1),
         }))
     }
 
@@ -516,7 +521,7 @@ impl<'a> Leaf<'a> {
                 self.node,
                 (Role::Impl, attempt),
                 &self.inputs(attempt)?,
-                (self.ctx.candidates.max(1), Sampling::GreedyFirst),
+                (self.first_round, Sampling::GreedyFirst),
             );
         }
         let started = std::time::Instant::now();

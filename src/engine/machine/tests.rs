@@ -726,3 +726,27 @@ fn without_fresh_starts_the_loop_goes_on_fixing_until_a_fix_changes_nothing() {
         ]
     );
 }
+
+#[test]
+fn without_examples_the_first_round_is_the_greedy_answer_alone_and_fixes_get_all() {
+    let limits = Limits {
+        has_examples: false,
+        ..LIMITS
+    };
+    let (actions, machine) = drive(limits, &[Event::TestsWritten, WRITTEN, WRONG]);
+    assert_eq!(
+        actions[..4],
+        [
+            Step::Do(Action::AskTests),
+            Step::Do(Action::AskImplementation {
+                role: Role::Impl,
+                candidates: 1
+            }),
+            Step::Do(Action::RunTests),
+            FIX
+        ]
+    );
+    // The fix round is the first the budget counts.
+    assert_eq!(machine.spent, 4);
+    assert_eq!(LIMITS.first_round(), 3);
+}
