@@ -224,8 +224,9 @@ impl DependencyQueue {
         self.running
     }
 
-    /// True when nothing runs and nothing more can ever become ready.
-    pub fn is_drained(&self) -> bool {
+    /// True when nothing runs and nothing more can ever become ready (the tests' invariant).
+    #[cfg(test)]
+    fn is_drained(&self) -> bool {
         self.running == 0 && self.ready.is_empty()
     }
 

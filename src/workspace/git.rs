@@ -230,28 +230,6 @@ impl Git {
             .and_then(|c| c.tree().ok())
             .is_some_and(|t| t.get_path(Path::new(path)).is_ok())
     }
-
-    /// Files committed after the commit tagged for `subgraph` (what a rollback would undo).
-    pub fn files_changed_since(&self, subgraph: &str) -> Result<Vec<String>, GitError> {
-        let base = self
-            .repo
-            .revparse_single(&format!("refs/tags/{TAG_PREFIX}{subgraph}"))
-            .and_then(|o| o.peel_to_tree())
-            .map_err(|e| self.err(e))?;
-        let Some(head) = self.head_commit() else {
-            return Ok(Vec::new());
-        };
-        let head = head.tree().map_err(|e| self.err(e))?;
-        let diff = self
-            .repo
-            .diff_tree_to_tree(Some(&base), Some(&head), None)
-            .map_err(|e| self.err(e))?;
-        Ok(diff
-            .deltas()
-            .filter_map(|d| d.new_file().path().or_else(|| d.old_file().path()))
-            .map(|p| p.to_string_lossy().into_owned())
-            .collect())
-    }
 }
 
 #[cfg(test)]
@@ -289,7 +267,6 @@ mod tests {
         );
         assert_eq!(log[1].tags, ["phase4-subgraph-a"]);
         assert!(git.has_subgraph_tag("a") && !git.has_subgraph_tag("b"));
-        assert_eq!(git.files_changed_since("a").unwrap(), ["b/y.py"]);
         git.reset_to_subgraph("a").unwrap();
         assert!(!dir.path().join("b/y.py").exists());
         assert!(dir.path().join("a/x.py").exists());
