@@ -384,7 +384,7 @@ plant = { file = "lib/__init__.py", search = "x", replace = "y" }
     #[test]
     fn library_paths_must_stay_relative() {
         let text = LIB.replace("\"lib/__init__.py\"", "\"/etc/passwd\"");
-        let err = parse(&format!("{text}request = []"))
+        let err = parse(&format!("request = []\n{text}"))
             .unwrap_err()
             .to_string();
         assert!(err.contains("relative"), "{err}");

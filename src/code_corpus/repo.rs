@@ -216,8 +216,8 @@ mod tests {
         let read = |p: &str| std::fs::read_to_string(dir.path().join(p)).unwrap();
         assert_eq!(read("m.py"), "a = 2\nb = 1\nc = 3\n");
         assert_eq!(read("new/n.py"), "d = 4\n");
-        let twice = apply_edits(dir.path(), &[edit("m.py", "1", "9")]).unwrap_err();
-        assert!(twice.to_string().contains("2 times"), "{twice}");
+        let thrice = apply_edits(dir.path(), &[edit("m.py", " = ", "=")]).unwrap_err();
+        assert!(thrice.to_string().contains("3 times"), "{thrice}");
         let absent = apply_edits(dir.path(), &[edit("m.py", "zz", "9")]).unwrap_err();
         assert!(absent.to_string().contains("0 times"), "{absent}");
         let outside = apply_edits(dir.path(), &[edit("../m.py", "", "x")]).unwrap_err();

@@ -53,7 +53,7 @@ fn tiny_corpus(dir: &Path, sha: &str) -> PathBuf {
 name = "tiny"
 pypi = "tiny==1.0"
 sha256 = "{sha}"
-files = ["tiny", "tests/test_core.py"]
+files = ["setup.py", "tiny", "tests/test_core.py"]
 suite = ["tests/test_core.py"]
 
 [[request]]
@@ -85,8 +85,9 @@ examples = false
 }
 
 const RIGHT: &str = "```python\ndef double(x):\n    \"\"\"Twice x.\"\"\"\n    return 2 * x\n\n\ndef quad(x):\n    \"\"\"Four times x.\"\"\"\n    return double(double(x))\n```";
-/// Breaks `double` (the suite fails) while adding `quad`.
-const BREAKING: &str = "```python\ndef double(x):\n    \"\"\"Twice x.\"\"\"\n    return x + x + 1\n\n\ndef quad(x):\n    \"\"\"Four times x.\"\"\"\n    return double(double(x))\n```";
+/// Breaks `double` (the suite fails, with the error in the module: the correction is asked
+/// of that file) while adding `quad`.
+const BREAKING: &str = "```python\ndef double(x):\n    \"\"\"Twice x.\"\"\"\n    return 2 * y\n\n\ndef quad(x):\n    \"\"\"Four times x.\"\"\"\n    return double(double(x))\n```";
 
 fn script(dir: &Path, name: &str, task_answer: &str) -> PathBuf {
     let plan = json!([{"id": "1", "kind": "MODIFY_FILE", "path": "tiny/core.py",
