@@ -88,6 +88,7 @@ pub mod change;
 pub mod checkpoint;
 pub mod cli;
 pub mod code;
+pub mod code_corpus;
 pub mod config;
 pub mod corpus;
 pub mod detect;

@@ -99,6 +99,9 @@ pub struct Options {
     pub git_commit: bool,
     /// Write the reviewed plan here and stop before staging.
     pub plan_out: Option<PathBuf>,
+    /// The baseline `bench --code-corpus` compares with: each task asked once and applied,
+    /// no examples, checks or correction rounds.
+    pub single_answer: bool,
 }
 
 pub struct Request {
@@ -382,7 +385,7 @@ impl Run {
             },
             _ => request.spec.clone(),
         };
-        if request.options.mode != Mode::SelfHeal {
+        if request.options.mode != Mode::SelfHeal && !request.options.single_answer {
             self.find_examples(request, &spec).await?;
         }
         if request.cancel.is_cancelled() {
@@ -420,9 +423,10 @@ impl Run {
         if let Some(status_why) = self.stage(request, approver, &spec, &reviewed.plan).await? {
             return Ok(self.end(status_why.0, &status_why.1));
         }
-        if let Some(status_why) = self
-            .verify_and_correct(request, &spec, &reviewed.plan)
-            .await?
+        if !request.options.single_answer
+            && let Some(status_why) = self
+                .verify_and_correct(request, &spec, &reviewed.plan)
+                .await?
         {
             return Ok(self.end(status_why.0, &status_why.1));
         }

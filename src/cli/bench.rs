@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
+mod code_corpus;
 mod corpus;
 
 use tokio_util::sync::CancellationToken;
@@ -55,40 +56,69 @@ const WRONG_FIRST_EVERY: usize = 10;
 /// extracted is reported with the reason; the others go on. Prints a Markdown table (JSON
 /// with --json) ending with the command that reproduces it; exit 1 when a plan or a side did
 /// not finish. The nightly job runs `--corpus fixtures/corpus.toml --half test`.
+///
+/// Code corpus (`--code-corpus fixtures/code-corpus.toml`): change requests on real libraries
+/// (the generation corpus's pinned sdists, fetched the same way). For each selected request,
+/// the library's listed files are copied into a fresh git repository under
+/// WORK/code-corpus-DATE/REQUEST, its suite run first, the request's bug planted when it is a
+/// fix; then `zerorepo code --yes --git-commit` (the engine) and the same with
+/// `--single-answer` (the baseline) each change their own copy, and each is judged by the
+/// request's acceptance tests (never shown to the model) and the library's suite, in the
+/// sandbox: correct, wrong or unchanged, with time and tokens. `--self-check` applies each
+/// request's reference change instead of asking a model, and checks the acceptance tests fail
+/// before it and pass after. Exit 1 when a request did not run (or, in a self-check, was not
+/// correct).
 #[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("corpus_mode").args(["corpus", "code_corpus"])))]
 pub(crate) struct Args {
     /// The fixture: a directory with rpg.json, script.jsonl and reference/tests.
-    #[arg(long, default_value = "fixtures/ml_lib", conflicts_with = "corpus")]
+    #[arg(
+        long,
+        default_value = "fixtures/ml_lib",
+        conflicts_with = "corpus_mode"
+    )]
     fixture: PathBuf,
     /// Also run the real model (--llm, default the embedded one) and `zerorepo eval`.
-    #[arg(long, conflicts_with = "corpus")]
+    #[arg(long, conflicts_with = "corpus_mode")]
     real: bool,
     /// Where the reports go.
     #[arg(
         long,
         value_name = "DIR",
         default_value = "reports/nightly",
-        conflicts_with = "corpus"
+        conflicts_with = "corpus_mode"
     )]
     reports: PathBuf,
     /// Run the evaluation corpus in this file (fixtures/corpus.toml) instead of the nightly.
     #[arg(long, value_name = "FILE")]
     corpus: Option<PathBuf>,
-    /// With --corpus: the half to run. Default `dev` (the half that may be tuned on); `test`
-    /// is for reporting figures only.
-    #[arg(long, value_enum, requires = "corpus")]
+    /// Run the code corpus in this file (fixtures/code-corpus.toml) instead of the nightly.
+    #[arg(long, value_name = "FILE")]
+    code_corpus: Option<PathBuf>,
+    /// With --corpus or --code-corpus: the half to run. Default `dev` (the half that may be
+    /// tuned on); `test` is for reporting figures only.
+    #[arg(long, value_enum, requires = "corpus_mode")]
     half: Option<crate::corpus::HalfChoice>,
     /// With --corpus: only this plan (repeatable); with --half too, it must be in that half.
     #[arg(long = "plan", value_name = "NAME", requires = "corpus")]
     plans: Vec<String>,
-    /// With --corpus: also write the Markdown table to PATH and the JSON to PATH with `.json`.
-    #[arg(long, value_name = "PATH", requires = "corpus")]
+    /// With --code-corpus: only this request (repeatable); with --half too, it must be in
+    /// that half.
+    #[arg(long = "request", value_name = "NAME", requires = "code_corpus")]
+    requests: Vec<String>,
+    /// With --code-corpus: apply each request's reference change instead of asking a model,
+    /// and check its acceptance tests fail before and pass after.
+    #[arg(long, requires = "code_corpus")]
+    self_check: bool,
+    /// With --corpus or --code-corpus: also write the Markdown table to PATH and the JSON to
+    /// PATH with `.json`.
+    #[arg(long, value_name = "PATH", requires = "corpus_mode")]
     report: Option<PathBuf>,
     /// Where the real run's and the corpus's outputs go (default ~/.cache/zerorepo/nightly).
     #[arg(long, value_name = "DIR")]
     work: Option<PathBuf>,
     /// Nodes generated at once in the engine run (default: one per core).
-    #[arg(long, conflicts_with = "corpus",
+    #[arg(long, conflicts_with = "corpus_mode",
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
     jobs: Option<usize>,
     /// Nodes generated at once in the real run and in both sides of a corpus plan
@@ -115,6 +145,9 @@ pub(crate) async fn run(args: Args, quiet: bool) -> Result<u8, CliError> {
         .unwrap_or_else(|| chrono::Utc::now().format("%Y-%m-%d").to_string());
     if let Some(file) = &args.corpus {
         return corpus::run(&args, file, &date, quiet).await;
+    }
+    if let Some(file) = &args.code_corpus {
+        return code_corpus::run(&args, file, &date).await;
     }
     let script = args.fixture.join("script.jsonl");
     let entries = read_script(&script)?;

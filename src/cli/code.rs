@@ -66,6 +66,10 @@ pub(crate) struct Args {
     /// Commit the written files to git (when the repository is a git work tree).
     #[arg(long)]
     git_commit: bool,
+    /// The baseline of `bench --code-corpus`: ask each task once and write its answer as
+    /// applied, with no verification, acceptance tests or correction rounds.
+    #[arg(long, conflicts_with = "dry_run")]
+    single_answer: bool,
     /// Use this plan file instead of asking the model for a plan.
     #[arg(long, value_name = "FILE")]
     plan: Option<PathBuf>,
@@ -136,6 +140,7 @@ pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
             allow_high_risk: args.allow_high_risk,
             git_commit: args.git_commit,
             plan_out: args.plan_out.clone(),
+            single_answer: args.single_answer,
         },
         cancel,
     };
@@ -202,7 +207,7 @@ fn read_plan(path: &std::path::Path) -> Result<ChangePlan, CliError> {
 
 /// `--yes` (or no terminal with `--dry-run`): the plan as shown; HIGH risk only with
 /// `--allow-high-risk` (decided in the flow); a failed task rolls the run back.
-struct Policy;
+pub(crate) struct Policy;
 
 impl Approver for Policy {
     fn review(&mut self, plan: &Reviewed) -> Review {

@@ -9,7 +9,7 @@
 //! Nothing else in the library uses this module: it only calls down.
 
 mod bench;
-mod code;
+pub(crate) mod code;
 mod completions;
 mod config;
 mod deps;

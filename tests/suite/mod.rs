@@ -5,6 +5,7 @@ mod change_examples;
 mod cleanup;
 mod cli;
 mod code;
+mod code_corpus;
 mod corpus;
 mod data_leaf;
 mod engine;

@@ -103,7 +103,7 @@ pub(super) async fn run(
 
 /// `$ZEROREPO_CORPUS_CACHE`, else `~/.cache/zerorepo/corpus`: the fetched sdists, kept
 /// between runs.
-fn cache_dir() -> PathBuf {
+pub(super) fn cache_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("ZEROREPO_CORPUS_CACHE") {
         return PathBuf::from(dir);
     }
@@ -250,7 +250,7 @@ async fn evaluate(
 }
 
 /// This invocation's own command line, with the program called `zerorepo`.
-fn reproducing_command() -> String {
+pub(super) fn reproducing_command() -> String {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let words = std::iter::once("zerorepo").chain(args.iter().map(String::as_str));
     shlex::try_join(words).unwrap_or_else(|_| format!("zerorepo {}", args.join(" ")))
@@ -261,6 +261,12 @@ fn reproducing_command() -> String {
 fn write_report(args: &Args, report: &CorpusReport) -> Result<(), CliError> {
     let markdown = corpus::render_markdown(report);
     let json = crate::cli::render::json(report)?;
+    write_outputs(args, &markdown, &json)
+}
+
+/// Writes a corpus report's Markdown and JSON where `--report` and `--json` say (shared by
+/// `--corpus` and `--code-corpus`).
+pub(super) fn write_outputs(args: &Args, markdown: &str, json: &str) -> Result<(), CliError> {
     if let Some(path) = &args.report {
         let failed = |e: crate::fsutil::FsError| {
             CliError::Failed(anyhow::Error::new(e).context("writing the corpus report"))

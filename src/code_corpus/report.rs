@@ -1,0 +1,301 @@
+//! The code corpus's figures: each request's verdict for the engine and for the single-answer
+//! baseline (or, in a self-check, for the reference change), and the Markdown table. Pure:
+//! the command fills these in and writes them.
+
+use serde::Serialize;
+
+use super::file::Kind;
+use crate::corpus::Half;
+
+/// How a side ended, judged by the corpus's own tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Written; the acceptance tests and the library's suite pass.
+    Correct,
+    /// Written; the acceptance tests or the suite fail.
+    Wrong,
+    /// Nothing written.
+    Unchanged,
+    /// The side could not be run or judged (its `problem` says why).
+    NotJudged,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Correct => "correct",
+            Verdict::Wrong => "wrong",
+            Verdict::Unchanged => "unchanged",
+            Verdict::NotJudged => "not judged",
+        }
+    }
+}
+
+/// One side of one request: the engine, the baseline, or the reference change.
+#[derive(Debug, Clone, Serialize)]
+pub struct Side {
+    pub verdict: Verdict,
+    /// What `zerorepo code` said when nothing was written, or why the side was not judged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Whether the acceptance tests passed on the result (`None`: not run).
+    pub acceptance_passed: Option<bool>,
+    pub suite_passed: Option<bool>,
+    pub wall_s: f64,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    /// The repository the side changed.
+    pub repo: String,
+}
+
+/// Before the change: is the library's suite green, and do the acceptance tests fail (they
+/// must, or the request asks for nothing)?
+#[derive(Debug, Clone, Serialize)]
+pub struct Before {
+    pub suite_passed: bool,
+    pub acceptance_failed: bool,
+}
+
+/// One request's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct RequestResult {
+    pub name: String,
+    pub library: String,
+    pub half: Half,
+    pub kind: Kind,
+    pub examples: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<Before>,
+    /// Why the request was not run (the sdist, the copy); the sides are then absent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine: Option<Side>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Side>,
+    /// `--self-check`: the reference change, judged like a side.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<Side>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CodeCorpusReport {
+    pub date: String,
+    pub version: String,
+    pub corpus: String,
+    /// The model, or `reference` for a self-check.
+    pub provider: String,
+    pub self_check: bool,
+    pub requests: Vec<RequestResult>,
+    pub command: String,
+}
+
+impl CodeCorpusReport {
+    /// Every request ran and every side was judged; in a self-check, every reference change
+    /// was correct with its acceptance tests failing before.
+    pub fn complete(&self) -> bool {
+        let judged = |side: &Option<Side>| {
+            side.as_ref()
+                .is_none_or(|s| s.verdict != Verdict::NotJudged)
+        };
+        self.requests.iter().all(|r| {
+            r.not_run.is_none()
+                && judged(&r.engine)
+                && judged(&r.baseline)
+                && (!self.self_check
+                    || (r
+                        .before
+                        .as_ref()
+                        .is_some_and(|b| b.suite_passed && b.acceptance_failed)
+                        && r.reference.as_ref().map(|s| s.verdict) == Some(Verdict::Correct)))
+        })
+    }
+}
+
+/// Counts of one side's verdicts over a half, and its time.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+struct Totals {
+    correct: usize,
+    wrong: usize,
+    unchanged: usize,
+    not_judged: usize,
+    wall_s: f64,
+}
+
+impl Totals {
+    fn add(&mut self, side: Option<&Side>) {
+        let Some(side) = side else {
+            self.not_judged += 1;
+            return;
+        };
+        match side.verdict {
+            Verdict::Correct => self.correct += 1,
+            Verdict::Wrong => self.wrong += 1,
+            Verdict::Unchanged => self.unchanged += 1,
+            Verdict::NotJudged => self.not_judged += 1,
+        }
+        self.wall_s += side.wall_s;
+    }
+
+    fn cell(&self) -> String {
+        let mut text = format!("{} / {} / {}", self.correct, self.wrong, self.unchanged);
+        if self.not_judged > 0 {
+            text.push_str(&format!(" (+{} not judged)", self.not_judged));
+        }
+        text
+    }
+}
+
+fn side_cell(side: Option<&Side>) -> String {
+    match side {
+        None => "—".into(),
+        Some(s) => format!(
+            "{} · {:.0} s · {} tok",
+            s.verdict.as_str(),
+            s.wall_s,
+            s.prompt_tokens + s.completion_tokens
+        ),
+    }
+}
+
+/// The report as Markdown: one row per request, then totals per half, then the command.
+pub fn render_markdown(report: &CodeCorpusReport) -> String {
+    let (first, second) = match report.self_check {
+        true => ("reference", "—"),
+        false => ("engine", "single answer"),
+    };
+    let mut out = format!(
+        "# Code corpus, {}\n\nzerorepo {} · corpus `{}` · model `{}`\n\n",
+        report.date, report.version, report.corpus, report.provider
+    );
+    out.push_str(&format!(
+        "| request | library | half | kind | examples | suite before | {first} | {second} |\n|---|---|---|---|---|---|---|---|\n"
+    ));
+    for r in &report.requests {
+        let (a, b) = match report.self_check {
+            true => (r.reference.as_ref(), None),
+            false => (r.engine.as_ref(), r.baseline.as_ref()),
+        };
+        let before = match (&r.not_run, &r.before) {
+            (Some(why), _) => format!("not run: {}", why.replace('|', "/")),
+            (None, Some(b)) if b.suite_passed => "passes".into(),
+            (None, Some(_)) => "FAILS".into(),
+            (None, None) => "—".into(),
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
+            r.name,
+            r.library,
+            r.half.as_str(),
+            r.kind.as_str(),
+            if r.examples { "yes" } else { "no" },
+            before,
+            side_cell(a),
+            side_cell(b),
+        ));
+    }
+    out.push_str(&format!(
+        "\nTotals (correct / wrong / unchanged, wall time):\n\n| half | requests | {first} | {second} |\n|---|---|---|---|\n"
+    ));
+    for half in [Half::Dev, Half::Test] {
+        let rows: Vec<&RequestResult> = report.requests.iter().filter(|r| r.half == half).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let (mut a, mut b) = (Totals::default(), Totals::default());
+        for r in &rows {
+            match report.self_check {
+                true => a.add(r.reference.as_ref()),
+                false => {
+                    a.add(r.engine.as_ref());
+                    b.add(r.baseline.as_ref());
+                }
+            }
+        }
+        let b_cell = match report.self_check {
+            true => "—".into(),
+            false => format!("{} · {:.0} s", b.cell(), b.wall_s),
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} · {:.0} s | {} |\n",
+            half.as_str(),
+            rows.len(),
+            a.cell(),
+            a.wall_s,
+            b_cell
+        ));
+    }
+    out.push_str(&format!("\nReproduce: `{}`\n", report.command));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(verdict: Verdict, wall_s: f64) -> Side {
+        Side {
+            verdict,
+            reason: None,
+            acceptance_passed: None,
+            suite_passed: None,
+            wall_s,
+            prompt_tokens: 10,
+            completion_tokens: 5,
+            repo: String::new(),
+        }
+    }
+
+    fn request(name: &str, half: Half, engine: Verdict, baseline: Verdict) -> RequestResult {
+        RequestResult {
+            name: name.into(),
+            library: "lib".into(),
+            half,
+            kind: Kind::Add,
+            examples: true,
+            before: Some(Before {
+                suite_passed: true,
+                acceptance_failed: true,
+            }),
+            not_run: None,
+            engine: Some(side(engine, 2.0)),
+            baseline: Some(side(baseline, 1.0)),
+            reference: None,
+        }
+    }
+
+    #[test]
+    fn the_table_counts_each_half_apart_and_ends_with_the_command() {
+        let report = CodeCorpusReport {
+            date: "2026-11-26".into(),
+            version: "0".into(),
+            corpus: "c.toml".into(),
+            provider: "scripted".into(),
+            self_check: false,
+            requests: vec![
+                request("a", Half::Dev, Verdict::Correct, Verdict::Wrong),
+                request("b", Half::Test, Verdict::Correct, Verdict::Unchanged),
+                request("c", Half::Test, Verdict::Unchanged, Verdict::Correct),
+            ],
+            command: "zerorepo bench --code-corpus c.toml".into(),
+        };
+        let md = render_markdown(&report);
+        assert!(
+            md.contains("| dev | 1 | 1 / 0 / 0 · 2 s | 0 / 1 / 0 · 1 s |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| test | 2 | 1 / 0 / 1 · 4 s | 1 / 0 / 1 · 2 s |"),
+            "{md}"
+        );
+        assert!(
+            md.contains("| a | lib | dev | add | yes | passes | correct · 2 s · 15 tok | wrong")
+        );
+        assert!(
+            md.trim_end()
+                .ends_with("`zerorepo bench --code-corpus c.toml`")
+        );
+        assert!(report.complete());
+    }
+}
