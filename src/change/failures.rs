@@ -65,6 +65,11 @@ impl<'a> Pytest<'a> {
                 },
                 Area::Summary => pytest.summary.push(line),
                 Area::Other if is_count(line.trim()) => pytest.summary.push(line),
+                // The sandbox keeps an output's tail: its FAILURES banner may be cut off.
+                Area::Other if banner(line, '_').is_some() => {
+                    pytest.sections.push((line, Vec::new()));
+                    area = Area::Failures;
+                }
                 Area::Other => {}
             }
         }
@@ -265,5 +270,18 @@ mod tests {
             "{cut}"
         );
         assert!(cut.contains("1 failed, 2 passed"));
+    }
+
+    #[test]
+    fn sections_are_found_in_a_tail_without_the_failures_banner() {
+        let out = pytest_output(10, &[("test_a", 300), ("test_b", 2)]);
+        let tail_only = &out[out.find("_ test_b _").unwrap() - 20..];
+        let tail_only = format!("{}\n{}", "x".repeat(3_000), tail_only);
+        let cut = relevant(&tail_only, 2_000);
+        assert!(
+            cut.contains("_ test_b _") && cut.contains("AssertionError: test_b"),
+            "{cut}"
+        );
+        assert!(!cut.contains("xxxx"), "{cut}");
     }
 }
