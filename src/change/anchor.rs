@@ -353,7 +353,7 @@ pub(super) fn unglue(before: &str, after: &str, gap: usize) -> String {
     if fixes.is_empty() {
         return after.to_string();
     }
-    fixes.sort_by(|a, b| b.0.cmp(&a.0));
+    fixes.sort_by_key(|f| std::cmp::Reverse(f.0));
     for (row, blank) in fixes {
         for _ in 0..blank {
             lines.insert(row, String::new());
