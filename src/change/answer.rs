@@ -3,20 +3,48 @@
 //! An answer that was cut off (it ran out of tokens: a code block that never closes, a
 //! SEARCH block with no REPLACE) is never applied: the fence parser would close it at the
 //! end, and a truncated whole file that still parses would drop everything after the cut.
+//! A SEARCH block longer than [`MAX_SEARCH_LINES`] is refused: it is the model re-typing the
+//! file, which runs out of tokens on a real module. Code for an existing Python file is
+//! placed by symbol ([`super::anchor`]), so the lines it does not change keep their bytes,
+//! and a definition glued to the line above it gets its blank lines back.
 
-use std::collections::BTreeSet;
-
+use super::anchor::{Block, Place, apply_block, placed_blocks, top_gap, unglue};
+use crate::edit::hunk::Hunk;
 use crate::edit::parse::{EditKind, parse_answer};
 
+/// The most lines a SEARCH block (or a diff hunk) may quote.
+pub(super) const MAX_SEARCH_LINES: usize = 30;
+
+/// The form an answer was asked in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Form {
+    /// The whole file in one block (new and short files); a fragment is placed by symbol.
+    Whole,
+    /// Python by symbol: new and changed definitions only, short SEARCH blocks for the rest.
+    Symbols,
+    /// Short SEARCH/REPLACE blocks (long files of other languages).
+    Search,
+}
+
 /// The model's answer applied to the text of `path`: hunks in place, code as the whole file
-/// (Python fragments merged by definition name). `Err` says why there is nothing to apply.
-pub(super) fn apply_answer(answer: &str, path: &str, current: &str) -> Result<String, String> {
+/// or, for Python, placed by symbol. `Err` says why there is nothing to apply.
+pub(super) fn apply_answer(
+    answer: &str,
+    path: &str,
+    current: &str,
+    form: Form,
+) -> Result<String, String> {
     if let Some(why) = cut_off(answer) {
         return Err(why);
     }
-    let parsed = parse_answer(answer);
+    let python = path.ends_with(".py") && !current.trim().is_empty();
+    let (mut blocks, rest) = match python {
+        true => placed_blocks(answer),
+        false => (Vec::new(), answer.to_string()),
+    };
+    let parsed = parse_answer(&rest);
     let mut text = current.to_string();
-    let mut used = false;
+    let mut used = !blocks.is_empty();
     for edit in parsed.edits {
         if edit
             .path
@@ -27,14 +55,18 @@ pub(super) fn apply_answer(answer: &str, path: &str, current: &str) -> Result<St
         }
         match edit.kind {
             EditKind::Hunks(hunks) => {
+                short_enough(&hunks)?;
                 text = crate::edit::hunk::apply_all(&text, &hunks)
                     .map_err(|e| e.to_string())?
                     .0;
             }
             EditKind::Code(code)
-                if path.ends_with(".py") && !text.is_empty() && is_fragment(&code, &text) =>
+                if python && (form == Form::Symbols || is_fragment(&code, &text)) =>
             {
-                text = crate::edit::merge::merge_python(&text, &code);
+                blocks.push(Block {
+                    place: Place::ByName,
+                    code,
+                });
             }
             EditKind::Code(code) => text = ensure_newline(code),
         }
@@ -48,13 +80,33 @@ pub(super) fn apply_answer(answer: &str, path: &str, current: &str) -> Result<St
             format!("the answer has no code for {path} ({notes})")
         });
     }
+    let gap = top_gap(current);
+    for block in &blocks {
+        text = apply_block(&text, block, gap)?;
+    }
+    if path.ends_with(".py") {
+        text = unglue(current, &text, gap);
+    }
     Ok(text)
+}
+
+/// `Err` for a hunk that quotes more than [`MAX_SEARCH_LINES`] lines.
+fn short_enough(hunks: &[Hunk]) -> Result<(), String> {
+    match hunks.iter().find(|h| h.old.len() > MAX_SEARCH_LINES) {
+        Some(long) => Err(format!(
+            "a SEARCH block of {} lines was refused (at most {MAX_SEARCH_LINES}): quote only the \
+             lines that change and a line around them; give a new function as ADD AFTER name, \
+             a changed one as REPLACE name, without copying the rest of the file",
+            long.old.len()
+        )),
+        None => Ok(()),
+    }
 }
 
 /// Python code that looks like part of the file, not all of it: it leaves out more than
 /// half of the file's top-level definitions.
 fn is_fragment(code: &str, current: &str) -> bool {
-    let names = |text: &str| -> BTreeSet<String> {
+    let names = |text: &str| -> std::collections::BTreeSet<String> {
         crate::code::split_units(text)
             .iter()
             .filter_map(|u| u.def_name().map(String::from))
@@ -105,23 +157,23 @@ mod tests {
     fn answers_apply_as_whole_files_fragments_or_hunks() {
         let current = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
         let whole = "```python\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n```";
-        let text = apply_answer(whole, "calc.py", current).unwrap();
+        let text = apply_answer(whole, "calc.py", current, Form::Whole).unwrap();
         assert!(text.contains("def mul") && text.contains("def sub"));
         let fragment = "```python\ndef mul(a, b):\n    return a * b\n```";
-        let text = apply_answer(fragment, "calc.py", current).unwrap();
+        let text = apply_answer(fragment, "calc.py", current, Form::Whole).unwrap();
         assert!(
             text.contains("def mul") && text.contains("def sub"),
             "{text}"
         );
         let hunk = "```\n<<<<<<< SEARCH\n    return a - b\n=======\n    return b - a\n>>>>>>> REPLACE\n```";
         assert!(
-            apply_answer(hunk, "calc.py", current)
+            apply_answer(hunk, "calc.py", current, Form::Whole)
                 .unwrap()
                 .contains("return b - a")
         );
-        assert!(apply_answer("I cannot do that.", "calc.py", current).is_err());
+        assert!(apply_answer("I cannot do that.", "calc.py", current, Form::Whole).is_err());
         let other = "```python other.py\nX = 1\n```";
-        assert!(apply_answer(other, "calc.py", current).is_err());
+        assert!(apply_answer(other, "calc.py", current, Form::Whole).is_err());
     }
 
     #[test]
@@ -129,12 +181,36 @@ mod tests {
         let current = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
         // Cut after the first function: it parses, and would drop `sub`.
         let cut = "```python\ndef add(a, b):\n    return a + b\n";
-        let why = apply_answer(cut, "calc.py", current).unwrap_err();
+        let why = apply_answer(cut, "calc.py", current, Form::Symbols).unwrap_err();
         assert!(why.contains("cut off"), "{why}");
         let cut = "<<<<<<< SEARCH\n    return a - b\n=======\n    return b";
-        let why = apply_answer(cut, "calc.py", current).unwrap_err();
+        let why = apply_answer(cut, "calc.py", current, Form::Symbols).unwrap_err();
         assert!(why.contains("cut off"), "{why}");
         let whole = "```python\ndef add(a, b):\n    return a + b\n```";
-        assert!(apply_answer(whole, "calc.py", "").is_ok());
+        assert!(apply_answer(whole, "calc.py", "", Form::Whole).is_ok());
+    }
+
+    #[test]
+    fn a_long_search_block_is_refused_and_a_short_one_applies() {
+        let current: String = (0..100).map(|i| format!("x{i} = {i}\n")).collect();
+        let old: String = (0..40).map(|i| format!("x{i} = {i}\n")).collect();
+        let long = format!("<<<<<<< SEARCH\n{old}=======\nx0 = 1\n>>>>>>> REPLACE");
+        let why = apply_answer(&long, "data.py", &current, Form::Symbols).unwrap_err();
+        assert!(why.contains("40 lines was refused (at most 30)"), "{why}");
+        let short = "<<<<<<< SEARCH\nx7 = 7\n=======\nx7 = 70\n>>>>>>> REPLACE";
+        let text = apply_answer(short, "data.py", &current, Form::Symbols).unwrap();
+        assert_eq!(text, current.replace("x7 = 7\n", "x7 = 70\n"));
+    }
+
+    #[test]
+    fn in_the_symbol_form_a_whole_looking_answer_is_placed_by_name() {
+        let current = "import os\n\n\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n";
+        // Every definition again, one changed and one new: the others keep their bytes.
+        let answer = "```python\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return b - a\ndef mul(a, b):\n    return a * b\n```";
+        let text = apply_answer(answer, "calc.py", current, Form::Symbols).unwrap();
+        assert_eq!(
+            text,
+            "import os\n\n\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return b - a\n\n\ndef mul(a, b):\n    return a * b\n"
+        );
     }
 }

@@ -7,9 +7,10 @@
 //! (the sandbox mounts the repository elsewhere). In a traceback the innermost frame comes
 //! last, so later mentions weigh more. The file at fault is, in this order:
 //! 1. the last mentioned source file (not a test file) that this change touched;
-//! 2. when only test files the change touched are mentioned and it touched source files too,
-//!    the first of those source files: a failing assertion sits in the test, the code it
-//!    checks is what the change wrote;
+//! 2. when only test files are mentioned (the change's or the repository's) and the change
+//!    touched source files, the first of those source files: a failing assertion sits in the
+//!    test, the code it checks is what the change wrote (a repository test that fails after
+//!    a bug fix points at the fix, not at itself);
 //! 3. the last mentioned test file the change touched, else the last mentioned repository
 //!    file, else the first file the change touched.
 
@@ -25,8 +26,9 @@ pub fn file_at_fault(output: &str, changed: &[String], files: &[String]) -> Opti
     };
     let (tests, sources): (Vec<String>, Vec<String>) =
         changed.iter().cloned().partition(|f| is_test_file(f));
+    let any_test = mentions.iter().any(|m| is_test_file(m));
     named(&sources)
-        .or_else(|| named(&tests).and_then(|_| sources.first().cloned()))
+        .or_else(|| any_test.then(|| sources.first().cloned()).flatten())
         .or_else(|| named(&tests))
         .or_else(|| named(files))
         .or_else(|| changed.first().cloned())
@@ -126,5 +128,15 @@ mod tests {
             Some("a.py")
         );
         assert_eq!(file_at_fault("1 failed", &[], &changed), None);
+    }
+
+    #[test]
+    fn a_repository_test_failing_after_the_change_blames_the_changed_source() {
+        let output = "tests/test_text.py:14: AssertionError\nFAILED tests/test_text.py::test_join";
+        let files = strings(&["text.py", "tests/test_text.py"]);
+        assert_eq!(
+            file_at_fault(output, &strings(&["text.py"]), &files).as_deref(),
+            Some("text.py")
+        );
     }
 }

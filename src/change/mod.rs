@@ -14,23 +14,30 @@
 //!    to an [`Approver`], which approves, edits or declines it.
 //! 4. **Risk gate**: a REFUSED task (a path outside the repository) stops the run; a HIGH
 //!    one needs the approver's explicit confirmation.
-//! 5. **Stage**: tasks run in dependency order into an in-memory [`Overlay`]; each answer is
-//!    parsed and applied with the fuzzy hunk passes ([`answer`]), and a file task whose
-//!    answer gives no usable code, or was cut off, fails (the approver may let the model
-//!    repair it once).
+//! 5. **Stage** ([`staging`]): tasks run in dependency order into an in-memory [`Overlay`].
+//!    Each prompt is built to the model's context ([`budget`]; the file cut to what the task
+//!    touches, [`focus`]). New and short files are answered whole; longer Python files by
+//!    symbol ([`anchor`]: a new definition inserted after a named one or at the end, a
+//!    changed one replaced by name, the rest byte for byte); SEARCH blocks are short
+//!    ([`answer`]). An answer that cannot be used (cut off, not in the file, a module that
+//!    does not parse) is asked again with the reason within `max_corrections`; when they are
+//!    spent the run rolls back with it (the approver may allow one more try).
 //! 6. **Verify**: the overlay is materialised in a scratch copy and the profile's checks run
 //!    there, in the sandbox; then, when the copy has Python files, the request's examples,
 //!    as acceptance tests written into that copy only (never into the overlay, so never
 //!    committed), in every profile.
-//! 7. **Self-correct**: on failure the model gets the error and the file it points at
-//!    ([`fault`]; for a failing example, the file its function is or should be in), up to
-//!    `max_corrections` rounds. A change is written only when the checks and the examples
-//!    pass; otherwise the reason names the example that failed and why.
+//! 7. **Self-correct** ([`correct`]): on failure the model gets the error, cut to its
+//!    failures ([`failures`]), and the file it points at ([`fault`]; for a failing example,
+//!    the file its function is or should be in), up to `max_corrections` rounds shared with
+//!    step 5; an unusable correction is asked again with the reason. A change is written only
+//!    when the checks and the examples pass; otherwise the reason names the example that
+//!    failed and why.
 //! 8. **Commit or roll back**: the overlay commits all at once, refusing files changed on
 //!    disk since they were read; otherwise nothing is written. An intent record ([`intent`])
 //!    holds the old content of every path until the last write is done, so a commit cut off
 //!    by kill -9 is rolled back by the next command on the repository.
 //!
+//! A request too large for any prompt is refused before step 1 ([`budget::check_spec`]).
 //! The repository is only read until step 8; a cancelled run stops between steps, before it.
 //! The repository is hostile: every read, write and delete resolves beneath its root with no
 //! symbolic link on the way ([`crate::fsutil::beneath`]), no path inside `.git` or
@@ -38,13 +45,20 @@
 //! copies for the sandbox hold its regular files only (links are left out).
 
 mod accept;
+mod anchor;
 mod answer;
 pub mod audit;
+mod budget;
+mod checks;
+mod correct;
 mod examples;
+mod failures;
 pub mod fault;
+mod focus;
 pub mod intent;
 pub mod plan;
 mod prompt;
+mod staging;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -57,9 +71,9 @@ use crate::detect::Commands;
 use crate::fsutil::Workspace;
 use crate::llm::{LlmProvider, LlmRequest, Usage};
 use crate::sandbox::TestRunner;
-use crate::workspace::overlay::{FileDiff, Overlay, Source};
-use answer::apply_answer;
+use crate::workspace::overlay::{FileDiff, Overlay};
 use audit::Audit;
+use checks::{directories, list_files, profile_commands, run_check, scratch_copy};
 use plan::{ChangePlan, Risk, RiskContext, Task, TaskKind};
 
 /// What kind of change.
@@ -143,8 +157,8 @@ pub trait Approver: Send {
     fn review(&mut self, plan: &Reviewed) -> Review;
     /// A HIGH-risk task about to run, after the plan was approved.
     fn confirm_high_risk(&mut self, task: &Task, reasons: &[String]) -> bool;
-    /// A task failed: let the model try once more with the failure? (the seed's "stop and
-    /// ask"; `false` rolls the run back).
+    /// A task's answer could not be used and the correction rounds are spent: let the model
+    /// try once more with the reason? (the seed's "stop and ask"; `false` rolls the run back).
     fn repair(&mut self, task: &Task, failure: &str) -> bool;
 }
 
@@ -243,6 +257,18 @@ pub enum CodeError {
     Refused(String),
     #[error("the intent record: {0}")]
     Intent(#[from] intent::IntentError),
+    /// A request too large for the model's context, found before any model call.
+    #[error(transparent)]
+    TooLarge(#[from] budget::TooLarge),
+}
+
+impl From<prompt::FitError> for CodeError {
+    fn from(error: prompt::FitError) -> CodeError {
+        match error {
+            prompt::FitError::Template(e) => CodeError::Prompt(e),
+            prompt::FitError::TooLarge(e) => CodeError::TooLarge(e),
+        }
+    }
 }
 
 impl CodeError {
@@ -255,6 +281,7 @@ impl CodeError {
                 | CodeError::NothingToHeal(_)
                 | CodeError::Plan(_)
                 | CodeError::Refused(_)
+                | CodeError::TooLarge(_)
         )
     }
 }
@@ -331,6 +358,9 @@ impl Run {
             return Err(CodeError::NotADirectory(repo.clone()));
         }
         check_state_dir(repo)?;
+        // Every task and correction quotes the request: one too large for any prompt is
+        // said now, before any work, not as a run stopped by the model.
+        budget::check_spec(&request.spec, &prompt::bare_template()?)?;
         let files = list_files(repo)?;
         if request.options.mode == Mode::Generate && !files.is_empty() {
             return Err(CodeError::NotEmpty(repo.clone()));
@@ -463,18 +493,9 @@ impl Run {
         spec: &str,
         diagnosis: Option<&Check>,
     ) -> Result<Result<ChangePlan, String>, CodeError> {
-        let diagnosis = match diagnosis {
-            Some(check) if check.passed => format!("`{}` passes.", check.command),
-            Some(check) => format!(
-                "`{}` fails:\n```\n{}\n```",
-                check.command,
-                audit::tail(&check.output, prompt::ERROR_CHARS)
-            ),
-            None => "(no check command was found)".into(),
-        };
         let mut why = None;
         for _ in 0..2 {
-            let asked = prompt::plan_request(spec, &self.files, &diagnosis, why.as_deref())?;
+            let asked = prompt::plan_request(spec, &self.files, diagnosis, why.as_deref())?;
             let answer = self.ask(request, &asked).await?;
             match plan::from_answer(&answer) {
                 Ok(plan) => {
@@ -622,321 +643,6 @@ impl Run {
         Ok(None)
     }
 
-    /// Step 5: every task, in order, into the overlay. `Some` stops the run.
-    async fn stage(
-        &mut self,
-        request: &Request,
-        approver: &mut dyn Approver,
-        spec: &str,
-        plan: &ChangePlan,
-    ) -> Result<Option<(Status, String)>, CodeError> {
-        for index in plan.order()? {
-            if request.cancel.is_cancelled() {
-                return Ok(Some((
-                    Status::Interrupted,
-                    "interrupted while staging".into(),
-                )));
-            }
-            let task = &plan.tasks[index];
-            let mut result = self.run_task(request, spec, plan, task, None).await?;
-            if let Err(failure) = &result
-                && approver.repair(task, failure)
-            {
-                let failure = failure.clone();
-                result = self
-                    .run_task(request, spec, plan, task, Some(&failure))
-                    .await?;
-            }
-            if let Err(failure) = result {
-                return Ok(Some((
-                    Status::RolledBack,
-                    format!("task {} failed: {failure}", task.id),
-                )));
-            }
-        }
-        Ok(None)
-    }
-
-    /// One task into the overlay. `Ok(Err(why))` when the task failed.
-    async fn run_task(
-        &mut self,
-        request: &Request,
-        spec: &str,
-        plan: &ChangePlan,
-        task: &Task,
-        repair: Option<&str>,
-    ) -> Result<Result<(), String>, CodeError> {
-        let path = task.path.clone().unwrap_or_default();
-        // The gate refused such paths already; this holds whatever path reaches here.
-        let refused = match task.kind {
-            TaskKind::ShellCommand => None,
-            _ => plan::inside_repository(&path).err(),
-        };
-        let result = match task.kind {
-            _ if refused.is_some() => Err(format!("refused: {}", refused.unwrap_or_default())),
-            TaskKind::DeleteFile => match self.overlay.read(&path)? {
-                Some(_) => {
-                    self.overlay.remove(&path, Source::Generated)?;
-                    Ok(())
-                }
-                None => Err(format!("{path} does not exist")),
-            },
-            TaskKind::ShellCommand => {
-                let command = task.command.clone().unwrap_or_default();
-                let scratch = scratch_copy(&request.repo, &self.overlay)?;
-                let check = run_check(request, scratch.path(), &command).await?;
-                if check.passed || check.unavailable {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "`{command}` failed:\n{}",
-                        audit::tail(&check.output, 1_500)
-                    ))
-                }
-            }
-            TaskKind::CreateFile | TaskKind::ModifyFile => {
-                self.edit_file(request, spec, plan, task, &path, repair)
-                    .await?
-            }
-        };
-        let outcome = if result.is_ok() { "ok" } else { "failed" };
-        let detail = format!(
-            "{} {}",
-            task.kind.as_str(),
-            task.path
-                .as_deref()
-                .or(task.command.as_deref())
-                .unwrap_or_default()
-        );
-        let why = result.as_ref().err().cloned().unwrap_or_default();
-        self.audit.record(
-            "task",
-            Some(&task.id.0),
-            outcome,
-            &detail,
-            &why,
-            self.last_usage.take(),
-        )?;
-        Ok(result)
-    }
-
-    async fn edit_file(
-        &mut self,
-        request: &Request,
-        spec: &str,
-        plan: &ChangePlan,
-        task: &Task,
-        path: &str,
-        repair: Option<&str>,
-    ) -> Result<Result<(), String>, CodeError> {
-        let current = self.overlay.read(path)?.unwrap_or_default();
-        let context = self.context_of(plan, task)?;
-        let asked = match repair {
-            None => prompt::edit_request(spec, task, &current, &context, 0)?,
-            Some(failure) => {
-                let failure = prompt::Failure {
-                    command: task.kind.as_str(),
-                    output: failure,
-                };
-                prompt::correct_request(spec, plan, &failure, path, &current, &context, 0).map(
-                    |mut r| {
-                        r.node_id = task.id.0.clone();
-                        r.attempt = 1;
-                        r
-                    },
-                )?
-            }
-        };
-        let answer = self.ask(request, &asked).await?;
-        match apply_answer(&answer, path, &current) {
-            Ok(text) => self.write_checked(path, text),
-            Err(why) => Ok(Err(why)),
-        }
-    }
-
-    /// Writes `text` to the overlay unless it is Python that does not parse.
-    fn write_checked(&mut self, path: &str, text: String) -> Result<Result<(), String>, CodeError> {
-        let before = self.overlay.entries().get(path).cloned();
-        self.overlay.write(path, text, Source::Generated)?;
-        let Some((_, why)) = self
-            .overlay
-            .unparsable()
-            .into_iter()
-            .find(|(p, _)| p == path)
-        else {
-            return Ok(Ok(()));
-        };
-        self.overlay.discard(path);
-        if let Some(entry) = before {
-            match entry.content {
-                Some(old) => self.overlay.write(path, old, Source::Generated)?,
-                None => self.overlay.remove(path, Source::Generated)?,
-            }
-        }
-        Ok(Err(format!("the new {path} does not parse: {why}")))
-    }
-
-    /// The staged text of the files of the tasks `task` depends on.
-    fn context_of(
-        &self,
-        plan: &ChangePlan,
-        task: &Task,
-    ) -> Result<Vec<(String, String)>, CodeError> {
-        let mut context = Vec::new();
-        for dep in &task.depends_on {
-            let Some(path) = plan.task(dep).and_then(|t| t.path.clone()) else {
-                continue;
-            };
-            if let Some(text) = self.overlay.read(&path)? {
-                context.push((path, text));
-            }
-        }
-        Ok(context)
-    }
-
-    /// Steps 6 and 7: verify; on failure correct the file at fault and verify again.
-    async fn verify_and_correct(
-        &mut self,
-        request: &Request,
-        spec: &str,
-        plan: &ChangePlan,
-    ) -> Result<Option<(Status, String)>, CodeError> {
-        let mut round = 0;
-        loop {
-            if request.cancel.is_cancelled() {
-                return Ok(Some((
-                    Status::Interrupted,
-                    "interrupted while verifying".into(),
-                )));
-            }
-            let checks = self.verify(request).await?;
-            self.outcome.checks = checks.clone();
-            let Some(failed) = checks.iter().find(|c| !c.passed && !c.unavailable).cloned() else {
-                return Ok(None);
-            };
-            if round >= request.options.max_corrections {
-                let why = match self.accept.is_check(&failed) {
-                    true => self.accept.failure_reason(round),
-                    false => format!(
-                        "`{}` still fails after {round} correction round(s)",
-                        failed.command
-                    ),
-                };
-                return Ok(Some((Status::RolledBack, why)));
-            }
-            self.correct(request, spec, plan, &failed, round).await?;
-            round += 1;
-            self.outcome.corrections = round;
-        }
-    }
-
-    /// The profile's checks on a scratch copy with the overlay applied.
-    async fn verify(&mut self, request: &Request) -> Result<Vec<Check>, CodeError> {
-        let scratch = scratch_copy(&request.repo, &self.overlay)?;
-        let commands = crate::detect::detect(scratch.path())?;
-        let mut checks = Vec::new();
-        let unparsable = self.overlay.unparsable();
-        if !unparsable.is_empty() {
-            let output = unparsable
-                .iter()
-                .map(|(p, why)| format!("{p}: {why}"))
-                .collect::<Vec<_>>()
-                .join("\n");
-            checks.push(Check {
-                command: "parse".into(),
-                passed: false,
-                unavailable: false,
-                exit_code: None,
-                output,
-            });
-        }
-        let has_python = list_files(scratch.path())?
-            .iter()
-            .any(|f| f.ends_with(".py"));
-        for command in profile_commands(request.options.profile, &commands, has_python) {
-            let check = run_check(request, scratch.path(), &command).await?;
-            let outcome = if check.unavailable {
-                "unavailable"
-            } else if check.passed {
-                "passed"
-            } else {
-                "failed"
-            };
-            self.audit
-                .record("verify", None, outcome, &command, &check.output, None)?;
-            checks.push(check);
-        }
-        if has_python && let Some(check) = self.check_examples(request, scratch.path()).await? {
-            checks.push(check);
-        }
-        Ok(checks)
-    }
-
-    /// One correction round: the file the failure points at, rewritten by the model.
-    async fn correct(
-        &mut self,
-        request: &Request,
-        spec: &str,
-        plan: &ChangePlan,
-        failed: &Check,
-        round: u32,
-    ) -> Result<(), CodeError> {
-        let changed: Vec<String> = self.overlay.entries().keys().cloned().collect();
-        let mut files = self.files.clone();
-        files.extend(changed.iter().cloned());
-        // An example that fails blames the file its function is (or should be) in.
-        let blamed = match self.accept.is_check(failed) {
-            true => self.accept.blame(),
-            false => None,
-        };
-        let Some(path) = blamed.or_else(|| fault::file_at_fault(&failed.output, &changed, &files))
-        else {
-            self.audit.record(
-                "correct",
-                None,
-                "no file to blame",
-                &failed.command,
-                "",
-                None,
-            )?;
-            return Ok(());
-        };
-        let current = self.overlay.read(&path)?.unwrap_or_default();
-        let mut context = Vec::new();
-        for other in changed.iter().filter(|p| **p != path) {
-            if let Some(text) = self.overlay.read(other)? {
-                context.push((other.clone(), text));
-            }
-        }
-        let failure = prompt::Failure {
-            command: &failed.command,
-            output: &failed.output,
-        };
-        let asked =
-            prompt::correct_request(spec, plan, &failure, &path, &current, &context, round)?;
-        let answer = self.ask(request, &asked).await?;
-        let result = match apply_answer(&answer, &path, &current) {
-            Ok(text) => self.write_checked(&path, text)?,
-            Err(why) => Err(why),
-        };
-        let outcome = if result.is_ok() {
-            "applied"
-        } else {
-            "unusable"
-        };
-        let why = result.err().unwrap_or_default();
-        let detail = format!("round {}: {path}", round + 1);
-        self.audit.record(
-            "correct",
-            None,
-            outcome,
-            &detail,
-            &why,
-            self.last_usage.take(),
-        )?;
-        Ok(())
-    }
-
     /// Step 8: the dry run's diff, or the commit (and the optional git commit).
     async fn finish(&mut self, request: &Request) -> Result<Outcome, CodeError> {
         self.outcome.files = self.overlay.diff_with_disk()?;
@@ -1030,115 +736,6 @@ fn normalise(mut plan: ChangePlan, files: &[String]) -> ChangePlan {
         }
     }
     plan
-}
-
-/// The checks a profile runs, given the stacks detected in the staged tree.
-/// With no stack detected, Python files are at least compiled (`has_python`).
-fn profile_commands(profile: Profile, commands: &[Commands], has_python: bool) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut push = |c: Option<&String>| {
-        if let Some(c) = c
-            && !out.contains(c)
-        {
-            out.push(c.clone());
-        }
-    };
-    for stack in commands {
-        match profile {
-            Profile::Smoke => {}
-            Profile::Fast => push(Some(&stack.diagnostic_command)),
-            Profile::Strict => {
-                push(Some(&stack.diagnostic_command));
-                push(stack.primary_test.as_ref());
-                push(stack.build.as_ref());
-                push(stack.lint.as_ref());
-            }
-        }
-    }
-    let python = commands
-        .iter()
-        .any(|c| c.stack == crate::detect::Stack::Python);
-    if (profile == Profile::Smoke && python) || (out.is_empty() && has_python) {
-        out.push("python -m compileall -q .".into());
-    }
-    out
-}
-
-/// One command line in the sandbox, on `dir`.
-async fn run_check(request: &Request, dir: &Path, command: &str) -> Result<Check, CodeError> {
-    let argv = shlex::split(command).unwrap_or_default();
-    let run = request
-        .runner
-        .run_command(dir, &argv, &request.cancel)
-        .await?;
-    let unavailable = run.exit_code == Some(127) && run.output.contains("cannot run");
-    Ok(Check {
-        command: command.to_string(),
-        passed: run.exit_code == Some(0) && !run.timed_out && !run.cancelled,
-        unavailable,
-        exit_code: run.exit_code,
-        output: audit::tail(&run.output, 4_000).to_string(),
-    })
-}
-
-/// The repository's files (relative, sorted), without [`SKIPPED_DIRS`], symbolic links
-/// and paths no task could name ([`crate::fsutil::beneath::list_files`]: the listing never
-/// follows a link).
-fn list_files(repo: &Path) -> std::io::Result<Vec<String>> {
-    crate::fsutil::beneath::list_files(repo, SKIPPED_DIRS)
-}
-
-fn directories(files: &[String]) -> BTreeSet<String> {
-    let mut dirs = BTreeSet::new();
-    for file in files {
-        let mut path = Path::new(file);
-        while let Some(parent) = path.parent() {
-            if parent.as_os_str().is_empty() {
-                break;
-            }
-            dirs.insert(parent.to_string_lossy().into_owned());
-            path = parent;
-        }
-    }
-    dirs
-}
-
-/// A temporary copy of the repository with the overlay's changes applied, for the sandbox.
-fn scratch_copy(repo: &Path, overlay: &Overlay) -> Result<tempfile::TempDir, CodeError> {
-    let scratch = tempfile::Builder::new()
-        .prefix("zerorepo-code-")
-        .tempdir()?;
-    // Regular files only, each read beneath the repository: symbolic links are left out of
-    // the copy (a link to `/root` or to another tree would put what it points at in the
-    // sandbox's view).
-    for file in list_files(repo)? {
-        let to = scratch.path().join(&file);
-        if let Some(parent) = to.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        if let Some(bytes) = crate::fsutil::beneath::read(repo, &file)? {
-            std::fs::write(&to, bytes)?;
-            if let Some(mode) = crate::fsutil::beneath::mode(repo, &file)? {
-                use std::os::unix::fs::PermissionsExt;
-                std::fs::set_permissions(&to, std::fs::Permissions::from_mode(mode & 0o777))?;
-            }
-        }
-    }
-    for (path, entry) in overlay.entries() {
-        let to = scratch.path().join(path);
-        match &entry.content {
-            Some(text) => {
-                if let Some(parent) = to.parent() {
-                    std::fs::create_dir_all(parent)?;
-                }
-                std::fs::write(&to, text)?;
-            }
-            None => {
-                let _ = std::fs::remove_file(&to);
-            }
-        }
-    }
-    Ok(scratch)
 }
 
 #[cfg(test)]

@@ -2,94 +2,166 @@
 //!
 //! Scripted answers and recordings key on `node_id` and role: the plan is asked as node
 //! `plan` (role `impl`, attempt 1 for the second try), a file task as its task id (role
-//! `impl`; attempt 1 for a repair), a correction as node `correct` (role `fix`, attempt = its
-//! round, from 0).
+//! `impl`; attempt N for its Nth asking again), a correction as node `correct` (role `fix`,
+//! attempt = the rounds spent so far, from 0).
+//!
+//! Every request is built to the token budget ([`super::budget`]): the answer's room is
+//! chosen first, then the prompt's long parts are cut to what is left: a check's output to
+//! its failures ([`super::failures`]), the file to what the task touches ([`super::focus`]),
+//! the files beside it likewise, the list of files to its head. A file shown cut is answered
+//! by symbol ([`Form::Symbols`]), never whole: a whole answer would drop what was hidden.
 
 use std::collections::BTreeMap;
 
+use super::Check;
+use super::answer::{Form, MAX_SEARCH_LINES};
+use super::budget::{self, TooLarge, bytes, head, tokens};
+use super::focus::{Focus, show};
 use super::plan::{ChangePlan, Task};
 use crate::llm::{LlmRequest, Message, Role, estimate_tokens};
 use crate::prompts::{self, PromptError, Template};
 
-/// Files of more lines than this are changed with SEARCH/REPLACE blocks, not rewritten whole
-/// (a small model re-typing a long file drops parts of it).
+/// Files of more lines than this are changed by symbol or with short SEARCH blocks, not
+/// rewritten whole (a small model re-typing a long file drops parts of it, or runs out of
+/// tokens).
 const WHOLE_FILE_LINES: usize = 200;
 
-/// Files listed in the plan prompt at most.
-const LISTED_FILES: usize = 200;
+/// Characters of a check's output quoted in a prompt at most (cut to its failures).
+pub(super) const ERROR_CHARS: usize = 6_000;
 
-/// Characters of a check's output quoted in a prompt (its tail: where errors are).
-pub(super) const ERROR_CHARS: usize = 3_000;
+/// Tokens left unused by the first cut, for the headings around the parts.
+const SLACK_TOKENS: u64 = 48;
 
 pub(super) const PLAN_NODE: &str = "plan";
 pub(super) const CORRECT_NODE: &str = "correct";
 
+/// Why a request could not be built.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum FitError {
+    #[error(transparent)]
+    Template(#[from] PromptError),
+    #[error(transparent)]
+    TooLarge(#[from] TooLarge),
+}
+
 pub(super) fn plan_request(
     spec: &str,
     files: &[String],
-    diagnosis: &str,
+    diagnosis: Option<&Check>,
     retry: Option<&str>,
-) -> Result<LlmRequest, PromptError> {
-    let mut listing: Vec<&str> = files
-        .iter()
-        .take(LISTED_FILES)
-        .map(String::as_str)
-        .collect();
-    if files.len() > LISTED_FILES {
-        listing.push("...");
-    }
-    let listing = if listing.is_empty() {
-        "(none: the directory is empty, so every task creates a file)".to_string()
-    } else {
-        listing.join("\n")
-    };
+) -> Result<LlmRequest, FitError> {
     let mut spec = spec.to_string();
     if let Some(why) = retry {
         spec.push_str(&format!(
             "\n\n(Your previous plan could not be used: {why}. Answer with the JSON list only.)"
         ));
     }
-    let values = BTreeMap::from([
-        ("spec", spec),
-        ("files", listing),
-        ("diagnosis", diagnosis.to_string()),
-    ]);
-    let mut request = request(&prompts::CODE_PLAN, &values, PLAN_NODE, Role::Impl, 0, 768)?;
-    request.attempt = u32::from(retry.is_some());
-    request.prefill = Some("```json\n[".into());
+    let build = |listing: String, diagnosis: String| {
+        let values = BTreeMap::from([
+            ("spec", spec.clone()),
+            ("files", listing),
+            ("diagnosis", diagnosis),
+        ]);
+        let mut request = request(
+            &prompts::CODE_PLAN,
+            &values,
+            PLAN_NODE,
+            Role::Impl,
+            0,
+            budget::PLAN_ANSWER_TOKENS,
+        )?;
+        request.attempt = u32::from(retry.is_some());
+        request.prefill = Some("```json\n[".into());
+        Ok::<_, PromptError>(request)
+    };
+    let room = room(&build(String::new(), String::new())?, "the plan's prompt")?;
+    let diagnosis = match diagnosis {
+        Some(check) if check.passed => format!("`{}` passes.", check.command),
+        Some(check) => {
+            let output = super::failures::relevant(&check.output, bytes(room / 2).min(ERROR_CHARS));
+            format!("`{}` fails:\n```\n{output}\n```", check.command)
+        }
+        None => "(no check command was found)".into(),
+    };
+    let listing = listing(files, bytes(room).saturating_sub(diagnosis.len()));
+    let request = build(listing, diagnosis)?;
+    budget::check(&request, "the plan's prompt")?;
     Ok(request)
 }
 
-/// One file task: the task, the files of the tasks it depends on, the file's current text.
-pub(super) fn edit_request(
-    spec: &str,
-    task: &Task,
-    current: &str,
-    context: &[(String, String)],
-    attempt: u32,
-) -> Result<LlmRequest, PromptError> {
-    let path = task.path.clone().unwrap_or_default();
-    let (answer_format, prefill) = answer_format(&path, current);
-    let values = BTreeMap::from([
-        ("spec", spec.to_string()),
-        ("kind", task.kind.as_str().to_string()),
-        ("path", path.clone()),
-        ("description", task.description.clone()),
-        ("context", related(context)),
-        ("current", current_text(&path, current)),
-        ("answer_format", answer_format),
-    ]);
-    let max = max_tokens(current);
-    let mut request = request(
-        &prompts::CODE_EDIT,
-        &values,
-        &task.id.0,
-        Role::Impl,
-        attempt,
-        max,
-    )?;
-    request.prefill = prefill;
-    Ok(request)
+/// The files, one a line, cut to `max` bytes.
+fn listing(files: &[String], max: usize) -> String {
+    if files.is_empty() {
+        return "(none: the directory is empty, so every task creates a file)".to_string();
+    }
+    head(&files.join("\n"), max)
+}
+
+/// One file task: the task, the files of the tasks it depends on, the file's current text;
+/// `retry` is why the previous answer could not be used.
+pub(super) struct EditAsk<'a> {
+    pub spec: &'a str,
+    pub task: &'a Task,
+    pub current: &'a str,
+    pub context: &'a [(String, String)],
+    pub retry: Option<&'a str>,
+    pub attempt: u32,
+}
+
+pub(super) fn edit_request(ask: &EditAsk<'_>) -> Result<(LlmRequest, Form), FitError> {
+    let path = ask.task.path.clone().unwrap_or_default();
+    let focus = Focus::of(&format!("{}\n{}", ask.task.description, ask.spec), &path);
+    let what = format!("task {}'s prompt", ask.task.id);
+    let forms = forms(&path, ask.current);
+    for (i, form) in forms.iter().copied().enumerate() {
+        let build = |current: String, context: String| {
+            let values = BTreeMap::from([
+                ("spec", ask.spec.to_string()),
+                ("kind", ask.task.kind.as_str().to_string()),
+                ("path", path.clone()),
+                ("description", ask.task.description.clone()),
+                ("context", context),
+                ("current", current),
+                ("retry", retry_note(ask.retry)),
+                (
+                    "answer_format",
+                    answer_format(form, &path, ask.current.is_empty()),
+                ),
+            ]);
+            let max = answer_tokens(form, ask.current);
+            let mut request = request(
+                &prompts::CODE_EDIT,
+                &values,
+                &ask.task.id.0,
+                Role::Impl,
+                ask.attempt,
+                max,
+            )?;
+            request.prefill = prefill(form, &path);
+            Ok::<_, PromptError>(request)
+        };
+        let parts = Parts {
+            path: &path,
+            current: ask.current,
+            context: ask.context,
+            focus: &focus,
+            whole_only: form == Form::Whole,
+        };
+        match fit(&build, &parts, &what) {
+            Ok(Some(request)) => return Ok((request, form)),
+            Ok(None) | Err(FitError::TooLarge(_)) if i + 1 < forms.len() => continue,
+            Ok(None) => break,
+            Err(e) => return Err(e),
+        }
+    }
+    // The last form always fits or says why; a whole file that does not fit falls to it.
+    Err(TooLarge {
+        what,
+        needed: tokens(ask.current),
+        limit: budget::prompt_limit(budget::ANCHORED_ANSWER_TOKENS),
+        answer: budget::ANCHORED_ANSWER_TOKENS,
+    }
+    .into())
 }
 
 /// What failed: a check's command line (or a task's kind) and its output.
@@ -99,18 +171,96 @@ pub(super) struct Failure<'a> {
 }
 
 /// A correction of the file `path` after a check failed; `context` are the other files the
-/// change touched, shown but not to be rewritten.
-pub(super) fn correct_request(
-    spec: &str,
-    plan: &ChangePlan,
-    failure: &Failure<'_>,
-    path: &str,
-    current: &str,
-    context: &[(String, String)],
-    round: u32,
-) -> Result<LlmRequest, PromptError> {
-    let tasks = plan
-        .tasks
+/// change touched, shown but not to be rewritten; `retry` is why the previous answer could
+/// not be used.
+pub(super) struct Correction<'a> {
+    pub spec: &'a str,
+    pub plan: &'a ChangePlan,
+    pub failure: Failure<'a>,
+    pub path: &'a str,
+    pub current: &'a str,
+    pub context: &'a [(String, String)],
+    pub retry: Option<&'a str>,
+    pub round: u32,
+}
+
+pub(super) fn correct_request(ask: &Correction<'_>) -> Result<(LlmRequest, Form), FitError> {
+    let tasks = head(
+        &task_list(ask.plan),
+        bytes(budget::prompt_limit(budget::ANCHORED_ANSWER_TOKENS) / 8),
+    );
+    let build_with = |error: String, current: String, context: String, form: Form| {
+        let values = BTreeMap::from([
+            ("spec", ask.spec.to_string()),
+            ("tasks", tasks.clone()),
+            ("command", ask.failure.command.to_string()),
+            ("error", error),
+            ("context", context),
+            ("path", ask.path.to_string()),
+            ("current", current),
+            ("retry", retry_note(ask.retry)),
+            (
+                "answer_format",
+                answer_format(form, ask.path, ask.current.is_empty()),
+            ),
+        ]);
+        let mut request = request(
+            &prompts::CODE_CORRECT,
+            &values,
+            CORRECT_NODE,
+            Role::Fix,
+            ask.round,
+            answer_tokens(form, ask.current),
+        )?;
+        request.temperature = 0.3;
+        request.prefill = prefill(form, ask.path);
+        Ok::<_, PromptError>(request)
+    };
+    let what = format!("the correction of {}", ask.path);
+    let forms = forms(ask.path, ask.current);
+    let mut last = None;
+    for (i, form) in forms.iter().copied().enumerate() {
+        let bare = build_with(String::new(), String::new(), String::new(), form)?;
+        let error_room = match room(&bare, &what) {
+            Ok(room) => room * 2 / 5,
+            Err(e) if i + 1 < forms.len() => {
+                last = Some(e);
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let error =
+            super::failures::relevant(ask.failure.output, bytes(error_room).min(ERROR_CHARS));
+        let focus = Focus::of(&format!("{}\n{error}", ask.failure.output), ask.path);
+        let build =
+            |current: String, context: String| build_with(error.clone(), current, context, form);
+        let parts = Parts {
+            path: ask.path,
+            current: ask.current,
+            context: ask.context,
+            focus: &focus,
+            whole_only: form == Form::Whole,
+        };
+        match fit(&build, &parts, &what) {
+            Ok(Some(request)) => return Ok((request, form)),
+            Ok(None) => {}
+            Err(FitError::TooLarge(e)) if i + 1 < forms.len() => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last
+        .unwrap_or(TooLarge {
+            what,
+            needed: tokens(ask.current),
+            limit: budget::prompt_limit(budget::ANCHORED_ANSWER_TOKENS),
+            answer: budget::ANCHORED_ANSWER_TOKENS,
+        })
+        .into())
+}
+
+/// The tasks of the plan, one a line.
+fn task_list(plan: &ChangePlan) -> String {
+    plan.tasks
         .iter()
         .map(|t| {
             let target = t
@@ -121,33 +271,134 @@ pub(super) fn correct_request(
             format!("- {} {target}: {}", t.kind.as_str(), t.description)
         })
         .collect::<Vec<_>>()
-        .join("\n");
-    let (answer_format, prefill) = answer_format(path, current);
-    let values = BTreeMap::from([
-        ("spec", spec.to_string()),
-        ("tasks", tasks),
-        ("command", failure.command.to_string()),
-        (
-            "error",
-            super::audit::tail(failure.output, ERROR_CHARS).to_string(),
+        .join("\n")
+}
+
+/// The long parts of a file prompt.
+struct Parts<'a> {
+    path: &'a str,
+    current: &'a str,
+    context: &'a [(String, String)],
+    focus: &'a Focus,
+    /// The form answers whole: the file must be shown whole, or this form does not fit.
+    whole_only: bool,
+}
+
+/// The request `build` makes with the file and its context cut to fit; `None` when the form
+/// needs the whole file and it does not fit; `Err` when not even the bare prompt fits.
+fn fit(
+    build: &dyn Fn(String, String) -> Result<LlmRequest, PromptError>,
+    parts: &Parts<'_>,
+    what: &str,
+) -> Result<Option<LlmRequest>, FitError> {
+    let bare = build(String::new(), String::new())?;
+    let mut room = room(&bare, what)?;
+    for _ in 0..4 {
+        let file_room = match parts.context.is_empty() {
+            true => room,
+            false => room * 2 / 3,
+        };
+        let shown = show(parts.path, parts.current, parts.focus, bytes(file_room));
+        if parts.whole_only && !shown.whole {
+            return Ok(None);
+        }
+        let current = current_text(parts.path, parts.current, &shown.text, shown.whole);
+        let context_room = bytes(room.saturating_sub(tokens(&current)));
+        let context = related(parts.context, parts.focus, context_room);
+        let request = build(current, context)?;
+        if budget::fits(&request) {
+            return Ok(Some(request));
+        }
+        room = room * 4 / 5;
+    }
+    Ok(None)
+}
+
+/// The tokens left for the long parts beside `bare` (the prompt without them); `Err` when
+/// `bare` leaves too little.
+fn room(bare: &LlmRequest, what: &str) -> Result<u64, TooLarge> {
+    let limit = budget::prompt_limit(bare.max_tokens);
+    let used = budget::prompt_tokens(bare) + SLACK_TOKENS;
+    match limit.checked_sub(used) {
+        Some(room) if room >= budget::MIN_ROOM_TOKENS / 4 => Ok(room),
+        _ => Err(TooLarge {
+            what: format!("{what}, without the file and the error,"),
+            needed: used,
+            limit,
+            answer: bare.max_tokens,
+        }),
+    }
+}
+
+/// The forms to try for `path`, first the preferred: whole for new and short files (by
+/// symbol when the whole does not fit), by symbol or SEARCH for long ones.
+fn forms(path: &str, current: &str) -> Vec<Form> {
+    let partial = match path.ends_with(".py") {
+        true => Form::Symbols,
+        false => Form::Search,
+    };
+    if current.is_empty() {
+        vec![Form::Whole]
+    } else if current.lines().count() > WHOLE_FILE_LINES {
+        vec![partial]
+    } else {
+        vec![Form::Whole, partial]
+    }
+}
+
+/// The room the answer gets: a whole file written again and some, or a few definitions.
+fn answer_tokens(form: Form, current: &str) -> u32 {
+    match form {
+        Form::Whole if current.is_empty() => budget::NEW_FILE_ANSWER_TOKENS,
+        Form::Whole => (estimate_tokens(current) * 3 / 2 + 256).clamp(512, 4_096) as u32,
+        Form::Symbols | Form::Search => budget::ANCHORED_ANSWER_TOKENS,
+    }
+}
+
+fn prefill(form: Form, path: &str) -> Option<String> {
+    (form == Form::Whole).then(|| format!("```{}\n", language(path)))
+}
+
+/// How the answer must look.
+fn answer_format(form: Form, path: &str, new: bool) -> String {
+    match form {
+        Form::Whole if new => {
+            format!(
+                "Answer with the complete content of {path} in one fenced block, and nothing else."
+            )
+        }
+        Form::Whole => format!(
+            "Answer with the complete new content of {path} in one fenced block, and nothing \
+             else. Keep everything the task does not ask to change."
         ),
-        ("context", related(context)),
-        ("path", path.to_string()),
-        ("current", current_text(path, current)),
-        ("answer_format", answer_format),
-    ]);
-    let max = max_tokens(current);
-    let mut request = request(
-        &prompts::CODE_CORRECT,
-        &values,
-        CORRECT_NODE,
-        Role::Fix,
-        round,
-        max,
-    )?;
-    request.temperature = 0.3;
-    request.prefill = prefill;
-    Ok(request)
+        Form::Symbols => format!(
+            "Answer with only what changes, as blocks, and nothing else; every other line of \
+             {path} stays as it is:\n\
+             - a new function or class: a line `ADD AFTER name` (the definition it follows) or \
+             `ADD AT END`, then a ```python block with only the new definition;\n\
+             - a changed function or class: a line `REPLACE name`, then a ```python block with \
+             its whole new definition (its `def` line, docstring and body);\n\
+             - another changed line (an import, a constant): a SEARCH/REPLACE block: a line \
+             `<<<<<<< SEARCH`, at most {MAX_SEARCH_LINES} lines copied exactly from the file, \
+             `=======`, the lines that replace them, `>>>>>>> REPLACE`.\n\
+             Never copy a definition you do not change, and never the lines marked `not shown`."
+        ),
+        Form::Search => format!(
+            "Answer with SEARCH/REPLACE blocks for {path}, and nothing else: each is a line \
+             `<<<<<<< SEARCH`, at most {MAX_SEARCH_LINES} lines copied exactly from the current \
+             content, `=======`, the lines that replace them, `>>>>>>> REPLACE`. Quote only the \
+             lines that change and a line around them."
+        ),
+    }
+}
+
+fn retry_note(retry: Option<&str>) -> String {
+    match retry {
+        None => String::new(),
+        Some(why) => format!(
+            "\n## Your previous answer could not be used\n{why}\nAnswer again, in the form below.\n"
+        ),
+    }
 }
 
 fn request(
@@ -181,38 +432,58 @@ fn request(
     })
 }
 
-/// How the answer must look, and how it is begun: the whole file in a fence for short files,
-/// SEARCH/REPLACE blocks for long ones.
-fn answer_format(path: &str, current: &str) -> (String, Option<String>) {
-    if current.lines().count() > WHOLE_FILE_LINES {
-        let format = format!(
-            "SEARCH/REPLACE blocks for {path}: each is a line `<<<<<<< SEARCH`, lines copied exactly \
-             from the current content, `=======`, the lines that replace them, `>>>>>>> REPLACE`"
-        );
-        (format, None)
-    } else {
-        let format = format!("the complete new content of {path} in one fenced block");
-        (format, Some(format!("```{}\n", language(path))))
-    }
+/// The bare correction prompt around `spec`: what [`budget::check_spec`] measures a request
+/// against (the largest template, with its long parts empty).
+pub(super) fn bare_template() -> Result<String, PromptError> {
+    let values = BTreeMap::from([
+        ("spec", String::new()),
+        ("tasks", String::new()),
+        ("command", String::new()),
+        ("error", String::new()),
+        ("context", String::new()),
+        ("path", String::new()),
+        ("current", String::new()),
+        ("retry", String::new()),
+        ("answer_format", answer_format(Form::Symbols, "", false)),
+    ]);
+    Ok(format!(
+        "{}\n{}",
+        prompts::CODE_SYSTEM,
+        prompts::CODE_CORRECT.render(&values)?
+    ))
 }
 
-/// Other files of the change, each under a heading, for reading only.
-fn related(context: &[(String, String)]) -> String {
+/// Other files of the change, each under a heading, for reading only, cut to `max` bytes
+/// together (each to its share; one with no room left is named only).
+fn related(context: &[(String, String)], focus: &Focus, max: usize) -> String {
     let mut out = String::new();
+    let share = max / context.len().max(1);
     for (file, text) in context {
-        out.push_str(&format!(
-            "\n## {file} (as this change left it; do not rewrite it)\n{}\n",
-            fenced(file, text)
-        ));
+        let heading = format!("\n## {file} (as this change left it; do not rewrite it)\n");
+        let room = share.saturating_sub(heading.len() + 40);
+        if room < 200 {
+            out.push_str(&format!(
+                "\n## {file} is changed too (not shown: no room)\n"
+            ));
+            continue;
+        }
+        let shown = show(file, text, focus, room);
+        out.push_str(&heading);
+        out.push_str(&fenced(file, &shown.text));
+        out.push('\n');
     }
     out
 }
 
-fn current_text(path: &str, current: &str) -> String {
-    if current.is_empty() {
-        "(the file does not exist yet)".into()
-    } else {
-        fenced(path, current)
+fn current_text(path: &str, current: &str, shown: &str, whole: bool) -> String {
+    match (current.is_empty(), whole) {
+        (true, _) => "(the file does not exist yet)".into(),
+        (false, true) => fenced(path, shown),
+        (false, false) => format!(
+            "(cut to what the task touches: the lines marked `not shown` are hidden, and kept \
+             as they are)\n{}",
+            fenced(path, shown)
+        ),
     }
 }
 
@@ -241,56 +512,5 @@ fn language(path: &str) -> &'static str {
     }
 }
 
-/// Room for the whole file written again, and some.
-fn max_tokens(current: &str) -> u32 {
-    let needed = estimate_tokens(current) * 3 / 2 + 256;
-    needed.clamp(512, 4_096) as u32
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::change::plan::{Risk, TaskId, TaskKind};
-
-    #[test]
-    fn short_files_are_asked_whole_and_long_ones_as_hunks() {
-        let task = Task {
-            id: TaskId("1".into()),
-            kind: TaskKind::ModifyFile,
-            description: "add multiply".into(),
-            path: Some("calc.py".into()),
-            command: None,
-            depends_on: vec![],
-            risk: Risk::Low,
-        };
-        let short =
-            edit_request("spec", &task, "def add(a, b):\n    return a + b\n", &[], 0).unwrap();
-        assert_eq!(short.prefill.as_deref(), Some("```python\n"));
-        assert_eq!(short.node_id, "1");
-        assert!(
-            short.messages[1]
-                .content
-                .contains("complete new content of calc.py")
-        );
-        let long: String = (0..300).map(|i| format!("x{i} = {i}\n")).collect();
-        let long = edit_request("spec", &task, &long, &[], 0).unwrap();
-        assert_eq!(long.prefill, None);
-        assert!(long.messages[1].content.contains("<<<<<<< SEARCH"));
-    }
-
-    #[test]
-    fn an_empty_directory_is_said_in_the_plan_prompt() {
-        let request = plan_request("make a cli", &[], "(no check)", Some("no JSON")).unwrap();
-        assert!(
-            request.messages[1]
-                .content
-                .contains("the directory is empty")
-        );
-        assert!(
-            request.messages[1]
-                .content
-                .contains("could not be used: no JSON")
-        );
-        assert_eq!(request.attempt, 1);
-    }
-}
+mod tests;

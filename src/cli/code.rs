@@ -257,7 +257,9 @@ impl Approver for Dialogue {
 
     fn repair(&mut self, task: &Task, failure: &str) -> bool {
         eprintln!("task {} failed: {failure}", task.id);
-        yes_no("let the model repair it once? (no: roll back, nothing is written) [y/N] ")
+        yes_no(
+            "the correction rounds are spent; let the model try once more? (no: roll back, nothing is written) [y/N] ",
+        )
     }
 }
 

@@ -276,6 +276,17 @@ fn separator(base: &str) -> &'static str {
 /// Inserts `code` as a sibling right after the definition `name` (a method after a method
 /// stays inside the class).
 pub fn insert_after(source: &str, name: &str, code: &str) -> Result<Edited, EditError> {
+    insert_after_spaced(source, name, code, 2)
+}
+
+/// [`insert_after`] with `top_blank_lines` blank lines before a top-level definition (the
+/// file's own convention; a method gets one).
+pub fn insert_after_spaced(
+    source: &str,
+    name: &str,
+    code: &str,
+    top_blank_lines: usize,
+) -> Result<Edited, EditError> {
     let loc = find_located(source, name)?;
     let def_line = line_start(source, loc.symbol.start_byte);
     let base = leading_ws(&source[def_line..loc.symbol.start_byte]).to_string();
@@ -286,8 +297,39 @@ pub fn insert_after(source: &str, name: &str, code: &str) -> Result<Edited, Edit
     } else {
         "\n"
     };
-    let text = format!("{lead}{}{}\n", separator(&base), reindent(code, &base));
+    let blank = match base.is_empty() {
+        true => "\n".repeat(top_blank_lines.max(1)),
+        false => "\n".into(),
+    };
+    let text = format!("{lead}{blank}{}\n", reindent(code, &base));
     Ok(splice(source, at, at, &text))
+}
+
+/// Replaces the whole definition `name` (header, docstring, body) with `code`, re-indented
+/// to its place. Decorators `code` does not bring are kept (a model rewriting a body rarely
+/// repeats them), and so is everything outside the definition, byte for byte.
+pub fn replace_definition(source: &str, name: &str, code: &str) -> Result<Edited, EditError> {
+    let loc = find_located(source, name)?;
+    let first = line_start(source, loc.symbol.start_byte);
+    let base = leading_ws(&source[first..loc.symbol.start_byte]).to_string();
+    let brings_decorators = code
+        .lines()
+        .map(str::trim_start)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .is_some_and(|l| l.starts_with('@'));
+    let start = match brings_decorators {
+        true => first,
+        false => line_start(source, loc.name_range.0),
+    };
+    let last = trim_end(source, loc.symbol.start_byte, loc.symbol.end_byte);
+    let end = next_line_start(source, last);
+    let newline = if source[..end].ends_with('\n') {
+        "\n"
+    } else {
+        ""
+    };
+    let text = format!("{}{newline}", reindent(code, &base));
+    Ok(splice(source, start, end, &text))
 }
 
 /// Inserts `code` as a sibling right before the definition `name`, above its decorators and
@@ -426,6 +468,37 @@ mod tests {
     fn insert_after_the_last_symbol_without_final_newline() {
         let out = insert_after("def f():\n    pass", "f", "def g():\n    pass").unwrap();
         assert_eq!(out.source, "def f():\n    pass\n\n\ndef g():\n    pass\n");
+    }
+
+    #[test]
+    fn replace_definition_keeps_decorators_and_every_other_byte() {
+        let out = replace_definition(
+            SOURCE,
+            "area",
+            "def area(r):\n    \"\"\"Area.\"\"\"\n    return r * r",
+        )
+        .unwrap();
+        let expected = SOURCE.replace(
+            "def area(\n    r: float,\n) -> float:  # header comment\n    \"\"\"Area of a circle.\"\"\"\n    # old comment\n    return math.pi * r * r\n",
+            "def area(r):\n    \"\"\"Area.\"\"\"\n    return r * r\n",
+        );
+        assert_eq!(out.source, expected);
+        let out = replace_definition(
+            SOURCE,
+            "Shape.b",
+            "    @staticmethod\n    def b():\n        return 3\n",
+        )
+        .unwrap();
+        assert!(
+            out.source.ends_with(
+                "        return 1\n\n    @staticmethod\n    def b():\n        return 3\n"
+            ),
+            "{}",
+            out.source
+        );
+        let spaced =
+            insert_after_spaced("def f():\n    pass\n", "f", "def g():\n    pass", 1).unwrap();
+        assert_eq!(spaced.source, "def f():\n    pass\n\ndef g():\n    pass\n");
     }
 
     #[test]

@@ -60,8 +60,9 @@ use super::placement::{Placement, SlotView, place};
 use super::sequence::{Sequence, sampler};
 use super::{LlmError, LlmProvider, LlmRequest, LlmResponse, Usage};
 
-/// The most one request may take of the cache: its prompt and all its answers.
-const CONTEXT_TOKENS: u32 = 8192;
+// The most one request may take of the cache (its prompt and all its answers) is
+// `super::CONTEXT_TOKENS`.
+use super::CONTEXT_TOKENS;
 /// Requests decoded at once, each in its own slot of the cache.
 const LANES: usize = 4;
 /// The cache all slots share (about 28 KiB a token for the 1.5B model). Two requests at their

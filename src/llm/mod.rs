@@ -144,6 +144,10 @@ pub async fn concurrent_candidates<P: LlmProvider + ?Sized>(
     futures_util::future::join_all(candidates.iter().map(|c| provider.complete(c))).await
 }
 
+/// The embedded model's context per request: the prompt and the answer's `max_tokens`
+/// together (prompts that must fit it are built to it, see `change::budget`).
+pub const CONTEXT_TOKENS: u32 = 8_192;
+
 /// Rough token estimate for providers that do not count (4 characters per token).
 pub fn estimate_tokens(text: &str) -> u64 {
     (text.len() as u64).div_ceil(4)

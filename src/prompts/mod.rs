@@ -70,13 +70,13 @@ pub const CODE_PLAN: Template = Template {
 /// `zerorepo code`: one file task of a change (role `impl`).
 pub const CODE_EDIT: Template = Template {
     id: "code_edit",
-    version: 1,
+    version: 2,
     body: include_str!("code_edit.md"),
 };
 /// `zerorepo code`: a change whose check fails, the file at fault (role `fix`).
 pub const CODE_CORRECT: Template = Template {
     id: "code_correct",
-    version: 1,
+    version: 2,
     body: include_str!("code_correct.md"),
 };
 

@@ -2,6 +2,7 @@ mod assembly;
 mod bad_input;
 mod change;
 mod change_examples;
+mod change_fit;
 mod cleanup;
 mod cli;
 mod code;

@@ -1,0 +1,193 @@
+//! Steps 6 and 7 of a change ([`super`]): verify the staged change, and on a failure let
+//! the model correct the file at fault, within `--max-corrections` rounds.
+//!
+//! A correction whose answer cannot be used is asked again at once with the reason (the
+//! check is not run again on a change that did not change), in the same rounds; when they
+//! are spent the run rolls back and says the last reason.
+
+use super::answer::apply_answer;
+use super::plan::ChangePlan;
+use super::prompt::{self, Correction};
+use super::{
+    Check, CodeError, Request, Run, Status, fault, list_files, profile_commands, run_check,
+    scratch_copy,
+};
+
+/// What one correction round is about: `retry` is why the previous answer of this round's
+/// failure could not be used.
+struct CorrectAsk<'a> {
+    spec: &'a str,
+    plan: &'a ChangePlan,
+    failed: &'a Check,
+    round: u32,
+    retry: Option<&'a str>,
+}
+
+impl Run {
+    /// Steps 6 and 7: verify; on failure correct the file at fault and verify again.
+    pub(super) async fn verify_and_correct(
+        &mut self,
+        request: &Request,
+        spec: &str,
+        plan: &ChangePlan,
+    ) -> Result<Option<(Status, String)>, CodeError> {
+        // Answers asked again while staging spent rounds of the same budget.
+        let mut round = self.outcome.corrections;
+        let mut failing: Option<Check> = None;
+        let mut unusable: Option<String> = None;
+        loop {
+            if request.cancel.is_cancelled() {
+                return Ok(Some((
+                    Status::Interrupted,
+                    "interrupted while verifying".into(),
+                )));
+            }
+            if unusable.is_none() || failing.is_none() {
+                let checks = self.verify(request).await?;
+                self.outcome.checks = checks.clone();
+                failing = checks.iter().find(|c| !c.passed && !c.unavailable).cloned();
+            }
+            let Some(failed) = failing.clone() else {
+                return Ok(None);
+            };
+            if round >= request.options.max_corrections {
+                let why = match (&unusable, self.accept.is_check(&failed)) {
+                    (Some(why), _) => format!(
+                        "`{}` fails, and the last correction (round {round}) could not be used: \
+                         {why}",
+                        failed.command
+                    ),
+                    (None, true) => self.accept.failure_reason(round),
+                    (None, false) => format!(
+                        "`{}` still fails after {round} correction round(s)",
+                        failed.command
+                    ),
+                };
+                return Ok(Some((Status::RolledBack, why)));
+            }
+            let ask = CorrectAsk {
+                spec,
+                plan,
+                failed: &failed,
+                round,
+                retry: unusable.as_deref(),
+            };
+            unusable = self.correct(request, &ask).await?;
+            round += 1;
+            self.outcome.corrections = round;
+        }
+    }
+
+    /// The profile's checks on a scratch copy with the overlay applied.
+    pub(super) async fn verify(&mut self, request: &Request) -> Result<Vec<Check>, CodeError> {
+        let scratch = scratch_copy(&request.repo, &self.overlay)?;
+        let commands = crate::detect::detect(scratch.path())?;
+        let mut checks = Vec::new();
+        let unparsable = self.overlay.unparsable();
+        if !unparsable.is_empty() {
+            let output = unparsable
+                .iter()
+                .map(|(p, why)| format!("{p}: {why}"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            checks.push(Check {
+                command: "parse".into(),
+                passed: false,
+                unavailable: false,
+                exit_code: None,
+                output,
+            });
+        }
+        let has_python = list_files(scratch.path())?
+            .iter()
+            .any(|f| f.ends_with(".py"));
+        for command in profile_commands(request.options.profile, &commands, has_python) {
+            let check = run_check(request, scratch.path(), &command).await?;
+            let outcome = if check.unavailable {
+                "unavailable"
+            } else if check.passed {
+                "passed"
+            } else {
+                "failed"
+            };
+            self.audit
+                .record("verify", None, outcome, &command, &check.output, None)?;
+            checks.push(check);
+        }
+        if has_python && let Some(check) = self.check_examples(request, scratch.path()).await? {
+            checks.push(check);
+        }
+        Ok(checks)
+    }
+
+    /// One correction round: the file the failure points at, changed by the model.
+    /// `Some(why)` when the answer could not be used.
+    async fn correct(
+        &mut self,
+        request: &Request,
+        ask: &CorrectAsk<'_>,
+    ) -> Result<Option<String>, CodeError> {
+        let failed = ask.failed;
+        let changed: Vec<String> = self.overlay.entries().keys().cloned().collect();
+        let mut files = self.files.clone();
+        files.extend(changed.iter().cloned());
+        // An example that fails blames the file its function is (or should be) in.
+        let blamed = match self.accept.is_check(failed) {
+            true => self.accept.blame(),
+            false => None,
+        };
+        let Some(path) = blamed.or_else(|| fault::file_at_fault(&failed.output, &changed, &files))
+        else {
+            self.audit.record(
+                "correct",
+                None,
+                "no file to blame",
+                &failed.command,
+                "",
+                None,
+            )?;
+            return Ok(None);
+        };
+        let current = self.overlay.read(&path)?.unwrap_or_default();
+        let mut context = Vec::new();
+        for other in changed.iter().filter(|p| **p != path) {
+            if let Some(text) = self.overlay.read(other)? {
+                context.push((other.clone(), text));
+            }
+        }
+        let (asked, form) = prompt::correct_request(&Correction {
+            spec: ask.spec,
+            plan: ask.plan,
+            failure: prompt::Failure {
+                command: &failed.command,
+                output: &failed.output,
+            },
+            path: &path,
+            current: &current,
+            context: &context,
+            retry: ask.retry,
+            round: ask.round,
+        })?;
+        let answer = self.ask(request, &asked).await?;
+        let result = match apply_answer(&answer, &path, &current, form) {
+            Ok(text) => self.write_checked(&path, text)?,
+            Err(why) => Err(why),
+        };
+        let outcome = if result.is_ok() {
+            "applied"
+        } else {
+            "unusable"
+        };
+        let why = result.err();
+        let detail = format!("round {}: {path}", ask.round + 1);
+        self.audit.record(
+            "correct",
+            None,
+            outcome,
+            &detail,
+            why.as_deref().unwrap_or_default(),
+            self.last_usage.take(),
+        )?;
+        Ok(why)
+    }
+}
