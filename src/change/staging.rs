@@ -61,7 +61,9 @@ impl Run {
                 let Err(failed) = self.run_task(request, &ask).await? else {
                     break;
                 };
+                // The single-answer baseline asks each task once, whatever came of it.
                 let again = failed.answer
+                    && !request.options.single_answer
                     && (self.outcome.corrections < request.options.max_corrections
                         || approver.repair(task, &failed.reason));
                 if !again {
