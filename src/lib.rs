@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! cli       cli
-//! pipeline  pipeline · progress · schemas · eval · nightly · corpus
+//! pipeline  pipeline · progress · schemas · eval · nightly · corpus · code_corpus
 //! stages    engine · assemble · change
 //! services  workspace · localize · report · llm · edit · code · checkpoint · sandbox · detect
 //! plan      rpg · schedule · usage · returns · prompts
@@ -49,7 +49,9 @@
 //!   report within the machine's noise, and writes the reports (`zerorepo bench` runs it);
 //!   `corpus` reads the evaluation corpus, fetches and unpacks its pinned sdists untrusted,
 //!   makes each plan and its reference ready, and renders the engine-against-one-shot table
-//!   (`zerorepo bench --corpus` runs it).
+//!   (`zerorepo bench --corpus` runs it); `code_corpus` does the same for change requests on
+//!   real libraries, `zerorepo code` against its single-answer baseline, judged by acceptance
+//!   tests the model never sees (`zerorepo bench --code-corpus`).
 //! - **cli** is the `zerorepo` command line: one module per command with its flags and its
 //!   run, one error type that picks the exit code, all text output in `cli::render`.
 //!   `main.rs` only calls [`cli::main`].
