@@ -195,6 +195,14 @@ fn report_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// Where a corpus run of `date` keeps its outputs: `--work` (or the nightly directory), then
+/// `NAME-DATE`.
+fn run_dir(work: Option<&Path>, name: &str, date: &str) -> PathBuf {
+    work.map(Path::to_path_buf)
+        .unwrap_or_else(default_work)
+        .join(format!("{name}-{date}"))
+}
+
 fn default_work() -> PathBuf {
     crate::programs::venv_dir()
         .and_then(|v| v.parent().map(|c| c.join("nightly")))

@@ -58,11 +58,7 @@ pub(super) async fn run(args: &Args, file: &Path, date: &str) -> Result<u8, CliE
         cancel: CancellationToken::new(),
     };
     super::super::generate::spawn_signal_handler(ctx.cancel.clone());
-    let run_dir = args
-        .work
-        .clone()
-        .unwrap_or_else(super::default_work)
-        .join(format!("code-corpus-{date}"));
+    let run_dir = super::run_dir(args.work.as_deref(), "code-corpus", date);
     let mut results = Vec::new();
     for request in chosen {
         eprintln!("== {} ({} half)", request.name, request.half.as_str());

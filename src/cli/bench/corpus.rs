@@ -54,11 +54,7 @@ pub(super) async fn run(
         cancel: CancellationToken::new(),
     };
     super::super::generate::spawn_signal_handler(ctx.cancel.clone());
-    let run_dir = args
-        .work
-        .clone()
-        .unwrap_or_else(super::default_work)
-        .join(format!("corpus-{date}"));
+    let run_dir = super::run_dir(args.work.as_deref(), "corpus", date);
     let cache = cache_dir();
     let mut results = Vec::new();
     for plan in chosen {
