@@ -532,7 +532,7 @@ mod tests {
             "2 nodes ran the loop: 1 passed on the first try (50%); 2.0 rounds and 6.0 answers \
              per node; 8 sandbox runs; time: model 80 s, sandbox 2 s, engine 5 s"
         );
-        let tally = |tries, paid| crate::returns::Tally { tries, paid };
+        let tally = |tries, paid| crate::returns::Payoff { tries, paid };
         let spent = NodeWork {
             asked_ahead: 1,
             returns: crate::returns::Returns {

@@ -4,7 +4,7 @@
 //! decided no better than chance and no fix round turned a node that needed one into a
 //! passed node (issue 41), while on another plan fixes of crashing code gained reference
 //! tests. Which kind pays depends on the plan and the model, so the run measures it: every
-//! node's machine counts its [`Tally`] of each kind (tried, and paid: the node passed
+//! node's machine counts its [`Payoff`] of each kind (tried, and paid: the node passed
 //! after it), the run adds them up in [`Returns`] (rebuilt from the checkpoint on a resume),
 //! and each node starts with the [`Spend`] policy those figures give:
 //!
@@ -30,15 +30,15 @@ pub const PAYING_SHARE: u32 = 3;
 
 /// One kind of spending in one node or one run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Tally {
+pub struct Payoff {
     /// Times it was asked for: votes (a diagnosis of five), fix rounds, fresh starts.
     pub tries: u32,
     /// Of those, the ones after which the node passed.
     pub paid: u32,
 }
 
-impl Tally {
-    fn add(&mut self, other: Tally) {
+impl Payoff {
+    fn add(&mut self, other: Payoff) {
         self.tries += other.tries;
         self.paid += other.paid;
     }
@@ -60,12 +60,12 @@ impl Tally {
 /// Votes, fix rounds and fresh starts: a node's, or the run's so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Returns {
-    #[serde(default, skip_serializing_if = "Tally::is_empty")]
-    pub votes: Tally,
-    #[serde(default, skip_serializing_if = "Tally::is_empty")]
-    pub fixes: Tally,
-    #[serde(default, skip_serializing_if = "Tally::is_empty")]
-    pub fresh_starts: Tally,
+    #[serde(default, skip_serializing_if = "Payoff::is_empty")]
+    pub votes: Payoff,
+    #[serde(default, skip_serializing_if = "Payoff::is_empty")]
+    pub fixes: Payoff,
+    #[serde(default, skip_serializing_if = "Payoff::is_empty")]
+    pub fresh_starts: Payoff,
 }
 
 impl Returns {
@@ -132,8 +132,8 @@ impl Spend {
 mod tests {
     use super::*;
 
-    fn tally(tries: u32, paid: u32) -> Tally {
-        Tally { tries, paid }
+    fn tally(tries: u32, paid: u32) -> Payoff {
+        Payoff { tries, paid }
     }
 
     #[test]

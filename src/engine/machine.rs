@@ -26,7 +26,7 @@
 
 use crate::checkpoint::Verdict;
 use crate::llm::Role;
-use crate::returns::{Returns, Spend, Tally};
+use crate::returns::{Payoff, Returns, Spend};
 
 /// The default budget (`--max-retries`): with 3 candidates, a fix round and a fresh start
 /// after the first round. Measured on ml_lib, a fourth round (a fix of the fresh start)
@@ -328,7 +328,7 @@ impl Machine {
 
     /// Counts a try of the kind `action` spends on.
     fn count(&mut self, action: Action) {
-        let tally: &mut Tally = match action {
+        let tally: &mut Payoff = match action {
             Action::Diagnose => &mut self.returns.votes,
             Action::AskImplementation {
                 role: Role::Fix, ..
