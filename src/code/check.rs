@@ -161,6 +161,33 @@ pub fn check_source(source: &str, file_name: &str) -> Result<CheckReport, CheckE
     })
 }
 
+/// The names the body of the top-level function `name` in `module` uses and nothing defines
+/// (ruff's `F821`), once each in order: that line raises `NameError` whenever it runs, so
+/// the function is wrong on every input that reaches it, whatever tests happen to pass.
+/// Empty when ruff is not installed or says nothing readable (no evidence either way).
+pub fn undefined_in_function(module: &str, name: &str) -> Vec<String> {
+    let Some((first, last)) = super::stub::body_lines(module, name) else {
+        return Vec::new();
+    };
+    let Some(ruff) = programs::find("ruff") else {
+        return Vec::new();
+    };
+    let Ok((_, findings)) = run_ruff(&ruff, module, "module.py") else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = Vec::new();
+    for issue in findings {
+        let inside = (first..=last).contains(&issue.line);
+        let quoted = issue.message.split('`').nth(1);
+        if let (true, Some("F821"), Some(quoted)) = (inside, issue.code.as_deref(), quoted)
+            && !names.iter().any(|n| n == quoted)
+        {
+            names.push(quoted.to_string());
+        }
+    }
+    names
+}
+
 /// A checker started from `/`: it reads the source on stdin, so it needs no working
 /// directory, and the repository being edited must not be one (Python puts it on its path).
 fn checker_command(program: &std::path::Path, args: &[&str]) -> Command {
@@ -362,6 +389,21 @@ fn run_python(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_a_function_body_uses_and_nothing_defines_are_found_by_ruff() {
+        if programs::find("ruff").is_none() {
+            eprintln!("SKIPPED: ruff is not installed (scripts/setup.sh installs it)");
+            return;
+        }
+        let module = "import math\n\n\ndef other():\n    return missing_a\n\n\n\
+                      def f(x: Point) -> float:\n    if x:\n        return helper(x) + helper(1)\n    \
+                      return math.sqrt(len(typo_name))\n";
+        assert_eq!(undefined_in_function(module, "f"), ["helper", "typo_name"]);
+        assert_eq!(undefined_in_function(module, "other"), ["missing_a"]);
+        assert!(undefined_in_function(module, "absent").is_empty());
+        assert!(undefined_in_function("def g():\n    return 1\n", "g").is_empty());
+    }
 
     #[test]
     fn tree_sitter_reports_missing_and_unexpected_tokens_with_positions() {

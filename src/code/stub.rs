@@ -51,25 +51,9 @@ pub fn is_bodiless(module: &str, name: &str) -> bool {
     let Ok(tree) = super::outline::parse(module) else {
         return false;
     };
-    let root = tree.root_node();
-    if root.has_error() {
-        return false;
-    }
-    let mut cursor = root.walk();
-    let function = root
-        .children(&mut cursor)
-        .map(|node| match node.kind() {
-            "decorated_definition" => node.child_by_field_name("definition").unwrap_or(node),
-            _ => node,
-        })
-        .filter(|node| node.kind() == "function_definition")
-        .filter(|node| {
-            node.child_by_field_name("name")
-                .and_then(|n| module.get(n.start_byte()..n.end_byte()))
-                == Some(name)
-        })
-        .last();
-    let Some(body) = function.and_then(|f| f.child_by_field_name("body")) else {
+    let Some(body) =
+        top_level_function(&tree, module, name).and_then(|f| f.child_by_field_name("body"))
+    else {
         return false;
     };
     let mut cursor = body.walk();
@@ -93,6 +77,39 @@ pub fn is_bodiless(module: &str, name: &str) -> bool {
             _ => false,
         }
     })
+}
+
+/// The last top-level `def name` of `module` (a decorated one too), `None` when there is
+/// none or the module does not parse.
+fn top_level_function<'t>(
+    tree: &'t tree_sitter::Tree,
+    module: &str,
+    name: &str,
+) -> Option<tree_sitter::Node<'t>> {
+    let root = tree.root_node();
+    if root.has_error() {
+        return None;
+    }
+    let mut cursor = root.walk();
+    root.children(&mut cursor)
+        .map(|node| match node.kind() {
+            "decorated_definition" => node.child_by_field_name("definition").unwrap_or(node),
+            _ => node,
+        })
+        .filter(|node| node.kind() == "function_definition")
+        .filter(|node| {
+            node.child_by_field_name("name")
+                .and_then(|n| module.get(n.start_byte()..n.end_byte()))
+                == Some(name)
+        })
+        .last()
+}
+
+/// The 1-based first and last line of the body of the top-level function `name`.
+pub fn body_lines(module: &str, name: &str) -> Option<(usize, usize)> {
+    let tree = super::outline::parse(module).ok()?;
+    let body = top_level_function(&tree, module, name)?.child_by_field_name("body")?;
+    Some((body.start_position().row + 1, body.end_position().row + 1))
 }
 
 /// Whether `module` defines `name` at its top level.

@@ -31,7 +31,7 @@ use crate::rpg::{Node, NodePos};
 use super::ask::{Ahead, AskError, Sampling, ask, ask_many, ask_vote, unusable};
 use super::ground::LeafGround;
 use super::machine::{Action, Event, Failure, Limits, Machine, Outcome, Run, Standing, Step};
-use super::prompt::{self, PromptInputs};
+use super::prompt::{self, PromptInputs, TestsAsked};
 use super::repair::{
     bound_names, refuse_foreign, repoint_imports, stub, with_missing_imports, with_plan_docstring,
     without_src_prefix,
@@ -307,6 +307,16 @@ struct Leaf<'a> {
 /// also what the fix prompt reads.
 const NO_BODY: &str = "the function has no body: it is only its docstring, `pass`, `...` or `raise NotImplementedError`, so it does nothing the specification asks; write the body";
 
+/// What a fix is told of the names the function uses and nothing defines.
+fn undefined_message(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    format!(
+        "the function uses {} that nothing defines, so it raises NameError wherever that line \
+         runs; compute it in the function or use what the module and its imports provide",
+        quoted.join(", ")
+    )
+}
+
 impl<'a> Leaf<'a> {
     /// The leaf at `position` with nothing done yet; `None` when the plan gives it no file.
     fn new(ctx: &'a Context, position: NodePos) -> Result<Option<Leaf<'a>>, FsError> {
@@ -466,6 +476,10 @@ impl<'a> Leaf<'a> {
         let (ctx, node) = (self.ctx, self.node);
         Ok(PromptInputs {
             node: prompt::describe_node(node),
+            tests_asked: match self.has_examples() {
+                true => TestsAsked::Cases,
+                false => TestsAsked::Probes,
+            },
             name: node.name.clone(),
             file_path: self.file.clone(),
             import_line: format!("from {} import {}", self.module, node.name),
@@ -543,7 +557,9 @@ impl<'a> Leaf<'a> {
             })
             .and_then(|code| refuse_foreign(code, &self.ctx.packages, &["pytest"]));
         let code = match code {
-            Ok(code) => code,
+            // A test that forgets `import datetime` fails in its own frame and says nothing
+            // of the code: the imports are added as for an implementation.
+            Ok(code) => with_missing_imports(self.ctx, self.position, &code, &base),
             Err(e) => return self.asked_in_vain(e, "test"),
         };
         let mut merged = merge_python(&base, &code);
@@ -913,6 +929,17 @@ impl<'a> Leaf<'a> {
         crate::code::stub::is_bodiless(module, &self.node.name)
     }
 
+    /// The names the node's function in `module` uses and nothing defines
+    /// ([`crate::code::check::undefined_in_function`]), as strong evidence as a crash.
+    /// Weighed only against the prior: with examples, the examples gate and the vote judge
+    /// the code as measured on the fixtures.
+    fn undefined(&self, module: &str) -> Vec<String> {
+        match self.weighing() {
+            Weighing::Prior => crate::code::check::undefined_in_function(module, &self.node.name),
+            Weighing::Agreement => Vec::new(),
+        }
+    }
+
     /// What a run says about the implementation in place (`module`). A function without a
     /// body passes no gate.
     fn evidence(&self, run: &crate::sandbox::TestRun, module: &str) -> Evidence {
@@ -929,7 +956,7 @@ impl<'a> Leaf<'a> {
                 && (passed.iter().any(|n| test_function(n) == examples) || !self.has_examples()),
             has_body: !self.bodiless(module),
             passed,
-            crashed: self.crashes(run).len(),
+            crashed: self.crashes(run).len() + self.undefined(module).len(),
         }
     }
 
@@ -964,16 +991,27 @@ impl<'a> Leaf<'a> {
         let event = if test_file_is_broken(&run, &self.test_file) {
             tracing::debug!(node = %self.node.id, attempt, "the test file is broken");
             Event::Ran(Run::TestFileBroken)
-        } else if run.succeeded() && !self.bodiless_in_place()? {
+        } else if run.succeeded()
+            && !self.bodiless_in_place()?
+            && self.undefined_in_place()?.is_empty()
+        {
             Event::Ran(Run::Passed)
         } else {
             tracing::debug!(node = %self.node.id, attempt, "tests failed: {}", run.failure_reason());
             self.remember(&run)?;
             self.focus = self.focus(&run);
-            self.failure = Some(if run.succeeded() {
-                NO_BODY.to_string()
-            } else {
-                run.failure_reason() + "\n\n" + &run.output_of(&self.focus)
+            let undefined = self.undefined_in_place()?;
+            self.failure = Some(match (run.succeeded(), undefined.is_empty()) {
+                (true, true) => NO_BODY.to_string(),
+                (true, false) => undefined_message(&undefined),
+                (false, true) => run.failure_reason() + "\n\n" + &run.output_of(&self.focus),
+                (false, false) => {
+                    run.failure_reason()
+                        + "\n\n"
+                        + &run.output_of(&self.focus)
+                        + "\n\n"
+                        + &undefined_message(&undefined)
+                }
             });
             Event::Ran(Run::Failed {
                 breaks_earlier: self.breaks_earlier_tests(&run),
@@ -987,7 +1025,9 @@ impl<'a> Leaf<'a> {
     /// What the best candidate so far has against it.
     fn standing(&self) -> Standing {
         match &self.best {
-            Some(best) if best.gated && best.crashed.is_empty() => Standing::Disputed,
+            Some(best) if best.gated && best.crashed.is_empty() && best.undefined.is_empty() => {
+                Standing::Disputed
+            }
             Some(best) if best.gated => Standing::Crashes,
             _ => Standing::Ungated,
         }
@@ -1003,6 +1043,12 @@ impl<'a> Leaf<'a> {
             None => self.ctx.workspace.read(&self.file)?.unwrap_or_default(),
         };
         Ok(self.lineage.departure(&kept))
+    }
+
+    /// The names the node's function in place uses and nothing defines ([`Leaf::undefined`]).
+    fn undefined_in_place(&self) -> Result<Vec<String>, FsError> {
+        let module = self.ctx.workspace.read(&self.file)?.unwrap_or_default();
+        Ok(self.undefined(&module))
     }
 
     /// Whether the module in place leaves the node's function without a body.
@@ -1053,7 +1099,11 @@ impl<'a> Leaf<'a> {
             Weighing::Agreement => best.disputed.clone(),
             Weighing::Prior => best.crashed.clone(),
         };
-        self.failure = Some(best.disputed_output_of(&self.focus));
+        let mut failure = best.disputed_output_of(&self.focus);
+        if !best.undefined.is_empty() {
+            failure = format!("{failure}\n\n{}", undefined_message(&best.undefined));
+        }
+        self.failure = Some(failure.trim_start().to_string());
         Ok(())
     }
 
@@ -1304,6 +1354,7 @@ impl<'a> Leaf<'a> {
         let tests = self.test_text()?;
         let candidate = Candidate {
             crashed: self.crashes(run),
+            undefined: self.undefined(&text),
             text,
             gated: evidence.gated,
             passed: run.passed,

@@ -176,6 +176,8 @@ fn function_outline(unit: &str) -> String {
 #[derive(Clone)]
 pub struct PromptInputs {
     pub node: String,
+    /// What the node's tests are asked to check (role `test`).
+    pub tests_asked: TestsAsked,
     pub name: String,
     pub file_path: String,
     pub import_line: String,
@@ -192,6 +194,22 @@ pub struct PromptInputs {
     /// What a fix's failure points at outside the function ([`super::suspects`]), ending in
     /// a blank line; empty when it points only at the function (and for other roles).
     pub suspects: String,
+}
+
+/// What a node's tests are asked to check.
+///
+/// Where the plan gives a node examples, they are a gate and the model's expected values are
+/// told apart from the code by agreement and votes. Where it gives none, the loop weighs a
+/// model test's disputed value as no evidence at all (`engine::node::choice`): a crash is the
+/// only verdict it draws from them. Tests with expected values were then tokens without
+/// return, and more of them unusable; calls alone are shorter and say what is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TestsAsked {
+    /// Cases with expected values (`write_tests`).
+    Cases,
+    /// Calls that assert nothing about the result (`write_probes`): they fail only when the
+    /// code raises, or does not raise an error the specification names.
+    Probes,
 }
 
 /// The start of an implementation answer: the fence, the planned signature and a docstring
@@ -322,6 +340,23 @@ fn documented_def(signature: &str, doc: &str) -> String {
     format!("{}:\n    \"\"\"\n{body}    \"\"\"", def_line(signature))
 }
 
+/// The token limit of a probes answer: the longest usable one on the dev plan
+/// intervals-noexamples was 196 tokens; longer ones repeated a call until cut off.
+const PROBES_MAX_TOKENS: u32 = 320;
+
+/// The first answer is the most likely one; retries sample, so they are not the same answer
+/// again (seeded by the attempt, so a rerun is reproducible).
+fn temperature_of(attempt: u32) -> f32 {
+    if attempt == 0 { 0.0 } else { 0.4 }
+}
+
+/// How a probes answer begins: the fence, the imports every probe needs and the first probe
+/// up to its call, so that the model writes calls (the 1.5B model, asked for calls without
+/// asserts, still wrote expected values) and not the function under test again.
+fn probes_head(import_line: &str, name: &str) -> String {
+    format!("```python\nimport pytest\n{import_line}\n\n\ndef test_{name}_typical():\n    {name}(")
+}
+
 pub fn request(
     node_id: &str,
     role: Role,
@@ -330,8 +365,10 @@ pub fn request(
 ) -> Result<LlmRequest, PromptError> {
     // Tests are asked again, with why they were wrong, only after the vote blamed them.
     let rewrite = role == Role::Test && !inputs.failure.is_empty();
+    let probes = role == Role::Test && !rewrite && inputs.tests_asked == TestsAsked::Probes;
     let template: Template = match role {
         Role::Test if rewrite => prompts::REWRITE_TESTS,
+        Role::Test if probes => prompts::WRITE_PROBES,
         Role::Test => prompts::WRITE_TESTS,
         Role::Impl => prompts::WRITE_IMPL,
         Role::Fix => prompts::FIX_IMPL,
@@ -383,9 +420,10 @@ pub fn request(
     let (system, temperature, max_tokens) = match role {
         // The votes are spread over temperatures by `LlmRequest::candidate`; one letter.
         Role::Diagnose => (prompts::DIAGNOSE_SYSTEM, DIAGNOSE_TEMPERATURE, 8),
-        // The first answer is the most likely one; retries sample, so they are not the same
-        // answer again (seeded by the attempt, so a rerun is reproducible).
-        _ => (prompts::SYSTEM, if attempt == 0 { 0.0 } else { 0.4 }, 1024),
+        // Four calls fit in far less than a case file; a runaway answer stops sooner (the
+        // complete tests of a cut-off answer are kept).
+        Role::Test if probes => (prompts::SYSTEM, temperature_of(attempt), PROBES_MAX_TOKENS),
+        _ => (prompts::SYSTEM, temperature_of(attempt), 1024),
     };
     Ok(LlmRequest {
         node_id: node_id.to_string(),
@@ -408,6 +446,7 @@ pub fn request(
         candidate: 0,
         prefill: match role {
             Role::Impl | Role::Fix => inputs.head.clone(),
+            Role::Test if probes => Some(probes_head(&inputs.import_line, &inputs.name)),
             Role::Test | Role::Diagnose => None,
         },
     })
@@ -562,6 +601,7 @@ mod tests {
     fn a_fix_begun_for_the_model_does_not_show_the_failing_body() {
         let inputs = |head: Option<&str>| PromptInputs {
             node: "Function name: own\n".into(),
+            tests_asked: TestsAsked::Cases,
             name: "own".into(),
             file_path: "m.py".into(),
             import_line: "from m import own".into(),
@@ -582,6 +622,40 @@ mod tests {
         assert!(user(whole).contains("return 2"));
         let tests = request("n", Role::Test, 0, &inputs(Some("x"))).unwrap();
         assert_eq!(tests.prefill, None);
+    }
+
+    #[test]
+    fn without_examples_the_tests_asked_are_calls_begun_with_their_imports() {
+        let inputs = |asked: TestsAsked, failure: &str| PromptInputs {
+            node: "Function name: own\n".into(),
+            tests_asked: asked,
+            name: "own".into(),
+            file_path: "m.py".into(),
+            import_line: "from m import own".into(),
+            context: "(none)".into(),
+            current: String::new(),
+            tests: String::new(),
+            failure: failure.into(),
+            attempt: 0,
+            options: String::new(),
+            head: None,
+            suspects: String::new(),
+        };
+        let probes = request("n", Role::Test, 0, &inputs(TestsAsked::Probes, "")).unwrap();
+        assert_eq!(probes.template, prompts::WRITE_PROBES.label());
+        assert_eq!(
+            probes.prefill.as_deref(),
+            Some(
+                "```python\nimport pytest\nfrom m import own\n\n\ndef test_own_typical():\n    own("
+            )
+        );
+        assert_eq!(probes.max_tokens, PROBES_MAX_TOKENS);
+        let cases = request("n", Role::Test, 0, &inputs(TestsAsked::Cases, "")).unwrap();
+        assert_eq!(cases.template, prompts::WRITE_TESTS.label());
+        assert_eq!((cases.prefill, cases.max_tokens), (None, 1024));
+        // Tests blamed by a vote are rewritten as cases whatever was asked first.
+        let rewrite = request("n", Role::Test, 1, &inputs(TestsAsked::Probes, "E 1 != 2")).unwrap();
+        assert_eq!(rewrite.template, prompts::REWRITE_TESTS.label());
     }
 
     #[test]

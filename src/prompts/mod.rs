@@ -22,6 +22,13 @@ pub const WRITE_TESTS: Template = Template {
     version: 5,
     body: include_str!("write_tests.md"),
 };
+/// A node's tests when its specification gives no examples: calls alone, whose only verdict
+/// is whether the code crashes (role `test`; `engine::prompt::TestsAsked`).
+pub const WRITE_PROBES: Template = Template {
+    id: "write_probes",
+    version: 2,
+    body: include_str!("write_probes.md"),
+};
 /// A subgraph's integration test (node `integration:SUBGRAPH`, role `test`).
 pub const WRITE_INTEGRATION: Template = Template {
     id: "write_integration",
@@ -85,8 +92,9 @@ pub const CODE_SYSTEM: &str = "You are an expert software engineer. You make sma
 changes to existing code and keep its style. Answer in the format asked for, and nothing else.";
 
 /// Every template of `generate`, for the record of what produced a repository.
-pub const ALL: [Template; 7] = [
+pub const ALL: [Template; 8] = [
     WRITE_TESTS,
+    WRITE_PROBES,
     REWRITE_TESTS,
     WRITE_IMPL,
     WRITE_DATA,
@@ -202,7 +210,7 @@ mod tests {
 
     #[test]
     fn every_template_has_a_matching_header() {
-        for t in [WRITE_TESTS, WRITE_IMPL, WRITE_DATA, FIX_IMPL] {
+        for t in ALL {
             let header = t.body.lines().next().unwrap_or_default();
             assert_eq!(
                 header,

@@ -498,6 +498,46 @@ fn a_function_without_a_body_never_counts_as_passed() {
     );
 }
 
+/// Issue 39: a name the function uses and nothing defines is a `NameError` waiting for the
+/// input that reaches it. Without examples it weighs as a crash: the greedy answer passes its
+/// tests (they never reach that line), yet a fix is asked, told the name, and kept.
+#[test]
+fn without_examples_a_name_defined_nowhere_is_fixed() {
+    if require_python().is_none() || !super::support::require_ruff() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut plan: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("chain").join("rpg.json")).unwrap())
+            .unwrap();
+    for node in plan["nodes"].as_array_mut().unwrap() {
+        node["examples"] = Value::Array(Vec::new());
+    }
+    let rpg = dir.path().join("rpg.json");
+    std::fs::write(&rpg, serde_json::to_string(&plan).unwrap()).unwrap();
+    let script = edited_script(dir.path(), "chain", |v| {
+        if v["node"] == "node_a" && v["role"] == "test" {
+            v["answer"] = "```python\nfrom chain.steps import double\n\n\ndef test_double_runs():\n    double(4)\n```\n".into();
+        }
+        if v["node"] == "node_a" && v["role"] == "impl" {
+            v["answer"] = "```python\ndef double(x: int) -> int:\n    if x < 0:\n        return negated(abs(x) * 2)\n    return x * 2\n```\n".into();
+        }
+    });
+    let fix = serde_json::json!({"node": "node_a", "role": "fix", "attempt": 0,
+        "answer": "```python\ndef double(x: int) -> int:\n    return x * 2\n```\n"});
+    let mut text = std::fs::read_to_string(&script).unwrap();
+    text.push_str(&format!("{fix}\n"));
+    std::fs::write(&script, text).unwrap();
+    let out = dir.path().join("o");
+    let (code, _, stderr) = generate_plan(&rpg, &script, &out, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(status_of(&out, "node_a"), "passed", "{stderr}");
+    let steps = std::fs::read_to_string(out.join("src/chain/steps.py")).unwrap();
+    assert!(!steps.contains("negated"), "{steps}");
+    let departure = &checkpoint(&out)["node_a"]["departure"];
+    assert_eq!(departure["kind"], "fix", "{departure}");
+}
+
 #[test]
 fn hung_tests_are_killed_at_the_timeout() {
     if require_python().is_none() {

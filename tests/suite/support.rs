@@ -116,6 +116,21 @@ pub fn require_python() -> Option<String> {
     }
 }
 
+/// Whether ruff is here (on `PATH` or in the set-up venv), or explains loudly why the test is
+/// skipped (and fails in CI, where `scripts/setup.sh` installs it).
+pub fn require_ruff() -> bool {
+    match zerorepo::programs::find("ruff") {
+        Some(_) => true,
+        None if std::env::var_os("CI").is_some() => {
+            panic!("CI must provide ruff (scripts/setup.sh installs it into the venv)")
+        }
+        None => {
+            eprintln!("SKIPPED: ruff is not installed; run scripts/setup.sh");
+            false
+        }
+    }
+}
+
 /// Every file under `root` (relative path → bytes), leaving out the engine's own state, git's
 /// store and the files with timestamps.
 pub fn tree(root: &Path) -> BTreeMap<String, Vec<u8>> {

@@ -65,6 +65,9 @@ pub(super) struct Candidate {
     /// The generated tests of this node in which it crashed ([`super::testfile::crashed_tests`]):
     /// strong evidence against it, unlike a disputed value.
     pub(super) crashed: Vec<String>,
+    /// The names its function uses and nothing defines: a `NameError` waiting for the input
+    /// that reaches it, as strong as a crash (weighed only against the prior).
+    pub(super) undefined: Vec<String>,
     /// Those tests' sources with what it did in them.
     pub(super) disputed_tests: Vec<DisputedTest>,
     /// The test file without the disputed tests.
@@ -80,8 +83,9 @@ impl Candidate {
         match weighing {
             Weighing::Agreement => (self.gated, self.passed) > (other.gated, other.passed),
             Weighing::Prior => {
-                (self.gated, Reverse(self.crashed.len()))
-                    > (other.gated, Reverse(other.crashed.len()))
+                let strong =
+                    |c: &Candidate| (c.gated, Reverse(c.crashed.len() + c.undefined.len()));
+                strong(self) > strong(other)
             }
         }
     }
@@ -115,7 +119,8 @@ pub(super) struct Evidence {
     pub(super) has_body: bool,
     /// The generated tests it passed.
     pub(super) passed: BTreeSet<String>,
-    /// The generated tests in which it crashed ([`super::testfile::crashed_tests`]).
+    /// The generated tests in which it crashed ([`super::testfile::crashed_tests`]), and
+    /// (against the prior) the names its function uses and nothing defines.
     pub(super) crashed: usize,
 }
 
@@ -380,6 +385,7 @@ mod tests {
             passed,
             disputed: Vec::new(),
             crashed: Vec::new(),
+            undefined: Vec::new(),
             disputed_tests: Vec::new(),
             undisputed_tests: String::new(),
         };
@@ -446,10 +452,18 @@ mod tests {
             passed,
             disputed: Vec::new(),
             crashed: vec!["t".to_string(); crashed],
+            undefined: Vec::new(),
             disputed_tests: Vec::new(),
             undisputed_tests: String::new(),
         };
         assert!(!c(true, 9, 0).beats(&c(true, 2, 0), Weighing::Prior));
+        // A name used and defined nowhere weighs as a crash.
+        let undefined = Candidate {
+            undefined: vec!["helper".to_string()],
+            ..c(true, 9, 0)
+        };
+        assert!(c(true, 0, 0).beats(&undefined, Weighing::Prior));
+        assert!(!c(true, 0, 2).beats(&undefined, Weighing::Prior));
         assert!(c(true, 0, 0).beats(&c(true, 5, 1), Weighing::Prior));
         assert!(c(true, 0, 3).beats(&c(false, 5, 0), Weighing::Prior));
         assert!(c(true, 9, 0).beats(&c(true, 2, 0), Weighing::Agreement));
