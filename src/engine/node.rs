@@ -988,19 +988,17 @@ impl<'a> Leaf<'a> {
         if run.cancelled {
             return Ok(Event::Cancelled);
         }
+        // Read once: against the prior it runs ruff over the module.
+        let undefined = self.undefined_in_place()?;
         let event = if test_file_is_broken(&run, &self.test_file) {
             tracing::debug!(node = %self.node.id, attempt, "the test file is broken");
             Event::Ran(Run::TestFileBroken)
-        } else if run.succeeded()
-            && !self.bodiless_in_place()?
-            && self.undefined_in_place()?.is_empty()
-        {
+        } else if run.succeeded() && !self.bodiless_in_place()? && undefined.is_empty() {
             Event::Ran(Run::Passed)
         } else {
             tracing::debug!(node = %self.node.id, attempt, "tests failed: {}", run.failure_reason());
             self.remember(&run)?;
             self.focus = self.focus(&run);
-            let undefined = self.undefined_in_place()?;
             self.failure = Some(match (run.succeeded(), undefined.is_empty()) {
                 (true, true) => NO_BODY.to_string(),
                 (true, false) => undefined_message(&undefined),

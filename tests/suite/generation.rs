@@ -459,15 +459,8 @@ fn a_node_that_never_passes_keeps_its_best_candidate_importable() {
     assert!(compiled.success());
 }
 
-/// Issue 39: a function whose body is only its docstring returns `None` whatever it is asked,
-/// and was kept as `needs_review` on a plan without examples. Here its tests even pass (they
-/// only call it): it still never counts as passed or needs_review, and the module keeps a
-/// stub that says why rather than a function that answers `None`.
-#[test]
-fn a_function_without_a_body_never_counts_as_passed() {
-    if require_python().is_none() {
-        return;
-    }
+/// The chain fixture's plan with every example taken out, in a fresh directory.
+fn chain_plan_without_examples() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let mut plan: Value =
         serde_json::from_str(&std::fs::read_to_string(fixture("chain").join("rpg.json")).unwrap())
@@ -477,6 +470,19 @@ fn a_function_without_a_body_never_counts_as_passed() {
     }
     let rpg = dir.path().join("rpg.json");
     std::fs::write(&rpg, serde_json::to_string(&plan).unwrap()).unwrap();
+    (dir, rpg)
+}
+
+/// Issue 39: a function whose body is only its docstring returns `None` whatever it is asked,
+/// and was kept as `needs_review` on a plan without examples. Here its tests even pass (they
+/// only call it): it still never counts as passed or needs_review, and the module keeps a
+/// stub that says why rather than a function that answers `None`.
+#[test]
+fn a_function_without_a_body_never_counts_as_passed() {
+    if require_python().is_none() {
+        return;
+    }
+    let (dir, rpg) = chain_plan_without_examples();
     let script = edited_script(dir.path(), "chain", |v| {
         if v["node"] == "node_a" && v["role"] == "test" {
             v["answer"] = "```python\nfrom chain.steps import double\n\n\ndef test_double_runs():\n    double(4)\n```\n".into();
@@ -506,15 +512,7 @@ fn without_examples_a_name_defined_nowhere_is_fixed() {
     if require_python().is_none() || !super::support::require_ruff() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let mut plan: Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture("chain").join("rpg.json")).unwrap())
-            .unwrap();
-    for node in plan["nodes"].as_array_mut().unwrap() {
-        node["examples"] = Value::Array(Vec::new());
-    }
-    let rpg = dir.path().join("rpg.json");
-    std::fs::write(&rpg, serde_json::to_string(&plan).unwrap()).unwrap();
+    let (dir, rpg) = chain_plan_without_examples();
     let script = edited_script(dir.path(), "chain", |v| {
         if v["node"] == "node_a" && v["role"] == "test" {
             v["answer"] = "```python\nfrom chain.steps import double\n\n\ndef test_double_runs():\n    double(4)\n```\n".into();
