@@ -6,8 +6,12 @@
 //! direct modules (functions, classes, and data names like `UNITS`: a user and a test import
 //! a table from the package as they import a function) and its subpackages and lists them in
 //! `__all__`. The block is rebuilt
-//! from scratch on every run, so assembling twice gives the same bytes. Only passed nodes are
-//! exported: a failed node's code was reverted, and naming it would break `import pkg`.
+//! from scratch on every run, so assembling twice gives the same bytes. A passed (or
+//! needs-review) leaf is always exported; a failed or skipped one only when its module defines
+//! the name (the stub that raises `NotImplementedError` with the reason): the package then
+//! has the plan's whole interface, so `from pkg import f, g` still imports when `g` failed and
+//! calling `g` says why, while a name its module lacks is never named (`import pkg` would
+//! break).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -30,7 +34,15 @@ pub fn init_files(
         let Some(file) = node.file_path.as_deref() else {
             continue;
         };
-        if !node.is_leaf() || !passed || !file.ends_with(".py") || file.ends_with("__init__.py") {
+        if !node.is_leaf() || !file.ends_with(".py") || file.ends_with("__init__.py") {
+            continue;
+        }
+        let stubbed = || {
+            sources
+                .get(file)
+                .is_some_and(|text| crate::code::stub::defines(text, &node.name))
+        };
+        if !passed && !stubbed() {
             continue;
         }
         let Some((dir, module)) = file.rsplit_once('/') else {
@@ -167,7 +179,7 @@ mod tests {
     }
 
     #[test]
-    fn init_exports_passed_functions_data_and_subpackages_only() {
+    fn init_exports_passed_leaves_the_stubs_of_failed_ones_and_subpackages() {
         let table = Node {
             kind: crate::rpg::NodeKind::Data,
             value: Some("{0.95: 1.96}".into()),
@@ -179,6 +191,7 @@ mod tests {
                 node("n1", "mean", NodeType::Leaf, "src/pkg/stats.py"),
                 node("n2", "median", NodeType::Leaf, "src/pkg/stats.py"),
                 node("n3", "broken", NodeType::Leaf, "src/pkg/io.py"),
+                node("n5", "lost", NodeType::Leaf, "src/pkg/io.py"),
                 table,
             ],
             edges: vec![],
@@ -191,7 +204,13 @@ mod tests {
             records.insert(id.into(), NodeRecord::now(NodeStatus::Passed));
         }
         records.insert("n3".into(), NodeRecord::now(NodeStatus::Failed));
+        records.insert("n5".into(), NodeRecord::now(NodeStatus::Skipped));
         let mut sources = BTreeMap::new();
+        // The failed node's stub is in its module; the skipped one's is not.
+        sources.insert(
+            "src/pkg/io.py".to_string(),
+            "def broken(*args, **kwargs):\n    raise NotImplementedError(\"no\")\n".to_string(),
+        );
         sources.insert(
             "src/pkg/__init__.py".to_string(),
             "\"\"\"The package.\"\"\"\n".to_string(),
@@ -202,7 +221,7 @@ mod tests {
         assert_eq!(
             init,
             &format!(
-                "\"\"\"The package.\"\"\"\n\n{EXPORTS_MARKER}\nfrom . import sub\nfrom .stats import mean, median, Z_SCORES\n\n__all__ = [\n    \"Z_SCORES\",\n    \"mean\",\n    \"median\",\n    \"sub\",\n]\n"
+                "\"\"\"The package.\"\"\"\n\n{EXPORTS_MARKER}\nfrom . import sub\nfrom .io import broken\nfrom .stats import mean, median, Z_SCORES\n\n__all__ = [\n    \"Z_SCORES\",\n    \"broken\",\n    \"mean\",\n    \"median\",\n    \"sub\",\n]\n"
             )
         );
         assert_eq!(files["src/pkg/sub/__init__.py"], "");

@@ -5,13 +5,15 @@
 //! This module owns what is the corpus's own, below the command line: reading the corpus file
 //! into typed plans (`file`, pure), fetching and unpacking a pinned sdist without trusting it
 //! (`sdist`), making a plan ready to run (`prepare`: the plan file, the reference directory
-//! `zerorepo eval` takes, the support modules), and the comparison's figures and table
+//! `zerorepo eval` takes, the support modules; `rest`: the library's own names a subset plan
+//! leaves out, so its test modules still import), and the comparison's figures and table
 //! (`report`, pure). It does not generate or evaluate: the command runs `pipeline::generate`
 //! and `eval` with what `prepare` gives, so a corpus run is exactly `generate` + `eval` by hand.
 
 mod file;
 mod prepare;
 mod report;
+mod rest;
 mod sdist;
 
 pub use file::{
@@ -19,4 +21,5 @@ pub use file::{
 };
 pub use prepare::{PrepareError, Prepared, Support, copy_support, from_sdist, prepare};
 pub use report::{CorpusReport, PlanOutcome, PlanResult, Side, render_markdown, wall_ratio};
+pub use rest::add_rest;
 pub use sdist::{Pin, SdistError, fetch, file_sha256, unpack, verify};

@@ -26,6 +26,9 @@ pub struct Prepared {
     pub reference: PathBuf,
     /// Modules of the sdist copied into each generated repository before the evaluation.
     pub support: Vec<Support>,
+    /// For a plan of a subset of functions: the library's names it leaves out, added to each
+    /// generated package before the evaluation ([`super::rest`]).
+    pub rest: Vec<super::rest::Rest>,
 }
 
 /// One support module: a file or a package directory of the sdist, and where it goes in the
@@ -118,6 +121,7 @@ fn hand_written(fixture: &Path, reference: &Path) -> Result<Prepared, PrepareErr
         plan: fixture.to_path_buf(),
         reference: reference.to_path_buf(),
         support: Vec::new(),
+        rest: Vec::new(),
     })
 }
 
@@ -155,10 +159,15 @@ pub fn from_sdist(
         .iter()
         .map(|module| support_module(&src, module))
         .collect::<Result<_, _>>()?;
+    let rest = match sdist.functions.is_empty() {
+        true => Vec::new(),
+        false => super::rest::rest_of(&src, &extraction.rpg, &sdist.support),
+    };
     Ok(Prepared {
         plan,
         reference,
         support,
+        rest,
     })
 }
 

@@ -10,7 +10,9 @@
 //! - **Leaves** are the module's top-level `def`/`async def`/`class` statements (decorated or
 //!   not; definitions inside `if`/`try` blocks are not read). A name is public when the module's
 //!   `__all__` (a literal list or tuple of strings, `=` or `+=`) lists it, or, without such an
-//!   `__all__`, when it does not start with `_`. A later definition of a name replaces an
+//!   `__all__`, when it does not start with `_`; and whatever the module says, when a
+//!   package's `__init__.py` imports it by name (`from .m import _helper`): what a package
+//!   re-exports is its interface, and a library's tests reach it there. A later definition of a name replaces an
 //!   earlier one, as it does at run time.
 //! - A **function** leaf's `signature` is its header on one line (`async`, type parameters,
 //!   parameters with hints and defaults, return type; comments and decorators left out), its
@@ -421,6 +423,7 @@ fn parse_modules(
             read_module(source, tree.root_node(), &source.text),
         );
     }
+    mark_reexports(&mut modules);
     Ok(modules)
 }
 
@@ -948,13 +951,36 @@ struct Module {
     imports: BTreeMap<String, Binding>,
     wildcards: Vec<String>,
     skipped: Vec<Skipped>,
+    /// Names of this module that a package's `__init__.py` imports by name.
+    reexported: BTreeSet<String>,
 }
 
 impl Module {
     fn is_public(&self, name: &str) -> bool {
-        match &self.all {
-            Some(all) => all.contains(name),
-            None => !name.starts_with('_'),
+        self.reexported.contains(name)
+            || match &self.all {
+                Some(all) => all.contains(name),
+                None => !name.starts_with('_'),
+            }
+    }
+}
+
+/// Marks in each module the names a package's `__init__.py` imports from it by name.
+fn mark_reexports(modules: &mut BTreeMap<String, Module>) {
+    let reexports: Vec<(String, String)> = modules
+        .values()
+        .filter(|m| m.is_package)
+        .flat_map(|m| m.imports.values())
+        .filter_map(|binding| match binding {
+            Binding::Name { module, name } => Some((module.clone(), name.clone())),
+            Binding::Module(_) => None,
+        })
+        .collect();
+    for (module, name) in reexports {
+        if let Some(at) = modules.get_mut(&module)
+            && (at.defs.contains_key(&name) || at.data.contains_key(&name))
+        {
+            at.reexported.insert(name);
         }
     }
 }
@@ -2112,6 +2138,26 @@ def undocumented(x):
             .unwrap()
             .rpg;
         assert_eq!(rpg.nodes.iter().filter(|n| n.is_leaf()).count(), 1);
+        // A private name the package imports by name is its interface, planned with what
+        // calls it; one it does not import stays out.
+        let module = "def width(s):\n    \"\"\"W.\"\"\"\n    return _search(s)\n\n\
+                      def _search(s):\n    \"\"\"S.\"\"\"\n\n\
+                      def _other():\n    \"\"\"O.\"\"\"\n";
+        let init = "from .m import width, _search\n";
+        let rpg = extract(&[package("p", init), file("p.m", module)], &with_examples())
+            .unwrap()
+            .rpg;
+        let leaves: Vec<&str> = rpg
+            .nodes
+            .iter()
+            .filter(|n| n.is_leaf())
+            .map(|n| n.name.as_str())
+            .collect();
+        assert_eq!(leaves, ["_search", "width"]);
+        assert_eq!(
+            edges(&rpg),
+            [("p.m.width".into(), "p.m._search".into(), "function_call")]
+        );
     }
 
     #[test]

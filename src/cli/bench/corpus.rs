@@ -178,6 +178,10 @@ async fn side(ctx: &Context<'_>, prepared: &Prepared, out: &Path, one_shot: bool
         side.problem = Some(format!("support modules: {e}"));
         return side;
     }
+    if let Err(e) = corpus::add_rest(out, &prepared.rest) {
+        side.problem = Some(format!("the library's left-out names: {e}"));
+        return side;
+    }
     match evaluate(ctx, out, &prepared.reference).await {
         Ok(evaluation) => {
             side.passed = Some(evaluation.overall.passed);
