@@ -7,6 +7,10 @@
 //! file, which runs out of tokens on a real module. Code for an existing Python file is
 //! placed by symbol ([`super::anchor`]), so the lines it does not change keep their bytes,
 //! and a definition glued to the line above it gets its blank lines back.
+//!
+//! A test file never gets a copy of the code it tests ([`copied_code`]): a correction that
+//! defines `double` inside `tests/test_core.py`, where the package defines it, makes the
+//! suite pass against the copy while the package stays as it was.
 
 use super::anchor::{Block, Place, apply_block, placed_blocks, top_gap, unglue};
 use crate::edit::hunk::Hunk;
@@ -88,6 +92,52 @@ pub(super) fn apply_answer(
         text = unglue(current, &text, gap);
     }
     Ok(text)
+}
+
+/// Why `after`, the new text of test file `path`, cannot be written: the top-level functions
+/// and classes it defines that its text `before` did not, and that a source module of the
+/// repository (`sources`: path and text, test files left out) defines. `None` for a file that
+/// is not a test, or that copies nothing.
+pub(super) fn copied_code<'a>(
+    path: &str,
+    before: &str,
+    after: &str,
+    sources: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> Option<String> {
+    if !path.ends_with(".py") || !super::fault::is_test_file(path) {
+        return None;
+    }
+    let defined = |text: &str| -> Vec<String> {
+        crate::code::split_units(text)
+            .iter()
+            .filter_map(|u| u.def_name().map(str::to_string))
+            .collect()
+    };
+    let old = defined(before);
+    let new: Vec<String> = defined(after)
+        .into_iter()
+        .filter(|name| !old.contains(name) && !name.starts_with("test"))
+        .collect();
+    if new.is_empty() {
+        return None;
+    }
+    let mut copied = Vec::new();
+    for (source, text) in sources {
+        if source == path || !source.ends_with(".py") || super::fault::is_test_file(source) {
+            continue;
+        }
+        let theirs = defined(text);
+        for name in new.iter().filter(|n| theirs.contains(n)) {
+            copied.push(format!("`{name}` (defined in {source})"));
+        }
+    }
+    (!copied.is_empty()).then(|| {
+        format!(
+            "the new {path} defines {} again: a test imports the code it tests and never \
+             holds a copy of it; change the code in its own module",
+            copied.join(", ")
+        )
+    })
 }
 
 /// `Err` for a hunk that quotes more than [`MAX_SEARCH_LINES`] lines.
@@ -174,6 +224,31 @@ mod tests {
         assert!(apply_answer("I cannot do that.", "calc.py", current, Form::Whole).is_err());
         let other = "```python other.py\nX = 1\n```";
         assert!(apply_answer(other, "calc.py", current, Form::Whole).is_err());
+    }
+
+    #[test]
+    fn a_test_file_never_gets_a_copy_of_the_code_it_tests() {
+        let sources = [
+            ("pkg/core.py", "def double(x):\n    return 2 * x\n"),
+            ("tests/test_core.py", "def helper():\n    pass\n"),
+        ];
+        let before =
+            "from pkg.core import double\n\n\ndef test_double():\n    assert double(2) == 4\n";
+        let copied = format!("{before}\n\ndef double(x):\n    return x + x\n");
+        let why = copied_code("tests/test_core.py", before, &copied, sources).unwrap();
+        assert!(why.contains("`double` (defined in pkg/core.py)"), "{why}");
+        // New tests, a new helper, a definition the file already had, a source file: fine.
+        let more =
+            format!("{before}\n\ndef test_triple():\n    assert 1\n\n\ndef helper():\n    pass\n");
+        assert_eq!(
+            copied_code("tests/test_core.py", before, &more, sources),
+            None
+        );
+        assert_eq!(
+            copied_code("tests/test_core.py", &copied, &copied, sources),
+            None
+        );
+        assert_eq!(copied_code("pkg/other.py", "", &copied, sources), None);
     }
 
     #[test]

@@ -174,12 +174,32 @@ impl Run {
         }
     }
 
-    /// Writes `text` to the overlay unless it is Python that does not parse.
+    /// Writes `text` to the overlay unless it is Python that does not parse, or a test file
+    /// that copies the repository's code ([`super::answer::copied_code`]).
     pub(super) fn write_checked(
         &mut self,
         path: &str,
         text: String,
     ) -> Result<Result<(), String>, CodeError> {
+        if super::fault::is_test_file(path) {
+            let current = self.overlay.read(path)?.unwrap_or_default();
+            // The repository's modules as staged, new ones included.
+            let files: std::collections::BTreeSet<String> = (self.files.iter())
+                .chain(self.overlay.entries().keys())
+                .filter(|f| f.ends_with(".py"))
+                .cloned()
+                .collect();
+            let mut sources = Vec::new();
+            for file in &files {
+                if let Some(source) = self.overlay.read(file)? {
+                    sources.push((file.as_str(), source));
+                }
+            }
+            let sources = sources.iter().map(|(p, t)| (*p, t.as_str()));
+            if let Some(why) = super::answer::copied_code(path, &current, &text, sources) {
+                return Ok(Err(why));
+            }
+        }
         let before = self.overlay.entries().get(path).cloned();
         self.overlay.write(path, text, Source::Generated)?;
         let Some((_, why)) = self

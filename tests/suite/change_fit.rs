@@ -277,3 +277,45 @@ fn a_request_too_large_to_fit_is_refused_before_any_model_call() {
     assert_eq!(tree(repo.path()), before);
     assert!(!repo.path().join(".zerorepo").exists(), "no work started");
 }
+
+#[test]
+fn a_test_file_that_copies_the_code_it_tests_is_asked_again() {
+    let text = module(4);
+    let repo = project(&text, TESTS);
+    let script = [
+        plan(json!([
+            {"id": "1", "kind": "MODIFY_FILE", "path": "tests/test_text.py",
+             "description": "Add a test of join_dashes."}
+        ])),
+        // The test passes against its own copy of join_dashes, whatever text.py holds.
+        answer(
+            "1",
+            "impl",
+            0,
+            &format!(
+                "```python\n{TESTS}\n\n{JOIN}\n\ndef test_join_dashes():\n    assert join_dashes(\"a b\") == \"a-b\"\n```"
+            ),
+        ),
+        answer(
+            "1",
+            "impl",
+            1,
+            &format!(
+                "```python\nfrom text import join_dashes, lower_words\n\n\ndef test_lower_words():\n    assert lower_words(\"A\") == \"a\"\n\n\ndef test_join_dashes():\n    assert join_dashes(\"a b\") == \"a-b\"\n```"
+            ),
+        ),
+    ];
+    let (status, outcome, stderr, requests) =
+        code(repo.path(), "Add a test of join_dashes.", &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    let written = std::fs::read_to_string(repo.path().join("tests/test_text.py")).unwrap();
+    assert!(!written.contains("def join_dashes"), "{written}");
+    assert!(written.contains("def test_join_dashes"), "{written}");
+    let asked: Vec<&Value> = requests.iter().filter(|r| r["node_id"] == "1").collect();
+    assert_eq!(asked.len(), 2);
+    let again = prompt(asked[1]);
+    assert!(
+        again.contains("defines `join_dashes` (defined in text.py) again"),
+        "{again}"
+    );
+}
