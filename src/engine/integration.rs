@@ -59,9 +59,6 @@ pub const DEBUGGED: usize = 2;
 /// and an integration request is mostly its prompt.
 pub const ASKED_AT_ONCE: usize = 4;
 
-/// The token limit of flow probes: three tests of a few calls each, no expected values.
-const FLOW_PROBES_MAX_TOKENS: u32 = 400;
-
 /// Where a subgraph's integration test comes from: the file kept from an earlier run, or the
 /// model's answer (what is unusable in it, and the tokens it spent either way).
 enum Tests {
@@ -86,19 +83,7 @@ pub fn file_of(subgraph: &str) -> String {
 }
 
 /// The model's request for `flow`'s integration test.
-///
-/// When no function of the flow has examples in its specification, the flow's cases are
-/// weighed like a node's probes: a disputed value is no evidence, only a crash is
-/// (`engine::node::choice`). Expected values were then tokens without return (on the dev
-/// plan intervals-noexamples, three flow files cost 1,005 generated tokens and fixed no
-/// case), so the model is asked for the flow's calls alone (`write_flow_probes`), begun for
-/// it and capped at [`FLOW_PROBES_MAX_TOKENS`].
 pub fn request(rpg: &ValidRpg, flow: &Flow) -> Result<LlmRequest, prompts::PromptError> {
-    let probes = !flow.functions.iter().any(|&p| {
-        let node = rpg.node(p);
-        let module = super::prompt::import_path(node.file_path.as_deref().unwrap_or(""));
-        super::examples::examples_test(node, &module).is_some()
-    });
     let names = |positions: &[NodePos]| -> String {
         let names: Vec<String> = positions
             .iter()
@@ -126,19 +111,11 @@ pub fn request(rpg: &ValidRpg, flow: &Flow) -> Result<LlmRequest, prompts::Promp
     values.insert("entries", names(&flow.entries));
     values.insert("exits", names(&flow.exits));
     values.insert("ident", identifier(&flow.subgraph));
-    let imports = imports.into_iter().collect::<Vec<_>>().join("\n");
-    values.insert("imports", imports.clone());
-    let (template, max_tokens, prefill) = match probes {
-        true => (
-            prompts::WRITE_FLOW_PROBES,
-            FLOW_PROBES_MAX_TOKENS,
-            Some(format!(
-                "```python\n{imports}\n\n\ndef test_{}_flow_typical():\n",
-                identifier(&flow.subgraph)
-            )),
-        ),
-        false => (prompts::WRITE_INTEGRATION, 1024, None),
-    };
+    values.insert(
+        "imports",
+        imports.into_iter().collect::<Vec<_>>().join("\n"),
+    );
+    let template = prompts::WRITE_INTEGRATION;
     Ok(LlmRequest {
         node_id: format!("integration:{}", flow.subgraph),
         role: Role::Test,
@@ -154,11 +131,11 @@ pub fn request(rpg: &ValidRpg, flow: &Flow) -> Result<LlmRequest, prompts::Promp
             },
         ],
         temperature: 0.0,
-        max_tokens,
+        max_tokens: 1024,
         seed: Some(0),
         template: template.label(),
         candidate: 0,
-        prefill,
+        prefill: None,
     })
 }
 
@@ -574,7 +551,6 @@ mod tests {
             "file_path": format!("src/p/{subgraph}.py"), "docstring": "Doc.",
             "signature": format!("def f_{id}(x: int) -> int"), "subgraph_id": subgraph,
             "dependencies": deps,
-            "examples": [format!(">>> f_{id}(1)\n1")],
         })
     }
 
@@ -657,48 +633,11 @@ mod tests {
             "{user}"
         );
         assert_eq!(request.node_id, "integration:s");
-        assert_eq!(request.template, prompts::WRITE_INTEGRATION.label());
-        assert_eq!(request.prefill, None);
         assert_eq!(
             file_of("Data Loading"),
             "tests/integration/test_data_loading_flow.py"
         );
         assert_eq!(file_of("3d"), "tests/integration/test_s3d_flow.py");
-    }
-
-    #[test]
-    fn a_flow_whose_specifications_give_no_examples_is_asked_for_calls_alone() {
-        let mut a = function("a", "s", &[]);
-        let mut b = function("b", "s", &["a"]);
-        a["examples"] = serde_json::json!([]);
-        b["examples"] = serde_json::json!([]);
-        let plan = rpg(serde_json::json!({ "nodes": [a, b] }));
-        let found = flows(&plan, |_| true);
-        let asked = request(&plan, &found[0]).unwrap();
-        assert_eq!(asked.template, prompts::WRITE_FLOW_PROBES.label());
-        assert_eq!(asked.max_tokens, FLOW_PROBES_MAX_TOKENS);
-        assert_eq!(
-            asked.prefill.as_deref(),
-            Some(
-                "```python\nfrom p.s import f_a\nfrom p.s import f_b\n\n\ndef test_s_flow_typical():\n"
-            )
-        );
-        let user = &asked.messages[1].content;
-        assert!(user.contains("Assert nothing"), "{user}");
-        // One function with examples is enough for expected values to be weighed.
-        let plan = rpg(serde_json::json!({ "nodes": [
-            function("a", "s", &[]),
-            serde_json::json!({
-                "id": "b", "name": "f_b", "type": "function", "node_type": "leaf",
-                "file_path": "src/p/s.py", "docstring": "Doc.", "subgraph_id": "s",
-                "signature": "def f_b(x: int) -> int", "dependencies": ["a"],
-            }),
-        ]}));
-        let found = flows(&plan, |_| true);
-        assert_eq!(
-            request(&plan, &found[0]).unwrap().template,
-            prompts::WRITE_INTEGRATION.label()
-        );
     }
 
     #[test]

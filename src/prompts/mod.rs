@@ -35,14 +35,6 @@ pub const WRITE_INTEGRATION: Template = Template {
     version: 2,
     body: include_str!("write_integration.md"),
 };
-/// A subgraph's integration test when none of its functions' specifications gives examples:
-/// the flow's calls alone, whose only verdict is whether a function crashes (node
-/// `integration:SUBGRAPH`, role `test`).
-pub const WRITE_FLOW_PROBES: Template = Template {
-    id: "write_flow_probes",
-    version: 1,
-    body: include_str!("write_flow_probes.md"),
-};
 /// Tests that the vote judged wrong, asked once more with the reason (role `test`).
 pub const REWRITE_TESTS: Template = Template {
     id: "rewrite_tests",
@@ -100,7 +92,7 @@ pub const CODE_SYSTEM: &str = "You are an expert software engineer. You make sma
 changes to existing code and keep its style. Answer in the format asked for, and nothing else.";
 
 /// Every template of `generate`, for the record of what produced a repository.
-pub const ALL: [Template; 9] = [
+pub const ALL: [Template; 8] = [
     WRITE_TESTS,
     WRITE_PROBES,
     REWRITE_TESTS,
@@ -109,7 +101,6 @@ pub const ALL: [Template; 9] = [
     FIX_IMPL,
     DIAGNOSE,
     WRITE_INTEGRATION,
-    WRITE_FLOW_PROBES,
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
