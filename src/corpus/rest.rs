@@ -15,7 +15,8 @@
 //!   the library, even when the generated code lacks it: what the reference scores is only
 //!   generated code.
 //!
-//! A copy that fails to import binds nothing. Applying the block twice gives the same bytes.
+//! Only regular files of the sdist are copied; a copy that fails to import binds nothing.
+//! Applying the block twice gives the same bytes.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -124,6 +125,11 @@ pub fn add_rest(out: &Path, parts: &[Rest]) -> Result<(), PrepareError> {
             continue;
         };
         for copy in &part.copies {
+            // Only a regular file of the sdist is copied, never what a link points at.
+            let regular = std::fs::symlink_metadata(&copy.from).is_ok_and(|m| m.is_file());
+            if !regular {
+                continue;
+            }
             let target = out.join(&copy.to);
             std::fs::copy(&copy.from, &target).map_err(io(&target))?;
         }

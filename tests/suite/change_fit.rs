@@ -300,9 +300,7 @@ fn a_test_file_that_copies_the_code_it_tests_is_asked_again() {
             "1",
             "impl",
             1,
-            &format!(
-                "```python\nfrom text import join_dashes, lower_words\n\n\ndef test_lower_words():\n    assert lower_words(\"A\") == \"a\"\n\n\ndef test_join_dashes():\n    assert join_dashes(\"a b\") == \"a-b\"\n```"
-            ),
+            "```python\nfrom text import join_dashes, lower_words\n\n\ndef test_lower_words():\n    assert lower_words(\"A\") == \"a\"\n\n\ndef test_join_dashes():\n    assert join_dashes(\"a b\") == \"a-b\"\n```",
         ),
     ];
     let (status, outcome, stderr, requests) =
