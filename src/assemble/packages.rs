@@ -157,8 +157,6 @@ mod tests {
 
     fn node(id: &str, name: &str, kind: NodeType, path: &str) -> Node {
         Node {
-            id: id.into(),
-            name: name.into(),
             kind: if kind == NodeType::Leaf {
                 "function"
             } else {
@@ -166,15 +164,7 @@ mod tests {
             }
             .into(),
             node_type: kind,
-            file_path: Some(path.into()),
-            docstring: Some("Does it.".into()),
-            dependencies: vec![],
-            subgraph_id: None,
-            signature: None,
-            examples: vec![],
-            parent: None,
-            value: None,
-            extra: Default::default(),
+            ..Node::function_for_test(id, name, path)
         }
     }
 

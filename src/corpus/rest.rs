@@ -145,24 +145,10 @@ pub fn add_rest(out: &Path, parts: &[Rest]) -> Result<(), PrepareError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rpg::{Node, NodeType};
+    use crate::rpg::Node;
 
     fn leaf(name: &str, file: &str) -> Node {
-        Node {
-            id: format!("{file}:{name}"),
-            name: name.into(),
-            kind: "function".into(),
-            node_type: NodeType::Leaf,
-            file_path: Some(file.into()),
-            docstring: Some("Does it.".into()),
-            dependencies: vec![],
-            subgraph_id: None,
-            signature: None,
-            examples: vec![],
-            parent: None,
-            value: None,
-            extra: Default::default(),
-        }
+        Node::function_for_test(&format!("{file}:{name}"), name, file)
     }
 
     #[test]

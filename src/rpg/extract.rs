@@ -1843,6 +1843,14 @@ mod tests {
         rpg.nodes.iter().find(|n| n.id == id).unwrap()
     }
 
+    fn leaf_names(rpg: &Rpg) -> Vec<&str> {
+        rpg.nodes
+            .iter()
+            .filter(|n| n.is_leaf())
+            .map(|n| n.name.as_str())
+            .collect()
+    }
+
     fn edges(rpg: &Rpg) -> Vec<(String, String, &'static str)> {
         rpg.edges
             .iter()
@@ -2126,13 +2134,7 @@ def undocumented(x):
         let source = "__all__ = ('_hidden',)\n__all__ += ['b']\n\
                       def _hidden():\n    \"\"\"H.\"\"\"\n\ndef a():\n    \"\"\"A.\"\"\"\n\ndef b():\n    \"\"\"B.\"\"\"\n";
         let rpg = extract(&[file("m", source)], &with_examples()).unwrap().rpg;
-        let leaves: Vec<&str> = rpg
-            .nodes
-            .iter()
-            .filter(|n| n.is_leaf())
-            .map(|n| n.name.as_str())
-            .collect();
-        assert_eq!(leaves, ["_hidden", "b"]);
+        assert_eq!(leaf_names(&rpg), ["_hidden", "b"]);
         let dynamic = "__all__ = [n for n in dir()]\ndef a():\n    \"\"\"A.\"\"\"\n\ndef _b():\n    \"\"\"B.\"\"\"\n";
         let rpg = extract(&[file("m", dynamic)], &with_examples())
             .unwrap()
@@ -2147,13 +2149,7 @@ def undocumented(x):
         let rpg = extract(&[package("p", init), file("p.m", module)], &with_examples())
             .unwrap()
             .rpg;
-        let leaves: Vec<&str> = rpg
-            .nodes
-            .iter()
-            .filter(|n| n.is_leaf())
-            .map(|n| n.name.as_str())
-            .collect();
-        assert_eq!(leaves, ["_search", "width"]);
+        assert_eq!(leaf_names(&rpg), ["_search", "width"]);
         assert_eq!(
             edges(&rpg),
             [("p.m.width".into(), "p.m._search".into(), "function_call")]

@@ -362,8 +362,6 @@ mod tests {
 
     fn node(id: &str, node_type: NodeType, path: &str, deps: &[&str]) -> Node {
         Node {
-            id: id.into(),
-            name: id.into(),
             kind: if node_type == NodeType::Leaf {
                 "function"
             } else {
@@ -371,15 +369,9 @@ mod tests {
             }
             .into(),
             node_type,
-            file_path: Some(path.into()),
             docstring: Some("doc".into()),
             dependencies: deps.iter().map(|d| d.to_string()).collect(),
-            subgraph_id: None,
-            signature: None,
-            examples: vec![],
-            parent: None,
-            value: None,
-            extra: Default::default(),
+            ..Node::function_for_test(id, id, path)
         }
     }
 

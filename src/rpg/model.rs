@@ -223,6 +223,29 @@ impl EdgeKind {
     }
 }
 
+#[cfg(test)]
+impl Node {
+    /// A function leaf `name` at `path`, docstring `Does it.`, nothing else set: what tests
+    /// build their nodes from, changing the fields they are about.
+    pub(crate) fn function_for_test(id: &str, name: &str, path: &str) -> Node {
+        Node {
+            id: id.into(),
+            name: name.into(),
+            kind: "function".into(),
+            node_type: NodeType::Leaf,
+            file_path: Some(path.into()),
+            docstring: Some("Does it.".into()),
+            dependencies: vec![],
+            subgraph_id: None,
+            signature: None,
+            examples: vec![],
+            parent: None,
+            value: None,
+            extra: Default::default(),
+        }
+    }
+}
+
 impl Node {
     pub fn is_leaf(&self) -> bool {
         self.node_type == NodeType::Leaf

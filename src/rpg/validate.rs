@@ -1100,19 +1100,8 @@ mod tests {
         static NAMES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let name = NAMES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Node {
-            id: id.into(),
-            name: format!("f{name}"),
-            kind: "function".into(),
-            node_type: NodeType::Leaf,
-            file_path: Some(path.into()),
             docstring: Some("Does f.".into()),
-            dependencies: vec![],
-            subgraph_id: None,
-            signature: None,
-            examples: vec![],
-            parent: None,
-            value: None,
-            extra: Default::default(),
+            ..Node::function_for_test(id, &format!("f{name}"), path)
         }
     }
 
