@@ -74,7 +74,7 @@ impl PrepareError {
     }
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> PrepareError + '_ {
+pub(super) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> PrepareError + '_ {
     move |source| PrepareError::Io {
         path: path.to_path_buf(),
         source,

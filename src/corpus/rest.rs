@@ -21,7 +21,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use super::prepare::{PrepareError, Support};
+use super::prepare::{PrepareError, Support, io};
 use crate::rpg::Rpg;
 
 /// Where the block begins in a package's `__init__.py`.
@@ -115,10 +115,6 @@ fn block(planned: &BTreeSet<&str>, modules: &[String]) -> String {
 /// Copies the originals into the generated repository `out` and appends each block; a package
 /// the generation did not write is left alone.
 pub fn add_rest(out: &Path, parts: &[Rest]) -> Result<(), PrepareError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| PrepareError::Io { path, source }
-    };
     for part in parts {
         let init = out.join(&part.init);
         let Ok(text) = std::fs::read_to_string(&init) else {
