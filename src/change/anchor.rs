@@ -46,6 +46,7 @@ pub(super) struct Block {
 /// The placed blocks of `answer` (a placing line, then a fenced block) and the rest of the
 /// answer without them.
 pub(super) fn placed_blocks(answer: &str) -> (Vec<Block>, String) {
+    let answer = hoist_placing(answer);
     let lines: Vec<&str> = answer.lines().collect();
     let mut blocks = Vec::new();
     let mut rest = Vec::new();
@@ -71,6 +72,57 @@ pub(super) fn placed_blocks(answer: &str) -> (Vec<Block>, String) {
         i = close + 1;
     }
     (blocks, rest.join("\n"))
+}
+
+/// `answer` with every placing line written inside a fenced block (at its top level) moved
+/// out in front of a block of its own: the 1.5B model wrote `ADD AFTER camel2under` as the
+/// first line of its code block, which then reached the module as a statement that does not
+/// parse (issue 40's dev half). An indented line stays code.
+fn hoist_placing(answer: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut fence: Option<String> = None;
+    let mut body = 0;
+    for line in answer.lines() {
+        let trimmed = line.trim_start();
+        match &fence {
+            None => {
+                if trimmed.starts_with("```") {
+                    fence = Some(trimmed.to_string());
+                    body = 0;
+                }
+                out.push(line.to_string());
+            }
+            Some(_) if trimmed.starts_with("```") => {
+                fence = None;
+                out.push(line.to_string());
+            }
+            Some(open) => {
+                let top = !line.starts_with([' ', '\t']);
+                match placing(line).filter(|_| top) {
+                    Some(_) if body == 0 => {
+                        // In front of the fence just opened.
+                        let open_line = out.pop().unwrap_or_default();
+                        out.push(line.trim().to_string());
+                        out.push(open_line);
+                    }
+                    Some(_) => {
+                        let open = open.clone();
+                        out.push("```".to_string());
+                        out.push(line.trim().to_string());
+                        out.push(open);
+                        body = 0;
+                    }
+                    None => {
+                        if !line.trim().is_empty() {
+                            body += 1;
+                        }
+                        out.push(line.to_string());
+                    }
+                }
+            }
+        }
+    }
+    out.join("\n")
 }
 
 /// The place a line names: `ADD AFTER name`, `ADD AT END`, `REPLACE name` (any case, with
@@ -481,6 +533,34 @@ mod tests {
             text.contains("SEP = \"-\"\n\n\ndef lower_words(s):\n    return s.casefold()\n\n\ndef title(s):\n    return s.title()\n\n\n@cache"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_placing_line_inside_the_code_block_places_it() {
+        let answer = "```python\nADD AFTER lower_words\ndef slug(s):\n    return s\n\nREPLACE join_dashes\ndef join_dashes(s):\n    return s\n```";
+        let (blocks, rest) = placed_blocks(answer);
+        assert_eq!(rest, "");
+        assert_eq!(
+            blocks,
+            vec![
+                Block {
+                    place: Place::After("lower_words".into()),
+                    code: "def slug(s):\n    return s\n".into(),
+                },
+                Block {
+                    place: Place::Replace("join_dashes".into()),
+                    code: "def join_dashes(s):\n    return s".into(),
+                },
+            ]
+        );
+        let text = apply(answer).unwrap();
+        assert!(
+            !text.contains("ADD AFTER") && text.contains("return s.lower()\n\n\ndef slug(s):"),
+            "{text}"
+        );
+        // Indented, it is code (a method's body may say anything).
+        let code = "```python\ndef f():\n    replace x\n```";
+        assert_eq!(hoist_placing(code), code);
     }
 
     #[test]

@@ -71,7 +71,7 @@ You judge by the specification. Answer with one letter and nothing else.";
 /// `zerorepo code`: a change's spec to a task graph (node `plan`, role `impl`).
 pub const CODE_PLAN: Template = Template {
     id: "code_plan",
-    version: 1,
+    version: 2,
     body: include_str!("code_plan.md"),
 };
 /// `zerorepo code`: one file task of a change (role `impl`).
