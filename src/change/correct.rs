@@ -50,9 +50,14 @@ impl Run {
             let Some(failed) = failing.clone() else {
                 return Ok(None);
             };
+            self.remember_failed()?;
             if round >= request.options.max_corrections {
                 let why = match (&unusable, self.accept.is_check(&failed)) {
-                    (Some(why), _) => format!(
+                    (Some(why), true) => format!(
+                        "{}; the last correction could not be used: {why}",
+                        self.accept.failure_reason(round)
+                    ),
+                    (Some(why), false) => format!(
                         "`{}` fails, and the last correction (round {round}) could not be used: \
                          {why}",
                         failed.command
@@ -120,6 +125,17 @@ impl Run {
         Ok(checks)
     }
 
+    /// Every staged file's text as it is now, which a verification has just seen fail.
+    fn remember_failed(&mut self) -> Result<(), CodeError> {
+        let paths: Vec<String> = self.overlay.entries().keys().cloned().collect();
+        for path in paths {
+            if let Some(text) = self.overlay.read(&path)? {
+                self.failed_texts.insert((path, text));
+            }
+        }
+        Ok(())
+    }
+
     /// One correction round: the file the failure points at, changed by the model.
     /// `Some(why)` when the answer could not be used.
     async fn correct(
@@ -170,6 +186,11 @@ impl Run {
         })?;
         let answer = self.ask(request, &asked).await?;
         let result = match apply_answer(&answer, &path, &current, form) {
+            Ok(text) if self.failed_texts.contains(&(path.clone(), text.clone())) => Err(format!(
+                "the answer gives {path} back as it was when `{}` failed; change the code \
+                 where the failure shows",
+                failed.command
+            )),
             Ok(text) => self.write_checked(&path, text)?,
             Err(why) => Err(why),
         };

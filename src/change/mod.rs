@@ -346,6 +346,10 @@ struct Run {
     /// The request's examples, checked as acceptance tests.
     accept: accept::Acceptance,
     outcome: Outcome,
+    /// Every file's staged texts that a verification saw fail: a correction that gives one
+    /// back is asked again instead of run (the 1.5B model answered two correction rounds
+    /// with the code that had just failed, token for token).
+    failed_texts: std::collections::BTreeSet<(String, String)>,
 }
 
 impl Run {
@@ -392,6 +396,7 @@ impl Run {
                 usage: Usage::default(),
                 history,
             },
+            failed_texts: std::collections::BTreeSet::new(),
         })
     }
 

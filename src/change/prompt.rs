@@ -212,7 +212,12 @@ pub(super) fn correct_request(ask: &Correction<'_>) -> Result<(LlmRequest, Form)
             ask.round,
             answer_tokens(form, ask.current),
         )?;
-        request.temperature = 0.3;
+        // Asked again after an unusable answer (one that gave back failed code, say), the
+        // model samples wider: at 0.3 it answered the same prompt with the same code.
+        request.temperature = match ask.retry {
+            None => 0.3,
+            Some(_) => 0.7,
+        };
         request.prefill = prefill(form, ask.path);
         Ok::<_, PromptError>(request)
     };

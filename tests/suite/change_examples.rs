@@ -131,6 +131,10 @@ fn a_change_that_never_does_what_was_asked_is_not_written() {
             && reason.contains("got 'a b', expected 'a-b'"),
         "{reason}"
     );
+    assert!(
+        reason.contains("gives text.py back as it was"),
+        "the second correction repeated the failed code and was not run: {reason}"
+    );
     assert_eq!(outcome["examples"][0]["status"], "failed");
     assert_eq!(tree(repo.path()), before, "not one byte changed");
     let rollback = trail(repo.path(), "rollback");
