@@ -55,12 +55,12 @@ mod examples;
 mod failures;
 pub mod fault;
 mod focus;
+mod ground;
 pub mod intent;
 pub mod plan;
 mod prompt;
 mod staging;
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -433,11 +433,14 @@ impl Run {
                 plan.clone()
             }
             None => match self.ask_plan(request, &spec, diagnosis.as_ref()).await? {
-                Ok(plan) => self.accept.hand_on(plan),
+                Ok(plan) => {
+                    let plan = self.retarget(ground::normalise(plan, &self.files), &spec)?;
+                    self.accept.hand_on(plan)
+                }
                 Err(why) => return Ok(self.end(Status::RolledBack, &why)),
             },
         };
-        let plan = normalise(plan, &self.files);
+        let plan = ground::normalise(plan, &self.files);
         let reviewed = self.assess(plan);
         if let Some(path) = &request.options.plan_out {
             std::fs::write(path, reviewed.plan.to_json()).map_err(|source| CodeError::PlanOut {
@@ -534,6 +537,25 @@ impl Run {
         )))
     }
 
+    /// The model's plan with each task on a module moved to the module that defines what it
+    /// is about ([`ground::retarget`]); each move is in the trail.
+    fn retarget(&mut self, mut plan: ChangePlan, spec: &str) -> Result<ChangePlan, CodeError> {
+        let mut sources = Vec::new();
+        for file in self.files.iter().filter(|f| f.ends_with(".py")) {
+            if let Some(text) = self.overlay.read(file)? {
+                sources.push((file.clone(), text));
+            }
+        }
+        let defined = ground::definitions(sources.iter().map(|(p, t)| (p.as_str(), t.as_str())));
+        for moved in ground::retarget(&mut plan, spec, &defined) {
+            let detail = format!("task {}: {} -> {}", moved.task, moved.from, moved.to);
+            let why = format!("{} defines {}", moved.to, moved.names.join(", "));
+            self.audit
+                .record("plan", None, "retargeted", &detail, &why, None)?;
+        }
+        Ok(plan)
+    }
+
     /// One model call; its tokens are counted. A provider error ends the run (nothing has
     /// been written).
     async fn ask(&mut self, request: &Request, asked: &LlmRequest) -> Result<String, CodeError> {
@@ -590,7 +612,7 @@ impl Run {
                 self.audit
                     .record("approval", None, "approved", detail, &plan.to_json(), None)?;
                 Ok(Some(if edited {
-                    self.assess(normalise(plan, &self.files))
+                    self.assess(ground::normalise(plan, &self.files))
                 } else {
                     reviewed
                 }))
@@ -719,63 +741,9 @@ fn first_line(text: &str) -> &str {
         .trim()
 }
 
-/// CREATE of an existing file is a MODIFY, MODIFY of a missing one a CREATE: the model's
-/// label is a guess, the disk is a fact.
-fn normalise(mut plan: ChangePlan, files: &[String]) -> ChangePlan {
-    let mut created: BTreeSet<String> = BTreeSet::new();
-    for task in &mut plan.tasks {
-        let Some(path) = task.path.as_mut() else {
-            continue;
-        };
-        if let Some(stripped) = path.strip_prefix("./") {
-            *path = stripped.to_string();
-        }
-        let exists = files.contains(path) || created.contains(path);
-        task.kind = match task.kind {
-            TaskKind::CreateFile if exists => TaskKind::ModifyFile,
-            TaskKind::ModifyFile if !exists => TaskKind::CreateFile,
-            kind => kind,
-        };
-        if task.kind == TaskKind::CreateFile {
-            created.insert(path.clone());
-        }
-    }
-    plan
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn labels_follow_the_disk() {
-        let plan = ChangePlan {
-            tasks: vec![
-                Task {
-                    id: plan::TaskId("1".into()),
-                    kind: TaskKind::CreateFile,
-                    description: String::new(),
-                    path: Some("./calc.py".into()),
-                    command: None,
-                    depends_on: vec![],
-                    risk: Risk::Low,
-                },
-                Task {
-                    id: plan::TaskId("2".into()),
-                    kind: TaskKind::ModifyFile,
-                    description: String::new(),
-                    path: Some("new.py".into()),
-                    command: None,
-                    depends_on: vec![],
-                    risk: Risk::Low,
-                },
-            ],
-        };
-        let plan = normalise(plan, &["calc.py".to_string()]);
-        assert_eq!(plan.tasks[0].kind, TaskKind::ModifyFile);
-        assert_eq!(plan.tasks[0].path.as_deref(), Some("calc.py"));
-        assert_eq!(plan.tasks[1].kind, TaskKind::CreateFile);
-    }
 
     #[test]
     fn profiles_choose_their_checks() {
