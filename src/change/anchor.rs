@@ -98,6 +98,12 @@ fn hoist_placing(answer: &str) -> String {
             }
             Some(open) => {
                 let top = !line.starts_with([' ', '\t']);
+                if let Some(definition) = glued_definition(line).filter(|_| top) {
+                    // `ADD AFTER def f(x):`: the definition itself, placed by its name.
+                    body += 1;
+                    out.push(definition.to_string());
+                    continue;
+                }
                 match placing(line).filter(|_| top) {
                     Some(_) if body == 0 => {
                         // In front of the fence just opened.
@@ -123,6 +129,20 @@ fn hoist_placing(answer: &str) -> String {
         }
     }
     out.join("\n")
+}
+
+/// The definition line in `ADD AFTER def f(x):` (or `REPLACE class K:`): the 1.5B model
+/// glued the placing words to the line they should stand above.
+fn glued_definition(line: &str) -> Option<&str> {
+    let upper = line.to_ascii_uppercase();
+    let rest = ["ADD AFTER ", "ADD AT END ", "ADD AT THE END ", "REPLACE "]
+        .iter()
+        .find(|p| upper.starts_with(*p))
+        .map(|p| line[p.len()..].trim_start())?;
+    ["def ", "class ", "async def "]
+        .iter()
+        .any(|k| rest.starts_with(k))
+        .then_some(rest)
 }
 
 /// The place a line names: `ADD AFTER name`, `ADD AT END`, `REPLACE name` (any case, with
@@ -556,6 +576,26 @@ mod tests {
         let text = apply(answer).unwrap();
         assert!(
             !text.contains("ADD AFTER") && text.contains("return s.lower()\n\n\ndef slug(s):"),
+            "{text}"
+        );
+        // The placing words glued to the definition: placed by its name.
+        let glued = "```python\nADD AFTER def join_dashes(s):\n    return s\n\nADD AT END\n```";
+        let (blocks, rest) = placed_blocks(glued);
+        assert!(
+            rest.starts_with("```python\ndef join_dashes(s):\n    return s\n"),
+            "{rest}"
+        );
+        assert!(
+            blocks.iter().all(|b| b.code.trim().is_empty()),
+            "{blocks:?}"
+        );
+        let by_name = Block {
+            place: Place::ByName,
+            code: "def join_dashes(s):\n    return s\n".into(),
+        };
+        let text = apply_block(MODULE, &by_name, 2).unwrap();
+        assert!(
+            text.contains("@cache\ndef join_dashes(s):\n    return s\n"),
             "{text}"
         );
         // Indented, it is code (a method's body may say anything).
