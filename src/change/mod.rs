@@ -674,6 +674,9 @@ impl Run {
     async fn finish(&mut self, request: &Request) -> Result<Outcome, CodeError> {
         self.outcome.files = self.overlay.diff_with_disk()?;
         self.outcome.usage = self.usage;
+        if self.outcome.files.is_empty() {
+            return Ok(self.end(Status::RolledBack, "the answers changed no file"));
+        }
         if request.options.dry_run {
             self.outcome.status = Status::DryRun;
             self.outcome.reason = Some("--dry-run: nothing was written".into());

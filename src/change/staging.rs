@@ -169,6 +169,11 @@ impl Run {
         })?;
         let answer = self.ask(request, &asked).await?;
         match apply_answer(&answer, path, &current, form) {
+            // A change of nothing is no answer: the 1.5B model re-typed a module unchanged
+            // for a request to add a function, and it was written as done (dev half).
+            Ok(text) if ask.task.kind == TaskKind::ModifyFile && text == current => Ok(Err(
+                format!("the answer leaves {path} as it is, and the task asks for a change"),
+            )),
             Ok(text) => self.write_checked(path, text),
             Err(why) => Ok(Err(why)),
         }

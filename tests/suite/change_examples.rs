@@ -251,3 +251,52 @@ fn raises_doctests_and_floats_are_checked_in_the_sandbox() {
         "{excerpt}"
     );
 }
+
+#[test]
+fn an_answer_that_gives_the_module_back_unchanged_is_asked_again() {
+    let repo = project();
+    let unchanged = format!("```python\n{MODULE}```");
+    let script = [
+        one_task(),
+        answer("1", "impl", &unchanged),
+        json!({"node": "1", "role": "impl", "attempt": 1, "answer": RIGHT}),
+    ];
+    let (status, outcome, stderr) = code(repo.path(), REQUEST, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    let tasks = trail(repo.path(), "task");
+    assert_eq!(tasks[0]["outcome"], "failed", "{tasks:#?}");
+    assert!(
+        tasks[0]["excerpt"]
+            .as_str()
+            .unwrap()
+            .contains("leaves text.py as it is"),
+        "{tasks:#?}"
+    );
+    let text = std::fs::read_to_string(repo.path().join("text.py")).unwrap();
+    assert!(text.contains("def slugify_title(s):"), "{text}");
+}
+
+#[test]
+fn a_change_that_changes_nothing_is_never_reported_as_written() {
+    let repo = project();
+    let before = tree(repo.path());
+    let unchanged = format!("```python\n{MODULE}```");
+    let script = [one_task(), answer("1", "impl", &unchanged)];
+    let (status, outcome, stderr) = code(
+        repo.path(),
+        "Tidy text.py.",
+        &script,
+        &["--max-corrections", "1"],
+    );
+    assert_eq!(status, 1, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "rolled_back", "{outcome:#}");
+    assert!(
+        outcome["reason"]
+            .as_str()
+            .unwrap()
+            .contains("leaves text.py as it is"),
+        "{outcome:#}"
+    );
+    assert_eq!(tree(repo.path()), before);
+}
