@@ -8,8 +8,9 @@
 //!    raises `E`); a bug report's are run first ([`accept`]), and one that passes before the
 //!    change does not reproduce: the trail says so and the suite stays its only check.
 //! 2. **Plan**: the model turns the spec into a task graph ([`plan`]); planning runs nothing.
-//!    Each Python task's description ends with the request's examples. A plan file given by
-//!    the user replaces this step.
+//!    Each Python task's description ends with the request's examples, and a task on a
+//!    module that defines none of the functions it names moves to the one that does
+//!    ([`ground`]). A plan file given by the user replaces this step.
 //! 3. **Review**: the plan and each task's risk (rules, never lower than the model said) go
 //!    to an [`Approver`], which approves, edits or declines it.
 //! 4. **Risk gate**: a REFUSED task (a path outside the repository) stops the run; a HIGH
