@@ -73,6 +73,11 @@ impl Acceptance {
             .collect();
     }
 
+    /// The functions the request's examples call.
+    pub(super) fn functions(&self) -> Vec<String> {
+        self.examples.iter().map(|e| e.function.clone()).collect()
+    }
+
     /// Whether `check` is the acceptance check.
     pub(super) fn is_check(&self, check: &Check) -> bool {
         self.command.as_deref() == Some(check.command.as_str())
@@ -291,13 +296,13 @@ fn file_name(files: &[String]) -> String {
 
 /// Where a function is imported from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Target {
+pub(super) struct Target {
     /// The file, relative to the copy's root.
-    path: String,
+    pub path: String,
     /// Its dotted module name.
-    module: String,
+    pub module: String,
     /// The directory to put on `sys.path` ("" for the root).
-    root: String,
+    pub root: String,
 }
 
 /// The module that defines `function` in the copy (a planned file first), else the first
@@ -325,7 +330,7 @@ fn target(function: &str, planned: &[String], files: &[String], scratch: &Path) 
 
 /// `src/pkg/m.py` → `pkg.m` with `src` on the path: the module root is the first directory
 /// up from the file that is not a package. `None` when a part is not an identifier.
-fn module_of(path: &str, files: &[String]) -> Option<Target> {
+pub(super) fn module_of(path: &str, files: &[String]) -> Option<Target> {
     let stem = path.strip_suffix(".py")?;
     let parts: Vec<&str> = stem.split('/').collect();
     let mut root_len = parts.len() - 1;

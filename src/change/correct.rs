@@ -122,6 +122,9 @@ impl Run {
         if has_python && let Some(check) = self.check_examples(request, scratch.path()).await? {
             checks.push(check);
         }
+        if has_python && let Some(check) = self.check_probes(request, scratch.path()).await? {
+            checks.push(check);
+        }
         Ok(checks)
     }
 

@@ -26,7 +26,8 @@
 //! 6. **Verify**: the overlay is materialised in a scratch copy and the profile's checks run
 //!    there, in the sandbox; then, when the copy has Python files, the request's examples,
 //!    as acceptance tests written into that copy only (never into the overlay, so never
-//!    committed), in every profile.
+//!    committed), in every profile; a new public function no example covers is called on
+//!    inputs the model picks, and fails only by crashing in its own code ([`probe`]).
 //! 7. **Self-correct** ([`correct`]): on failure the model gets the error, cut to its
 //!    failures ([`failures`]), and the file it points at ([`fault`]; for a failing example,
 //!    the file its function is or should be in), up to `max_corrections` rounds shared with
@@ -59,6 +60,7 @@ mod focus;
 mod ground;
 pub mod intent;
 pub mod plan;
+mod probe;
 mod prompt;
 mod staging;
 
@@ -351,6 +353,8 @@ struct Run {
     /// back is asked again instead of run (the 1.5B model answered two correction rounds
     /// with the code that had just failed, token for token).
     failed_texts: std::collections::BTreeSet<(String, String)>,
+    /// The calls of the change's new functions that no example covers ([`probe`]).
+    probes: probe::Probes,
 }
 
 impl Run {
@@ -398,6 +402,7 @@ impl Run {
                 history,
             },
             failed_texts: std::collections::BTreeSet::new(),
+            probes: probe::Probes::default(),
         })
     }
 

@@ -3,7 +3,8 @@
 //! Scripted answers and recordings key on `node_id` and role: the plan is asked as node
 //! `plan` (role `impl`, attempt 1 for the second try), a file task as its task id (role
 //! `impl`; attempt N for its Nth asking again), a correction as node `correct` (role `fix`,
-//! attempt = the rounds spent so far, from 0).
+//! attempt = the rounds spent so far, from 0), the calls of a new function as node `probe`
+//! (role `test`).
 //!
 //! Every request is built to the token budget ([`super::budget`]): the answer's room is
 //! chosen first, then the prompt's long parts are cut to what is left: a check's output to
@@ -34,6 +35,10 @@ const SLACK_TOKENS: u64 = 48;
 
 pub(super) const PLAN_NODE: &str = "plan";
 pub(super) const CORRECT_NODE: &str = "correct";
+pub(super) const PROBE_NODE: &str = "probe";
+
+/// Tokens of a probes answer: four short calls (generate's probes are capped alike).
+const PROBE_ANSWER_TOKENS: u32 = 320;
 
 /// Why a request could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -137,6 +142,7 @@ pub(super) fn edit_request(ask: &EditAsk<'_>) -> Result<(LlmRequest, Form), FitE
                 ask.attempt,
                 max,
             )?;
+            request.temperature = retry_temperature(ask.retry, request.temperature);
             request.prefill = prefill(form, &path);
             Ok::<_, PromptError>(request)
         };
@@ -212,12 +218,7 @@ pub(super) fn correct_request(ask: &Correction<'_>) -> Result<(LlmRequest, Form)
             ask.round,
             answer_tokens(form, ask.current),
         )?;
-        // Asked again after an unusable answer (one that gave back failed code, say), the
-        // model samples wider: at 0.3 it answered the same prompt with the same code.
-        request.temperature = match ask.retry {
-            None => 0.3,
-            Some(_) => 0.7,
-        };
+        request.temperature = retry_temperature(ask.retry, 0.3);
         request.prefill = prefill(form, ask.path);
         Ok::<_, PromptError>(request)
     };
@@ -397,6 +398,16 @@ fn answer_format(form: Form, path: &str, new: bool) -> String {
     }
 }
 
+/// Asked again after an unusable answer, the model samples wider: at 0.2 and 0.3 the 1.5B
+/// model answered three task prompts in a row, and two correction rounds, with the same
+/// unusable code.
+fn retry_temperature(retry: Option<&str>, first: f32) -> f32 {
+    match retry {
+        None => first,
+        Some(_) => 0.7,
+    }
+}
+
 fn retry_note(retry: Option<&str>) -> String {
     match retry {
         None => String::new(),
@@ -435,6 +446,32 @@ fn request(
         candidate: 0,
         prefill: None,
     })
+}
+
+/// The calls of one new function ([`super::probe`]): `function` is its signature and
+/// docstring. The answer is begun at the first call, as in `generate`: asked for calls alone,
+/// the 1.5B model writes asserts anyway unless its answer already stands at one.
+pub(super) fn probes_request(
+    spec: &str,
+    name: &str,
+    function: &str,
+) -> Result<LlmRequest, FitError> {
+    let values = BTreeMap::from([
+        ("spec", spec.to_string()),
+        ("function", function.to_string()),
+        ("name", name.to_string()),
+    ]);
+    let mut asked = request(
+        &prompts::CODE_PROBES,
+        &values,
+        PROBE_NODE,
+        Role::Test,
+        0,
+        PROBE_ANSWER_TOKENS,
+    )?;
+    asked.prefill = Some(super::probe::prefill(name));
+    room(&asked, "the calls of a new function")?;
+    Ok(asked)
 }
 
 /// The bare correction prompt around `spec`: what [`budget::check_spec`] measures a request

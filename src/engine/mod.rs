@@ -38,7 +38,7 @@ mod repair;
 mod rollback;
 mod run;
 mod suspects;
-mod testfile;
+pub(crate) mod testfile;
 pub mod vote;
 
 use std::path::PathBuf;

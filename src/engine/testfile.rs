@@ -155,7 +155,7 @@ pub(super) fn crashed_tests(
 
 /// Whether one test's pytest section (`--tb=short`) shows `code_file` raising an undocumented
 /// exception (see [`crashed_tests`]).
-pub(super) fn crashed_in(section: &str, code_file: &str, documented: &[String]) -> bool {
+pub(crate) fn crashed_in(section: &str, code_file: &str, documented: &[String]) -> bool {
     let passes_code = section
         .lines()
         .any(|l| l.split(':').next() == Some(code_file) && l.contains(": in "));

@@ -86,6 +86,12 @@ pub const CODE_CORRECT: Template = Template {
     version: 2,
     body: include_str!("code_correct.md"),
 };
+/// `zerorepo code`: calls of a new function the request gives no example of (role `test`).
+pub const CODE_PROBES: Template = Template {
+    id: "code_probes",
+    version: 1,
+    body: include_str!("code_probes.md"),
+};
 
 /// The system message of `zerorepo code`: any language, answers in the format asked.
 pub const CODE_SYSTEM: &str = "You are an expert software engineer. You make small, correct \

@@ -300,3 +300,44 @@ fn a_change_that_changes_nothing_is_never_reported_as_written() {
     );
     assert_eq!(tree(repo.path()), before);
 }
+
+/// A new function the request gives no example of, that crashes on the first call.
+const CRASHES: &str = "```python\ndef lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n\n\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef count_words(s):\n    \"\"\"Return the number of words in s.\"\"\"\n    return len(iter(s.split()))\n```";
+const COUNTS: &str = "```python\ndef lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n\n\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef count_words(s):\n    \"\"\"Return the number of words in s.\"\"\"\n    return len(s.split())\n```";
+/// The model's calls, after the begun first call `count_words(`.
+const CALLS: &str = "'a b')\n\n\ndef test_count_words_empty():\n    count_words('')\n\n\ndef test_count_words_wrong_call():\n    count_words()\n```";
+
+#[test]
+fn a_new_function_with_no_example_that_crashes_on_a_call_is_corrected() {
+    let repo = project();
+    let script = [
+        plan(json!([
+            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Add count_words(s)."}
+        ])),
+        answer("1", "impl", CRASHES),
+        answer("probe", "test", CALLS),
+        answer("correct", "fix", COUNTS),
+    ];
+    let request = "Add `count_words(s)` to text.py: the number of words in s.";
+    let (status, outcome, stderr) = code(repo.path(), request, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    assert_eq!(
+        outcome["corrections"], 1,
+        "the suite passed; the calls did not"
+    );
+    let probes = trail(repo.path(), "probe");
+    let outcomes: Vec<&str> = probes
+        .iter()
+        .map(|e| e["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(outcomes, ["asked", "crashed", "passed"], "{probes:#?}");
+    let crashed = probes[1]["excerpt"].as_str().unwrap();
+    assert!(
+        crashed.contains("test_count_words_typical") && !crashed.contains("wrong_call"),
+        "a call that fails in its own frame is no crash: {crashed}"
+    );
+    let text = std::fs::read_to_string(repo.path().join("text.py")).unwrap();
+    assert!(text.contains("return len(s.split())"), "{text}");
+    assert!(!repo.path().join("test_zerorepo_probes.py").exists());
+}

@@ -1,0 +1,424 @@
+//! A new public function the request gives no example of, called on inputs the model picks,
+//! to see whether it crashes.
+//!
+//! Why: such a function has no acceptance test, and the repository's suite does not know it,
+//! so a change that adds it passed every check whatever its body did (on the code corpus's
+//! dev half, `re_count` was written as done twice without a call of it ever run). The
+//! model's expected values are weak evidence (a third of a small model's are wrong), but an
+//! exception raised in the new function's own code, on an input the request allows, that the
+//! request does not name, is strong: the function breaks there whatever was expected
+//! (`generate` weighs it the same way, [`crate::engine::testfile::crashed_in`]). So the
+//! model writes calls alone, once per run (at most [`MAX_FUNCTIONS`] functions), they run in
+//! the sandbox's scratch copy after the acceptance tests ([`FILE`], never in the overlay,
+//! never committed), and the check fails only on such a crash; a call that fails in its own
+//! frame (a wrong argument) or on an assertion the model wrote anyway counts for nothing.
+
+use std::path::Path;
+
+use super::accept::module_of;
+use super::fault::is_test_file;
+use super::{Check, CodeError, Request, Run, audit, run_check};
+use crate::code::{UnitKind, split_units};
+
+/// The calls' file, at the root of the scratch copy.
+pub(super) const FILE: &str = "test_zerorepo_probes.py";
+/// New functions probed in one run, at most: each costs a model answer.
+const MAX_FUNCTIONS: usize = 2;
+/// Characters of pytest's output kept in the check.
+const OUTPUT_CHARS: usize = 3_000;
+
+/// A new public top-level function of the change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct NewFunction {
+    /// The module that defines it.
+    pub path: String,
+    pub name: String,
+    /// Its `def` line and docstring, the body left out.
+    pub shown: String,
+}
+
+/// The calls the model wrote for a run's new functions, asked once.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Probes {
+    /// `None` until asked; then the test file's text (empty: nothing usable).
+    pub file: Option<String>,
+    /// The functions the file calls.
+    pub functions: Vec<NewFunction>,
+}
+
+/// The public top-level functions `after` defines and `before` does not, outside tests.
+pub(super) fn new_functions(path: &str, before: &str, after: &str) -> Vec<NewFunction> {
+    if !path.ends_with(".py") || is_test_file(path) {
+        return Vec::new();
+    }
+    let old: Vec<String> = split_units(before)
+        .iter()
+        .filter_map(|u| u.def_name().map(str::to_string))
+        .collect();
+    let Ok(located) = crate::code::outline::locate_all(after) else {
+        return Vec::new();
+    };
+    located
+        .iter()
+        .filter(|l| l.symbol.qualified_name == l.symbol.name)
+        .filter(|l| {
+            use crate::code::outline::SymbolKind::{AsyncFunction, Function};
+            matches!(l.symbol.kind, Function | AsyncFunction)
+        })
+        .filter(|l| !l.symbol.name.starts_with('_') && !old.contains(&l.symbol.name))
+        .map(|l| {
+            let docstring = l.docstring.map_or("", |(a, b)| &after[a..b]);
+            let shown = match docstring.is_empty() {
+                true => format!("{}\n    ...", l.symbol.signature),
+                false => format!("{}\n    {docstring}\n    ...", l.symbol.signature),
+            };
+            NewFunction {
+                path: path.to_string(),
+                name: l.symbol.name.clone(),
+                shown,
+            }
+        })
+        .collect()
+}
+
+/// The start of the answer: the fence, pytest, and the first call begun.
+pub(super) fn prefill(name: &str) -> String {
+    format!("```python\nimport pytest\n\n\ndef test_{name}_typical():\n    {name}(")
+}
+
+/// The model's calls as a test file: its imports and `test_` functions only, after the
+/// imports of the functions themselves. Empty when nothing usable is left.
+pub(super) fn render(answers: &[(NewFunction, String)], files: &[String]) -> String {
+    let mut head = String::from(
+        "\"\"\"Calls of the change's new functions, written by the model; run by zerorepo in the \
+         sandbox's copy only.\"\"\"\nimport os as _os\nimport sys as _sys\n\nimport pytest\n",
+    );
+    let mut body = String::new();
+    for (function, answer) in answers {
+        let Some(target) = module_of(&function.path, files) else {
+            continue;
+        };
+        if !target.root.is_empty() {
+            head.push_str(&format!(
+                "_sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), '{}'))\n",
+                target.root
+            ));
+        }
+        head.push_str(&format!(
+            "from {} import {}\n",
+            target.module, function.name
+        ));
+        let code = fenced(answer);
+        let mut kept: Vec<(bool, String)> = Vec::new();
+        for unit in split_units(&code) {
+            let keep = match &unit.kind {
+                UnitKind::Import => Some(false),
+                UnitKind::Def(name) => name.starts_with("test_").then_some(true),
+                _ => None,
+            };
+            if let Some(test) = keep {
+                kept.push((test, unit.text.trim_end().to_string()));
+            }
+        }
+        // An answer cut off at its token limit ends inside its last call.
+        if answer.matches("```").count() < 2 && kept.last().is_some_and(|(test, _)| *test) {
+            kept.pop();
+        }
+        for (_, text) in kept {
+            body.push_str(&format!("\n\n{text}\n"));
+        }
+    }
+    match body.is_empty() {
+        true => String::new(),
+        false => format!("{head}{body}"),
+    }
+}
+
+/// The code of the answer's first fenced block (the whole answer when it has none).
+fn fenced(answer: &str) -> String {
+    let Some(open) = answer.find("```") else {
+        return answer.to_string();
+    };
+    let after = &answer[open + 3..];
+    let after = after.split_once('\n').map_or("", |(_, rest)| rest);
+    after.split("```").next().unwrap_or_default().to_string()
+}
+
+/// The exceptions `spec` names (`ValueError`, `KeyError`): a documented error is no crash.
+pub(super) fn named_errors(spec: &str) -> Vec<String> {
+    let mut names: Vec<String> = spec
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| w.ends_with("Error") || w.ends_with("Exception"))
+        .map(str::to_string)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// pytest's failure sections (`--tb=short`), by test name.
+pub(super) fn sections(output: &str) -> Vec<(String, String)> {
+    let mut found: Vec<(String, String)> = Vec::new();
+    for line in output.lines() {
+        let trimmed = line.trim();
+        let header = trimmed.starts_with("___") && trimmed.ends_with("___");
+        if header {
+            let name = trimmed.trim_matches('_').trim();
+            found.push((name.to_string(), String::new()));
+            continue;
+        }
+        if trimmed.starts_with("===") || trimmed.starts_with("---") {
+            // The end of a section (the summary, captured output).
+            if let Some(last) = found.last_mut() {
+                last.1.push('\u{0}');
+            }
+            continue;
+        }
+        if let Some(last) = found.last_mut()
+            && !last.1.contains('\u{0}')
+        {
+            last.1.push_str(line);
+            last.1.push('\n');
+        }
+    }
+    for (_, section) in &mut found {
+        section.retain(|c| c != '\u{0}');
+    }
+    found
+}
+
+/// The calls that crashed in a new function's module, with their sections.
+pub(super) fn crashes(
+    output: &str,
+    functions: &[NewFunction],
+    documented: &[String],
+) -> Vec<(String, String)> {
+    sections(output)
+        .into_iter()
+        .filter(|(_, section)| {
+            functions
+                .iter()
+                .any(|f| crate::engine::testfile::crashed_in(section, &f.path, documented))
+        })
+        .collect()
+}
+
+impl Run {
+    /// The probes check on a scratch copy the other checks ran in: `None` when the change
+    /// adds no public function the request gives no example of, or the model's calls were
+    /// unusable (no evidence is no failure).
+    pub(super) async fn check_probes(
+        &mut self,
+        request: &Request,
+        scratch: &Path,
+    ) -> Result<Option<Check>, CodeError> {
+        if self.probes.file.is_none() {
+            self.ask_probes(request, scratch).await?;
+        }
+        let file = self.probes.file.clone().unwrap_or_default();
+        if file.is_empty() {
+            return Ok(None);
+        }
+        let files = super::list_files(scratch)?;
+        if files.iter().any(|f| f == FILE) {
+            return Ok(None);
+        }
+        std::fs::write(scratch.join(FILE), &file)?;
+        let command = format!("python -m pytest -q -rA --tb=short -p no:cacheprovider {FILE}");
+        let mut check = run_check(request, scratch, &command).await?;
+        if check.unavailable {
+            return Ok(Some(check));
+        }
+        let documented = named_errors(&request.spec);
+        let crashed = crashes(&check.output, &self.probes.functions, &documented);
+        check.passed = crashed.is_empty();
+        check.output = match crashed.is_empty() {
+            true => audit::tail(&check.output, OUTPUT_CHARS).to_string(),
+            false => {
+                let shown: Vec<String> = crashed.iter().map(|(_, s)| s.clone()).collect();
+                format!(
+                    "{}\nThe new function crashed, in its own code, on calls with inputs the \
+                     request allows ({FILE}, written by zerorepo, not part of the repository; \
+                     change the code, not the calls): {}\n",
+                    audit::tail(&shown.join("\n"), OUTPUT_CHARS),
+                    crashed
+                        .iter()
+                        .map(|(n, _)| n.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        };
+        let outcome = if check.passed { "passed" } else { "crashed" };
+        self.audit
+            .record("probe", None, outcome, &command, &check.output, None)?;
+        Ok(Some(check))
+    }
+
+    /// The model's calls of the change's new functions, asked once per run.
+    async fn ask_probes(&mut self, request: &Request, scratch: &Path) -> Result<(), CodeError> {
+        let covered: Vec<String> = self.accept.functions();
+        let mut functions = Vec::new();
+        for path in self.overlay.entries().keys().cloned().collect::<Vec<_>>() {
+            let after = self.overlay.read(&path)?.unwrap_or_default();
+            // Beneath the repository, never through a link; unreadable counts as new.
+            let disk = crate::fsutil::Workspace::new(&request.repo);
+            let before = disk.read(&path).ok().flatten().unwrap_or_default();
+            functions.extend(
+                new_functions(&path, &before, &after)
+                    .into_iter()
+                    .filter(|f| !covered.contains(&f.name)),
+            );
+        }
+        functions.truncate(MAX_FUNCTIONS);
+        let mut answers = Vec::new();
+        for function in &functions {
+            let asked =
+                match super::prompt::probes_request(&request.spec, &function.name, &function.shown)
+                {
+                    Ok(asked) => asked,
+                    Err(why) => {
+                        self.audit.record(
+                            "probe",
+                            None,
+                            "skipped",
+                            &function.name,
+                            &why.to_string(),
+                            None,
+                        )?;
+                        continue;
+                    }
+                };
+            // No answer is no evidence: the change is judged without the calls.
+            let mut answer = match self.ask(request, &asked).await {
+                Ok(answer) => answer,
+                Err(why) => {
+                    let why = why.to_string();
+                    self.audit
+                        .record("probe", None, "skipped", &function.name, &why, None)?;
+                    continue;
+                }
+            };
+            let prefill = asked.prefill.clone().unwrap_or_default();
+            if !answer.starts_with("```") {
+                answer = format!("{prefill}{answer}");
+            }
+            let detail = format!("calls of {}", function.name);
+            let usage = self.last_usage.take();
+            self.audit
+                .record("probe", None, "asked", &detail, "", usage)?;
+            answers.push((function.clone(), answer));
+        }
+        let files = super::list_files(scratch)?;
+        self.probes = Probes {
+            file: Some(render(&answers, &files)),
+            functions,
+        };
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BEFORE: &str = "import re\n\n\ndef re_iter(regex, s):\n    \"\"\"Iterate matches.\"\"\"\n    return re.finditer(regex, s)\n";
+
+    #[test]
+    fn only_new_public_top_level_functions_are_probed() {
+        let after = format!(
+            "{BEFORE}\n\ndef re_count(regex, s, flags=0):\n    \"\"\"Count the matches.\"\"\"\n    return len(re_iter(regex, s))\n\n\ndef _helper():\n    pass\n\n\nclass K:\n    def method(self):\n        pass\n"
+        );
+        let found = new_functions("funcy/strings.py", BEFORE, &after);
+        assert_eq!(
+            found,
+            vec![NewFunction {
+                path: "funcy/strings.py".into(),
+                name: "re_count".into(),
+                shown:
+                    "def re_count(regex, s, flags=0):\n    \"\"\"Count the matches.\"\"\"\n    ..."
+                        .into(),
+            }]
+        );
+        assert!(new_functions("tests/test_strings.py", BEFORE, &after).is_empty());
+        assert!(new_functions("funcy/strings.py", &after, &after).is_empty());
+    }
+
+    #[test]
+    fn the_file_keeps_imports_and_tests_only_and_imports_the_function() {
+        let function = NewFunction {
+            path: "src/pkg/text.py".into(),
+            name: "re_count".into(),
+            shown: String::new(),
+        };
+        let files = vec![
+            "src/pkg/__init__.py".to_string(),
+            "src/pkg/text.py".to_string(),
+        ];
+        let answer = format!(
+            "{}'a', 'aa')\n\n\nimport re\nX = 1\n\n\ndef helper():\n    pass\n\n\ndef test_re_count_empty():\n    re_count('a', '')\n```\nThat is all.",
+            prefill("re_count")
+        );
+        let file = render(&[(function.clone(), answer)], &files);
+        assert!(
+            file.contains("'src'))\nfrom pkg.text import re_count\n"),
+            "{file}"
+        );
+        assert!(
+            file.contains("def test_re_count_typical():\n    re_count('a', 'aa')"),
+            "{file}"
+        );
+        assert!(file.contains("def test_re_count_empty():") && file.contains("\nimport re\n"));
+        assert!(
+            !file.contains("X = 1")
+                && !file.contains("def helper")
+                && !file.contains("That is all")
+        );
+        assert_eq!(render(&[(function.clone(), "no code".into())], &files), "");
+        // Cut off inside its second call: the first stays, the unfinished one goes.
+        let cut = format!(
+            "{}'a')\n\n\ndef test_re_count_long():\n    re_count('a', 'a' *",
+            prefill("re_count")
+        );
+        let file = render(&[(function, cut)], &files);
+        assert!(
+            file.contains("test_re_count_typical") && !file.contains("test_re_count_long"),
+            "{file}"
+        );
+    }
+
+    #[test]
+    fn only_an_undocumented_exception_in_the_new_functions_module_is_a_crash() {
+        let output = "\
+F.F                                                                      [100%]
+=================================== FAILURES ===================================
+_____________________________ test_re_count_typical ____________________________
+test_zerorepo_probes.py:9: in test_re_count_typical
+    re_count('a', 'aa')
+funcy/strings.py:12: in re_count
+    return len(re_iter(regex, s))
+E   TypeError: object of type 'map' has no len()
+______________________________ test_re_count_bad _______________________________
+test_zerorepo_probes.py:13: in test_re_count_bad
+    re_count()
+E   TypeError: re_count() missing 2 required positional arguments
+______________________________ test_re_count_none ______________________________
+funcy/strings.py:12: in re_count
+E   ValueError: empty pattern
+=========================== short test summary info ============================
+FAILED test_zerorepo_probes.py::test_re_count_typical - TypeError
+";
+        let functions = [NewFunction {
+            path: "funcy/strings.py".into(),
+            name: "re_count".into(),
+            shown: String::new(),
+        }];
+        let documented = named_errors("It raises ValueError for an empty pattern.");
+        assert_eq!(documented, ["ValueError"]);
+        let crashed: Vec<String> = crashes(output, &functions, &documented)
+            .into_iter()
+            .map(|(n, _)| n)
+            .collect();
+        assert_eq!(crashed, ["test_re_count_typical"]);
+    }
+}
