@@ -67,7 +67,8 @@ const WRONG_FIRST_EVERY: usize = 10;
 /// sandbox: correct, wrong or unchanged, with time and tokens. `--self-check` applies each
 /// request's reference change instead of asking a model, and checks the acceptance tests fail
 /// before it and pass after. Exit 1 when a request did not run (or, in a self-check, was not
-/// correct).
+/// correct). Interrupted (Ctrl-C), it writes the report of the requests that finished, names
+/// the others, and exits 130.
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("corpus_mode").args(["corpus", "code_corpus"])))]
 pub(crate) struct Args {

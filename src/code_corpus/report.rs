@@ -88,6 +88,10 @@ pub struct CodeCorpusReport {
     pub provider: String,
     pub self_check: bool,
     pub requests: Vec<RequestResult>,
+    /// Requests selected that did not run: the run was interrupted before them (the
+    /// report of those that finished is written all the same, and is not complete).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_reached: Vec<String>,
     pub command: String,
 }
 
@@ -99,17 +103,18 @@ impl CodeCorpusReport {
             side.as_ref()
                 .is_none_or(|s| s.verdict != Verdict::NotJudged)
         };
-        self.requests.iter().all(|r| {
-            r.not_run.is_none()
-                && judged(&r.engine)
-                && judged(&r.baseline)
-                && (!self.self_check
-                    || (r
-                        .before
-                        .as_ref()
-                        .is_some_and(|b| b.suite_passed && b.acceptance_failed)
-                        && r.reference.as_ref().map(|s| s.verdict) == Some(Verdict::Correct)))
-        })
+        self.not_reached.is_empty()
+            && self.requests.iter().all(|r| {
+                r.not_run.is_none()
+                    && judged(&r.engine)
+                    && judged(&r.baseline)
+                    && (!self.self_check
+                        || (r
+                            .before
+                            .as_ref()
+                            .is_some_and(|b| b.suite_passed && b.acceptance_failed)
+                            && r.reference.as_ref().map(|s| s.verdict) == Some(Verdict::Correct)))
+            })
     }
 }
 
@@ -226,6 +231,13 @@ pub fn render_markdown(report: &CodeCorpusReport) -> String {
             b_cell
         ));
     }
+    if !report.not_reached.is_empty() {
+        out.push_str(&format!(
+            "\nInterrupted: {} selected request(s) did not run: {}.\n",
+            report.not_reached.len(),
+            report.not_reached.join(", ")
+        ));
+    }
     out.push_str(&format!("\nReproduce: `{}`\n", report.command));
     out
 }
@@ -278,6 +290,7 @@ mod tests {
                 request("b", Half::Test, Verdict::Correct, Verdict::Unchanged),
                 request("c", Half::Test, Verdict::Unchanged, Verdict::Correct),
             ],
+            not_reached: vec![],
             command: "zerorepo bench --code-corpus c.toml".into(),
         };
         let md = render_markdown(&report);
@@ -297,5 +310,16 @@ mod tests {
                 .ends_with("`zerorepo bench --code-corpus c.toml`")
         );
         assert!(report.complete());
+        // Interrupted: what finished is reported, and the rest is named.
+        let cut = CodeCorpusReport {
+            not_reached: vec!["d".into(), "e".into()],
+            ..report
+        };
+        assert!(!cut.complete());
+        assert!(
+            render_markdown(&cut).contains("Interrupted: 2 selected request(s) did not run: d, e."),
+            "{}",
+            render_markdown(&cut)
+        );
     }
 }

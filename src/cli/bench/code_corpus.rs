@@ -60,15 +60,18 @@ pub(super) async fn run(args: &Args, file: &Path, date: &str) -> Result<u8, CliE
     super::super::generate::spawn_signal_handler(ctx.cancel.clone());
     let run_dir = super::run_dir(args.work.as_deref(), "code-corpus", date);
     let mut results = Vec::new();
+    let mut not_reached = Vec::new();
     for request in chosen {
+        if !not_reached.is_empty() || ctx.cancel.is_cancelled() {
+            not_reached.push(request.name.clone());
+            continue;
+        }
         eprintln!("== {} ({} half)", request.name, request.half.as_str());
         let result = one(&ctx, args.self_check, request, &run_dir.join(&request.name)).await;
         match result {
             Ok(result) => results.push(result),
-            Err(Interrupted) => {
-                eprintln!("interrupted: no report written");
-                return Ok(exit::INTERRUPTED);
-            }
+            // What finished is reported; the request cut off and the rest are named.
+            Err(Interrupted) => not_reached.push(request.name.clone()),
         }
     }
     ctx.fetcher.shutdown().await;
@@ -83,14 +86,18 @@ pub(super) async fn run(args: &Args, file: &Path, date: &str) -> Result<u8, CliE
         },
         self_check: args.self_check,
         requests: results,
+        not_reached,
         command: super::corpus::reproducing_command(),
     };
     let markdown = code_corpus::render_markdown(&report);
     super::corpus::write_outputs(args, &markdown, &crate::cli::render::json(&report)?)?;
-    Ok(if report.complete() {
-        exit::OK
-    } else {
-        exit::FAILED
+    Ok(match (report.not_reached.is_empty(), report.complete()) {
+        (false, _) => {
+            eprintln!("interrupted: the report holds the requests that finished");
+            exit::INTERRUPTED
+        }
+        (true, true) => exit::OK,
+        (true, false) => exit::FAILED,
     })
 }
 
