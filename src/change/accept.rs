@@ -305,6 +305,27 @@ pub(super) struct Target {
     pub root: String,
 }
 
+impl Target {
+    /// The lines, each indented by `indent`, that import `function` (as `alias`) from this
+    /// module, its root put on `sys.path` first (the file imports `os` and `sys` as `_os`
+    /// and `_sys`).
+    pub(super) fn import(&self, function: &str, alias: Option<&str>, indent: &str) -> String {
+        let mut out = String::new();
+        if !self.root.is_empty() {
+            out.push_str(&format!(
+                "{indent}_sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), '{}'))\n",
+                self.root
+            ));
+        }
+        let alias = alias.map(|a| format!(" as {a}")).unwrap_or_default();
+        out.push_str(&format!(
+            "{indent}from {} import {function}{alias}\n",
+            self.module
+        ));
+        out
+    }
+}
+
 /// The module that defines `function` in the copy (a planned file first), else the first
 /// planned Python file that is not a test.
 fn target(function: &str, planned: &[String], files: &[String], scratch: &Path) -> Option<Target> {
@@ -372,16 +393,7 @@ fn render(examples: &[Example], targets: &[Option<Target>]) -> String {
             ));
             continue;
         };
-        if !target.root.is_empty() {
-            out.push_str(&format!(
-                "    _sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), '{}'))\n",
-                target.root
-            ));
-        }
-        out.push_str(&format!(
-            "    from {} import {} as _zr_function\n",
-            target.module, example.function
-        ));
+        out.push_str(&target.import(&example.function, Some("_zr_function"), "    "));
         out.push_str(&body(example));
     }
     out

@@ -98,16 +98,7 @@ pub(super) fn render(answers: &[(NewFunction, String)], files: &[String]) -> Str
         let Some(target) = module_of(&function.path, files) else {
             continue;
         };
-        if !target.root.is_empty() {
-            head.push_str(&format!(
-                "_sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), '{}'))\n",
-                target.root
-            ));
-        }
-        head.push_str(&format!(
-            "from {} import {}\n",
-            target.module, function.name
-        ));
+        head.push_str(&target.import(&function.name, None, ""));
         let code = fenced(answer);
         let mut kept: Vec<(bool, String)> = Vec::new();
         for unit in split_units(&code) {
