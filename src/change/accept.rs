@@ -78,6 +78,11 @@ impl Acceptance {
         self.examples.iter().map(|e| e.function.clone()).collect()
     }
 
+    /// Whether the request gave any example, checked or found not to reproduce.
+    pub(super) fn any_found(&self) -> bool {
+        !self.examples.is_empty() || !self.not_reproduced.is_empty()
+    }
+
     /// Whether `check` is the acceptance check.
     pub(super) fn is_check(&self, check: &Check) -> bool {
         self.command.as_deref() == Some(check.command.as_str())
@@ -310,19 +315,26 @@ impl Target {
     /// module, its root put on `sys.path` first (the file imports `os` and `sys` as `_os`
     /// and `_sys`).
     pub(super) fn import(&self, function: &str, alias: Option<&str>, indent: &str) -> String {
-        let mut out = String::new();
-        if !self.root.is_empty() {
-            out.push_str(&format!(
-                "{indent}_sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), '{}'))\n",
-                self.root
-            ));
-        }
+        let mut out = self.on_path(indent);
         let alias = alias.map(|a| format!(" as {a}")).unwrap_or_default();
         out.push_str(&format!(
             "{indent}from {} import {function}{alias}\n",
             self.module
         ));
         out
+    }
+}
+
+impl Target {
+    /// The line that puts the module's root on `sys.path` (none for the copy's root).
+    pub(super) fn on_path(&self, indent: &str) -> String {
+        match self.root.is_empty() {
+            true => String::new(),
+            false => format!(
+                "{indent}_sys.path.insert(0, _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), '{}'))\n",
+                self.root
+            ),
+        }
     }
 }
 

@@ -140,6 +140,47 @@ pub(super) fn copied_code<'a>(
     })
 }
 
+/// Why the new text `after` of the Python module `path` cannot be used: it no longer binds
+/// names its text `before` bound at the top level (definitions, constants, imported names)
+/// that the request (`spec`) does not name. `None` otherwise, and for other files.
+///
+/// Why: asked again at a wider temperature, the 1.5B model re-typed a short module from
+/// memory: the fix was in it, but so were a class of its own in place of an import, and the
+/// pattern constants the package's other modules import were gone, so nothing could be
+/// collected and three correction rounds never brought them back (code corpus, dev half). A
+/// change removes a name only when it is asked to, and then the request names it.
+pub(super) fn dropped_names(path: &str, before: &str, after: &str, spec: &str) -> Option<String> {
+    if !path.ends_with(".py") || before.trim().is_empty() {
+        return None;
+    }
+    let bound = |text: &str| -> Vec<String> {
+        let mut names = Vec::new();
+        for unit in crate::code::split_units(text) {
+            names.extend(unit.def_name().map(str::to_string));
+            names.extend(unit.assigned_name().map(str::to_string));
+            names.extend(unit.imported_names());
+        }
+        names
+    };
+    let now = bound(after);
+    let named = crate::code::identifiers(spec);
+    let mut gone: Vec<String> = bound(before)
+        .into_iter()
+        .filter(|n| !now.contains(n) && !named.contains(n))
+        .collect();
+    gone.dedup();
+    (!gone.is_empty()).then(|| {
+        format!(
+            "the answer drops {} from {path}, which the request does not ask to remove: keep \
+             every line you do not change",
+            gone.iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
 /// `Err` for a hunk that quotes more than [`MAX_SEARCH_LINES`] lines.
 fn short_enough(hunks: &[Hunk]) -> Result<(), String> {
     match hunks.iter().find(|h| h.old.len() > MAX_SEARCH_LINES) {
@@ -202,6 +243,36 @@ fn cut_off(answer: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_that_drops_a_name_the_request_does_not_name_is_refused() {
+        let before = "import re\n\nfrom pkg.tz import UTC, FixedOffset\n\nTZ_REGEX = r\"[+-]\"\n\n\ndef build(sign):\n    return sign\n";
+        let retyped =
+            "import re\n\n\nclass FixedOffset:\n    pass\n\n\ndef build(sign):\n    return -sign\n";
+        let why = dropped_names("pkg/iso.py", before, retyped, "Fix the sign in `build`.").unwrap();
+        assert!(why.contains("`UTC`") && why.contains("`TZ_REGEX`"), "{why}");
+        assert!(
+            !why.contains("FixedOffset") && !why.contains("`build`"),
+            "{why}"
+        );
+        let fixed = before.replace("return sign", "return -sign");
+        assert_eq!(
+            dropped_names("pkg/iso.py", before, &fixed, "Fix build."),
+            None
+        );
+        let removed = before.replace("TZ_REGEX = r\"[+-]\"\n", "");
+        assert_eq!(
+            dropped_names(
+                "pkg/iso.py",
+                before,
+                &removed,
+                "Remove TZ_REGEX, it is unused."
+            ),
+            None,
+            "a name the request names may go"
+        );
+        assert_eq!(dropped_names("notes.txt", before, "", ""), None);
+    }
 
     #[test]
     fn answers_apply_as_whole_files_fragments_or_hunks() {

@@ -125,6 +125,9 @@ impl Run {
         if has_python && let Some(check) = self.check_probes(request, scratch.path()).await? {
             checks.push(check);
         }
+        if has_python && let Some(check) = self.check_reproduction(request, scratch.path()).await? {
+            checks.push(check);
+        }
         Ok(checks)
     }
 
@@ -151,9 +154,12 @@ impl Run {
         let mut files = self.files.clone();
         files.extend(changed.iter().cloned());
         // An example that fails blames the file its function is (or should be) in.
-        let blamed = match self.accept.is_check(failed) {
-            true => self.accept.blame(),
-            false => None,
+        let blamed = if self.accept.is_check(failed) {
+            self.accept.blame()
+        } else if self.reproduction.is_check(failed) {
+            self.reproduction.blame()
+        } else {
+            None
         };
         let Some(path) = blamed.or_else(|| fault::file_at_fault(&failed.output, &changed, &files))
         else {
@@ -194,7 +200,10 @@ impl Run {
                  where the failure shows",
                 failed.command
             )),
-            Ok(text) => self.write_checked(&path, text)?,
+            Ok(text) => match super::answer::dropped_names(&path, &current, &text, ask.spec) {
+                Some(why) => Err(why),
+                None => self.write_checked(&path, text)?,
+            },
             Err(why) => Err(why),
         };
         let outcome = if result.is_ok() {

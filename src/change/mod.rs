@@ -62,6 +62,7 @@ pub mod intent;
 pub mod plan;
 mod probe;
 mod prompt;
+mod reproduce;
 mod staging;
 
 use std::path::{Path, PathBuf};
@@ -355,6 +356,8 @@ struct Run {
     failed_texts: std::collections::BTreeSet<(String, String)>,
     /// The calls of the change's new functions that no example covers ([`probe`]).
     probes: probe::Probes,
+    /// The model's tests of the request that failed before the change ([`reproduce`]).
+    reproduction: reproduce::Reproduction,
 }
 
 impl Run {
@@ -403,6 +406,7 @@ impl Run {
             },
             failed_texts: std::collections::BTreeSet::new(),
             probes: probe::Probes::default(),
+            reproduction: reproduce::Reproduction::default(),
         })
     }
 
@@ -463,6 +467,9 @@ impl Run {
         self.accept.set_planned(&reviewed.plan);
         if let Some(why) = self.gate(request, approver, &reviewed)? {
             return Ok(self.end(Status::RolledBack, &why));
+        }
+        if request.options.mode != Mode::SelfHeal && !request.options.single_answer {
+            self.reproduce(request, &spec, &reviewed.plan).await?;
         }
         if let Some(status_why) = self.stage(request, approver, &spec, &reviewed.plan).await? {
             return Ok(self.end(status_why.0, &status_why.1));

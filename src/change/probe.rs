@@ -99,30 +99,43 @@ pub(super) fn render(answers: &[(NewFunction, String)], files: &[String]) -> Str
             continue;
         };
         head.push_str(&target.import(&function.name, None, ""));
-        let code = fenced(answer);
-        let mut kept: Vec<(bool, String)> = Vec::new();
-        for unit in split_units(&code) {
-            let keep = match &unit.kind {
-                UnitKind::Import => Some(false),
-                UnitKind::Def(name) => name.starts_with("test_").then_some(true),
-                _ => None,
-            };
-            if let Some(test) = keep {
-                kept.push((test, unit.text.trim_end().to_string()));
-            }
-        }
-        // An answer cut off at its token limit ends inside its last call.
-        if answer.matches("```").count() < 2 && kept.last().is_some_and(|(test, _)| *test) {
-            kept.pop();
-        }
-        for (_, text) in kept {
-            body.push_str(&format!("\n\n{text}\n"));
+        for unit in test_units(answer) {
+            body.push_str(&format!("\n\n{}\n", unit.text));
         }
     }
     match body.is_empty() {
         true => String::new(),
         false => format!("{head}{body}"),
     }
+}
+
+/// One import or `test_` function the model wrote.
+pub(super) struct TestUnit {
+    /// The test's name; `None` for an import.
+    pub test: Option<String>,
+    pub text: String,
+}
+
+/// The imports and `test_` functions of a model's answer of tests, in order: everything else
+/// (constants, helpers, prose) is left out, and so is a last test cut off at the token limit
+/// (an answer without its closing fence ends inside it).
+pub(super) fn test_units(answer: &str) -> Vec<TestUnit> {
+    let mut kept: Vec<TestUnit> = Vec::new();
+    for unit in split_units(&fenced(answer)) {
+        let test = match &unit.kind {
+            UnitKind::Import => None,
+            UnitKind::Def(name) if name.starts_with("test_") => Some(name.clone()),
+            _ => continue,
+        };
+        kept.push(TestUnit {
+            test,
+            text: unit.text.trim_end().to_string(),
+        });
+    }
+    if answer.matches("```").count() < 2 && kept.last().is_some_and(|u| u.test.is_some()) {
+        kept.pop();
+    }
+    kept
 }
 
 /// The code of the answer's first fenced block (the whole answer when it has none).

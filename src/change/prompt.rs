@@ -36,9 +36,13 @@ const SLACK_TOKENS: u64 = 48;
 pub(super) const PLAN_NODE: &str = "plan";
 pub(super) const CORRECT_NODE: &str = "correct";
 pub(super) const PROBE_NODE: &str = "probe";
+pub(super) const REPRODUCE_NODE: &str = "reproduce";
 
 /// Tokens of a probes answer: four short calls (generate's probes are capped alike).
 const PROBE_ANSWER_TOKENS: u32 = 320;
+
+/// Tokens of a reproduction answer: three short tests.
+const REPRODUCE_ANSWER_TOKENS: u32 = 400;
 
 /// Why a request could not be built.
 #[derive(Debug, thiserror::Error)]
@@ -471,6 +475,39 @@ pub(super) fn probes_request(
     )?;
     asked.prefill = Some(super::probe::prefill(name));
     room(&asked, "the calls of a new function")?;
+    Ok(asked)
+}
+
+/// The tests that show the request is not done yet ([`super::reproduce`]): the module the
+/// plan changes first, cut to what the request names, imported as `module`.
+pub(super) fn reproduce_request(
+    spec: &str,
+    path: &str,
+    module: &str,
+    current: &str,
+) -> Result<LlmRequest, FitError> {
+    let build = |code: String| {
+        let values = BTreeMap::from([
+            ("spec", spec.to_string()),
+            ("path", path.to_string()),
+            ("module", module.to_string()),
+            ("code", code),
+        ]);
+        let mut asked = request(
+            &prompts::CODE_REPRODUCE,
+            &values,
+            REPRODUCE_NODE,
+            Role::Test,
+            0,
+            REPRODUCE_ANSWER_TOKENS,
+        )?;
+        asked.prefill = Some(super::reproduce::prefill(module));
+        Ok::<_, PromptError>(asked)
+    };
+    let room = room(&build(String::new())?, "the reproduction's prompt")?;
+    let shown = show(path, current, &Focus::of(spec, path), bytes(room));
+    let asked = build(shown.text)?;
+    budget::check(&asked, "the reproduction's prompt")?;
     Ok(asked)
 }
 

@@ -174,7 +174,10 @@ impl Run {
             Ok(text) if ask.task.kind == TaskKind::ModifyFile && text == current => Ok(Err(
                 format!("the answer leaves {path} as it is, and the task asks for a change"),
             )),
-            Ok(text) => self.write_checked(path, text),
+            Ok(text) => match super::answer::dropped_names(path, &current, &text, ask.spec) {
+                Some(why) => Ok(Err(why)),
+                None => self.write_checked(path, text),
+            },
             Err(why) => Ok(Err(why)),
         }
     }

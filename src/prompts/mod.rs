@@ -92,6 +92,12 @@ pub const CODE_PROBES: Template = Template {
     version: 1,
     body: include_str!("code_probes.md"),
 };
+/// `zerorepo code`: tests that show what the request asks is not done yet (role `test`).
+pub const CODE_REPRODUCE: Template = Template {
+    id: "code_reproduce",
+    version: 1,
+    body: include_str!("code_reproduce.md"),
+};
 
 /// The system message of `zerorepo code`: any language, answers in the format asked.
 pub const CODE_SYSTEM: &str = "You are an expert software engineer. You make small, correct \

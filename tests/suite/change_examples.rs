@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use super::change::{plan, write};
 use super::support::{run, tree, zerorepo};
 
-const MODULE: &str = "def lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n\n\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n";
+pub(super) const MODULE: &str = "def lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n\n\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n";
 const TESTS: &str = "from text import lower_words\n\n\ndef test_lower_words():\n    assert lower_words(\"A\") == \"a\"\n";
 const REQUEST: &str = "Add `slugify_title(s)` to text, built from lower_words and join_dashes, \
                        so that 'A B' becomes 'a-b'.";
@@ -33,12 +33,17 @@ fn one_task() -> Value {
     ]))
 }
 
-fn answer(node: &str, role: &str, text: &str) -> Value {
+pub(super) fn answer(node: &str, role: &str, text: &str) -> Value {
     json!({"node": node, "role": role, "answer": text})
 }
 
 /// `zerorepo code --yes --json` with `request` and the scripted answers.
-fn code(repo: &Path, request: &str, script: &[Value], extra: &[&str]) -> (i32, Value, String) {
+pub(super) fn code(
+    repo: &Path,
+    request: &str,
+    script: &[Value],
+    extra: &[&str],
+) -> (i32, Value, String) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("script.jsonl");
     let lines: Vec<String> = script.iter().map(Value::to_string).collect();
@@ -54,7 +59,7 @@ fn code(repo: &Path, request: &str, script: &[Value], extra: &[&str]) -> (i32, V
     (status, outcome, stderr)
 }
 
-fn trail(repo: &Path, action: &str) -> Vec<Value> {
+pub(super) fn trail(repo: &Path, action: &str) -> Vec<Value> {
     let (status, stdout, stderr) = run(zerorepo().args(["history", "--json"]).arg(repo));
     assert_eq!(status, 0, "{stderr}");
     let all: Vec<Value> = serde_json::from_str(&stdout).unwrap();

@@ -3,6 +3,7 @@ mod bad_input;
 mod change;
 mod change_examples;
 mod change_fit;
+mod change_reproduce;
 mod cleanup;
 mod cli;
 mod code;

@@ -1,0 +1,381 @@
+//! Tests that show the request is not done yet, written by the model and run on the
+//! repository as it is, before anything is staged: seed 003's error-first rule for requests
+//! that give no example to check.
+//!
+//! Why: a request that describes a change of existing behaviour in words ("adding one month
+//! to 31 January 1900 lands on 29 February") has no example [`super::examples`] can read, so
+//! only the repository's suite judged the change, and that suite had passed the code the
+//! request was about. So the model writes three tests of what the request asks; they run in
+//! a scratch copy of the repository before the change, and only those that fail there on an
+//! assertion (or `pytest.raises` that did not see its error), or with an exception raised in
+//! the repository's own code, are kept: they reproduce. A test that passes already, or fails
+//! in its own frame (a wrong call, a date that does not exist, a bad import), shows nothing
+//! and goes.
+//!
+//! After the change the kept tests run with the checks ([`FILE`], in the scratch copy only,
+//! never committed), and the change needs **one** of them to pass: the model's expected
+//! values are weak evidence (a small model's are wrong about a third of the time), so a
+//! test that turns from failing to passing is what a change must show, not all of them.
+//!
+//! Nothing is asked when the request gives examples (they are the acceptance tests, or
+//! showed that the request's bug is not there), when it asks for something new (its first word: nothing exists yet
+//! to fail before), or when the plan changes no existing Python module.
+
+use super::accept::{Target, module_of};
+use super::fault::is_test_file;
+use super::plan::{ChangePlan, TaskKind};
+use super::probe::{sections, test_units};
+use super::{Check, CodeError, Request, Run, audit, run_check, scratch_copy};
+
+/// The tests' file, at the root of the scratch copy.
+pub(super) const FILE: &str = "test_zerorepo_reproduce.py";
+/// Characters of pytest's output kept in the check.
+const OUTPUT_CHARS: usize = 3_000;
+
+/// The tests that reproduced, kept for the checks after the change.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Reproduction {
+    /// The test file of the kept tests only (empty: nothing reproduced, or nothing asked).
+    file: String,
+    names: Vec<String>,
+    /// The module the tests are about: the file a failure of them blames.
+    path: String,
+    command: Option<String>,
+}
+
+impl Reproduction {
+    /// Whether `check` is the reproduction's check.
+    pub(super) fn is_check(&self, check: &Check) -> bool {
+        self.command.as_deref() == Some(check.command.as_str())
+    }
+
+    /// The module a failing reproduction check points at.
+    pub(super) fn blame(&self) -> Option<String> {
+        (!self.path.is_empty()).then(|| self.path.clone())
+    }
+}
+
+/// The start of the answer: the fence, pytest, and the import from the module begun.
+pub(super) fn prefill(module: &str) -> String {
+    format!("```python\nimport pytest\n\nfrom {module} import ")
+}
+
+/// Whether the request asks for something new (its first word), which cannot fail before.
+pub(super) fn asks_for_new(spec: &str) -> bool {
+    let first = spec
+        .split_whitespace()
+        .next()
+        .unwrap_or_default()
+        .trim_matches(|c: char| !c.is_alphanumeric())
+        .to_ascii_lowercase();
+    matches!(
+        first.as_str(),
+        "add" | "create" | "write" | "implement" | "introduce" | "new"
+    )
+}
+
+/// The existing, non-test Python module the plan changes first.
+fn planned_module(plan: &ChangePlan, files: &[String]) -> Option<String> {
+    plan.tasks
+        .iter()
+        .filter(|t| t.kind == TaskKind::ModifyFile)
+        .filter_map(|t| t.path.clone())
+        .find(|p| p.ends_with(".py") && !is_test_file(p) && files.contains(p))
+}
+
+/// The model's tests as a file (the module's root on `sys.path`, its imports and `test_`
+/// functions, those named in `keep` only when given) and the names of its tests.
+pub(super) fn render(
+    answer: &str,
+    target: &Target,
+    keep: Option<&[String]>,
+) -> (String, Vec<String>) {
+    let mut file = format!(
+        "\"\"\"Tests of what the request asks, written by the model before the change; run by \
+         zerorepo in the sandbox's copy only.\"\"\"\nimport os as _os\nimport sys as _sys\n\n{}",
+        target.on_path("")
+    );
+    let mut names = Vec::new();
+    for unit in test_units(answer) {
+        if let Some(name) = &unit.test {
+            if keep.is_some_and(|k| !k.contains(name)) || names.contains(name) {
+                continue;
+            }
+            names.push(name.clone());
+        }
+        file.push_str(&format!("\n\n{}\n", unit.text));
+    }
+    match names.is_empty() {
+        true => (String::new(), names),
+        false => (file, names),
+    }
+}
+
+/// The tests pytest (`-rA`) reports with `status` (`PASSED`, `FAILED`) in [`FILE`].
+fn with_status(output: &str, status: &str) -> Vec<String> {
+    output
+        .lines()
+        .filter_map(|line| line.strip_prefix(status)?.strip_prefix(' '))
+        .filter_map(|id| id.strip_prefix(FILE)?.strip_prefix("::"))
+        .map(|rest| rest.split(" - ").next().unwrap_or(rest).trim().to_string())
+        .collect()
+}
+
+/// The tests that reproduce, from pytest's output (`-rA --tb=short`) on the code as it is:
+/// failed on an assertion or an unseen `pytest.raises`, or with an exception raised outside
+/// the test file (in the repository's code).
+pub(super) fn reproducing(output: &str, names: &[String]) -> Vec<String> {
+    let failed = with_status(output, "FAILED");
+    let sections = sections(output);
+    names
+        .iter()
+        .filter(|n| failed.contains(n))
+        .filter(|n| {
+            sections
+                .iter()
+                .find(|(name, _)| name == *n)
+                .is_some_and(|(_, section)| shows_the_request(section))
+        })
+        .cloned()
+        .collect()
+}
+
+/// A failing test's section shows what the request asks, not a mistake of the test.
+fn shows_the_request(section: &str) -> bool {
+    let frame = section
+        .lines()
+        .filter(|l| !l.starts_with(' ') && l.contains(": in "))
+        .last();
+    let in_test = frame.is_none_or(|l| l.split(':').next() == Some(FILE));
+    let asserted = section.lines().any(|l| {
+        let error = l.strip_prefix('E').map(str::trim_start).unwrap_or_default();
+        error.starts_with("assert ")
+            || error.starts_with("AssertionError")
+            || error.starts_with("Failed: DID NOT RAISE")
+    });
+    asserted || !in_test
+}
+
+fn command() -> String {
+    format!("python -m pytest -q -rA --tb=short -p no:cacheprovider {FILE}")
+}
+
+impl Run {
+    /// Before the change: the model's tests of the request, run on the repository as it is;
+    /// those that reproduce are kept (see the module doc). No evidence is no failure: a skip
+    /// leaves the change to its other checks.
+    pub(super) async fn reproduce(
+        &mut self,
+        request: &Request,
+        spec: &str,
+        plan: &ChangePlan,
+    ) -> Result<(), CodeError> {
+        if self.accept.any_found() || asks_for_new(spec) {
+            return Ok(());
+        }
+        let Some(path) = planned_module(plan, &self.files) else {
+            return Ok(());
+        };
+        let Some(target) = module_of(&path, &self.files) else {
+            return Ok(());
+        };
+        if self.files.iter().any(|f| f == FILE) {
+            return Ok(());
+        }
+        let current = self.overlay.read(&path)?.unwrap_or_default();
+        let asked = match super::prompt::reproduce_request(spec, &path, &target.module, &current) {
+            Ok(asked) => asked,
+            Err(why) => {
+                let why = why.to_string();
+                return self.note("skipped", &path, &why, None);
+            }
+        };
+        let mut answer = match self.ask(request, &asked).await {
+            Ok(answer) => answer,
+            Err(why) => {
+                let why = why.to_string();
+                return self.note("skipped", &path, &why, None);
+            }
+        };
+        if !answer.starts_with("```") {
+            answer = format!("{}{answer}", asked.prefill.clone().unwrap_or_default());
+        }
+        let usage = self.last_usage.take();
+        let (file, names) = render(&answer, &target, None);
+        if file.is_empty() {
+            let why = "no test function in the answer";
+            return self.note("unusable", &path, why, usage);
+        }
+        self.audit
+            .record("reproduce", None, "asked", &names.join(", "), &file, usage)?;
+        let scratch = scratch_copy(&request.repo, &self.overlay)?;
+        std::fs::write(scratch.path().join(FILE), &file)?;
+        let check = run_check(request, scratch.path(), &command()).await?;
+        if check.unavailable {
+            let output = audit::tail(&check.output, OUTPUT_CHARS);
+            return self.note("unavailable", &command(), output, None);
+        }
+        let kept = reproducing(&check.output, &names);
+        let output = audit::tail(&check.output, OUTPUT_CHARS);
+        if kept.is_empty() {
+            return self.note(
+                "does not reproduce",
+                "no test fails on the code as it is; the suite stays the only check",
+                output,
+                None,
+            );
+        }
+        self.audit.record(
+            "reproduce",
+            None,
+            "reproduced",
+            &kept.join(", "),
+            output,
+            None,
+        )?;
+        let (file, names) = render(&answer, &target, Some(&kept));
+        self.reproduction = Reproduction {
+            file,
+            names,
+            path,
+            command: None,
+        };
+        Ok(())
+    }
+
+    /// A step of the reproduction in the trail.
+    fn note(
+        &mut self,
+        outcome: &str,
+        detail: &str,
+        excerpt: &str,
+        usage: Option<crate::llm::Usage>,
+    ) -> Result<(), CodeError> {
+        self.audit
+            .record("reproduce", None, outcome, detail, excerpt, usage)?;
+        Ok(())
+    }
+
+    /// After the change, on a scratch copy the other checks ran in: the kept tests, of which
+    /// one must pass. `None` when nothing reproduced.
+    pub(super) async fn check_reproduction(
+        &mut self,
+        request: &Request,
+        scratch: &std::path::Path,
+    ) -> Result<Option<Check>, CodeError> {
+        if self.reproduction.file.is_empty() || scratch.join(FILE).exists() {
+            return Ok(None);
+        }
+        std::fs::write(scratch.join(FILE), &self.reproduction.file)?;
+        let command = command();
+        let mut check = run_check(request, scratch, &command).await?;
+        self.reproduction.command = Some(command.clone());
+        if check.unavailable {
+            return Ok(Some(check));
+        }
+        let passed = with_status(&check.output, "PASSED");
+        check.passed = self.reproduction.names.iter().any(|n| passed.contains(n));
+        let tail = audit::tail(&check.output, OUTPUT_CHARS).to_string();
+        check.output = match check.passed {
+            true => tail,
+            false => format!(
+                "{tail}\nThese tests of the request failed before the change and still fail, \
+                 every one of them ({FILE}, written from the request before the change, not \
+                 part of the repository; change the code, not the tests): {}\n",
+                self.reproduction.names.join(", ")
+            ),
+        };
+        let outcome = if check.passed {
+            "passed"
+        } else {
+            "still fails"
+        };
+        self.audit
+            .record("reproduce", None, outcome, &command, &check.output, None)?;
+        Ok(Some(check))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target() -> Target {
+        module_of(
+            "src/isodate/duration.py",
+            &[
+                "src/isodate/__init__.py".into(),
+                "src/isodate/duration.py".into(),
+            ],
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn only_a_request_for_something_new_is_not_reproduced() {
+        assert!(asks_for_new("Add `re_count(regex, s)` to funcy/strings.py"));
+        assert!(asks_for_new("implement a parser"));
+        assert!(!asks_for_new(
+            "isodate treats every year divisible by 4 as a leap year"
+        ));
+        assert!(!asks_for_new(
+            "Change `all_equal` so that an empty iterable gives False"
+        ));
+    }
+
+    #[test]
+    fn the_file_keeps_imports_and_tests_and_can_keep_only_some() {
+        let answer = format!(
+            "{}max_days_in_month\n\nX = 1\n\n\ndef helper():\n    pass\n\n\ndef test_request_1900():\n    assert max_days_in_month(1900, 2) == 28\n\n\ndef test_request_2000():\n    assert max_days_in_month(2000, 2) == 29\n```\nDone.",
+            prefill("isodate.duration")
+        );
+        let (file, names) = render(&answer, &target(), None);
+        assert_eq!(names, ["test_request_1900", "test_request_2000"]);
+        assert!(file.contains("'src'))\n"), "{file}");
+        assert!(
+            file.contains("from isodate.duration import max_days_in_month\n"),
+            "{file}"
+        );
+        assert!(!file.contains("X = 1") && !file.contains("helper") && !file.contains("Done"));
+        let (kept, names) = render(&answer, &target(), Some(&["test_request_1900".into()]));
+        assert_eq!(names, ["test_request_1900"]);
+        assert!(kept.contains("test_request_1900") && !kept.contains("test_request_2000"));
+        assert_eq!(render("no code here", &target(), None).0, "");
+    }
+
+    #[test]
+    fn a_failure_reproduces_on_an_assertion_or_in_the_repositorys_code_only() {
+        let output = "\
+FFF.                                                                     [100%]
+=================================== FAILURES ===================================
+_______________________________ test_request_a _________________________________
+test_zerorepo_reproduce.py:9: in test_request_a
+    assert max_days_in_month(1900, 2) == 28
+E   assert 29 == 28
+_______________________________ test_request_b _________________________________
+test_zerorepo_reproduce.py:13: in test_request_b
+    date(1900, 1, 31) + Duration(months=1)
+src/isodate/duration.py:200: in __add__
+    return date(y, m, d)
+E   ValueError: day is out of range for month
+_______________________________ test_request_c _________________________________
+test_zerorepo_reproduce.py:17: in test_request_c
+    date(1900, 2, 29)
+E   ValueError: day is out of range for month
+=========================== short test summary info ============================
+PASSED test_zerorepo_reproduce.py::test_request_d
+FAILED test_zerorepo_reproduce.py::test_request_a - assert 29 == 28
+FAILED test_zerorepo_reproduce.py::test_request_b - ValueError: day is out of range
+FAILED test_zerorepo_reproduce.py::test_request_c - ValueError: day is out of range
+";
+        let names: Vec<String> = ["a", "b", "c", "d"]
+            .iter()
+            .map(|n| format!("test_request_{n}"))
+            .collect();
+        assert_eq!(
+            reproducing(output, &names),
+            ["test_request_a", "test_request_b"]
+        );
+        assert_eq!(with_status(output, "PASSED"), ["test_request_d"]);
+    }
+}

@@ -1,0 +1,97 @@
+//! `zerorepo code` with a request that says in words, with no example, what existing code
+//! does wrong: the model's tests of it run before the change, those that fail there are kept,
+//! and the change is written only when one of them passes after it (seed 003's error-first
+//! rule).
+
+use serde_json::json;
+
+use super::change::{plan, write};
+use super::change_examples::{MODULE, answer, code, trail};
+use super::support::tree;
+
+/// join_dashes joins with underscores: the bug the request describes.
+fn buggy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let module = MODULE.replace("\"-\".join(s.split())", "\"_\".join(s.split())");
+    write(dir.path(), "text.py", &module);
+    write(
+        dir.path(),
+        "tests/test_text.py",
+        "from text import lower_words\n\n\ndef test_lower_words():\n    assert lower_words(\"A\") == \"a\"\n",
+    );
+    dir
+}
+
+const REQUEST: &str = "join_dashes in text.py puts underscores between the words. The words \
+                       must be joined by dashes.";
+
+/// The model's tests: one shows the bug, one passes already, one fails in its own frame.
+const TESTS: &str = "```python\nimport pytest\n\nfrom text import join_dashes\n\n\ndef test_request_two_words():\n    assert join_dashes('a b') == 'a-b'\n\n\ndef test_request_one_word():\n    assert join_dashes('a') == 'a'\n\n\ndef test_request_bad_call():\n    join_dashes('a b', 'c')\n```";
+
+fn with_join(body: &str) -> String {
+    let module = MODULE.replace("\"-\".join(s.split())", body);
+    format!("```python\n{module}```")
+}
+
+fn script(correction: &str) -> Vec<serde_json::Value> {
+    vec![
+        plan(json!([
+            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Join by dashes."}
+        ])),
+        answer("reproduce", "test", TESTS),
+        // Changed, but still underscores: the suite passes it.
+        answer("1", "impl", &with_join("\"_\".join(s.split(\" \"))")),
+        answer("correct", "fix", correction),
+    ]
+}
+
+#[test]
+fn a_bug_told_in_words_is_reproduced_first_and_its_fix_corrected_until_it_shows() {
+    let repo = buggy();
+    let right = with_join("\"-\".join(s.split())");
+    let (status, outcome, stderr) = code(repo.path(), REQUEST, &script(&right), &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    assert_eq!(
+        outcome["corrections"], 1,
+        "the suite passed the first answer; the reproduction did not"
+    );
+    let steps = trail(repo.path(), "reproduce");
+    let outcomes: Vec<&str> = steps
+        .iter()
+        .map(|e| e["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        outcomes,
+        ["asked", "reproduced", "still fails", "passed"],
+        "{steps:#?}"
+    );
+    assert_eq!(
+        steps[1]["detail"], "test_request_two_words",
+        "a test that passes before, or fails in its own frame, shows nothing: {steps:#?}"
+    );
+    let text = std::fs::read_to_string(repo.path().join("text.py")).unwrap();
+    assert!(text.contains("return \"-\".join(s.split())"), "{text}");
+    assert!(!repo.path().join("test_zerorepo_reproduce.py").exists());
+}
+
+#[test]
+fn a_fix_that_never_makes_the_reproduction_pass_is_not_written() {
+    let repo = buggy();
+    let before = tree(repo.path());
+    let still = with_join("\"_\".join(w for w in s.split())");
+    let (status, outcome, stderr) = code(
+        repo.path(),
+        REQUEST,
+        &script(&still),
+        &["--max-corrections", "1"],
+    );
+    assert_eq!(status, 1, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "rolled_back", "{outcome:#}");
+    let reason = outcome["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("test_zerorepo_reproduce.py") && reason.contains("still fails"),
+        "{reason}"
+    );
+    assert_eq!(tree(repo.path()), before, "not one byte changed");
+}
