@@ -14,7 +14,9 @@
 //! 3. **Review**: the plan and each task's risk (rules, never lower than the model said) go
 //!    to an [`Approver`], which approves, edits or declines it.
 //! 4. **Risk gate**: a REFUSED task (a path outside the repository) stops the run; a HIGH
-//!    one needs the approver's explicit confirmation.
+//!    one needs the approver's explicit confirmation. Then a request that gives no example
+//!    and asks for no new thing is reproduced ([`reproduce`]): the model's tests of it run on
+//!    the repository as it is, and those that fail there are kept for step 6.
 //! 5. **Stage** ([`staging`]): tasks run in dependency order into an in-memory [`Overlay`].
 //!    Each prompt is built to the model's context ([`budget`]; the file cut to what the task
 //!    touches, [`focus`]). New and short files are answered whole; longer Python files by
@@ -27,7 +29,8 @@
 //!    there, in the sandbox; then, when the copy has Python files, the request's examples,
 //!    as acceptance tests written into that copy only (never into the overlay, so never
 //!    committed), in every profile; a new public function no example covers is called on
-//!    inputs the model picks, and fails only by crashing in its own code ([`probe`]).
+//!    inputs the model picks, and fails only by crashing in its own code ([`probe`]); the
+//!    tests kept in step 4 must pass, one of them at least.
 //! 7. **Self-correct** ([`correct`]): on failure the model gets the error, cut to its
 //!    failures ([`failures`]), and the file it points at ([`fault`]; for a failing example,
 //!    the file its function is or should be in), up to `max_corrections` rounds shared with

@@ -4,7 +4,7 @@
 //! `plan` (role `impl`, attempt 1 for the second try), a file task as its task id (role
 //! `impl`; attempt N for its Nth asking again), a correction as node `correct` (role `fix`,
 //! attempt = the rounds spent so far, from 0), the calls of a new function as node `probe`
-//! (role `test`).
+//! (role `test`), the tests that reproduce a request as node `reproduce` (role `test`).
 //!
 //! Every request is built to the token budget ([`super::budget`]): the answer's room is
 //! chosen first, then the prompt's long parts are cut to what is left: a check's output to
