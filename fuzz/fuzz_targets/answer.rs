@@ -5,7 +5,6 @@
 //! - parsing is deterministic, and an answer with no usable edit says why;
 //! - `code_for_target` fails exactly when an edit for the target does not apply or none is
 //!   meant for it, so a failed answer never reaches the file (the caller keeps the content);
-//! - `Overlay::apply_patch` is atomic: after a failed patch the overlay reads as before;
 //! - applying no hunk changes nothing, and a hunk found exactly changes only its own lines,
 //!   every other byte of the file stays as it was.
 //!
@@ -19,12 +18,8 @@ use libfuzzer_sys::fuzz_target;
 use zerorepo::edit::code_for_target;
 use zerorepo::edit::hunk::{Hunk, Pass, apply_all};
 use zerorepo::edit::parse::{EditKind, parse_answer};
-use zerorepo::fsutil::Workspace;
-use zerorepo::workspace::overlay::{Overlay, Source};
 
 const TARGET: &str = "src/pkg/m.py";
-/// Never created: the overlay only looks there for files it has not been given.
-const ROOT: &str = "/nonexistent/zerorepo-fuzz";
 
 /// The rule of `edit::apply::same_file` (private there): a path names the target when one
 /// ends with the other at a `/`.
@@ -83,24 +78,6 @@ fuzz_target!(|data: &[u8]| {
             failed || ours == 0,
             "refused an answer whose edits all apply: {why}"
         ),
-    }
-
-    // A failed patch leaves the overlay as it was; a good one leaves what apply_all made.
-    if let Some(hunks) = parsed.edits.iter().find_map(|e| match &e.kind {
-        EditKind::Hunks(h) => Some(h),
-        EditKind::Code(_) => None,
-    }) {
-        let mut overlay = Overlay::new(Workspace::new(ROOT));
-        overlay
-            .write(TARGET, current.to_string(), Source::Generated)
-            .expect("a pending write of a clean path");
-        let expected = match apply_all(&current, hunks) {
-            Ok((new, _)) => new,
-            Err(_) => current.to_string(),
-        };
-        let patched = overlay.apply_patch(TARGET, hunks, Source::Generated);
-        let now = overlay.read(TARGET).expect("pending content is readable");
-        assert_eq!(now.as_deref(), Some(expected.as_str()), "{patched:?}");
     }
 
     // No hunk: nothing changes.

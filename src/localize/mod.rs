@@ -25,7 +25,6 @@ pub mod budget;
 pub mod deps;
 pub mod embed;
 pub mod text;
-pub mod toolbox;
 pub mod vector;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -40,7 +39,6 @@ use crate::rpg::{Node, Rpg};
 pub use budget::{Budget, DEFAULT_LIMIT, Query, QueryRecord};
 pub use deps::{DepTree, DepsView, NodeRef};
 pub use embed::{Embedder, EmbeddingCache};
-pub use toolbox::{Toolbox, ToolboxError};
 pub use vector::VectorIndex;
 
 /// How many hops `deps` shows by default.

@@ -17,7 +17,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::edit::hunk::{ApplyError, Hunk, Pass, apply_all};
 use crate::fsutil::{FsError, Workspace, content_hash};
 
 /// Who wrote a pending change.
@@ -69,12 +68,6 @@ pub struct FileDiff {
 pub enum OverlayError {
     #[error(transparent)]
     Workspace(#[from] FsError),
-    #[error("{path}: {source}")]
-    Patch {
-        path: String,
-        #[source]
-        source: ApplyError,
-    },
     #[error("{path} is not UTF-8 text")]
     NotText { path: String },
     #[error("changed on disk since zerorepo last saw them, so nothing was written: {}", .0.join(", "))]
@@ -171,23 +164,6 @@ impl Overlay {
             .map_or(Source::Generated, |e| e.source);
         self.entry(path, source)?.mode = Some(mode & 0o7777);
         Ok(())
-    }
-
-    /// Applies hunks to the file's current text (the fuzzy passes of [`apply_all`]); on failure
-    /// the overlay is unchanged.
-    pub fn apply_patch(
-        &mut self,
-        path: &str,
-        hunks: &[Hunk],
-        source: Source,
-    ) -> Result<Vec<Pass>, OverlayError> {
-        let current = self.read(path)?.unwrap_or_default();
-        let (text, passes) = apply_all(&current, hunks).map_err(|source| OverlayError::Patch {
-            path: path.into(),
-            source,
-        })?;
-        self.write(path, text, source)?;
-        Ok(passes)
     }
 
     /// Sets the hash the file must still have on disk at commit (by default the hash it had
@@ -491,35 +467,6 @@ mod tests {
         assert_eq!(done.written, ["a.py", "pkg/b.py"]);
         assert_eq!(journalled.len(), 2);
         assert_eq!(ws.read("pkg/b.py").unwrap().as_deref(), Some("B = 1\n"));
-    }
-
-    #[test]
-    fn patches_apply_in_memory_and_a_failed_patch_changes_nothing() {
-        let (_dir, ws) = setup();
-        let mut overlay = Overlay::new(ws);
-        let hunk = |old: &str, new: &str| Hunk {
-            id: 0,
-            file: "a.py".into(),
-            start_hint: None,
-            old: vec![old.into()],
-            new: vec![new.into()],
-        };
-        let passes = overlay
-            .apply_patch(
-                "a.py",
-                &[hunk("    return 1", "    return 3")],
-                Source::Generated,
-            )
-            .unwrap();
-        assert_eq!(passes, [Pass::Exact]);
-        let err = overlay
-            .apply_patch("a.py", &[hunk("    return 99", "x")], Source::Generated)
-            .unwrap_err();
-        assert!(err.to_string().starts_with("a.py:"), "{err}");
-        assert_eq!(
-            overlay.read("a.py").unwrap().as_deref(),
-            Some("def a():\n    return 3\n")
-        );
     }
 
     /// Found by fuzzing (fuzz/fuzz_targets/overlay_path.rs): entries were keyed by the path
