@@ -413,6 +413,10 @@ fn render(examples: &[Example], targets: &[Option<Target>]) -> String {
 
 fn body(example: &Example) -> String {
     let call = format!("_zr_function({})", example.args);
+    let call = match &example.wrap {
+        Some(wrap) => format!("{wrap}({call})"),
+        None => call,
+    };
     match &example.expect {
         Expect::Returns(value) => {
             let compare = if is_float(value) {

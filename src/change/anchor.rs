@@ -153,9 +153,10 @@ fn placing(line: &str) -> Option<Place> {
         .trim_start_matches(['#', '*', '-', '>', ' '])
         .trim_end_matches([':', '*', ' ']);
     let words: Vec<&str> = line.split_whitespace().collect();
+    // `name`, `` `name` ``, `name()`, `name(a, b)`: the 1.5B model wrote the signature.
     let name = |w: &str| {
         let name = w.trim_matches(['`', '"', '\'', ':', '*']);
-        let name = name.strip_suffix("()").unwrap_or(name);
+        let name = name.split('(').next().unwrap_or(name);
         let ok = !name.is_empty()
             && name
                 .chars()
@@ -164,10 +165,12 @@ fn placing(line: &str) -> Option<Place> {
     };
     let upper: Vec<String> = words.iter().map(|w| w.to_ascii_uppercase()).collect();
     let upper: Vec<&str> = upper.iter().map(String::as_str).collect();
+    // A signature's arguments may hold spaces: the name is what comes before them.
+    let called = |at: usize| words[at].contains('(') || words.len() == at + 1;
     match upper.as_slice() {
         ["ADD", "AT", "END"] | ["ADD", "AT", "THE", "END"] => Some(Place::End),
-        ["ADD", "AFTER", _] => name(words[2]).map(Place::After),
-        ["REPLACE", _] => name(words[1]).map(Place::Replace),
+        ["ADD", "AFTER", _, ..] if called(2) => name(words[2]).map(Place::After),
+        ["REPLACE", _, ..] if called(1) => name(words[1]).map(Place::Replace),
         _ => None,
     }
 }
@@ -177,7 +180,16 @@ fn placing(line: &str) -> Option<Place> {
 pub(super) fn apply_block(text: &str, block: &Block, gap: usize) -> Result<String, String> {
     let code = reindent(&block.code, "");
     let mut text = text.to_string();
+    // `ADD AFTER f` above the new `def f`, f not in the file: the model named what it adds,
+    // not where (code corpus, dev half); it goes at the end.
+    let own = |name: &str| {
+        split_units(&code)
+            .iter()
+            .any(|u| u.def_name() == Some(name))
+            && !defines(&text, name)
+    };
     let mut anchor = match &block.place {
+        Place::After(name) if own(name) => None,
         Place::After(name) => Some(name.clone()),
         _ => None,
     };
@@ -498,7 +510,12 @@ mod tests {
             placing("### REPLACE join_dashes()"),
             Some(Place::Replace("join_dashes".into()))
         );
+        assert_eq!(
+            placing("ADD AFTER pairwise(iterable, n=2)"),
+            Some(Place::After("pairwise".into()))
+        );
         assert_eq!(placing("add at the end:"), Some(Place::End));
+        assert_eq!(placing("ADD AFTER the last function"), None);
         assert_eq!(placing("Replace the old code with this"), None);
         assert_eq!(placing("def add(a, b):"), None);
     }
@@ -515,6 +532,16 @@ mod tests {
                 &format!("    return s.lower()\n{new}"),
                 1
             )
+        );
+    }
+
+    #[test]
+    fn an_anchor_naming_the_new_definition_itself_puts_it_at_the_end() {
+        let answer = "```python\nADD AFTER slug(s)\ndef slug(s):\n    return s\n```";
+        let text = apply(answer).unwrap();
+        assert!(
+            text.contains("\n\n\ndef slug(s):\n    return s\n\n\nif __name__"),
+            "{text}"
         );
     }
 

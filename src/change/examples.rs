@@ -18,6 +18,8 @@
 //!          | '>>>' CALL LF OUTPUT               a doctest: OUTPUT is a VALUE line, or a
 //!                                               traceback whose last line is `EXC` or `EXC: ...`
 //! CALL    := NAME '(' (ARG (',' ARG)*)? ')'     NAME a plain identifier (no `obj.` before it)
+//!          | WRAP '(' CALL ')'                  list(f(x)) is [...]: the result passed to
+//!                                               WRAP := list | tuple | set | sorted | frozenset
 //! ARG     := VALUE | IDENT '=' VALUE
 //! VALUE   := a Python literal: a string in either quote (one line, not triple-quoted),
 //!            a number, None/True/False, a list/tuple/dict/set of literals
@@ -44,6 +46,8 @@
 
 use crate::python::{BUILTINS, CONSTRUCTORS, check_literal, is_identifier};
 
+/// Builtins a request may pass a call's result to in an example (`list(f(x))` is `[...]`).
+const WRAPPERS: &[&str] = &["list", "tuple", "set", "sorted", "frozenset"];
 /// Requests longer than this are read up to here: the examples of a change are short, and
 /// hostile input must not make the reading quadratic.
 const MAX_REQUEST_CHARS: usize = 64 * 1024;
@@ -67,6 +71,9 @@ pub(crate) struct Example {
     pub function: String,
     /// The arguments, Python source: literals and `name=literal`, joined by `, `.
     pub args: String,
+    /// A builtin the request wraps the call's result in (`list`, `tuple`, `set`, `sorted`):
+    /// a generator's example is written `list(f(x))` is `[...]`.
+    pub wrap: Option<String>,
     pub expect: Expect,
     /// A bug report: the example must fail on the repository before the change.
     pub bug: bool,
@@ -74,7 +81,11 @@ pub(crate) struct Example {
 
 impl Example {
     pub(crate) fn call(&self) -> String {
-        format!("{}({})", self.function, self.args)
+        let call = format!("{}({})", self.function, self.args);
+        match &self.wrap {
+            Some(wrap) => format!("{wrap}({call})"),
+            None => call,
+        }
     }
 
     /// The example in words, for prompts, reports and the audit trail.
@@ -120,8 +131,9 @@ fn speaks_of_a_bug(text: &str) -> bool {
 enum Tok {
     /// A Python literal (checked).
     Value(String),
-    /// `name(args)` with literal arguments (normalised, checked).
-    Call(String, String),
+    /// `name(args)` with literal arguments (normalised, checked), and the builtin of
+    /// [`WRAPPERS`] its result is passed to, if any.
+    Call(String, String, Option<String>),
     /// A function the request names without calling it on literals: `f(s)`, `` `f` ``.
     Named(String),
     /// A word, lower-cased; `exc` keeps its case when it could be an exception's name.
@@ -249,10 +261,18 @@ fn call(chars: &[char], name: &str, open: usize) -> (Option<Tok>, usize) {
             if let tok @ Tok::Value(_) = value(&chars[start..close]) {
                 return (Some(tok), close);
             }
-        } else if is_function_name(name)
+        }
+        if WRAPPERS.contains(&name)
+            && let (Some(Tok::Call(f, args, None)), end) = word_at(chars, open + 1)
+            && end + 1 == close
+        {
+            return (Some(Tok::Call(f, args, Some(name.to_string()))), close);
+        }
+        if !CONSTRUCTORS.contains(&name)
+            && is_function_name(name)
             && let Some(args) = literal_args(&inner)
         {
-            return (Some(Tok::Call(name.to_string(), args)), close);
+            return (Some(Tok::Call(name.to_string(), args, None)), close);
         }
     }
     let tok = if is_function_name(name) {
@@ -261,6 +281,26 @@ fn call(chars: &[char], name: &str, open: usize) -> (Option<Tok>, usize) {
         Tok::Other
     };
     (Some(tok), open + 1)
+}
+
+/// The call that starts at `i` (spaces skipped), read as [`word`] reads it.
+fn word_at(chars: &[char], mut i: usize) -> (Option<Tok>, usize) {
+    while chars.get(i).is_some_and(|c| c.is_whitespace() || *c == '`') {
+        i += 1;
+    }
+    match chars.get(i) {
+        Some(c) if c.is_ascii_alphabetic() || *c == '_' => {
+            let (tok, mut end) = word(chars, i);
+            while chars
+                .get(end)
+                .is_some_and(|c| c.is_whitespace() || *c == '`')
+            {
+                end += 1;
+            }
+            (tok, end)
+        }
+        _ => (None, i),
+    }
 }
 
 /// A name that could be the function a request is about: no builtin (an example of `len`

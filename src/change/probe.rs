@@ -51,10 +51,14 @@ pub(super) fn new_functions(path: &str, before: &str, after: &str) -> Vec<NewFun
     if !path.ends_with(".py") || is_test_file(path) {
         return Vec::new();
     }
-    let old: Vec<String> = split_units(before)
-        .iter()
-        .filter_map(|u| u.def_name().map(str::to_string))
-        .collect();
+    // Both sides read alike: a definition under a module-level `if` or `try` (more-itertools
+    // defines `pairwise` so) is one the outline sees, and was there before.
+    let names = |text: &str| -> Vec<String> {
+        crate::code::outline::locate_all(text)
+            .map(|all| all.into_iter().map(|l| l.symbol.name).collect())
+            .unwrap_or_default()
+    };
+    let old = names(before);
     let Ok(located) = crate::code::outline::locate_all(after) else {
         return Vec::new();
     };
@@ -346,6 +350,18 @@ mod tests {
         );
         assert!(new_functions("tests/test_strings.py", BEFORE, &after).is_empty());
         assert!(new_functions("funcy/strings.py", &after, &after).is_empty());
+        let guarded = "import sys\n\nif sys.version_info >= (3, 10):\n    from itertools import pairwise\nelse:\n    def pairwise(it):\n        \"\"\"Pairs.\"\"\"\n        return zip(it, it[1:])\n";
+        let grown =
+            format!("{guarded}\n\ndef diffs(it):\n    return [b - a for a, b in pairwise(it)]\n");
+        let found: Vec<String> = new_functions("mi/recipes.py", guarded, &grown)
+            .into_iter()
+            .map(|f| f.name)
+            .collect();
+        assert_eq!(
+            found,
+            ["diffs"],
+            "a definition under an `if` was there before"
+        );
     }
 
     #[test]

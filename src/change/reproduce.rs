@@ -144,8 +144,7 @@ pub(super) fn reproducing(output: &str, names: &[String]) -> Vec<String> {
 fn shows_the_request(section: &str) -> bool {
     let frame = section
         .lines()
-        .filter(|l| !l.starts_with(' ') && l.contains(": in "))
-        .last();
+        .rfind(|l| !l.starts_with(' ') && l.contains(": in "));
     let in_test = frame.is_none_or(|l| l.split(':').next() == Some(FILE));
     let asserted = section.lines().any(|l| {
         let error = l.strip_prefix('E').map(str::trim_start).unwrap_or_default();

@@ -8,6 +8,7 @@ fn example(function: &str, args: &str, expect: Expect) -> Example {
     Example {
         function: function.into(),
         args: args.into(),
+        wrap: None,
         expect,
         bug: false,
     }
@@ -94,6 +95,19 @@ fn the_test_file_holds_one_test_per_example_and_only_checked_text() {
         assert!(text.contains(wanted), "{wanted}\n---\n{text}");
     }
     assert_eq!(text.matches("\ndef test_example_").count(), 4);
+    // A generator's example is compared as the request wrote it: `list(f(x))`.
+    let mut diffs = example("diffs", "[1, 4]", Expect::Returns("[3]".into()));
+    diffs.wrap = Some("list".into());
+    let target = Target {
+        path: "calc.py".into(),
+        module: "calc".into(),
+        root: String::new(),
+    };
+    let text = render(&[diffs], &[Some(target)]);
+    assert!(
+        text.contains("    _zr_result = list(_zr_function([1, 4]))\n"),
+        "{text}"
+    );
 }
 
 #[test]

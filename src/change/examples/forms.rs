@@ -48,12 +48,19 @@ fn found(function: &str, args: &str, expect: Expect, should: bool, bug: bool) ->
         example: Example {
             function: function.to_string(),
             args: args.to_string(),
+            wrap: None,
             expect,
             bug,
         },
         should,
         current: false,
     }
+}
+
+/// `found` of a call whose result the request wraps: `list(f(x))` is `[...]`.
+fn wrapped(mut found: Found, wrap: &Option<String>) -> Found {
+    found.example.wrap = wrap.clone();
+    found
 }
 
 /// Of what the request says of one call, what to test: two different results are a report
@@ -180,16 +187,16 @@ fn exception(toks: &[Tok], k: usize) -> Option<String> {
 pub(super) fn prose(toks: &[Tok]) -> Vec<Found> {
     let mut out = Vec::new();
     let mut named: Option<&str> = None;
-    let mut last_call: Option<(&str, &str)> = None;
+    let mut last_call: Option<(&str, &str, &Option<String>)> = None;
     for (i, tok) in toks.iter().enumerate() {
         match tok {
-            Tok::Call(name, args) => {
+            Tok::Call(name, args, wrap) => {
                 let current = (i.saturating_sub(3)..i).any(|k| is_word(toks, k, CURRENTLY));
-                out.extend(call_form(toks, i + 1, name, args, current));
+                out.extend(call_form(toks, i + 1, name, args, current).map(|f| wrapped(f, wrap)));
                 if super::is_function_name(name) {
                     named = Some(name);
                 }
-                last_call = Some((name, args));
+                last_call = Some((name, args, wrap));
             }
             Tok::Named(name) => named = Some(name),
             // "a function slugify_title that ...": a snake_case name after such a word.
@@ -203,7 +210,10 @@ pub(super) fn prose(toks: &[Tok]) -> Vec<Found> {
             }
             Tok::Value(_) => out.extend(named.and_then(|f| value_form(toks, i, f))),
             Tok::Word(w, _) if w == "it" && i > 0 && matches!(toks[i - 1], Tok::Stop(_)) => {
-                out.extend(last_call.and_then(|(f, a)| it_should(toks, i + 1, f, a)));
+                out.extend(
+                    last_call
+                        .and_then(|(f, a, w)| it_should(toks, i + 1, f, a).map(|x| wrapped(x, w))),
+                );
             }
             Tok::Word(w, _) if TURNS.contains(&w.as_str()) => {
                 out.extend(named.and_then(|f| turns_form(toks, i + 1, f)));
@@ -354,7 +364,7 @@ pub(super) fn doctests(text: &str) -> Vec<Found> {
             continue;
         };
         let toks = lex(source.trim());
-        let [Tok::Call(name, args)] = toks.as_slice() else {
+        let [Tok::Call(name, args, wrap)] = toks.as_slice() else {
             continue;
         };
         let Some(output) = lines.get(i + 1).map(|l| l.trim()) else {
@@ -367,7 +377,7 @@ pub(super) fn doctests(text: &str) -> Vec<Found> {
         } else {
             clean_literal(output.trim_matches('`')).map(Expect::Returns)
         };
-        out.extend(expect.map(|e| found(name, args, e, true, false)));
+        out.extend(expect.map(|e| wrapped(found(name, args, e, true, false), wrap)));
     }
     out
 }

@@ -4,6 +4,7 @@ fn returns(function: &str, args: &str, value: &str, bug: bool) -> Example {
     Example {
         function: function.into(),
         args: args.into(),
+        wrap: None,
         expect: Expect::Returns(value.into()),
         bug,
     }
@@ -13,6 +14,7 @@ fn raises(function: &str, args: &str, exception: &str) -> Example {
     Example {
         function: function.into(),
         args: args.into(),
+        wrap: None,
         expect: Expect::Raises(exception.into()),
         bug: false,
     }
@@ -47,6 +49,22 @@ fn becomes_is_tied_to_the_function_the_request_names() {
         extract(request),
         vec![returns("dashes", "'a b c'", "'a-b-c'", false)]
     );
+}
+
+#[test]
+fn a_generators_example_wraps_its_call_in_list() {
+    let request = "Add `pairwise_differences(iterable)`: it yields each item minus the one \
+                   before it, so `list(pairwise_differences([1, 4, 9, 16]))` is `[3, 5, 7]`.";
+    let mut expected = returns("pairwise_differences", "[1, 4, 9, 16]", "[3, 5, 7]", false);
+    expected.wrap = Some("list".into());
+    assert_eq!(extract(request), vec![expected.clone()]);
+    assert_eq!(
+        expected.describe(),
+        "`list(pairwise_differences([1, 4, 9, 16]))` should return `[3, 5, 7]`"
+    );
+    // A wrapper around anything but one call on literals is no example.
+    assert!(extract("so `list(f(x) + g(1))` is `[1]`.").is_empty());
+    assert!(extract("so `len(f(1))` is `2`.").is_empty());
 }
 
 #[test]
