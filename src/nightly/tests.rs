@@ -1,4 +1,3 @@
-
 use super::*;
 
 fn night(date: &str, wall: f64, passed: usize, reference: u32) -> NightlyReport {

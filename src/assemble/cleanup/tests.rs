@@ -1,4 +1,3 @@
-
 use super::*;
 
 type At = (usize, usize, usize, usize);

@@ -1,4 +1,4 @@
-
+use super::docstring::{cleandoc, split_examples, unescape};
 use super::*;
 
 fn file(dotted: &str, text: &str) -> SourceFile {
