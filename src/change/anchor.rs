@@ -165,8 +165,14 @@ fn placing(line: &str) -> Option<Place> {
     };
     let upper: Vec<String> = words.iter().map(|w| w.to_ascii_uppercase()).collect();
     let upper: Vec<&str> = upper.iter().map(String::as_str).collect();
-    // A signature's arguments may hold spaces: the name is what comes before them.
-    let called = |at: usize| words[at].contains('(') || words.len() == at + 1;
+    // A signature's arguments may hold spaces (`f(a, b)`): the name is what comes before
+    // them, and the line ends with them; "REPLACE f(x) with g(x)" is prose.
+    let called = |at: usize| {
+        let rest = words[at..].join(" ");
+        let rest = rest.trim_end_matches(['`', ':', '*']);
+        let signature = rest.matches('(').count() == 1 && rest.ends_with(')');
+        words.len() == at + 1 || (words[at].contains('(') && signature)
+    };
     match upper.as_slice() {
         ["ADD", "AT", "END"] | ["ADD", "AT", "THE", "END"] => Some(Place::End),
         ["ADD", "AFTER", _, ..] if called(2) => name(words[2]).map(Place::After),
@@ -516,6 +522,12 @@ mod tests {
         );
         assert_eq!(placing("add at the end:"), Some(Place::End));
         assert_eq!(placing("ADD AFTER the last function"), None);
+        assert_eq!(placing("# Replace old_api(x) with new_api(x) below"), None);
+        assert_eq!(placing("Replace `foo(x)` calls with `bar(x)` in baz:"), None);
+        assert_eq!(
+            placing("REPLACE `f(a, b)`:"),
+            Some(Place::Replace("f".into()))
+        );
         assert_eq!(placing("Replace the old code with this"), None);
         assert_eq!(placing("def add(a, b):"), None);
     }

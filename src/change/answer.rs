@@ -140,35 +140,51 @@ pub(super) fn copied_code<'a>(
     })
 }
 
-/// Why the new text `after` of the Python module `path` cannot be used: it no longer binds
-/// names its text `before` bound at the top level (definitions, constants, imported names)
-/// that the request (`spec`) does not name. `None` otherwise, and for other files.
+/// Why the new text `after` of the Python module `path` cannot be used: names that its text
+/// in the repository (`original`) binds at the top level (definitions, constants, imported
+/// names) no longer occur in it anywhere, and the request (`spec`) does not name them (nor,
+/// for an imported name, speak of imports). `None` otherwise, and for other files.
 ///
 /// Why: asked again at a wider temperature, the 1.5B model re-typed a short module from
-/// memory: the fix was in it, but so were a class of its own in place of an import, and the
-/// pattern constants the package's other modules import were gone, so nothing could be
-/// collected and three correction rounds never brought them back (code corpus, dev half). A
-/// change removes a name only when it is asked to, and then the request names it.
-pub(super) fn dropped_names(path: &str, before: &str, after: &str, spec: &str) -> Option<String> {
-    if !path.ends_with(".py") || before.trim().is_empty() {
+/// memory: the fix was in it, but the pattern constants the package's other modules import
+/// were gone, so nothing could be collected and three correction rounds never brought them
+/// back (code corpus, dev half). A change removes a name only when it is asked to, and then
+/// the request names it. A name still present anywhere (moved into a `try`, used as an
+/// attribute) is not counted: this rule is about text that vanished.
+pub(super) fn dropped_names(
+    path: &str,
+    original: &str,
+    after: &str,
+    spec: &str,
+) -> Option<String> {
+    if !path.ends_with(".py") || original.trim().is_empty() {
         return None;
     }
-    let bound = |text: &str| -> Vec<String> {
-        let mut names = Vec::new();
-        for unit in crate::code::split_units(text) {
-            names.extend(unit.def_name().map(str::to_string));
-            names.extend(unit.assigned_name().map(str::to_string));
-            names.extend(unit.imported_names());
-        }
-        names
+    let words = |text: &str| -> std::collections::BTreeSet<String> {
+        text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
     };
-    let now = bound(after);
-    let named = crate::code::identifiers(spec);
-    let mut gone: Vec<String> = bound(before)
-        .into_iter()
-        .filter(|n| !now.contains(n) && !named.contains(n))
-        .collect();
-    gone.dedup();
+    let present = words(after);
+    let named = words(spec);
+    let imports_named = named.contains("import") || named.contains("imports");
+    let mut gone: Vec<String> = Vec::new();
+    for unit in crate::code::split_units(original) {
+        let own = unit.def_name().into_iter().chain(unit.assigned_name());
+        let bound = own
+            .map(|n| (n.to_string(), false))
+            .chain(unit.imported_names().into_iter().map(|n| (n, true)));
+        for (name, imported) in bound {
+            let kept = name == "*"
+                || present.contains(&name)
+                || named.contains(&name)
+                || (imported && imports_named);
+            if !kept && !gone.contains(&name) {
+                gone.push(name);
+            }
+        }
+    }
     (!gone.is_empty()).then(|| {
         format!(
             "the answer drops {} from {path}, which the request does not ask to remove: keep \
@@ -246,31 +262,31 @@ mod tests {
 
     #[test]
     fn an_answer_that_drops_a_name_the_request_does_not_name_is_refused() {
-        let before = "import re\n\nfrom pkg.tz import UTC, FixedOffset\n\nTZ_REGEX = r\"[+-]\"\n\n\ndef build(sign):\n    return sign\n";
-        let retyped =
-            "import re\n\n\nclass FixedOffset:\n    pass\n\n\ndef build(sign):\n    return -sign\n";
+        let before = "import re\n\nfrom pkg.tz import UTC, ZERO, FixedOffset\n\nTZ_REGEX = r\"[+-]\"\n\n\ndef build(sign):\n    return sign or UTC\n";
+        let retyped = "import re\n\n\nclass FixedOffset:\n    pass\n\n\ndef build(sign):\n    return -sign or UTC\n";
         let why = dropped_names("pkg/iso.py", before, retyped, "Fix the sign in `build`.").unwrap();
-        assert!(why.contains("`UTC`") && why.contains("`TZ_REGEX`"), "{why}");
+        assert!(why.contains("`ZERO`") && why.contains("`TZ_REGEX`"), "{why}");
         assert!(
-            !why.contains("FixedOffset") && !why.contains("`build`"),
-            "{why}"
+            !why.contains("FixedOffset") && !why.contains("`UTC`") && !why.contains("`build`"),
+            "a name still in the text is kept: {why}"
         );
         let fixed = before.replace("return sign", "return -sign");
-        assert_eq!(
-            dropped_names("pkg/iso.py", before, &fixed, "Fix build."),
-            None
-        );
+        assert_eq!(dropped_names("pkg/iso.py", before, &fixed, "Fix build."), None);
         let removed = before.replace("TZ_REGEX = r\"[+-]\"\n", "");
         assert_eq!(
-            dropped_names(
-                "pkg/iso.py",
-                before,
-                &removed,
-                "Remove TZ_REGEX, it is unused."
-            ),
+            dropped_names("pkg/iso.py", before, &removed, "Don't keep TZ_REGEX, it's unused."),
             None,
             "a name the request names may go"
         );
+        let tidied = before.replace(", ZERO", "");
+        assert_eq!(
+            dropped_names("pkg/iso.py", before, &tidied, "Remove the unused imports."),
+            None,
+            "a request about imports may drop one"
+        );
+        let star = "from pkg.tz import *\n\n\ndef build(sign):\n    return sign\n";
+        let explicit = star.replace("*", "UTC");
+        assert_eq!(dropped_names("pkg/iso.py", star, &explicit, "Import explicitly."), None);
         assert_eq!(dropped_names("notes.txt", before, "", ""), None);
     }
 

@@ -200,7 +200,7 @@ impl Run {
                  where the failure shows",
                 failed.command
             )),
-            Ok(text) => match super::answer::dropped_names(&path, &current, &text, ask.spec) {
+            Ok(text) => match super::staging::dropped(request, &path, &text, ask.spec) {
                 Some(why) => Err(why),
                 None => self.write_checked(&path, text)?,
             },

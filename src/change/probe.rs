@@ -55,7 +55,12 @@ pub(super) fn new_functions(path: &str, before: &str, after: &str) -> Vec<NewFun
     // defines `pairwise` so) is one the outline sees, and was there before.
     let names = |text: &str| -> Vec<String> {
         crate::code::outline::locate_all(text)
-            .map(|all| all.into_iter().map(|l| l.symbol.name).collect())
+            .map(|all| {
+                all.into_iter()
+                    .filter(|l| l.symbol.qualified_name == l.symbol.name)
+                    .map(|l| l.symbol.name)
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let old = names(before);
@@ -157,6 +162,8 @@ pub(super) fn named_errors(spec: &str) -> Vec<String> {
     let mut names: Vec<String> = spec
         .split(|c: char| !(c.is_alphanumeric() || c == '_'))
         .filter(|w| w.ends_with("Error") || w.ends_with("Exception"))
+        // "an Error", "raises an Exception": no class named.
+        .filter(|w| !matches!(*w, "Error" | "Exception"))
         .map(str::to_string)
         .collect();
     names.sort();

@@ -174,7 +174,7 @@ impl Run {
             Ok(text) if ask.task.kind == TaskKind::ModifyFile && text == current => Ok(Err(
                 format!("the answer leaves {path} as it is, and the task asks for a change"),
             )),
-            Ok(text) => match super::answer::dropped_names(path, &current, &text, ask.spec) {
+            Ok(text) => match dropped(request, path, &text, ask.spec) {
                 Some(why) => Ok(Err(why)),
                 None => self.write_checked(path, text),
             },
@@ -245,4 +245,18 @@ impl Run {
         }
         Ok(context)
     }
+}
+
+/// Why `text`, an answer's new content of `path`, drops names of the file as the repository
+/// has it ([`super::answer::dropped_names`]); `None` for a file the change creates, and in a
+/// self-heal run, whose request is the failing output, not a description of the change.
+pub(super) fn dropped(request: &Request, path: &str, text: &str, spec: &str) -> Option<String> {
+    if request.options.mode == super::Mode::SelfHeal {
+        return None;
+    }
+    let original = crate::fsutil::Workspace::new(&request.repo)
+        .read(path)
+        .ok()
+        .flatten()?;
+    super::answer::dropped_names(path, &original, text, spec)
 }
