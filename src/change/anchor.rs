@@ -523,7 +523,10 @@ mod tests {
         assert_eq!(placing("add at the end:"), Some(Place::End));
         assert_eq!(placing("ADD AFTER the last function"), None);
         assert_eq!(placing("# Replace old_api(x) with new_api(x) below"), None);
-        assert_eq!(placing("Replace `foo(x)` calls with `bar(x)` in baz:"), None);
+        assert_eq!(
+            placing("Replace `foo(x)` calls with `bar(x)` in baz:"),
+            None
+        );
         assert_eq!(
             placing("REPLACE `f(a, b)`:"),
             Some(Place::Replace("f".into()))

@@ -151,12 +151,7 @@ pub(super) fn copied_code<'a>(
 /// back (code corpus, dev half). A change removes a name only when it is asked to, and then
 /// the request names it. A name still present anywhere (moved into a `try`, used as an
 /// attribute) is not counted: this rule is about text that vanished.
-pub(super) fn dropped_names(
-    path: &str,
-    original: &str,
-    after: &str,
-    spec: &str,
-) -> Option<String> {
+pub(super) fn dropped_names(path: &str, original: &str, after: &str, spec: &str) -> Option<String> {
     if !path.ends_with(".py") || original.trim().is_empty() {
         return None;
     }
@@ -265,16 +260,27 @@ mod tests {
         let before = "import re\n\nfrom pkg.tz import UTC, ZERO, FixedOffset\n\nTZ_REGEX = r\"[+-]\"\n\n\ndef build(sign):\n    return sign or UTC\n";
         let retyped = "import re\n\n\nclass FixedOffset:\n    pass\n\n\ndef build(sign):\n    return -sign or UTC\n";
         let why = dropped_names("pkg/iso.py", before, retyped, "Fix the sign in `build`.").unwrap();
-        assert!(why.contains("`ZERO`") && why.contains("`TZ_REGEX`"), "{why}");
+        assert!(
+            why.contains("`ZERO`") && why.contains("`TZ_REGEX`"),
+            "{why}"
+        );
         assert!(
             !why.contains("FixedOffset") && !why.contains("`UTC`") && !why.contains("`build`"),
             "a name still in the text is kept: {why}"
         );
         let fixed = before.replace("return sign", "return -sign");
-        assert_eq!(dropped_names("pkg/iso.py", before, &fixed, "Fix build."), None);
+        assert_eq!(
+            dropped_names("pkg/iso.py", before, &fixed, "Fix build."),
+            None
+        );
         let removed = before.replace("TZ_REGEX = r\"[+-]\"\n", "");
         assert_eq!(
-            dropped_names("pkg/iso.py", before, &removed, "Don't keep TZ_REGEX, it's unused."),
+            dropped_names(
+                "pkg/iso.py",
+                before,
+                &removed,
+                "Don't keep TZ_REGEX, it's unused."
+            ),
             None,
             "a name the request names may go"
         );
@@ -286,7 +292,10 @@ mod tests {
         );
         let star = "from pkg.tz import *\n\n\ndef build(sign):\n    return sign\n";
         let explicit = star.replace("*", "UTC");
-        assert_eq!(dropped_names("pkg/iso.py", star, &explicit, "Import explicitly."), None);
+        assert_eq!(
+            dropped_names("pkg/iso.py", star, &explicit, "Import explicitly."),
+            None
+        );
         assert_eq!(dropped_names("notes.txt", before, "", ""), None);
     }
 

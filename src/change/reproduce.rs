@@ -61,13 +61,14 @@ pub(super) fn prefill(module: &str) -> String {
     format!("```python\nimport pytest\n\nfrom {module} import *\n")
 }
 
-/// Whether the request asks for something new (its first word), which cannot fail before.
+/// Whether the request asks for something new (its first word, markdown marks such as a
+/// heading's `#` skipped), which cannot fail before.
 pub(super) fn asks_for_new(spec: &str) -> bool {
     let first = spec
         .split_whitespace()
-        .next()
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .find(|w| !w.is_empty())
         .unwrap_or_default()
-        .trim_matches(|c: char| !c.is_alphanumeric())
         .to_ascii_lowercase();
     matches!(
         first.as_str(),
@@ -334,6 +335,9 @@ mod tests {
     fn only_a_request_for_something_new_is_not_reproduced() {
         assert!(asks_for_new("Add `re_count(regex, s)` to funcy/strings.py"));
         assert!(asks_for_new("implement a parser"));
+        assert!(asks_for_new(
+            "# Add multiplication to calc\n\nAdd `multiply(a, b)`."
+        ));
         assert!(!asks_for_new(
             "isodate treats every year divisible by 4 as a leap year"
         ));
@@ -423,7 +427,12 @@ PASSED test_zerorepo_reproduce.py::test_request_f[2000]
             .collect();
         // c fails in its own frame, e in the standard library: neither is the repository's.
         assert_eq!(
-            reproducing(output, &names, &[], &["src/isodate/duration.py".to_string()]),
+            reproducing(
+                output,
+                &names,
+                &[],
+                &["src/isodate/duration.py".to_string()]
+            ),
             ["test_request_a", "test_request_b", "test_request_f"]
         );
         assert_eq!(
