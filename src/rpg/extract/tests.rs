@@ -499,6 +499,16 @@ fn module_level_literals_become_data_leaves_that_their_readers_use() {
         node(&done.rpg, "pkg.text.title").dependencies,
         ["pkg.consts.LIMIT", "pkg.consts.SMALL_WORDS"]
     );
+}
+
+#[test]
+fn module_level_values_changed_or_computed_are_reported_not_planned() {
+    let sources = [
+        package("pkg", "\"\"\"Pkg.\"\"\"\n"),
+        file("pkg.consts", CONSTS),
+        file("pkg.text", READERS),
+    ];
+    let done = extract(&sources, &with_examples()).unwrap();
     let reasons: Vec<(&str, &str)> = done
         .summary
         .skipped
