@@ -429,14 +429,19 @@ def singular(word, **options):
     return options.get("RULES", word)
 "#;
 
-#[test]
-fn module_level_literals_become_data_leaves_that_their_readers_use() {
+/// The extraction of a package whose `consts` module holds data its `text` module reads.
+fn consts_and_readers() -> Extraction {
     let sources = [
         package("pkg", "\"\"\"Pkg.\"\"\"\n"),
         file("pkg.consts", CONSTS),
         file("pkg.text", READERS),
     ];
-    let done = extract(&sources, &with_examples()).unwrap();
+    extract(&sources, &with_examples()).unwrap()
+}
+
+#[test]
+fn module_level_literals_become_data_leaves_that_their_readers_use() {
+    let done = consts_and_readers();
     let data: Vec<(&str, &str, &str)> = done
         .rpg
         .nodes
@@ -503,12 +508,7 @@ fn module_level_literals_become_data_leaves_that_their_readers_use() {
 
 #[test]
 fn module_level_values_changed_or_computed_are_reported_not_planned() {
-    let sources = [
-        package("pkg", "\"\"\"Pkg.\"\"\"\n"),
-        file("pkg.consts", CONSTS),
-        file("pkg.text", READERS),
-    ];
-    let done = extract(&sources, &with_examples()).unwrap();
+    let done = consts_and_readers();
     let reasons: Vec<(&str, &str)> = done
         .summary
         .skipped
