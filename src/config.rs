@@ -177,11 +177,17 @@ pub struct CodeConfig {
     pub max_corrections: Option<u32>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// What `zerorepo code` verifies on the staged change.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema, clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Profile {
+    /// The diagnostic, the tests, the build and the lint the repository's stacks use.
     Strict,
+    /// The diagnostic command.
     Fast,
+    /// Only that the code parses and compiles.
     Smoke,
 }
 

@@ -53,8 +53,9 @@
 //!   real libraries, `zerorepo code` against its single-answer baseline, judged by acceptance
 //!   tests the model never sees (`zerorepo bench --code-corpus`).
 //! - **cli** is the `zerorepo` command line: one module per command with its flags and its
-//!   run, one error type that picks the exit code, all text output in `cli::render`.
-//!   `main.rs` only calls [`cli::main`].
+//!   run, one error type that picks the exit code. Commands print; the text of results and
+//!   errors is formatted in `cli::render`, progress lines in `progress`. `main.rs` only calls
+//!   [`cli::main`].
 //!
 //! Every byte of a plan or of a model's answer is hostile. Plan text reaches Python files only
 //! as escaped literals (`python`); generated code, the syntax check and the install check

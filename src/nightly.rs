@@ -211,7 +211,7 @@ pub struct Figure {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Verdict {
+pub enum Trend {
     Better,
     Worse,
     Same,
@@ -223,7 +223,7 @@ pub struct Comparison {
     pub name: &'static str,
     pub before: f64,
     pub now: f64,
-    pub verdict: Verdict,
+    pub verdict: Trend,
     pub threshold: Threshold,
 }
 
@@ -339,11 +339,11 @@ pub fn compare(before: &NightlyReport, now: &NightlyReport) -> Vec<Comparison> {
             };
             let delta = figure.value - old;
             let verdict = if delta.abs() <= allowed {
-                Verdict::Same
+                Trend::Same
             } else if (delta < 0.0) == (figure.better == Better::Lower) {
-                Verdict::Better
+                Trend::Better
             } else {
-                Verdict::Worse
+                Trend::Worse
             };
             Some(Comparison {
                 name: figure.name,
@@ -509,9 +509,9 @@ fn comparison_section(against: Option<(&Path, &[Comparison])>) -> String {
             ));
             for c in comparisons {
                 let verdict = match c.verdict {
-                    Verdict::Better => "better",
-                    Verdict::Worse => "**worse**",
-                    Verdict::Same => "same",
+                    Trend::Better => "better",
+                    Trend::Worse => "**worse**",
+                    Trend::Same => "same",
                 };
                 out.push_str(&format!(
                     "| {} | {} | {} | {verdict} |\n",

@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::assemble::{AssembleError, Assembler, Assembly, GenerationInfo};
 use crate::checkpoint::IntegrationRecord;
-use crate::engine::{self, EngineError, Handoff, Progress, Request};
+use crate::engine::{self, EngineError, GenerateRequest, Handoff, Progress};
 use crate::llm::LlmProvider;
 use crate::rpg::ValidRpg;
 use crate::sandbox::TestRunner;
@@ -41,7 +41,7 @@ impl GenerateError {
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Summary {
     #[serde(flatten)]
-    pub nodes: engine::Summary,
+    pub nodes: engine::LoopSummary,
     /// The assembly step (metadata, validation, report); `None` when the run was interrupted.
     pub assembly: Option<Assembly>,
     /// Wall time of the assembly step, validation included (part of `duration_ms`).
@@ -67,7 +67,7 @@ impl Summary {
 
 /// Generates and assembles the repository; the test runner is released on every exit.
 pub async fn generate(
-    request: Request,
+    request: GenerateRequest,
     mut progress: impl FnMut(Progress),
 ) -> Result<Summary, GenerateError> {
     let runner = request.runner.clone();
@@ -77,7 +77,7 @@ pub async fn generate(
 }
 
 async fn generate_and_assemble(
-    request: Request,
+    request: GenerateRequest,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Summary, GenerateError> {
     let started = Instant::now();

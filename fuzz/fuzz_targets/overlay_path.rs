@@ -14,7 +14,7 @@
 use std::path::{Component, Path};
 
 use libfuzzer_sys::fuzz_target;
-use zerorepo::workspace::overlay::{Overlay, OverlayError, Source};
+use zerorepo::workspace::overlay::{Overlay, OverlayError, Author};
 use zerorepo::fsutil::{FsError, Workspace};
 
 /// Never created: the overlay only looks there for files it has not been given, and finds
@@ -42,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
         }
 
         let content = format!("content {i}");
-        match overlay.write(path, content.clone(), Source::Human) {
+        match overlay.write(path, content.clone(), Author::Human) {
             Ok(()) => {
                 let full =
                     checked.unwrap_or_else(|e| panic!("overlay wrote refused {path:?}: {e}"));

@@ -190,7 +190,7 @@ pub(crate) fn read_report(stdout: &str) -> Result<Report, String> {
 
 /// One replacement of `start..end` (bytes) by `content`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Edit {
+struct Splice {
     start: usize,
     end: usize,
     content: String,
@@ -224,7 +224,7 @@ fn is_subsequence(short: &str, long: &str) -> bool {
 }
 
 /// The edits of a fix in `text`, or why they cannot be applied.
-fn edits_of(text: &str, starts: &[usize], fix: &Offered) -> Result<Vec<Edit>, &'static str> {
+fn edits_of(text: &str, starts: &[usize], fix: &Offered) -> Result<Vec<Splice>, &'static str> {
     let mut edits = Vec::new();
     for (row, column, end_row, end_column, content) in &fix.edits {
         let at = |r, c| offset(text, starts, r, c).ok_or("its positions are not in the file");
@@ -235,7 +235,7 @@ fn edits_of(text: &str, starts: &[usize], fix: &Offered) -> Result<Vec<Edit>, &'
         if !is_subsequence(content, &text[start..end]) {
             return Err("it would add text");
         }
-        edits.push(Edit {
+        edits.push(Splice {
             start,
             end,
             content: content.clone(),
@@ -399,10 +399,10 @@ fn attribute_chains(text: &str, spelled: &str) -> Vec<String> {
 #[derive(Debug, PartialEq, Eq)]
 enum Decision {
     /// Ruff's own safe fix.
-    Fix(Vec<Edit>),
+    Fix(Vec<Splice>),
     /// An unused import that is a re-export: ` as name` after the name, which says so
     /// (pyflakes and ruff take `import x as x` as an explicit re-export). `why` says whose.
-    Explicit { edit: Edit, why: String },
+    Explicit { edit: Splice, why: String },
     /// Left as it is, for this reason (listed in the report).
     Keep(String),
     /// Not ours to fix (no safe fix): ruff's finding stays, and the lint lists it.
@@ -431,7 +431,7 @@ fn decide(
                     "{why}, and `{spelled}` cannot take a redundant alias"
                 ));
             }
-            let edit = Edit {
+            let edit = Splice {
                 start: end,
                 end,
                 content: format!(" as {spelled}"),
@@ -492,7 +492,7 @@ pub(crate) struct FilePlan {
 }
 
 /// Whether `edits` overlap any of `chosen` (an insertion counts as one character wide).
-fn overlaps(edits: &[Edit], chosen: &[Edit]) -> bool {
+fn overlaps(edits: &[Splice], chosen: &[Splice]) -> bool {
     edits.iter().any(|e| {
         chosen
             .iter()
@@ -521,7 +521,7 @@ pub(crate) fn plan_file(
         return plan;
     }
     let starts = line_starts(text);
-    let mut chosen: Vec<Edit> = Vec::new();
+    let mut chosen: Vec<Splice> = Vec::new();
     let mut sorted: Vec<&&Offered> = fixes.iter().collect();
     sorted.sort_by_key(|f| (f.row, f.column, f.edits.first().map(|e| (e.0, e.1))));
     for fix in sorted {
@@ -682,7 +682,7 @@ pub(crate) async fn identity(runner: &dyn TestRunner) -> String {
 
 /// A cleanup kept with the fingerprint of the tree it left ([`super::validate::fingerprint`]).
 #[derive(Serialize, Deserialize)]
-struct Kept {
+struct KeptCleanup {
     fingerprint: String,
     cleanup: Cleanup,
 }
@@ -691,13 +691,13 @@ struct Kept {
 /// the same ([`identity`]).
 pub(crate) fn kept(repo: &Path, identity: &str) -> Option<Cleanup> {
     let bytes = std::fs::read(repo.join(crate::layout::CLEANUP)).ok()?;
-    let kept: Kept = serde_json::from_slice(&bytes).ok()?;
+    let kept: KeptCleanup = serde_json::from_slice(&bytes).ok()?;
     (kept.fingerprint == super::validate::fingerprint(repo, identity)).then_some(kept.cleanup)
 }
 
 /// Keeps `cleanup` for the next run, with the fingerprint of `repo` as it is now.
 pub(crate) fn keep(repo: &Path, identity: &str, cleanup: &Cleanup) {
-    let kept = Kept {
+    let kept = KeptCleanup {
         fingerprint: super::validate::fingerprint(repo, identity),
         cleanup: cleanup.clone(),
     };

@@ -36,7 +36,7 @@ use crate::layout::{JUNIT, REPORT, REPORT_HTML, RPG_EXPORT};
 use crate::rpg::ValidRpg;
 use crate::sandbox::TestRunner;
 use crate::workspace::git::Git;
-use crate::workspace::overlay::{Overlay, OverlayError, Source};
+use crate::workspace::overlay::{Author, Overlay, OverlayError};
 
 pub use validate::Validation;
 
@@ -415,7 +415,7 @@ impl Assembler<'_> {
             if self.staging.read(path)? == self.workspace.read(path)? {
                 self.staging.write(path, text)?;
             }
-            overlay.write(path, text.clone(), Source::Generated)?;
+            overlay.write(path, text.clone(), Author::Generated)?;
         }
         let done = overlay.commit(|files| out.checkpoint.record_flush(files))?;
         for path in done.written {

@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use crate::sandbox::{TestOutcome, TestRunner};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Check {
+pub struct CheckResult {
     pub ok: bool,
     /// One line on success; the tail of the output on failure.
     pub detail: String,
@@ -43,7 +43,7 @@ pub struct Validation {
     pub python_files: usize,
     /// `path: error` of every file that does not compile.
     pub syntax_errors: Vec<String>,
-    pub install: Check,
+    pub install: CheckResult,
     pub tests: Option<TestSummary>,
     /// `ruff check --select E9,F` (syntax errors and pyflakes: undefined names, unused
     /// imports...) over every Python file; `None` when ruff is not installed.
@@ -135,7 +135,7 @@ pub fn fingerprint(repo: &Path, sandbox: &str) -> String {
 
 /// The validation kept with its fingerprint in `.zerorepo/validation.json`.
 #[derive(Serialize, Deserialize)]
-struct Kept {
+struct KeptValidation {
     fingerprint: String,
     validation: Validation,
 }
@@ -153,14 +153,14 @@ pub async fn validate_or_reuse(
     let fingerprint = fingerprint(repo, &runner.identity().await);
     let kept = std::fs::read(&kept_at)
         .ok()
-        .and_then(|bytes| serde_json::from_slice::<Kept>(&bytes).ok())
+        .and_then(|bytes| serde_json::from_slice::<KeptValidation>(&bytes).ok())
         .filter(|k| k.fingerprint == fingerprint);
     if let Some(kept) = kept {
         return (kept.validation, true);
     }
     let (validation, complete) = checked(repo, python_files, runner, cancel).await;
     if complete {
-        let kept = Kept {
+        let kept = KeptValidation {
             fingerprint,
             validation: validation.clone(),
         };
@@ -254,7 +254,7 @@ async fn install(
     repo: &Path,
     runner: &dyn TestRunner,
     cancel: &CancellationToken,
-) -> (Check, bool) {
+) -> (CheckResult, bool) {
     match runner.check_install(repo, cancel).await {
         Ok(run) => (install_check(&run), true),
         Err(e) => (
@@ -264,9 +264,9 @@ async fn install(
     }
 }
 
-fn install_check(run: &crate::sandbox::TestRun) -> Check {
+fn install_check(run: &crate::sandbox::TestRun) -> CheckResult {
     if run.exit_code == Some(0) && !run.timed_out && !run.cancelled {
-        return Check {
+        return CheckResult {
             ok: true,
             detail: format!(
                 "`pip install -e .` succeeded in a fresh virtual environment (sandbox: {})",
@@ -299,8 +299,8 @@ fn install_check(run: &crate::sandbox::TestRun) -> Check {
     failed(format!("`pip install -e .` failed{hint}: {why}"))
 }
 
-fn failed(detail: String) -> Check {
-    Check { ok: false, detail }
+fn failed(detail: String) -> CheckResult {
+    CheckResult { ok: false, detail }
 }
 
 #[cfg(test)]

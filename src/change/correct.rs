@@ -183,7 +183,7 @@ impl Run {
         let (asked, form) = prompt::correct_request(&Correction {
             spec: ask.spec,
             plan: ask.plan,
-            failure: prompt::Failure {
+            failure: prompt::FailedCheck {
                 command: &failed.command,
                 output: &failed.output,
             },

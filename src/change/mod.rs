@@ -95,17 +95,8 @@ pub enum Mode {
     SelfHeal,
 }
 
-/// What verification runs on the staged change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Profile {
-    /// The diagnostic, the tests, the build and the lint the repository's stacks use.
-    Strict,
-    /// The diagnostic command.
-    Fast,
-    /// Only that the code parses and compiles.
-    Smoke,
-}
+/// What verification runs on the staged change (defined with the config file, which can set it).
+pub use crate::config::Profile;
 
 #[derive(Debug, Clone)]
 pub struct Options {

@@ -175,7 +175,7 @@ pub(super) fn edit_request(ask: &EditAsk<'_>) -> Result<(LlmRequest, Form), FitE
 }
 
 /// What failed: a check's command line (or a task's kind) and its output.
-pub(super) struct Failure<'a> {
+pub(super) struct FailedCheck<'a> {
     pub command: &'a str,
     pub output: &'a str,
 }
@@ -186,7 +186,7 @@ pub(super) struct Failure<'a> {
 pub(super) struct Correction<'a> {
     pub spec: &'a str,
     pub plan: &'a ChangePlan,
-    pub failure: Failure<'a>,
+    pub failure: FailedCheck<'a>,
     pub path: &'a str,
     pub current: &'a str,
     pub context: &'a [(String, String)],

@@ -11,7 +11,7 @@ use super::answer::apply_answer;
 use super::plan::{self, ChangePlan, Task, TaskKind};
 use super::prompt::{self, EditAsk};
 use super::{Approver, CodeError, Request, Run, Status, audit, run_check, scratch_copy};
-use crate::workspace::overlay::Source;
+use crate::workspace::overlay::Author;
 
 /// Why a task failed.
 pub(super) struct Failed {
@@ -99,7 +99,7 @@ impl Run {
             _ if refused.is_some() => Err(format!("refused: {}", refused.unwrap_or_default())),
             TaskKind::DeleteFile => match self.overlay.read(&path)? {
                 Some(_) => {
-                    self.overlay.remove(&path, Source::Generated)?;
+                    self.overlay.remove(&path, Author::Generated)?;
                     Ok(())
                 }
                 None => Err(format!("{path} does not exist")),
@@ -209,7 +209,7 @@ impl Run {
             }
         }
         let before = self.overlay.entries().get(path).cloned();
-        self.overlay.write(path, text, Source::Generated)?;
+        self.overlay.write(path, text, Author::Generated)?;
         let Some((_, why)) = self
             .overlay
             .unparsable()
@@ -221,8 +221,8 @@ impl Run {
         self.overlay.discard(path);
         if let Some(entry) = before {
             match entry.content {
-                Some(old) => self.overlay.write(path, old, Source::Generated)?,
-                None => self.overlay.remove(path, Source::Generated)?,
+                Some(old) => self.overlay.write(path, old, Author::Generated)?,
+                None => self.overlay.remove(path, Author::Generated)?,
             }
         }
         Ok(Err(format!("the new {path} does not parse: {why}")))

@@ -21,7 +21,7 @@ use super::error::CliError;
 use super::llm_args::LlmArgs;
 use super::sandbox_args::SandboxArgs;
 use super::validate::load_valid;
-use crate::engine::{GenerateOptions, Request};
+use crate::engine::{GenerateOptions, GenerateRequest};
 use crate::exit;
 use crate::llm::LlmProvider;
 use crate::llm::scripted::{Fault, ScriptEntry, ScriptedProvider};
@@ -258,7 +258,7 @@ async fn generate(
 ) -> Result<Summary, CliError> {
     let valid = Arc::new(load_valid(&args.fixture.join("rpg.json"))?);
     let mut view = crate::progress::ProgressView::new(false, !progress);
-    let request = Request {
+    let request = GenerateRequest {
         rpg: valid,
         llm,
         runner: args.sandbox.runner()?,

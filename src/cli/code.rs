@@ -237,15 +237,15 @@ impl Approver for Dialogue {
                 return Review::Decline;
             };
             match edit_plan(&mut plan, line.trim()) {
-                Edit::Approve => return Review::Approve(plan),
-                Edit::Quit => return Review::Decline,
-                Edit::Changed => {
+                PlanEdit::Approve => return Review::Approve(plan),
+                PlanEdit::Quit => return Review::Decline,
+                PlanEdit::Changed => {
                     shown = Reviewed {
                         risks: Vec::new(),
                         plan: plan.clone(),
                     };
                 }
-                Edit::Unknown(why) => eprintln!("{why}"),
+                PlanEdit::Unknown(why) => eprintln!("{why}"),
             }
         }
     }
@@ -265,7 +265,7 @@ impl Approver for Dialogue {
 
 /// What one line of the dialogue did to the plan.
 #[derive(Debug, PartialEq, Eq)]
-enum Edit {
+enum PlanEdit {
     Approve,
     Quit,
     Changed,
@@ -274,32 +274,32 @@ enum Edit {
 
 /// Applies one dialogue command to `plan` (pure, so the dialogue is testable without a
 /// terminal).
-fn edit_plan(plan: &mut ChangePlan, line: &str) -> Edit {
+fn edit_plan(plan: &mut ChangePlan, line: &str) -> PlanEdit {
     let mut words = line.splitn(3, ' ');
     let verb = words.next().unwrap_or_default();
     let id = words.next().map(|w| TaskId(w.to_string()));
     let rest = words.next().map(str::trim).filter(|r| !r.is_empty());
     let known = id.as_ref().is_some_and(|id| plan.task(id).is_some());
     match (verb, id, rest) {
-        ("a" | "approve", None, None) => Edit::Approve,
-        ("q" | "quit", None, None) => Edit::Quit,
+        ("a" | "approve", None, None) => PlanEdit::Approve,
+        ("q" | "quit", None, None) => PlanEdit::Quit,
         ("d" | "delete", Some(id), None) if known => {
             plan.tasks.retain(|t| t.id != id);
             for task in &mut plan.tasks {
                 task.depends_on.retain(|d| *d != id);
             }
-            Edit::Changed
+            PlanEdit::Changed
         }
         ("p" | "path", Some(id), Some(path)) if known => {
             set(plan, &id, |t| t.path = Some(path.to_string()));
-            Edit::Changed
+            PlanEdit::Changed
         }
         ("c" | "command", Some(id), Some(command)) if known => {
             set(plan, &id, |t| t.command = Some(command.to_string()));
-            Edit::Changed
+            PlanEdit::Changed
         }
-        (_, Some(id), _) if !known => Edit::Unknown(format!("no task {id}")),
-        _ => Edit::Unknown(format!("not understood: {line:?}")),
+        (_, Some(id), _) if !known => PlanEdit::Unknown(format!("no task {id}")),
+        _ => PlanEdit::Unknown(format!("not understood: {line:?}")),
     }
 }
 
@@ -347,17 +347,20 @@ mod tests {
     #[test]
     fn the_dialogue_edits_deletes_approves_and_quits() {
         let mut p = plan();
-        assert_eq!(edit_plan(&mut p, "p 2 pkg/two.py"), Edit::Changed);
+        assert_eq!(edit_plan(&mut p, "p 2 pkg/two.py"), PlanEdit::Changed);
         assert_eq!(p.tasks[1].path.as_deref(), Some("pkg/two.py"));
-        assert_eq!(edit_plan(&mut p, "d 1"), Edit::Changed);
+        assert_eq!(edit_plan(&mut p, "d 1"), PlanEdit::Changed);
         assert_eq!(p.tasks.len(), 1);
         assert!(
             p.tasks[0].depends_on.is_empty(),
             "a deleted task is no dependency"
         );
-        assert!(matches!(edit_plan(&mut p, "d 9"), Edit::Unknown(_)));
-        assert!(matches!(edit_plan(&mut p, "frobnicate"), Edit::Unknown(_)));
-        assert_eq!(edit_plan(&mut p, "a"), Edit::Approve);
-        assert_eq!(edit_plan(&mut p, "q"), Edit::Quit);
+        assert!(matches!(edit_plan(&mut p, "d 9"), PlanEdit::Unknown(_)));
+        assert!(matches!(
+            edit_plan(&mut p, "frobnicate"),
+            PlanEdit::Unknown(_)
+        ));
+        assert_eq!(edit_plan(&mut p, "a"), PlanEdit::Approve);
+        assert_eq!(edit_plan(&mut p, "q"), PlanEdit::Quit);
     }
 }

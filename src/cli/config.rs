@@ -85,7 +85,7 @@ pub(crate) fn with_file_defaults(mut command: clap::Command, config: &Config) ->
 /// Where a resolved value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-enum Source {
+enum ValueSource {
     Environment,
     File,
     Default,
@@ -98,11 +98,11 @@ struct Resolved {
     flag: String,
     env: Option<String>,
     value: Option<String>,
-    source: Source,
+    source: ValueSource,
 }
 
 #[derive(Debug, serde::Serialize)]
-struct Shown {
+struct ShownConfig {
     /// The trusted file (`--config`, else the user's own).
     file: Option<PathBuf>,
     /// `./zerorepo.toml`, which may set harmless options only.
@@ -141,10 +141,10 @@ fn resolve(
                 .value
                 .map(|v| crate::redact::redact(&v).into_owned());
             let (value, source) = match (from_env, file_value, default) {
-                (Some(v), _, _) => (Some(v), Source::Environment),
-                (None, Some(v), _) => (Some(v), Source::File),
-                (None, None, Some(v)) => (Some(v), Source::Default),
-                (None, None, None) => (None, Source::Unset),
+                (Some(v), _, _) => (Some(v), ValueSource::Environment),
+                (None, Some(v), _) => (Some(v), ValueSource::File),
+                (None, None, Some(v)) => (Some(v), ValueSource::Default),
+                (None, None, None) => (None, ValueSource::Unset),
             };
             Resolved {
                 key: setting.key,
@@ -174,7 +174,7 @@ pub(crate) struct ShowArgs {
 pub(crate) fn run(command: Command, loaded: &Loaded, base: &clap::Command) -> Result<u8, CliError> {
     let Command::Show(args) = command;
     // Only the variables the settings name are read, and only to show their values.
-    let shown = Shown {
+    let shown = ShownConfig {
         file: loaded.path.clone(),
         local_file: loaded.local.clone(),
         settings: resolve(base, &loaded.config, |name| std::env::var(name).ok()),
@@ -187,7 +187,7 @@ pub(crate) fn run(command: Command, loaded: &Loaded, base: &clap::Command) -> Re
     Ok(exit::OK)
 }
 
-fn text(shown: &Shown) -> String {
+fn text(shown: &ShownConfig) -> String {
     let mut out = match &shown.file {
         Some(path) => format!("file: {}\n", path.display()),
         None => "file: none (no ~/.config/zerorepo/zerorepo.toml; --config FILE names one)\n"
@@ -202,10 +202,10 @@ fn text(shown: &Shown) -> String {
     }
     for r in &shown.settings {
         let source = match r.source {
-            Source::Environment => format!("environment ({})", r.env.as_deref().unwrap_or("")),
-            Source::File => "file".into(),
-            Source::Default => "default".into(),
-            Source::Unset => "unset".into(),
+            ValueSource::Environment => format!("environment ({})", r.env.as_deref().unwrap_or("")),
+            ValueSource::File => "file".into(),
+            ValueSource::Default => "default".into(),
+            ValueSource::Unset => "unset".into(),
         };
         out.push_str(&format!(
             "{:<28} {:<32} {:<18} {source}\n",
@@ -294,7 +294,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             (backend.value.as_deref(), backend.source),
-            (Some("bwrap"), Source::Environment)
+            (Some("bwrap"), ValueSource::Environment)
         );
         let timeout = resolved
             .iter()
@@ -302,14 +302,14 @@ mod tests {
             .unwrap();
         assert_eq!(
             (timeout.value.as_deref(), timeout.source),
-            (Some("7"), Source::File)
+            (Some("7"), ValueSource::File)
         );
         let jobs = resolved.iter().find(|r| r.key == "generate.jobs").unwrap();
         assert_eq!(
             (jobs.value.as_deref(), jobs.source),
             (
                 Some(crate::engine::DEFAULT_JOBS.to_string().as_str()),
-                Source::Default
+                ValueSource::Default
             )
         );
         assert_eq!(jobs.flag, "--jobs");

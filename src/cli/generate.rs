@@ -13,7 +13,7 @@ use super::llm_args::LlmArgs;
 use super::render;
 use super::sandbox_args::SandboxArgs;
 use super::validate::load_valid;
-use crate::engine::{GenerateOptions, Request};
+use crate::engine::{GenerateOptions, GenerateRequest};
 use crate::exit;
 use crate::pipeline::{self, Summary};
 
@@ -89,7 +89,7 @@ pub(crate) async fn run(args: Args, quiet: bool) -> Result<u8, CliError> {
         flush_every: args.flush_every,
         phases: view.phases(),
     };
-    let request = Request {
+    let request = GenerateRequest {
         rpg: valid,
         llm,
         runner,

@@ -16,7 +16,7 @@ use super::validate::Invalid;
 use crate::assemble::Assembly;
 use crate::detect::Commands;
 use crate::engine::Rollback;
-use crate::eval::{Evaluation, Outcome, Tally};
+use crate::eval::{CaseOutcome, Evaluation, Tally};
 use crate::localize::{SearchMethod, SearchResult};
 use crate::pipeline::Summary;
 use crate::rpg::{self, ValidRpg};
@@ -46,7 +46,7 @@ pub(crate) fn valid(path: &Path, valid: &ValidRpg) -> String {
 }
 
 /// What `rpg extract` wrote and what it left out (stderr: stdout stays free for `--json`).
-pub(crate) fn extracted(out: &Path, summary: &crate::rpg::extract::Summary) -> String {
+pub(crate) fn extracted(out: &Path, summary: &crate::rpg::extract::ExtractSummary) -> String {
     let mut text = format!(
         "{}: {} package(s), {} module(s), {} function(s), {} class(es), {} data, {} edge(s), {} example(s)\n",
         out.display(),
@@ -467,7 +467,7 @@ fn eval_notes(e: &Evaluation) -> String {
     let not_passed: Vec<_> = e
         .tests
         .iter()
-        .filter(|t| t.outcome != Outcome::Passed && !of_file(t))
+        .filter(|t| t.outcome != CaseOutcome::Passed && !of_file(t))
         .collect();
     if !not_passed.is_empty() {
         let shown = not_passed.len().min(EVAL_LISTED);
@@ -481,10 +481,10 @@ fn eval_notes(e: &Evaluation) -> String {
                 format!("  [{id} {name}]")
             });
             let outcome = match t.outcome {
-                Outcome::Failed => "failed",
-                Outcome::Error => "error",
-                Outcome::Skipped => "skipped",
-                Outcome::Passed => "passed",
+                CaseOutcome::Failed => "failed",
+                CaseOutcome::Error => "error",
+                CaseOutcome::Skipped => "skipped",
+                CaseOutcome::Passed => "passed",
             };
             let reason: String = t
                 .reason

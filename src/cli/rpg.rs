@@ -9,7 +9,7 @@ use clap::Subcommand;
 use super::error::{CliError, UserFault};
 use super::render;
 use crate::exit;
-use crate::rpg::extract::{self, ExtractError, Options};
+use crate::rpg::extract::{self, ExtractError, ExtractOptions};
 
 /// The `rpg` commands (a group: its help is on `cli::Command::Rpg`).
 #[derive(Subcommand)]
@@ -81,7 +81,7 @@ fn run_extract(args: ExtractArgs) -> Result<u8, CliError> {
         .iter()
         .map(|m| module_name(&args.src, m))
         .collect();
-    let options = Options {
+    let options = ExtractOptions {
         modules,
         examples: !args.no_examples,
         reference_tests,

@@ -8,11 +8,11 @@ use crate::exit;
 /// Print a JSON Schema (the committed copies live in schemas/).
 #[derive(clap::Args)]
 pub(crate) struct Args {
-    which: Kind,
+    which: SchemaKind,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum Kind {
+enum SchemaKind {
     Rpg,
     Checkpoint,
     /// What `zerorepo eval --json` prints.
@@ -28,11 +28,11 @@ pub(crate) fn run(args: Args) -> Result<u8, CliError> {
     print!(
         "{}",
         match args.which {
-            Kind::Rpg => crate::schemas::rpg(),
-            Kind::Checkpoint => crate::schemas::checkpoint(),
-            Kind::Eval => crate::schemas::eval(),
-            Kind::Nightly => crate::schemas::nightly(),
-            Kind::Config => crate::schemas::config(),
+            SchemaKind::Rpg => crate::schemas::rpg(),
+            SchemaKind::Checkpoint => crate::schemas::checkpoint(),
+            SchemaKind::Eval => crate::schemas::eval(),
+            SchemaKind::Nightly => crate::schemas::nightly(),
+            SchemaKind::Config => crate::schemas::config(),
         }
     );
     Ok(exit::OK)

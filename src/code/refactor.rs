@@ -23,7 +23,7 @@ use super::lsp::edits::{self, EditsError, Encoding, TextEdit};
 use super::lsp::{LspClient, LspError, ServerSpec};
 use super::outline::{Located, OutlineError, locate_all, parse};
 use super::repo::{
-    Reference, References, RepoError, SymbolIndex, TREE_SITTER_BACKEND, identifiers_named,
+    NameUse, References, RepoError, SymbolIndex, TREE_SITTER_BACKEND, identifiers_named,
     name_references, python_files,
 };
 use crate::fsutil::{FsError, Workspace, write_atomic};
@@ -89,7 +89,7 @@ pub struct RenamedFile {
 }
 
 /// The definition a query names, read from disk.
-struct Target {
+struct RenameTarget {
     file: PathBuf,
     source: String,
     module: String,
@@ -103,7 +103,7 @@ fn read(path: &Path) -> Result<String, RefactorError> {
     })
 }
 
-fn resolve(root: &Path, index: &SymbolIndex, query: &str) -> Result<Target, RefactorError> {
+fn resolve(root: &Path, index: &SymbolIndex, query: &str) -> Result<RenameTarget, RefactorError> {
     let found = index.find(root, query)?;
     let one = match found.as_slice() {
         [] => return Err(RefactorError::NotFound(query.into())),
@@ -132,7 +132,7 @@ fn resolve(root: &Path, index: &SymbolIndex, query: &str) -> Result<Target, Refa
         .into_iter()
         .find(|l| l.symbol.qualified_name == one.symbol.qualified_name)
         .ok_or_else(|| RefactorError::NotFound(query.into()))?;
-    Ok(Target {
+    Ok(RenameTarget {
         file: one.file.clone(),
         source,
         module: one.module.clone(),
@@ -182,7 +182,7 @@ impl LspSession {
     async fn open(
         root: &Path,
         spec: &ServerSpec,
-        target: &Target,
+        target: &RenameTarget,
     ) -> Result<LspSession, RefactorError> {
         let root = canonical(root)?;
         let file = root.join(&target.file);
@@ -212,7 +212,7 @@ impl LspSession {
 async fn lsp_references(
     root: &Path,
     spec: &ServerSpec,
-    target: &Target,
+    target: &RenameTarget,
 ) -> Result<References, RefactorError> {
     let session = LspSession::open(root, spec, target).await?;
     let root = session.root.clone();
@@ -252,13 +252,13 @@ fn lsp_reference(
     range: edits::Range,
     encoding: Encoding,
     roles: &HashMap<usize, &'static str>,
-) -> Reference {
+) -> NameUse {
     let start = edits::byte_offset(text, range.start, encoding).unwrap_or(0);
     let end = edits::byte_offset(text, range.end, encoding).unwrap_or(start);
     let line_start = text[..start].rfind('\n').map_or(0, |i| i + 1);
     let line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
     let role = roles.get(&start).copied().unwrap_or("reference");
-    Reference {
+    NameUse {
         file,
         line: range.start.line as usize + 1,
         column: start - line_start + 1,
@@ -402,7 +402,7 @@ fn enclosing_scope<'t>(root: Node<'t>, name_start: usize) -> Option<(Node<'t>, S
     None
 }
 
-fn collision_in_scope(target: &Target, new_name: &str) -> Result<(), RefactorError> {
+fn collision_in_scope(target: &RenameTarget, new_name: &str) -> Result<(), RefactorError> {
     let tree = parse(&target.source)?;
     if let Some((scope, label)) = enclosing_scope(tree.root_node(), target.located.name_range.0)
         && scope_bindings(scope, &target.source).contains(new_name)
@@ -477,7 +477,7 @@ async fn find_spans(
     root: &Path,
     index: &SymbolIndex,
     server: Option<&ServerSpec>,
-    target: &Target,
+    target: &RenameTarget,
     new_name: &str,
     texts: &mut BTreeMap<PathBuf, String>,
 ) -> Result<FoundSpans, RefactorError> {
@@ -502,7 +502,7 @@ async fn find_spans(
 fn collision_in_importers(
     spans: &Spans,
     texts: &BTreeMap<PathBuf, String>,
-    target: &Target,
+    target: &RenameTarget,
     old_name: &str,
     new_name: &str,
 ) -> Result<(), RefactorError> {
@@ -595,7 +595,7 @@ fn write_all(root: &Path, files: &[Renamed]) -> Result<(), RefactorError> {
 async fn lsp_rename_spans(
     root: &Path,
     spec: &ServerSpec,
-    target: &Target,
+    target: &RenameTarget,
     new_name: &str,
     texts: &mut BTreeMap<PathBuf, String>,
 ) -> Result<Spans, RefactorError> {
@@ -642,7 +642,7 @@ async fn lsp_rename_spans(
 fn fallback_spans(
     root: &Path,
     index: &SymbolIndex,
-    target: &Target,
+    target: &RenameTarget,
     texts: &mut BTreeMap<PathBuf, String>,
 ) -> Result<Spans, RefactorError> {
     let name = &target.located.symbol.name;

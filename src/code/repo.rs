@@ -52,7 +52,7 @@ pub struct SymbolMatch {
 
 /// One place a name is used.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Reference {
+pub struct NameUse {
     pub file: PathBuf,
     /// 1-based line and column (column counted in bytes).
     pub line: usize,
@@ -75,7 +75,7 @@ pub struct References {
     /// Why the backend was chosen (e.g. no language server installed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
-    pub references: Vec<Reference>,
+    pub references: Vec<NameUse>,
 }
 
 /// Directories never searched: hidden ones, caches, and virtual environments (recognised by
@@ -294,7 +294,7 @@ pub fn name_references(root: &Path, name: &str) -> Result<References, RepoError>
 }
 
 /// Identifiers of one source spelled `name` (file left empty for the caller to fill).
-pub fn identifiers_named(source: &str, name: &str) -> Result<Vec<Reference>, OutlineError> {
+pub fn identifiers_named(source: &str, name: &str) -> Result<Vec<NameUse>, OutlineError> {
     let tree = parse(source)?;
     let mut out = Vec::new();
     let mut stack = vec![tree.root_node()];
@@ -338,13 +338,13 @@ fn role(node: Node) -> &'static str {
     }
 }
 
-fn reference(node: Node, source: &str) -> Reference {
+fn reference(node: Node, source: &str) -> NameUse {
     let at = node.start_position();
     let line_start = source[..node.start_byte()].rfind('\n').map_or(0, |i| i + 1);
     let line_end = source[node.start_byte()..]
         .find('\n')
         .map_or(source.len(), |i| node.start_byte() + i);
-    Reference {
+    NameUse {
         file: PathBuf::new(),
         line: at.row + 1,
         column: at.column + 1,

@@ -67,7 +67,7 @@ impl Library {
 /// What kind of change a request asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Kind {
+pub enum RequestKind {
     /// A new function, built from what the library has.
     Add,
     /// A change of behaviour; the library's tests that expect the old one must change too.
@@ -76,12 +76,12 @@ pub enum Kind {
     Fix,
 }
 
-impl Kind {
+impl RequestKind {
     pub fn as_str(self) -> &'static str {
         match self {
-            Kind::Add => "add",
-            Kind::Change => "change",
-            Kind::Fix => "fix",
+            RequestKind::Add => "add",
+            RequestKind::Change => "change",
+            RequestKind::Fix => "fix",
         }
     }
 }
@@ -90,7 +90,7 @@ impl Kind {
 /// appends `replace` to the file, creating it when missing).
 #[derive(Debug, Clone, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
-pub struct Edit {
+pub struct ReferenceEdit {
     pub file: String,
     #[serde(default)]
     pub search: String,
@@ -103,11 +103,11 @@ struct RawRequest {
     name: String,
     library: String,
     half: String,
-    kind: Kind,
+    kind: RequestKind,
     /// Whether the request's text shows an example of the expected result.
     examples: bool,
     #[serde(default)]
-    plant: Option<Edit>,
+    plant: Option<ReferenceEdit>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -123,22 +123,22 @@ pub struct CodeRequest {
     pub name: String,
     pub library: Library,
     pub half: Half,
-    pub kind: Kind,
+    pub kind: RequestKind,
     pub examples: bool,
     /// The bug planted before the run (`kind = "fix"` only).
-    pub plant: Option<Edit>,
+    pub plant: Option<ReferenceEdit>,
     /// What the user types: `request.md`.
     pub text: String,
     /// The judge's tests, never shown to the model: `test_acceptance.py`.
     pub acceptance: String,
     /// The hand-written correct change, for `--self-check`: `reference.toml`.
-    pub reference: Vec<Edit>,
+    pub reference: Vec<ReferenceEdit>,
 }
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawReference {
-    edit: Vec<Edit>,
+    edit: Vec<ReferenceEdit>,
 }
 
 /// The corpus file's requests, each folder (`DIR/NAME` beside the file, `DIR` the file's
@@ -191,11 +191,13 @@ fn parse(text: &str) -> Result<Vec<(RawRequest, Library)>, CodeCorpusError> {
             return Err(bad(format!("half `{}` is not dev or test", request.half)));
         }
         match (&request.plant, request.kind) {
-            (None, Kind::Fix) => return Err(bad("a fix needs a `plant`".into())),
-            (Some(_), Kind::Add | Kind::Change) => {
+            (None, RequestKind::Fix) => return Err(bad("a fix needs a `plant`".into())),
+            (Some(_), RequestKind::Add | RequestKind::Change) => {
                 return Err(bad("only a fix has a `plant`".into()));
             }
-            (Some(plant), Kind::Fix) if plant.search.is_empty() || !relative(&plant.file) => {
+            (Some(plant), RequestKind::Fix)
+                if plant.search.is_empty() || !relative(&plant.file) =>
+            {
                 return Err(bad(
                     "the plant needs a relative `file` and a `search`".into()
                 ));

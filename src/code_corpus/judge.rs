@@ -6,7 +6,7 @@ use std::path::Path;
 use tokio_util::sync::CancellationToken;
 
 use super::file::CodeRequest;
-use super::repo::{ACCEPTANCE_FILE, RepoError, judge_copy};
+use super::repo::{ACCEPTANCE_FILE, RequestRepoError, judge_copy};
 use crate::sandbox::{SandboxError, TestRunner};
 
 /// What the judge found on one repository.
@@ -21,7 +21,7 @@ pub struct Judgement {
 #[derive(Debug, thiserror::Error)]
 pub enum JudgeError {
     #[error(transparent)]
-    Repo(#[from] RepoError),
+    Repo(#[from] RequestRepoError),
     #[error("the sandbox: {0}")]
     Sandbox(#[from] SandboxError),
     #[error("interrupted")]

@@ -20,7 +20,9 @@ mod judge;
 mod repo;
 mod report;
 
-pub use file::{CodeCorpusError, CodeRequest, Edit, Kind, Library, load, select};
+pub use file::{CodeCorpusError, CodeRequest, Library, ReferenceEdit, RequestKind, load, select};
 pub use judge::{JudgeError, Judgement, judge};
-pub use repo::{ACCEPTANCE_FILE, RepoError, apply_edits, copy_library, make_repository};
-pub use report::{Before, CodeCorpusReport, RequestResult, Side, Verdict, render_markdown};
+pub use repo::{ACCEPTANCE_FILE, RequestRepoError, apply_edits, copy_library, make_repository};
+pub use report::{
+    Before, CodeCorpusReport, RequestResult, RequestSide, RequestVerdict, render_markdown,
+};

@@ -8,11 +8,11 @@
 
 use std::path::{Path, PathBuf};
 
-use super::file::{CodeRequest, Edit, relative};
+use super::file::{CodeRequest, ReferenceEdit, relative};
 
 /// Why a request's repository could not be made, or an edit not applied.
 #[derive(Debug, thiserror::Error)]
-pub enum RepoError {
+pub enum RequestRepoError {
     #[error("{path}: {source}")]
     Io {
         path: PathBuf,
@@ -29,8 +29,8 @@ pub enum RepoError {
     Git(#[from] crate::workspace::git::GitError),
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RepoError + '_ {
-    move |source| RepoError::Io {
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RequestRepoError + '_ {
+    move |source| RequestRepoError::Io {
         path: path.to_path_buf(),
         source,
     }
@@ -41,26 +41,31 @@ const SKIPPED: &[&str] = &["__pycache__", ".pytest_cache"];
 
 /// Copies the library's `files` (files or directories) from the unpacked sdist `root` into
 /// `dest` (created; it must not exist), with the same relative paths.
-pub fn copy_library(request: &CodeRequest, root: &Path, dest: &Path) -> Result<(), RepoError> {
+pub fn copy_library(
+    request: &CodeRequest,
+    root: &Path,
+    dest: &Path,
+) -> Result<(), RequestRepoError> {
     std::fs::create_dir_all(dest).map_err(io(dest))?;
     for rel in &request.library.files {
         if !relative(rel) {
-            return Err(RepoError::Outside(rel.clone()));
+            return Err(RequestRepoError::Outside(rel.clone()));
         }
         let from = root.join(rel);
-        let meta = std::fs::symlink_metadata(&from).map_err(|_| RepoError::Missing(rel.clone()))?;
+        let meta =
+            std::fs::symlink_metadata(&from).map_err(|_| RequestRepoError::Missing(rel.clone()))?;
         if meta.is_dir() {
             copy_dir(&from, &dest.join(rel))?;
         } else if meta.is_file() {
             copy_file(&from, &dest.join(rel))?;
         } else {
-            return Err(RepoError::Missing(rel.clone()));
+            return Err(RequestRepoError::Missing(rel.clone()));
         }
     }
     Ok(())
 }
 
-fn copy_dir(from: &Path, to: &Path) -> Result<(), RepoError> {
+fn copy_dir(from: &Path, to: &Path) -> Result<(), RequestRepoError> {
     std::fs::create_dir_all(to).map_err(io(to))?;
     for entry in std::fs::read_dir(from).map_err(io(from))? {
         let entry = entry.map_err(io(from))?;
@@ -80,7 +85,7 @@ fn copy_dir(from: &Path, to: &Path) -> Result<(), RepoError> {
     Ok(())
 }
 
-fn copy_file(from: &Path, to: &Path) -> Result<(), RepoError> {
+fn copy_file(from: &Path, to: &Path) -> Result<(), RequestRepoError> {
     if let Some(parent) = to.parent() {
         std::fs::create_dir_all(parent).map_err(io(parent))?;
     }
@@ -90,13 +95,13 @@ fn copy_file(from: &Path, to: &Path) -> Result<(), RepoError> {
 
 /// Applies `edits` in order to the files beneath `dir`: each `search` exactly once, or an
 /// empty `search` appending to the file (created if missing).
-pub fn apply_edits(dir: &Path, edits: &[Edit]) -> Result<(), RepoError> {
+pub fn apply_edits(dir: &Path, edits: &[ReferenceEdit]) -> Result<(), RequestRepoError> {
     for edit in edits {
         if !relative(&edit.file) {
-            return Err(RepoError::Outside(edit.file.clone()));
+            return Err(RequestRepoError::Outside(edit.file.clone()));
         }
         crate::fsutil::beneath::no_link(dir, &edit.file)
-            .map_err(|_| RepoError::Outside(edit.file.clone()))?;
+            .map_err(|_| RequestRepoError::Outside(edit.file.clone()))?;
         let path = dir.join(&edit.file);
         let old = match std::fs::read_to_string(&path) {
             Ok(text) => text,
@@ -114,7 +119,7 @@ pub fn apply_edits(dir: &Path, edits: &[Edit]) -> Result<(), RepoError> {
     Ok(())
 }
 
-fn replace_once(old: &str, edit: &Edit) -> Result<String, RepoError> {
+fn replace_once(old: &str, edit: &ReferenceEdit) -> Result<String, RequestRepoError> {
     if edit.search.is_empty() {
         let mut text = old.to_string();
         if !text.is_empty() && !text.ends_with('\n') {
@@ -125,7 +130,7 @@ fn replace_once(old: &str, edit: &Edit) -> Result<String, RepoError> {
     }
     match old.matches(edit.search.as_str()).count() {
         1 => Ok(old.replacen(edit.search.as_str(), &edit.replace, 1)),
-        count => Err(RepoError::NotOnce {
+        count => Err(RequestRepoError::NotOnce {
             file: edit.file.clone(),
             count,
         }),
@@ -135,7 +140,11 @@ fn replace_once(old: &str, edit: &Edit) -> Result<String, RepoError> {
 /// The request's repository in `dest`: the library's files, a first commit, the bug
 /// planted (uncommitted would show in `git status`, so it is committed too: the model sees
 /// a repository whose HEAD has the bug, like a user's).
-pub fn make_repository(request: &CodeRequest, root: &Path, dest: &Path) -> Result<(), RepoError> {
+pub fn make_repository(
+    request: &CodeRequest,
+    root: &Path,
+    dest: &Path,
+) -> Result<(), RequestRepoError> {
     copy_library(request, root, dest)?;
     let git = crate::workspace::git::Git::open_or_init(dest)?;
     git.commit_all(&format!("{} as published", request.library.pypi))?;
@@ -152,7 +161,10 @@ pub const ACCEPTANCE_FILE: &str = "test_zerorepo_acceptance.py";
 
 /// A scratch copy of `repo` (regular files, `.git` and `.zerorepo` left out) for the judge,
 /// with the acceptance tests beside it when given.
-pub fn judge_copy(repo: &Path, acceptance: Option<&str>) -> Result<tempfile::TempDir, RepoError> {
+pub fn judge_copy(
+    repo: &Path,
+    acceptance: Option<&str>,
+) -> Result<tempfile::TempDir, RequestRepoError> {
     let scratch = tempfile::Builder::new()
         .prefix("zerorepo-judge-")
         .tempdir()
@@ -171,7 +183,7 @@ pub fn judge_copy(repo: &Path, acceptance: Option<&str>) -> Result<tempfile::Tem
     Ok(scratch)
 }
 
-fn open_to_the_sandbox(dir: &Path) -> Result<(), RepoError> {
+fn open_to_the_sandbox(dir: &Path) -> Result<(), RequestRepoError> {
     use std::os::unix::fs::PermissionsExt;
     for entry in walk(dir)? {
         let mode = if entry.is_dir() { 0o777 } else { 0o666 };
@@ -181,7 +193,7 @@ fn open_to_the_sandbox(dir: &Path) -> Result<(), RepoError> {
     Ok(())
 }
 
-fn walk(dir: &Path) -> Result<Vec<PathBuf>, RepoError> {
+fn walk(dir: &Path) -> Result<Vec<PathBuf>, RequestRepoError> {
     let mut out = vec![dir.to_path_buf()];
     for entry in std::fs::read_dir(dir).map_err(io(dir))? {
         let entry = entry.map_err(io(dir))?;
@@ -198,8 +210,8 @@ fn walk(dir: &Path) -> Result<Vec<PathBuf>, RepoError> {
 mod tests {
     use super::*;
 
-    fn edit(file: &str, search: &str, replace: &str) -> Edit {
-        Edit {
+    fn edit(file: &str, search: &str, replace: &str) -> ReferenceEdit {
+        ReferenceEdit {
             file: file.into(),
             search: search.into(),
             replace: replace.into(),
@@ -221,7 +233,7 @@ mod tests {
         let absent = apply_edits(dir.path(), &[edit("m.py", "zz", "9")]).unwrap_err();
         assert!(absent.to_string().contains("0 times"), "{absent}");
         let outside = apply_edits(dir.path(), &[edit("../m.py", "", "x")]).unwrap_err();
-        assert!(matches!(outside, RepoError::Outside(_)), "{outside}");
+        assert!(matches!(outside, RequestRepoError::Outside(_)), "{outside}");
     }
 
     #[test]
@@ -230,7 +242,7 @@ mod tests {
         let elsewhere = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(elsewhere.path(), dir.path().join("pkg")).unwrap();
         let err = apply_edits(dir.path(), &[edit("pkg/m.py", "", "x = 1\n")]).unwrap_err();
-        assert!(matches!(err, RepoError::Outside(_)), "{err}");
+        assert!(matches!(err, RequestRepoError::Outside(_)), "{err}");
         assert!(!elsewhere.path().join("m.py").exists());
     }
 }

@@ -4,13 +4,13 @@
 
 use serde::Serialize;
 
-use super::file::Kind;
+use super::file::RequestKind;
 use crate::corpus::Half;
 
 /// How a side ended, judged by the corpus's own tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum RequestVerdict {
     /// Written; the acceptance tests and the library's suite pass.
     Correct,
     /// Written; the acceptance tests or the suite fail.
@@ -21,21 +21,21 @@ pub enum Verdict {
     NotJudged,
 }
 
-impl Verdict {
+impl RequestVerdict {
     pub fn as_str(self) -> &'static str {
         match self {
-            Verdict::Correct => "correct",
-            Verdict::Wrong => "wrong",
-            Verdict::Unchanged => "unchanged",
-            Verdict::NotJudged => "not judged",
+            RequestVerdict::Correct => "correct",
+            RequestVerdict::Wrong => "wrong",
+            RequestVerdict::Unchanged => "unchanged",
+            RequestVerdict::NotJudged => "not judged",
         }
     }
 }
 
 /// One side of one request: the engine, the baseline, or the reference change.
 #[derive(Debug, Clone, Serialize)]
-pub struct Side {
-    pub verdict: Verdict,
+pub struct RequestSide {
+    pub verdict: RequestVerdict,
     /// What `zerorepo code` said when nothing was written, or why the side was not judged.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
@@ -63,7 +63,7 @@ pub struct RequestResult {
     pub name: String,
     pub library: String,
     pub half: Half,
-    pub kind: Kind,
+    pub kind: RequestKind,
     pub examples: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub before: Option<Before>,
@@ -71,12 +71,12 @@ pub struct RequestResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_run: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub engine: Option<Side>,
+    pub engine: Option<RequestSide>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub baseline: Option<Side>,
+    pub baseline: Option<RequestSide>,
     /// `--self-check`: the reference change, judged like a side.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reference: Option<Side>,
+    pub reference: Option<RequestSide>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -99,9 +99,9 @@ impl CodeCorpusReport {
     /// Every request ran and every side was judged; in a self-check, every reference change
     /// was correct with its acceptance tests failing before.
     pub fn complete(&self) -> bool {
-        let judged = |side: &Option<Side>| {
+        let judged = |side: &Option<RequestSide>| {
             side.as_ref()
-                .is_none_or(|s| s.verdict != Verdict::NotJudged)
+                .is_none_or(|s| s.verdict != RequestVerdict::NotJudged)
         };
         self.not_reached.is_empty()
             && self.requests.iter().all(|r| {
@@ -113,7 +113,8 @@ impl CodeCorpusReport {
                             .before
                             .as_ref()
                             .is_some_and(|b| b.suite_passed && b.acceptance_failed)
-                            && r.reference.as_ref().map(|s| s.verdict) == Some(Verdict::Correct)))
+                            && r.reference.as_ref().map(|s| s.verdict)
+                                == Some(RequestVerdict::Correct)))
             })
     }
 }
@@ -129,16 +130,16 @@ struct Totals {
 }
 
 impl Totals {
-    fn add(&mut self, side: Option<&Side>) {
+    fn add(&mut self, side: Option<&RequestSide>) {
         let Some(side) = side else {
             self.not_judged += 1;
             return;
         };
         match side.verdict {
-            Verdict::Correct => self.correct += 1,
-            Verdict::Wrong => self.wrong += 1,
-            Verdict::Unchanged => self.unchanged += 1,
-            Verdict::NotJudged => self.not_judged += 1,
+            RequestVerdict::Correct => self.correct += 1,
+            RequestVerdict::Wrong => self.wrong += 1,
+            RequestVerdict::Unchanged => self.unchanged += 1,
+            RequestVerdict::NotJudged => self.not_judged += 1,
         }
         self.wall_s += side.wall_s;
     }
@@ -152,7 +153,7 @@ impl Totals {
     }
 }
 
-fn side_cell(side: Option<&Side>) -> String {
+fn side_cell(side: Option<&RequestSide>) -> String {
     match side {
         None => "—".into(),
         Some(s) => format!(
@@ -246,8 +247,8 @@ pub fn render_markdown(report: &CodeCorpusReport) -> String {
 mod tests {
     use super::*;
 
-    fn side(verdict: Verdict, wall_s: f64) -> Side {
-        Side {
+    fn side(verdict: RequestVerdict, wall_s: f64) -> RequestSide {
+        RequestSide {
             verdict,
             reason: None,
             acceptance_passed: None,
@@ -259,12 +260,17 @@ mod tests {
         }
     }
 
-    fn request(name: &str, half: Half, engine: Verdict, baseline: Verdict) -> RequestResult {
+    fn request(
+        name: &str,
+        half: Half,
+        engine: RequestVerdict,
+        baseline: RequestVerdict,
+    ) -> RequestResult {
         RequestResult {
             name: name.into(),
             library: "lib".into(),
             half,
-            kind: Kind::Add,
+            kind: RequestKind::Add,
             examples: true,
             before: Some(Before {
                 suite_passed: true,
@@ -286,9 +292,24 @@ mod tests {
             provider: "scripted".into(),
             self_check: false,
             requests: vec![
-                request("a", Half::Dev, Verdict::Correct, Verdict::Wrong),
-                request("b", Half::Test, Verdict::Correct, Verdict::Unchanged),
-                request("c", Half::Test, Verdict::Unchanged, Verdict::Correct),
+                request(
+                    "a",
+                    Half::Dev,
+                    RequestVerdict::Correct,
+                    RequestVerdict::Wrong,
+                ),
+                request(
+                    "b",
+                    Half::Test,
+                    RequestVerdict::Correct,
+                    RequestVerdict::Unchanged,
+                ),
+                request(
+                    "c",
+                    Half::Test,
+                    RequestVerdict::Unchanged,
+                    RequestVerdict::Correct,
+                ),
             ],
             not_reached: vec![],
             command: "zerorepo bench --code-corpus c.toml".into(),

@@ -41,12 +41,12 @@ pub struct CorpusPlan {
     /// Whether docstrings keep their examples (`false`: extracted with `--no-examples`).
     pub examples: bool,
     pub notes: Option<String>,
-    pub source: Source,
+    pub source: PlanSource,
 }
 
 /// Where a plan and its reference tests come from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub enum PlanSource {
     /// Written by hand, in this repository: paths from the repository root.
     HandWritten {
         /// The plan (an `rpg.json`).
@@ -246,7 +246,7 @@ fn plan(table: &toml::Table, label: &str) -> Result<CorpusPlan, CorpusError> {
         }
         (false, true) => {
             keys.only(&[COMMON_KEYS, SDIST_KEYS])?;
-            Source::Sdist(sdist(&keys)?)
+            PlanSource::Sdist(sdist(&keys)?)
         }
     };
     let half = match keys.string("half")?.as_deref() {
@@ -269,7 +269,7 @@ fn plan(table: &toml::Table, label: &str) -> Result<CorpusPlan, CorpusError> {
     })
 }
 
-fn hand_written(keys: &Keys) -> Result<Source, CorpusError> {
+fn hand_written(keys: &Keys) -> Result<PlanSource, CorpusError> {
     let path = |key: &str| -> Result<PathBuf, CorpusError> {
         let value = keys.string(key)?.ok_or_else(|| keys.missing(key))?;
         relative_path(&value).map_err(|p| keys.key_error(key, p))
@@ -280,7 +280,7 @@ fn hand_written(keys: &Keys) -> Result<Source, CorpusError> {
             "a hand-written plan's reference is one directory (a string)".into(),
         ));
     }
-    Ok(Source::HandWritten {
+    Ok(PlanSource::HandWritten {
         fixture: path("fixture")?,
         reference: path("reference")?,
     })
@@ -568,7 +568,7 @@ reference = ["tests/test_more.py::ChunkedTests", "tests/test_x.py"]
                 half: Half::Dev,
                 examples: true,
                 notes: None,
-                source: Source::HandWritten {
+                source: PlanSource::HandWritten {
                     fixture: "fixtures/chain/rpg.json".into(),
                     reference: "fixtures/chain/reference".into(),
                 },
@@ -579,7 +579,7 @@ reference = ["tests/test_more.py::ChunkedTests", "tests/test_x.py"]
     #[test]
     fn an_sdist_plan_reads_its_pin_modules_and_node_ids() {
         let plans = parse(SDIST).unwrap();
-        let Source::Sdist(sdist) = &plans[0].source else {
+        let PlanSource::Sdist(sdist) = &plans[0].source else {
             panic!("not an sdist: {:?}", plans[0].source);
         };
         assert_eq!(
@@ -618,11 +618,15 @@ reference = ["tests/test_more.py::ChunkedTests", "tests/test_x.py"]
         let test_half = select(&plans, Some(HalfChoice::Test), &[]).unwrap();
         assert!(test_half.iter().all(|p| p.half == Half::Test));
         assert_eq!(test_half.len(), 7);
-        assert!(plans.iter().any(|p| matches!(p.source, Source::Sdist(_))));
         assert!(
             plans
                 .iter()
-                .any(|p| matches!(p.source, Source::HandWritten { .. }))
+                .any(|p| matches!(p.source, PlanSource::Sdist(_)))
+        );
+        assert!(
+            plans
+                .iter()
+                .any(|p| matches!(p.source, PlanSource::HandWritten { .. }))
         );
     }
 

@@ -17,9 +17,9 @@ mod rest;
 mod sdist;
 
 pub use file::{
-    CorpusError, CorpusPlan, Half, HalfChoice, SdistPlan, Source, TestSelection, parse, select,
+    CorpusError, CorpusPlan, Half, HalfChoice, PlanSource, SdistPlan, TestSelection, parse, select,
 };
-pub use prepare::{PrepareError, Prepared, Support, copy_support, from_sdist, prepare};
-pub use report::{CorpusReport, PlanOutcome, PlanResult, Side, render_markdown, wall_ratio};
+pub use prepare::{PrepareError, PreparedPlan, Support, copy_support, from_sdist, prepare};
+pub use report::{CorpusReport, PlanOutcome, PlanResult, PlanSide, render_markdown, wall_ratio};
 pub use rest::add_rest;
 pub use sdist::{Pin, SdistError, fetch, file_sha256, unpack, verify};

@@ -12,14 +12,14 @@ use std::path::{Path, PathBuf};
 
 use tokio_util::sync::CancellationToken;
 
-use super::file::{CorpusPlan, SdistPlan, Source, TestSelection};
+use super::file::{CorpusPlan, PlanSource, SdistPlan, TestSelection};
 use super::sdist::{self, Pin, SdistError};
 use crate::rpg::extract::{self, ExtractError};
 use crate::sandbox::TestRunner;
 
 /// What running a plan needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Prepared {
+pub struct PreparedPlan {
     /// The plan to generate from.
     pub plan: PathBuf,
     /// The reference directory for the evaluation.
@@ -89,10 +89,10 @@ pub async fn prepare(
     cache: &Path,
     fetcher: &dyn TestRunner,
     cancel: &CancellationToken,
-) -> Result<Prepared, PrepareError> {
+) -> Result<PreparedPlan, PrepareError> {
     match &plan.source {
-        Source::HandWritten { fixture, reference } => hand_written(fixture, reference),
-        Source::Sdist(sdist) => {
+        PlanSource::HandWritten { fixture, reference } => hand_written(fixture, reference),
+        PlanSource::Sdist(sdist) => {
             let pin = Pin {
                 package: &sdist.package,
                 version: &sdist.version,
@@ -104,7 +104,7 @@ pub async fn prepare(
     }
 }
 
-fn hand_written(fixture: &Path, reference: &Path) -> Result<Prepared, PrepareError> {
+fn hand_written(fixture: &Path, reference: &Path) -> Result<PreparedPlan, PrepareError> {
     if !fixture.is_file() {
         return Err(PrepareError::Missing(format!(
             "fixture {}: no such file (paths are from the repository root: run from there)",
@@ -117,7 +117,7 @@ fn hand_written(fixture: &Path, reference: &Path) -> Result<Prepared, PrepareErr
             reference.display()
         )));
     }
-    Ok(Prepared {
+    Ok(PreparedPlan {
         plan: fixture.to_path_buf(),
         reference: reference.to_path_buf(),
         support: Vec::new(),
@@ -131,14 +131,14 @@ pub fn from_sdist(
     examples: bool,
     archive: &Path,
     work: &Path,
-) -> Result<Prepared, PrepareError> {
+) -> Result<PreparedPlan, PrepareError> {
     std::fs::create_dir_all(work).map_err(io(work))?;
     let unpacked = work.join("sdist");
     remove_dir(&unpacked)?;
     let root = sdist::unpack(archive, &unpacked)?;
     let src = root.join(&sdist.src);
     let sources = extract::read_sources(&src)?;
-    let options = extract::Options {
+    let options = extract::ExtractOptions {
         modules: sdist.modules.clone(),
         examples,
         reference_tests: None,
@@ -163,7 +163,7 @@ pub fn from_sdist(
         true => Vec::new(),
         false => super::rest::rest_of(&src, &extraction.rpg, &sdist.support),
     };
-    Ok(Prepared {
+    Ok(PreparedPlan {
         plan,
         reference,
         support,

@@ -40,8 +40,8 @@ pub struct PlanResult {
 pub enum PlanOutcome {
     /// Both sides were generated and evaluated (a side that failed says why in `problem`).
     Measured {
-        engine: Box<Side>,
-        one_shot: Box<Side>,
+        engine: Box<PlanSide>,
+        one_shot: Box<PlanSide>,
         /// Engine wall over one-shot wall; `null` when either is missing or zero.
         wall_ratio: Option<f64>,
     },
@@ -51,7 +51,7 @@ pub enum PlanOutcome {
 
 /// One side of a plan: a generation and its evaluation.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
-pub struct Side {
+pub struct PlanSide {
     /// The generated repository.
     pub out: String,
     /// Seconds the generation took (this invocation's part of it, when it resumed).
@@ -72,7 +72,7 @@ pub struct Side {
 }
 
 /// `engine / one_shot`, when both are positive.
-pub fn wall_ratio(engine: &Side, one_shot: &Side) -> Option<f64> {
+pub fn wall_ratio(engine: &PlanSide, one_shot: &PlanSide) -> Option<f64> {
     (engine.wall_s > 0.0 && one_shot.wall_s > 0.0).then(|| engine.wall_s / one_shot.wall_s)
 }
 
@@ -184,7 +184,7 @@ fn decision_matrix(plans: &[PlanResult]) -> String {
 }
 
 /// `**20 of 45**`, or `—` when the evaluation did not run.
-fn score(side: &Side) -> String {
+fn score(side: &PlanSide) -> String {
     match (side.passed, side.total) {
         (Some(passed), Some(total)) => format!("**{passed} of {total}**"),
         _ => "—".into(),
@@ -192,7 +192,7 @@ fn score(side: &Side) -> String {
 }
 
 /// `1,816 s`, with `(resumed)` when the generation went on from an earlier run.
-fn wall(side: &Side) -> String {
+fn wall(side: &PlanSide) -> String {
     let seconds = side.wall_s.round() as u64;
     let digits = seconds.to_string();
     let mut grouped = String::new();
@@ -232,9 +232,9 @@ fn totals(plans: &[PlanResult]) -> Option<String> {
     if counted < 2 {
         return None;
     }
-    let side = |wall_s| Side {
+    let side = |wall_s| PlanSide {
         wall_s,
-        ..Side::default()
+        ..PlanSide::default()
     };
     let (engine, one_shot) = (side(walls[0]), side(walls[1]));
     Some(format!(
@@ -261,14 +261,14 @@ fn one_line(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn side(passed: u32, total: u32, wall_s: f64) -> Side {
-        Side {
+    fn side(passed: u32, total: u32, wall_s: f64) -> PlanSide {
+        PlanSide {
             out: "out".into(),
             wall_s,
             passed: Some(passed),
             total: Some(total),
             nodes: Some([7, 10, 1, 0]),
-            ..Side::default()
+            ..PlanSide::default()
         }
     }
 
@@ -293,7 +293,7 @@ mod tests {
         };
         let second = PlanOutcome::Measured {
             engine: Box::new(side(3, 5, 10.0)),
-            one_shot: Box::new(Side {
+            one_shot: Box::new(PlanSide {
                 problem: Some("the evaluation stopped: sandbox".into()),
                 ..side(0, 0, 5.0)
             }),

@@ -1,6 +1,6 @@
 //! The node loop's decisions as a pure state machine: [`Machine::step`] takes what just
 //! happened ([`Event`]) and says what to do next ([`Step`]: an [`Action`], or the node's
-//! [`Outcome`]). It does no I/O, so every path of the loop is a table of events and steps,
+//! [`LoopEnd`]). It does no I/O, so every path of the loop is a table of events and steps,
 //! tested without a model, a sandbox or a disk; the driver in [`super::node`] only carries
 //! out actions and reports their results as events. An outcome is not an action, so the
 //! driver has nothing to carry out once the node is over.
@@ -14,8 +14,8 @@
 //! asked after the first round (a round of k candidates spends k); once it is spent a gated
 //! candidate is kept for review and anything else has failed. When the model gives no usable
 //! tests [`TEST_ANSWERS`] times, the loop goes on with the tests the engine writes from the
-//! plan, and code that passes them ends `needs_review` ([`Outcome::Untested`]), not passed.
-//! A cancellation ends every state as [`Outcome::Interrupted`], which the run records as
+//! plan, and code that passes them ends `needs_review` ([`LoopEnd::Untested`]), not passed.
+//! A cancellation ends every state as [`LoopEnd::Interrupted`], which the run records as
 //! resumable.
 //!
 //! What the run has seen votes, fix rounds and fresh starts buy ([`crate::returns`]) decides
@@ -86,7 +86,7 @@ pub enum Event {
     /// The provider cannot answer at all.
     ProviderFailed,
     /// The node's tests ran.
-    Ran(Run),
+    Ran(TestsRan),
     /// The sandbox could not run the tests.
     RunError,
     /// The failing generated tests were removed and the rest ran: `passed` when all passed.
@@ -99,7 +99,7 @@ pub enum Event {
 
 /// What a run of the node's tests said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Run {
+pub enum TestsRan {
     Passed,
     /// The test file itself is broken (it does not compile, or importing it fails in its own
     /// code): a test fault, never an implementation's.
@@ -131,7 +131,7 @@ pub enum Step {
     /// Carry this out and report what came of it.
     Do(Action),
     /// The node is over; nothing more is asked of the driver.
-    Finish(Outcome),
+    Finish(LoopEnd),
 }
 
 /// What to do next. Every action ends in exactly one [`Event`].
@@ -166,7 +166,7 @@ pub enum Action {
 
 /// How the loop ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum LoopEnd {
     /// Every test passed.
     Passed,
     /// The vote blamed the tests, and what was written again still failed: the best
@@ -254,11 +254,11 @@ enum Reached {
 }
 
 impl Reached {
-    fn of(run: Run) -> Option<Reached> {
+    fn of(run: TestsRan) -> Option<Reached> {
         match run {
-            Run::Passed => Some(Reached::Passed),
-            Run::TestFileBroken => None,
-            Run::Failed { best, .. } => Some(match best {
+            TestsRan::Passed => Some(Reached::Passed),
+            TestsRan::TestFileBroken => None,
+            TestsRan::Failed { best, .. } => Some(match best {
                 Standing::Ungated => Reached::Ungated,
                 Standing::Crashes => Reached::Crashes,
                 Standing::Disputed => Reached::Disputed,
@@ -320,7 +320,7 @@ impl Machine {
                 self.count(action);
                 self.last = Some(action);
             }
-            Step::Finish(Outcome::Passed) if self.diagnosed => self.returns.votes.paid += 1,
+            Step::Finish(LoopEnd::Passed) if self.diagnosed => self.returns.votes.paid += 1,
             Step::Finish(_) => {}
         }
         step
@@ -346,7 +346,7 @@ impl Machine {
     }
 
     /// Credits the round under way when its run took the node further than it had come.
-    fn credit(&mut self, run: Run) {
+    fn credit(&mut self, run: TestsRan) {
         let Some(reached) = Reached::of(run) else {
             return;
         };
@@ -361,14 +361,14 @@ impl Machine {
 
     fn decide(&mut self, event: Event) -> Step {
         match event {
-            Event::Cancelled => self.finish(Outcome::Interrupted),
-            Event::ProviderFailed => self.finish(Outcome::Failed(Failure::Provider)),
-            Event::RunError => self.finish(Outcome::Failed(Failure::CannotRun)),
+            Event::Cancelled => self.finish(LoopEnd::Interrupted),
+            Event::ProviderFailed => self.finish(LoopEnd::Failed(Failure::Provider)),
+            Event::RunError => self.finish(LoopEnd::Failed(Failure::CannotRun)),
             Event::Start => self.begin(),
             // The vote stands: what could not be written again is dropped.
-            Event::Unusable if self.rewriting => self.finish(Outcome::PassedWithoutDisputed),
-            Event::Ran(Run::Passed) if self.rewriting => self.finish(Outcome::Passed),
-            Event::Ran(_) if self.rewriting => self.finish(Outcome::PassedWithoutDisputed),
+            Event::Unusable if self.rewriting => self.finish(LoopEnd::PassedWithoutDisputed),
+            Event::Ran(TestsRan::Passed) if self.rewriting => self.finish(LoopEnd::Passed),
+            Event::Ran(_) if self.rewriting => self.finish(LoopEnd::PassedWithoutDisputed),
             Event::Unusable if self.last == Some(Action::AskTests) => self.tests_unusable(),
             Event::Unusable => {
                 self.has_failure = true;
@@ -385,7 +385,7 @@ impl Machine {
                 Step::Do(Action::RunTests)
             }
             Event::Ran(run) => self.ran(run),
-            Event::Dropped { passed: true } => self.finish(Outcome::Passed),
+            Event::Dropped { passed: true } => self.finish(LoopEnd::Passed),
             Event::Dropped { passed: false } => self.dispute(),
             Event::Voted(verdict) => self.voted(verdict),
             Event::Done => match self.last {
@@ -434,10 +434,10 @@ impl Machine {
 
     /// The best candidate's outcome when the node stops short of passing: kept for review
     /// when it passes the gates, failed otherwise.
-    fn best_so_far(&self) -> Outcome {
+    fn best_so_far(&self) -> LoopEnd {
         match self.best_gated {
-            true => Outcome::NeedsReview,
-            false => Outcome::Failed(Failure::Exhausted),
+            true => LoopEnd::NeedsReview,
+            false => LoopEnd::Failed(Failure::Exhausted),
         }
     }
 
@@ -489,17 +489,17 @@ impl Machine {
         Step::Do(Action::PlanTestsOnly)
     }
 
-    fn ran(&mut self, run: Run) -> Step {
+    fn ran(&mut self, run: TestsRan) -> Step {
         match run {
-            Run::Passed if self.untested => self.finish(Outcome::Untested),
-            Run::Passed => self.finish(Outcome::Passed),
-            Run::TestFileBroken => {
+            TestsRan::Passed if self.untested => self.finish(LoopEnd::Untested),
+            TestsRan::Passed => self.finish(LoopEnd::Passed),
+            TestsRan::TestFileBroken => {
                 self.tests_written = false;
                 self.tests_only = true;
                 self.has_failure = false;
                 Step::Do(Action::DiscardTests)
             }
-            Run::Failed {
+            TestsRan::Failed {
                 breaks_earlier,
                 best,
             } => {
@@ -523,9 +523,9 @@ impl Machine {
     fn against_the_prior(&mut self, best: Standing) -> Step {
         match best {
             Standing::Ungated => self.retry(),
-            Standing::Disputed => self.finish(Outcome::NeedsReview),
+            Standing::Disputed => self.finish(LoopEnd::NeedsReview),
             Standing::Crashes if self.fix_changed_nothing || !self.limits.spend.fixes => {
-                self.finish(Outcome::NeedsReview)
+                self.finish(LoopEnd::NeedsReview)
             }
             Standing::Crashes => Step::Do(Action::FixBest),
         }
@@ -535,7 +535,7 @@ impl Machine {
     fn dispute(&mut self) -> Step {
         match (self.best_gated, self.diagnosed || !self.limits.spend.votes) {
             (false, _) => self.retry(),
-            (true, true) => self.finish(Outcome::NeedsReview),
+            (true, true) => self.finish(LoopEnd::NeedsReview),
             (true, false) => Step::Do(Action::Diagnose),
         }
     }
@@ -550,13 +550,13 @@ impl Machine {
                 self.spent = self.spent.max(self.attempt);
                 Step::Do(Action::RewriteTests)
             }
-            Some(Verdict::Environment) => self.finish(Outcome::SkippedEnvironment),
+            Some(Verdict::Environment) => self.finish(LoopEnd::SkippedEnvironment),
             Some(Verdict::Implementation) if self.limits.spend.fixes => {
                 self.has_failure = true;
                 Step::Do(Action::FixBest)
             }
-            Some(Verdict::Implementation) => self.finish(Outcome::NeedsReview),
-            None => self.finish(Outcome::NeedsReview),
+            Some(Verdict::Implementation) => self.finish(LoopEnd::NeedsReview),
+            None => self.finish(LoopEnd::NeedsReview),
         }
     }
 
@@ -566,7 +566,7 @@ impl Machine {
         self.begin()
     }
 
-    fn finish(&mut self, outcome: Outcome) -> Step {
+    fn finish(&mut self, outcome: LoopEnd) -> Step {
         self.retries = self.attempt;
         Step::Finish(outcome)
     }

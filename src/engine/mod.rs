@@ -58,7 +58,7 @@ use crate::schedule::{DependencyQueue, JobOutcome, drain};
 use crate::workspace::git::{Git, GitError};
 use crate::workspace::publish;
 use output::Output;
-use run::Run;
+use run::Generation;
 
 pub use node::NodeResult;
 pub use rollback::{Rollback, rollback};
@@ -168,7 +168,7 @@ pub enum Progress {
 }
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
-pub struct Summary {
+pub struct LoopSummary {
     pub total: usize,
     pub passed: usize,
     /// Kept and built on, but some model-written tests still fail (see `NodeStatus::NeedsReview`).
@@ -188,7 +188,7 @@ pub struct Summary {
     pub out: PathBuf,
 }
 
-impl Summary {
+impl LoopSummary {
     /// Every node has usable code: it passed, or it needs review (complete code whose
     /// disputed tests are listed), and nothing failed, was skipped or is left to run.
     pub fn is_complete(&self) -> bool {
@@ -316,7 +316,7 @@ pub fn rpg_sha256(rpg: &ValidRpg) -> Result<String, serde_json::Error> {
 
 /// What a generation runs with: the plan, the model, the sandbox, the options, and the
 /// token that stops it (Ctrl-C).
-pub struct Request {
+pub struct GenerateRequest {
     pub rpg: Arc<ValidRpg>,
     pub llm: Arc<dyn LlmProvider>,
     pub runner: Arc<dyn TestRunner>,
@@ -329,10 +329,10 @@ pub struct Request {
 /// the input is at fault; once nodes run, failures are recorded per node and counted in the
 /// summary. Assembly is the caller's next step (the pipeline module), on the [`Handoff`].
 pub async fn generate(
-    request: Request,
+    request: GenerateRequest,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Generated, EngineError> {
-    let Request {
+    let GenerateRequest {
         rpg,
         llm,
         runner,
@@ -342,10 +342,10 @@ pub async fn generate(
     let started = Instant::now();
     let prepared = prepare::prepare(&rpg, runner.as_ref(), &options, progress).await?;
     let mut queue = build_queue(&rpg, options.jobs);
-    let summary = Summary {
+    let summary = LoopSummary {
         total: rpg.order().len(),
         out: options.out.clone(),
-        ..Summary::default()
+        ..LoopSummary::default()
     };
     let context = Arc::new(Context {
         rpg: rpg.clone(),
@@ -368,7 +368,7 @@ pub async fn generate(
         prepared.git,
         options.flush_every,
     );
-    let mut run = Run::new(
+    let mut run = Generation::new(
         &rpg,
         prepared.checkpoint,
         output,

@@ -1,31 +1,31 @@
 //! The running state of a generation, in the shape of cargo's `DrainState`: every piece of
-//! state the drain loop changes is a field of [`Run`], every event of the loop goes through
-//! [`Run::handle_event`], and every error goes through [`Run::fail`], the one funnel.
+//! state the drain loop changes is a field of [`Generation`], every event of the loop goes through
+//! [`Generation::handle_event`], and every error goes through [`Generation::fail`], the one funnel.
 //!
 //! Do not use `?` across events: once nodes run, an error must stop new nodes from starting
 //! (the token is cancelled) but let the nodes in flight finish and be recorded, so the error is
-//! latched here and returned by [`Run::finish`] after the loop has drained.
+//! latched here and returned by [`Generation::finish`] after the loop has drained.
 
 use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
 use super::output::Output;
-use super::{EngineError, Handoff, NodeResult, Progress, Summary};
+use super::{EngineError, Handoff, LoopSummary, NodeResult, Progress};
 use crate::checkpoint::{Checkpoint, NodeRecord, NodeStatus};
 use crate::layout::SNAPSHOT_DIR;
 use crate::rpg::{Node, ValidRpg};
-use crate::schedule::drain::Event;
+use crate::schedule::drain::DrainEvent;
 use crate::schedule::{DependencyQueue, Finished};
 use crate::usage::Usage;
 
 /// A generation between its preparation and its end. Job `j` is the node at
 /// `rpg.order()[j]`, so job numbers are priorities in generation order.
-pub(super) struct Run<'a> {
+pub(super) struct Generation<'a> {
     rpg: &'a ValidRpg,
     checkpoint: Checkpoint,
     output: Output,
-    summary: Summary,
+    summary: LoopSummary,
     /// Tokens of every node that ended in this run.
     usage: Usage,
     /// When each job started, for its duration.
@@ -36,16 +36,16 @@ pub(super) struct Run<'a> {
     error: Option<EngineError>,
 }
 
-impl<'a> Run<'a> {
+impl<'a> Generation<'a> {
     pub(super) fn new(
         rpg: &'a ValidRpg,
         checkpoint: Checkpoint,
         output: Output,
-        summary: Summary,
+        summary: LoopSummary,
         progress: &'a mut dyn FnMut(Progress),
         cancel: CancellationToken,
-    ) -> Run<'a> {
-        Run {
+    ) -> Generation<'a> {
+        Generation {
             starts: vec![None; rpg.order().len()],
             rpg,
             checkpoint,
@@ -89,18 +89,18 @@ impl<'a> Run<'a> {
     }
 
     /// The drain loop's one entry point.
-    pub(super) fn handle_event(&mut self, event: Event<&NodeResult>) {
+    pub(super) fn handle_event(&mut self, event: DrainEvent<&NodeResult>) {
         if self.error.is_some() {
             return;
         }
         let result = match event {
-            Event::Started(job) => self.started(job),
-            Event::Ended(job, result) => self.ended(job, result),
-            Event::Skipped(_) if self.cancel.is_cancelled() => {
+            DrainEvent::Started(job) => self.started(job),
+            DrainEvent::Ended(job, result) => self.ended(job, result),
+            DrainEvent::Skipped(_) if self.cancel.is_cancelled() => {
                 self.summary.not_run += 1;
                 Ok(())
             }
-            Event::Skipped(finished) => self.skipped(finished),
+            DrainEvent::Skipped(finished) => self.skipped(finished),
         };
         self.settle(result);
     }
@@ -239,7 +239,7 @@ impl<'a> Run<'a> {
 
 /// How the node loop ended.
 pub struct Generated {
-    pub summary: Summary,
+    pub summary: LoopSummary,
     /// What assembly works on; `None` when the run was interrupted (nothing is assembled).
     pub handoff: Option<Handoff>,
 }

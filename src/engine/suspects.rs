@@ -191,7 +191,7 @@ pub fn localize(
     ground: &impl Ground,
     budget: &mut Budget,
 ) -> Localization {
-    let mut found = Found {
+    let mut found = Localizing {
         suspects: Vec::new(),
         queries: 0,
         exhausted: false,
@@ -212,14 +212,14 @@ pub fn localize(
 }
 
 /// A localization under way.
-struct Found<'b> {
+struct Localizing<'b> {
     suspects: Vec<Suspect>,
     queries: u32,
     exhausted: bool,
     budget: &'b mut Budget,
 }
 
-impl Found<'_> {
+impl Localizing<'_> {
     fn has(&self, file: &str, symbol: &str) -> bool {
         self.suspects
             .iter()

@@ -16,7 +16,7 @@ use crate::sandbox::TestRun;
 /// What became of one reference test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
-pub enum Outcome {
+pub enum CaseOutcome {
     Passed,
     Failed,
     /// It did not get to run to an assertion: a collection or import error, a timeout, a
@@ -30,7 +30,7 @@ pub enum Outcome {
 pub(super) struct Case {
     /// Within the file: `test_x`, `test_x[2]`, `TestK::test_m`.
     pub id: String,
-    pub outcome: Outcome,
+    pub outcome: CaseOutcome,
     pub reason: Option<String>,
 }
 
@@ -124,7 +124,7 @@ pub(super) fn read_run(file: &str, declared: &[String], run: &TestRun) -> FileRu
         .filter(|d| !seen.contains(d.as_str()))
         .map(|d| Case {
             id: d.clone(),
-            outcome: Outcome::Error,
+            outcome: CaseOutcome::Error,
             reason: Some(problem.clone().unwrap_or_else(|| "not run".into())),
         })
         .collect();
@@ -160,12 +160,12 @@ fn from_report(file: &str, run: &TestRun, reasons: &BTreeMap<String, String>) ->
                 .collect::<Vec<_>>()
                 .join("::");
             let outcome = match t.outcome.as_str() {
-                "passed" => Outcome::Passed,
-                "failed" => Outcome::Failed,
-                "skipped" => Outcome::Skipped,
-                _ => Outcome::Error,
+                "passed" => CaseOutcome::Passed,
+                "failed" => CaseOutcome::Failed,
+                "skipped" => CaseOutcome::Skipped,
+                _ => CaseOutcome::Error,
             };
-            let reason = (outcome != Outcome::Passed)
+            let reason = (outcome != CaseOutcome::Passed)
                 .then(|| reasons.get(&id).cloned())
                 .flatten();
             Some(Case {
@@ -200,7 +200,7 @@ fn from_summary(
                 .iter()
                 .find(|(id, _)| base_id(id) == d.as_str())
                 .map(|(id, outcome)| (*outcome, reasons.get(id).cloned()));
-            let (outcome, reason) = failure.unwrap_or((Outcome::Passed, None));
+            let (outcome, reason) = failure.unwrap_or((CaseOutcome::Passed, None));
             Case {
                 id: d.clone(),
                 outcome,
@@ -254,7 +254,7 @@ fn first_error(run: &TestRun) -> String {
 
 /// pytest's short summary, `FAILED dir/test_x.py::test_y - reason` and `ERROR ...`: the id
 /// within the file (empty for the file itself) and its outcome.
-fn summary_outcomes(output: &str) -> BTreeMap<String, Outcome> {
+fn summary_outcomes(output: &str) -> BTreeMap<String, CaseOutcome> {
     summary_lines(output)
         .map(|(outcome, id, _)| (id.to_string(), outcome))
         .collect()
@@ -295,12 +295,12 @@ fn section_title(line: &str) -> Option<String> {
 }
 
 /// `(outcome, id within the file, reason)` of each short-summary line.
-fn summary_lines(output: &str) -> impl Iterator<Item = (Outcome, &str, Option<&str>)> {
+fn summary_lines(output: &str) -> impl Iterator<Item = (CaseOutcome, &str, Option<&str>)> {
     output.lines().filter_map(|line| {
         let (outcome, rest) = if let Some(rest) = line.strip_prefix("FAILED ") {
-            (Outcome::Failed, rest)
+            (CaseOutcome::Failed, rest)
         } else {
-            (Outcome::Error, line.strip_prefix("ERROR ")?)
+            (CaseOutcome::Error, line.strip_prefix("ERROR ")?)
         };
         let (node, reason) = match rest.split_once(" - ") {
             Some((node, reason)) => (node, Some(reason.trim())),
@@ -340,7 +340,7 @@ mod tests {
         }
     }
 
-    fn outcomes(file: &FileRun) -> Vec<(&str, Outcome)> {
+    fn outcomes(file: &FileRun) -> Vec<(&str, CaseOutcome)> {
         file.cases
             .iter()
             .map(|c| (c.id.as_str(), c.outcome))
@@ -383,11 +383,11 @@ mod tests {
         assert_eq!(
             outcomes(&file),
             [
-                ("test_a", Outcome::Passed),
-                ("test_p[1]", Outcome::Passed),
-                ("test_p[2]", Outcome::Failed),
-                ("TestK::test_m", Outcome::Skipped),
-                ("test_async", Outcome::Error),
+                ("test_a", CaseOutcome::Passed),
+                ("test_p[1]", CaseOutcome::Passed),
+                ("test_p[2]", CaseOutcome::Failed),
+                ("TestK::test_m", CaseOutcome::Skipped),
+                ("test_async", CaseOutcome::Error),
             ]
         );
         assert_eq!(file.cases[2].reason.as_deref(), Some("assert 2 == 1"));
@@ -413,7 +413,7 @@ mod tests {
         let report = [("::reference_tests.test_x", "error")];
         let file = read_run("test_x.py", &declared, &run(Some(2), output, &report));
         assert_eq!(file.cases.len(), 4);
-        assert!(file.cases.iter().all(|c| c.outcome == Outcome::Error));
+        assert!(file.cases.iter().all(|c| c.outcome == CaseOutcome::Error));
         let problem = file.problem.unwrap_or_default();
         assert!(
             problem.contains("could not be collected") && problem.contains("No module named 'pkg'"),
@@ -431,14 +431,19 @@ mod tests {
         assert_eq!(
             outcomes(&file),
             [
-                ("test_a", Outcome::Passed),
-                ("test_p", Outcome::Failed),
-                ("TestK::test_m", Outcome::Error),
-                ("test_async", Outcome::Passed),
+                ("test_a", CaseOutcome::Passed),
+                ("test_p", CaseOutcome::Failed),
+                ("TestK::test_m", CaseOutcome::Error),
+                ("test_async", CaseOutcome::Passed),
             ]
         );
         let passed = read_run("test_x.py", &declared, &run(Some(0), "5 passed", &[]));
-        assert!(passed.cases.iter().all(|c| c.outcome == Outcome::Passed));
+        assert!(
+            passed
+                .cases
+                .iter()
+                .all(|c| c.outcome == CaseOutcome::Passed)
+        );
     }
 
     #[test]
@@ -450,7 +455,7 @@ mod tests {
             ..run(None, "", &[])
         };
         let file = read_run("test_x.py", &declared, &timed_out);
-        assert!(file.cases.iter().all(|c| c.outcome == Outcome::Error));
+        assert!(file.cases.iter().all(|c| c.outcome == CaseOutcome::Error));
         assert!(file.problem.unwrap_or_default().contains("timed out"));
         // A failure printed before the hang is not why the file did not finish.
         let hung_after_a_failure = TestRun {
@@ -465,6 +470,6 @@ mod tests {
             &[],
         );
         let file = read_run("test_x.py", &declared, &collection);
-        assert!(file.cases.iter().all(|c| c.outcome == Outcome::Error));
+        assert!(file.cases.iter().all(|c| c.outcome == CaseOutcome::Error));
     }
 }

@@ -40,7 +40,7 @@ use crate::localize::{LocalizeError, Statuses};
 use crate::rpg::Rpg;
 use crate::sandbox::{SandboxError, TestRunner};
 
-pub use cases::Outcome;
+pub use cases::CaseOutcome;
 pub use decisions::{DecisionRow, Decisions, ScoredDeparture};
 pub use disputes::{Disputes, JudgedTest, MatrixRow};
 pub use scratch::REFERENCE_DIR;
@@ -290,7 +290,7 @@ pub struct TestResult {
     pub test: String,
     /// The id of the leaf the test is attributed to; `null` when its name matches none.
     pub node: Option<String>,
-    pub outcome: Outcome,
+    pub outcome: CaseOutcome,
     /// For a test that did not pass: pytest's one-line reason, when it gave one.
     pub reason: Option<String>,
 }

@@ -8,18 +8,18 @@
 
 use std::collections::BTreeMap;
 
-use super::cases::{Case, FileRun, Outcome, base_id};
+use super::cases::{Case, FileRun, CaseOutcome, base_id};
 use super::{Evaluation, FileScore, NodeScore, Reference, SubgraphScore, Tally, TestResult};
 use crate::rpg::Node;
 
 impl Tally {
-    fn add(&mut self, outcome: Outcome) {
+    fn add(&mut self, outcome: CaseOutcome) {
         self.total += 1;
         match outcome {
-            Outcome::Passed => self.passed += 1,
-            Outcome::Failed => self.failed += 1,
-            Outcome::Error => self.errors += 1,
-            Outcome::Skipped => self.skipped += 1,
+            CaseOutcome::Passed => self.passed += 1,
+            CaseOutcome::Failed => self.failed += 1,
+            CaseOutcome::Error => self.errors += 1,
+            CaseOutcome::Skipped => self.skipped += 1,
         }
         self.pass_rate = Some(f64::from(self.passed) / f64::from(self.total));
     }
@@ -274,10 +274,10 @@ mod tests {
         let run = FileRun {
             file: "test_steps.py".into(),
             cases: vec![
-                case("test_double_one", Outcome::Passed),
-                case("test_double_plus_one_a", Outcome::Error),
-                case("test_double_plus_one_b", Outcome::Failed),
-                case("test_something_else", Outcome::Passed),
+                case("test_double_one", CaseOutcome::Passed),
+                case("test_double_plus_one_a", CaseOutcome::Error),
+                case("test_double_plus_one_b", CaseOutcome::Failed),
+                case("test_something_else", CaseOutcome::Passed),
             ],
             problem: None,
         };
@@ -309,10 +309,10 @@ mod tests {
     fn tallies_count_errors_and_skips_as_not_passed() {
         let mut tally = Tally::default();
         for outcome in [
-            Outcome::Passed,
-            Outcome::Failed,
-            Outcome::Error,
-            Outcome::Skipped,
+            CaseOutcome::Passed,
+            CaseOutcome::Failed,
+            CaseOutcome::Error,
+            CaseOutcome::Skipped,
         ] {
             tally.add(outcome);
         }

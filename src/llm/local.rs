@@ -75,7 +75,7 @@ pub(crate) const MAX_SEQUENCES: u32 = 5;
 // Every sequence's token and drafts fit one batch beside nothing else.
 const _: () = assert!(LANES * MAX_SEQUENCES as usize * (1 + MOST_DRAFT_TOKENS) <= BATCH);
 
-struct Job {
+struct DecodeJob {
     request: LlmRequest,
     /// Candidates wanted.
     n: u32,
@@ -85,7 +85,7 @@ struct Job {
 /// The embedded model as a provider (built by `chain::from_spec("local")`; public so that the
 /// tests and benches can choose [`Drafting`] and read its counters).
 pub struct LocalProvider {
-    jobs: mpsc::Sender<Job>,
+    jobs: mpsc::Sender<DecodeJob>,
     name: String,
     stats: Arc<Stats>,
 }
@@ -111,7 +111,7 @@ impl LocalProvider {
     /// Loads the model on a worker thread (a few seconds) and returns once it is ready.
     /// llama.cpp is initialized once per process, so a process has one such provider.
     pub fn load_with(path: &Path, drafting: Drafting) -> Result<LocalProvider, LlmError> {
-        let (jobs, incoming) = mpsc::channel::<Job>();
+        let (jobs, incoming) = mpsc::channel::<DecodeJob>();
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), LocalError>>();
         let model_path: PathBuf = path.to_path_buf();
         let stats = Arc::new(Stats::default());
@@ -248,7 +248,7 @@ impl LlmProvider for LocalProvider {
         n: u32,
     ) -> Vec<Result<LlmResponse, LlmError>> {
         let (reply, answer) = tokio::sync::oneshot::channel();
-        let job = Job {
+        let job = DecodeJob {
             request: request.clone(),
             n,
             reply,
@@ -269,7 +269,7 @@ impl LlmProvider for LocalProvider {
 fn worker(
     path: &Path,
     ready: &mpsc::Sender<Result<(), LocalError>>,
-    jobs: &mpsc::Receiver<Job>,
+    jobs: &mpsc::Receiver<DecodeJob>,
     stats: Arc<Stats>,
 ) {
     let (backend, model) = match load(path) {
@@ -279,7 +279,7 @@ fn worker(
             return;
         }
     };
-    match Session::open(&backend, &model, path, stats) {
+    match ModelContext::open(&backend, &model, path, stats) {
         Ok(mut session) => {
             let _ = ready.send(Ok(()));
             session.serve(jobs);
@@ -311,7 +311,7 @@ fn load(path: &Path) -> Result<(LlamaBackend, LlamaModel), LocalError> {
 /// comes back to it only evaluates what changed. A job runs in the idle slot whose cache shares
 /// the longest prefix with its prompt, which keeps a node's successive requests on one slot
 /// while other nodes' requests use theirs.
-struct Session<'m> {
+struct ModelContext<'m> {
     model: &'m LlamaModel,
     ctx: LlamaContext<'m>,
     template: LlamaChatTemplate,
@@ -334,7 +334,7 @@ struct Slot {
 
 /// A job with its prompt tokenized.
 struct Pending {
-    job: Job,
+    job: DecodeJob,
     /// Candidates (sequences) to decode: the job's, at most [`MAX_SEQUENCES`].
     n: u32,
     tokens: Vec<LlamaToken>,
@@ -371,13 +371,13 @@ fn seq_id(slot: usize, k: u32) -> i32 {
     (slot as u32 * MAX_SEQUENCES + k) as i32
 }
 
-impl<'m> Session<'m> {
+impl<'m> ModelContext<'m> {
     fn open(
         backend: &LlamaBackend,
         model: &'m LlamaModel,
         path: &Path,
         stats: Arc<Stats>,
-    ) -> Result<Session<'m>, LocalError> {
+    ) -> Result<ModelContext<'m>, LocalError> {
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as i32;
         // One cache for all sequences: candidates share the prompt's entries, and a slot can
         // start from another slot's prefix. Attention skips the cells of other sequences.
@@ -397,7 +397,7 @@ impl<'m> Session<'m> {
                 path: path.to_path_buf(),
                 source,
             })?;
-        Ok(Session {
+        Ok(ModelContext {
             model,
             ctx,
             template,
@@ -410,7 +410,7 @@ impl<'m> Session<'m> {
 
     /// Serves jobs until the provider is dropped: takes new jobs between decode steps, so a
     /// job that arrives while others are being decoded joins their batches at once.
-    fn serve(&mut self, jobs: &mpsc::Receiver<Job>) {
+    fn serve(&mut self, jobs: &mpsc::Receiver<DecodeJob>) {
         loop {
             if self.idle() {
                 match jobs.recv() {
@@ -434,7 +434,7 @@ impl<'m> Session<'m> {
     }
 
     /// Tokenizes a new job and queues it; a prompt that cannot fit is answered at once.
-    fn take(&mut self, job: Job) {
+    fn take(&mut self, job: DecodeJob) {
         let n = job.n.clamp(1, MAX_SEQUENCES);
         match self.prompt(&job.request, n) {
             Ok(tokens) => self.waiting.push_back(Pending {

@@ -42,28 +42,25 @@ fn night(date: &str, wall: f64, passed: usize, reference: u32) -> NightlyReport 
     }
 }
 
-fn verdict(c: &[Comparison], name: &str) -> Verdict {
+fn verdict(c: &[Comparison], name: &str) -> Trend {
     c.iter()
         .find(|x| x.name == name)
         .map(|x| x.verdict)
-        .unwrap_or(Verdict::Same)
+        .unwrap_or(Trend::Same)
 }
 
 #[test]
 fn noise_is_same_and_real_changes_have_a_direction() {
     let before = night("2026-11-23", 10.0, 70, 82);
     let noisy = compare(&before, &night("2026-11-24", 10.9, 70, 82));
-    assert_eq!(verdict(&noisy, "engine: wall s"), Verdict::Same);
-    assert_eq!(
-        verdict(&noisy, "real: reference tests passed"),
-        Verdict::Same
-    );
+    assert_eq!(verdict(&noisy, "engine: wall s"), Trend::Same);
+    assert_eq!(verdict(&noisy, "real: reference tests passed"), Trend::Same);
     let moved = compare(&before, &night("2026-11-24", 7.0, 69, 90));
-    assert_eq!(verdict(&moved, "engine: wall s"), Verdict::Better);
-    assert_eq!(verdict(&moved, "engine: nodes passed"), Verdict::Worse);
+    assert_eq!(verdict(&moved, "engine: wall s"), Trend::Better);
+    assert_eq!(verdict(&moved, "engine: nodes passed"), Trend::Worse);
     assert_eq!(
         verdict(&moved, "real: reference tests passed"),
-        Verdict::Better
+        Trend::Better
     );
 }
 

@@ -125,7 +125,7 @@ pub struct SourceFile {
 
 /// What to extract.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub struct ExtractOptions {
     /// Dotted names of the modules (or packages, meaning every module beneath) to plan;
     /// empty: all.
     pub modules: Vec<String>,
@@ -159,7 +159,7 @@ pub struct DroppedEdge {
 
 /// What `extract` did, besides the plan.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct Summary {
+pub struct ExtractSummary {
     pub packages: usize,
     pub modules: usize,
     pub functions: usize,
@@ -175,7 +175,7 @@ pub struct Summary {
 #[derive(Debug, Clone)]
 pub struct Extraction {
     pub rpg: Rpg,
-    pub summary: Summary,
+    pub summary: ExtractSummary,
 }
 
 /// Reads every Python file of the packages and top-level modules under `dir` (or of the
@@ -249,8 +249,11 @@ pub fn read_sources(dir: &Path) -> Result<Vec<SourceFile>, ExtractError> {
 }
 
 /// The plan for `sources`, as the module doc describes it.
-pub fn extract(sources: &[SourceFile], options: &Options) -> Result<Extraction, ExtractError> {
-    let mut summary = Summary::default();
+pub fn extract(
+    sources: &[SourceFile],
+    options: &ExtractOptions,
+) -> Result<Extraction, ExtractError> {
+    let mut summary = ExtractSummary::default();
     let modules = parse_modules(sources, &mut summary)?;
     let selected = select(&modules, &options.modules)?;
 
@@ -354,8 +357,8 @@ pub fn extract(sources: &[SourceFile], options: &Options) -> Result<Extraction, 
 fn composites(
     modules: &BTreeMap<String, Module>,
     kept: &BTreeSet<String>,
-    options: &Options,
-    summary: &mut Summary,
+    options: &ExtractOptions,
+    summary: &mut ExtractSummary,
 ) -> Vec<Node> {
     let mut nodes: Vec<Node> = Vec::new();
     let mut package_subgraph: BTreeMap<String, String> = BTreeMap::new();
@@ -400,7 +403,7 @@ fn composites(
 /// skipped and said so.
 fn parse_modules(
     sources: &[SourceFile],
-    summary: &mut Summary,
+    summary: &mut ExtractSummary,
 ) -> Result<BTreeMap<String, Module>, ExtractError> {
     let mut parser = Parser::new();
     parser
@@ -451,7 +454,7 @@ fn edges_of(
     modules: &BTreeMap<String, Module>,
     leaves: &BTreeMap<(String, String), Node>,
     calls: &LeafCalls,
-    summary: &mut Summary,
+    summary: &mut ExtractSummary,
 ) -> (Vec<Edge>, BTreeMap<String, BTreeSet<String>>) {
     let mut wanted: BTreeSet<(String, String, EdgeKindKey)> = BTreeSet::new();
     for (id, uses) in calls {
@@ -520,7 +523,7 @@ fn keep_functions(
     mut leaves: Leaves,
     mut edges: Vec<Edge>,
     needs: &BTreeMap<String, BTreeSet<String>>,
-    summary: &Summary,
+    summary: &ExtractSummary,
     functions: &[String],
 ) -> Result<(Leaves, Vec<Edge>), ExtractError> {
     if functions.is_empty() {
@@ -563,7 +566,7 @@ fn keep_functions(
 fn metadata_of(
     modules: &BTreeMap<String, Module>,
     kept: &BTreeSet<String>,
-    options: &Options,
+    options: &ExtractOptions,
 ) -> serde_json::Map<String, serde_json::Value> {
     let mut metadata = serde_json::Map::new();
     let project = options

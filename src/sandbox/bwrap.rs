@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cgroup::CgroupGuard;
 use super::policy::SandboxPolicy;
-use super::warm::{Job, RUNNER_PY, Session, SessionResources, WarmChannel, WarmPool};
+use super::warm::{RUNNER_PY, Session, SessionResources, WarmChannel, WarmJob, WarmPool};
 use super::{SandboxError, TestRun, TestRunner};
 
 const REPO_IN_SANDBOX: &str = "/repo";
@@ -498,7 +498,7 @@ impl BwrapRunner {
     async fn run_job(
         &self,
         repo: &Path,
-        job: Job<'_>,
+        job: WarmJob<'_>,
         policy: SandboxPolicy,
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError> {
@@ -574,7 +574,7 @@ impl TestRunner for BwrapRunner {
         test_file: &str,
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError> {
-        self.run_job(repo, Job::Tests(test_file), self.run_policy(), cancel)
+        self.run_job(repo, WarmJob::Tests(test_file), self.run_policy(), cancel)
             .await
     }
 
@@ -584,7 +584,7 @@ impl TestRunner for BwrapRunner {
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError> {
         let policy = self.run_policy().for_install();
-        self.run_job(repo, Job::Install, policy, cancel).await
+        self.run_job(repo, WarmJob::Install, policy, cancel).await
     }
 
     async fn run_command(
@@ -593,7 +593,7 @@ impl TestRunner for BwrapRunner {
         argv: &[String],
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError> {
-        self.run_job(repo, Job::Command(argv), self.run_policy(), cancel)
+        self.run_job(repo, WarmJob::Command(argv), self.run_policy(), cancel)
             .await
     }
 

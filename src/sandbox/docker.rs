@@ -32,7 +32,7 @@ use tokio::io::BufReader;
 use tokio_util::sync::CancellationToken;
 
 use super::policy::SandboxPolicy;
-use super::warm::{Job, Session, SessionResources, WarmChannel, WarmPool};
+use super::warm::{Session, SessionResources, WarmChannel, WarmJob, WarmPool};
 use super::{SandboxError, TestRun, TestRunner};
 
 pub const DEFAULT_IMAGE: &str = "zerorepo-sandbox:py3";
@@ -278,7 +278,7 @@ impl DockerRunner {
     async fn run_job(
         &self,
         repo: &Path,
-        job: Job<'_>,
+        job: WarmJob<'_>,
         policy: &SandboxPolicy,
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError> {
@@ -465,7 +465,7 @@ impl TestRunner for DockerRunner {
         test_file: &str,
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError> {
-        self.run_job(repo, Job::Tests(test_file), &self.policy, cancel)
+        self.run_job(repo, WarmJob::Tests(test_file), &self.policy, cancel)
             .await
     }
 
@@ -475,7 +475,7 @@ impl TestRunner for DockerRunner {
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError> {
         let policy = self.policy.for_install();
-        self.run_job(repo, Job::Install, &policy, cancel).await
+        self.run_job(repo, WarmJob::Install, &policy, cancel).await
     }
 
     async fn run_command(
@@ -484,7 +484,7 @@ impl TestRunner for DockerRunner {
         argv: &[String],
         cancel: &CancellationToken,
     ) -> Result<TestRun, SandboxError> {
-        self.run_job(repo, Job::Command(argv), &self.policy, cancel)
+        self.run_job(repo, WarmJob::Command(argv), &self.policy, cancel)
             .await
     }
 

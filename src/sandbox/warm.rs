@@ -21,7 +21,7 @@ const GRACE: Duration = Duration::from_secs(10);
 
 /// What one run of the warm runner does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Job<'a> {
+pub enum WarmJob<'a> {
     /// pytest on one test file (relative to the repository).
     Tests(&'a str),
     /// The install check: `pip install -e` of a copy of the repository, offline.
@@ -48,19 +48,19 @@ pub struct RunRequest {
 }
 
 impl RunRequest {
-    pub fn new(id: u64, job: Job<'_>, policy: &SandboxPolicy) -> RunRequest {
+    pub fn new(id: u64, job: WarmJob<'_>, policy: &SandboxPolicy) -> RunRequest {
         let args = match job {
-            Job::Tests(test_file) => vec!["-q".into(), "--tb=short".into(), test_file.into()],
-            Job::Install | Job::Command(_) => Vec::new(),
+            WarmJob::Tests(test_file) => vec!["-q".into(), "--tb=short".into(), test_file.into()],
+            WarmJob::Install | WarmJob::Command(_) => Vec::new(),
         };
         let command = match job {
-            Job::Command(argv) => argv.to_vec(),
+            WarmJob::Command(argv) => argv.to_vec(),
             _ => Vec::new(),
         };
         RunRequest {
             id,
             args,
-            install: job == Job::Install,
+            install: job == WarmJob::Install,
             command,
             timeout: policy.wall_timeout_secs as f64,
             cpu_seconds: policy.cpu_seconds,
@@ -206,7 +206,7 @@ impl WarmChannel {
     /// Runs one job and waits for its answer.
     pub async fn run(
         &mut self,
-        job: Job<'_>,
+        job: WarmJob<'_>,
         policy: &SandboxPolicy,
     ) -> Result<RunResponse, WarmError> {
         let request = RunRequest::new(self.next_id, job, policy);
@@ -295,7 +295,7 @@ impl WarmPool {
         &self,
         backend: &str,
         repo: &std::path::Path,
-        job: Job<'_>,
+        job: WarmJob<'_>,
         policy: &SandboxPolicy,
         cancel: &tokio_util::sync::CancellationToken,
         open: F,

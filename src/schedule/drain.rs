@@ -11,7 +11,7 @@ use super::queue::{DependencyQueue, Finished, JobOutcome};
 
 /// What the drain loop tells its caller, in the order things happen.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Event<R> {
+pub enum DrainEvent<R> {
     Started(usize),
     Ended(usize, R),
     Skipped(Finished),
@@ -25,7 +25,7 @@ pub async fn drain<R, F, Fut>(
     cancel: &CancellationToken,
     mut run: F,
     outcome: impl Fn(&R) -> JobOutcome,
-    mut on_event: impl FnMut(Event<&R>),
+    mut on_event: impl FnMut(DrainEvent<&R>),
 ) where
     R: Send + 'static,
     F: FnMut(usize) -> Fut,
@@ -35,7 +35,7 @@ pub async fn drain<R, F, Fut>(
     loop {
         while !cancel.is_cancelled() {
             let Some(job) = queue.next_ready() else { break };
-            on_event(Event::Started(job));
+            on_event(DrainEvent::Started(job));
             let fut = run(job);
             running.spawn(async move { (job, fut.await) });
         }
@@ -48,9 +48,9 @@ pub async fn drain<R, F, Fut>(
             continue;
         };
         let skipped = queue.finish(job, outcome(&result));
-        on_event(Event::Ended(job, &result));
+        on_event(DrainEvent::Ended(job, &result));
         for finished in skipped {
-            on_event(Event::Skipped(finished));
+            on_event(DrainEvent::Skipped(finished));
         }
     }
 }
@@ -83,7 +83,7 @@ mod tests {
             },
             |_| JobOutcome::Passed,
             |e| {
-                if let Event::Ended(job, _) = e {
+                if let DrainEvent::Ended(job, _) = e {
                     ended.push(job)
                 }
             },

@@ -2,7 +2,7 @@
 //!
 //! An [`Overlay`] sits over a directory: reads see the pending content first and the disk
 //! second; writes, removals, mode changes and patches (the hunks of [`crate::edit::hunk`]) stay
-//! in memory. Each entry remembers who wrote it ([`Source`]) and the hash the file had on disk
+//! in memory. Each entry remembers who wrote it ([`Author`]) and the hash the file had on disk
 //! when it was first touched. [`Overlay::commit`] is all or nothing: it refuses the whole batch
 //! when a Python file does not parse or a file changed on disk since it was read (somebody else
 //! edited it), and otherwise hands the batch to a journal callback *before* writing each file
@@ -22,7 +22,7 @@ use crate::fsutil::{FsError, Workspace, content_hash};
 /// Who wrote a pending change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Source {
+pub enum Author {
     /// The engine (a node's passed code or tests, assembly's files).
     Generated,
     /// A person (an edit the user asked for or made).
@@ -38,7 +38,7 @@ pub struct Entry {
     pub content: Option<String>,
     /// Unix permission bits to give the file (`None`: new files get 0644, existing ones keep theirs).
     pub mode: Option<u32>,
-    pub source: Source,
+    pub source: Author,
     /// sha256 of the file on disk when the overlay first touched it (`""`: it did not exist).
     pub base: String,
 }
@@ -59,7 +59,7 @@ pub enum ChangeKind {
 pub struct FileDiff {
     pub path: String,
     pub kind: ChangeKind,
-    pub source: Source,
+    pub source: Author,
     /// Unified diff of the text (3 lines of context); empty for a mode change.
     pub diff: String,
 }
@@ -128,7 +128,7 @@ impl Overlay {
         }
     }
 
-    fn entry(&mut self, path: &str, source: Source) -> Result<&mut Entry, OverlayError> {
+    fn entry(&mut self, path: &str, source: Author) -> Result<&mut Entry, OverlayError> {
         use std::collections::btree_map::Entry as Slot;
         let key = key(&self.disk, path)?;
         let entry = match self.entries.entry(key) {
@@ -146,13 +146,13 @@ impl Overlay {
         &mut self,
         path: &str,
         content: impl Into<String>,
-        source: Source,
+        source: Author,
     ) -> Result<(), OverlayError> {
         self.entry(path, source)?.content = Some(content.into());
         Ok(())
     }
 
-    pub fn remove(&mut self, path: &str, source: Source) -> Result<(), OverlayError> {
+    pub fn remove(&mut self, path: &str, source: Author) -> Result<(), OverlayError> {
         self.entry(path, source)?.content = None;
         Ok(())
     }
@@ -161,7 +161,7 @@ impl Overlay {
         let source = self
             .entries
             .get(&key(&self.disk, path)?)
-            .map_or(Source::Generated, |e| e.source);
+            .map_or(Author::Generated, |e| e.source);
         self.entry(path, source)?.mode = Some(mode & 0o7777);
         Ok(())
     }
@@ -334,7 +334,7 @@ fn key(disk: &Workspace, path: &str) -> Result<String, OverlayError> {
 }
 
 /// An entry for a file the overlay has not touched yet: its disk content and hash.
-fn untouched(disk: &Workspace, path: &str, source: Source) -> Result<Entry, OverlayError> {
+fn untouched(disk: &Workspace, path: &str, source: Author) -> Result<Entry, OverlayError> {
     let bytes = disk.read_bytes(path)?;
     let content = match bytes.as_deref().map(std::str::from_utf8) {
         None => None,
@@ -444,9 +444,9 @@ mod tests {
         let (_dir, ws) = setup();
         let mut overlay = Overlay::new(ws.clone());
         overlay
-            .write("a.py", "def a():\n    return 2\n", Source::Generated)
+            .write("a.py", "def a():\n    return 2\n", Author::Generated)
             .unwrap();
-        overlay.write("pkg/b.py", "B = 1\n", Source::Human).unwrap();
+        overlay.write("pkg/b.py", "B = 1\n", Author::Human).unwrap();
         assert_eq!(
             overlay.read("a.py").unwrap().as_deref(),
             Some("def a():\n    return 2\n")
@@ -456,7 +456,7 @@ mod tests {
             Some("def a():\n    return 1\n")
         );
         assert_eq!(ws.read("pkg/b.py").unwrap(), None);
-        assert!(overlay.write("../x.py", "", Source::Human).is_err());
+        assert!(overlay.write("../x.py", "", Author::Human).is_err());
         let mut journalled = BTreeMap::new();
         let done = overlay
             .commit(|batch| {
@@ -478,13 +478,13 @@ mod tests {
         let (_dir, ws) = setup();
         let mut overlay = Overlay::new(ws.clone());
         overlay
-            .write("src/b.py", "B = 1\n", Source::Generated)
+            .write("src/b.py", "B = 1\n", Author::Generated)
             .unwrap();
         overlay
-            .write("src//b.py", "B = 2\n", Source::Generated)
+            .write("src//b.py", "B = 2\n", Author::Generated)
             .unwrap();
         overlay
-            .write("src/./b.py/", "B = 3\n", Source::Human)
+            .write("src/./b.py/", "B = 3\n", Author::Human)
             .unwrap();
         overlay.set_mode("src/b.py/", 0o755).unwrap();
         assert_eq!(overlay.entries().keys().collect::<Vec<_>>(), ["src/b.py"]);
@@ -514,14 +514,14 @@ mod tests {
         ws.write("gone.py", "X = 1\n").unwrap();
         let mut overlay = Overlay::new(ws);
         overlay
-            .write("a.py", "def a():\n    return 2\n", Source::Generated)
+            .write("a.py", "def a():\n    return 2\n", Author::Generated)
             .unwrap();
         overlay
-            .write("new.py", "Y = 2\n", Source::External)
+            .write("new.py", "Y = 2\n", Author::External)
             .unwrap();
-        overlay.remove("gone.py", Source::Human).unwrap();
-        overlay.write("same.py", "", Source::Generated).unwrap();
-        overlay.remove("same.py", Source::Generated).unwrap();
+        overlay.remove("gone.py", Author::Human).unwrap();
+        overlay.write("same.py", "", Author::Generated).unwrap();
+        overlay.remove("same.py", Author::Generated).unwrap();
         let diffs = overlay.diff_with_disk().unwrap();
         let kinds: Vec<_> = diffs
             .iter()
@@ -530,9 +530,9 @@ mod tests {
         assert_eq!(
             kinds,
             [
-                ("a.py", ChangeKind::Modified, Source::Generated),
-                ("gone.py", ChangeKind::Removed, Source::Human),
-                ("new.py", ChangeKind::Added, Source::External),
+                ("a.py", ChangeKind::Modified, Author::Generated),
+                ("gone.py", ChangeKind::Removed, Author::Human),
+                ("new.py", ChangeKind::Added, Author::External),
             ]
         );
         assert_eq!(
@@ -545,7 +545,7 @@ mod tests {
     fn serialised_overlays_round_trip() {
         let (_dir, ws) = setup();
         let mut overlay = Overlay::new(ws.clone());
-        overlay.write("a.py", "A = 1\n", Source::Human).unwrap();
+        overlay.write("a.py", "A = 1\n", Author::Human).unwrap();
         overlay.set_mode("a.py", 0o755).unwrap();
         let back = Overlay::from_json(ws.clone(), &overlay.to_json().unwrap()).unwrap();
         assert_eq!(back.entries(), overlay.entries());
@@ -557,9 +557,9 @@ mod tests {
     fn a_commit_is_refused_whole_on_a_syntax_error_or_a_concurrent_edit() {
         let (_dir, ws) = setup();
         let mut overlay = Overlay::new(ws.clone());
-        overlay.write("b.py", "B = 1\n", Source::Generated).unwrap();
+        overlay.write("b.py", "B = 1\n", Author::Generated).unwrap();
         overlay
-            .write("c.py", "def c(:\n", Source::Generated)
+            .write("c.py", "def c(:\n", Author::Generated)
             .unwrap();
         let err = overlay
             .clone()
@@ -572,7 +572,7 @@ mod tests {
         assert_eq!(ws.read("b.py").unwrap(), None, "nothing written");
         overlay.discard("c.py");
         overlay
-            .write("a.py", "def a():\n    return 5\n", Source::Generated)
+            .write("a.py", "def a():\n    return 5\n", Author::Generated)
             .unwrap();
         ws.write("a.py", "def a():\n    return 'mine'\n").unwrap();
         let err = overlay
@@ -606,14 +606,14 @@ mod tests {
         };
         let mut overlay = Overlay::new(ws.clone());
         overlay
-            .write("run.py", "print(1)\n", Source::Generated)
+            .write("run.py", "print(1)\n", Author::Generated)
             .unwrap();
         overlay.set_mode("run.py", 0o755).unwrap();
         overlay.commit(|_| Ok::<(), String>(())).unwrap();
         assert_eq!(mode("run.py"), 0o755);
         let mut overlay = Overlay::new(ws.clone());
         overlay
-            .write("run.py", "print(2)\n", Source::Generated)
+            .write("run.py", "print(2)\n", Author::Generated)
             .unwrap();
         overlay.commit(|_| Ok::<(), String>(())).unwrap();
         assert_eq!(mode("run.py"), 0o755, "an existing file keeps its mode");

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use super::overlay::{Overlay, OverlayError, Source};
+use super::overlay::{Author, Overlay, OverlayError};
 use crate::checkpoint::{Checkpoint, CheckpointError, Published};
 use crate::fsutil::{FsError, Workspace};
 
@@ -101,7 +101,7 @@ pub fn flush(
     let mut overlay = Overlay::new(out.clone());
     for (path, hash) in dirty(work, checkpoint.published(), candidates) {
         if hash.is_empty() {
-            overlay.remove(&path, Source::Generated)?;
+            overlay.remove(&path, Author::Generated)?;
         } else {
             let staged = work.path(&path)?;
             let io = |source| FsError::Io {
@@ -113,7 +113,7 @@ pub fn flush(
                 report.refused.push((path, "not UTF-8 text".into()));
                 continue;
             };
-            overlay.write(&path, text, Source::Generated)?;
+            overlay.write(&path, text, Author::Generated)?;
             let mode = std::fs::metadata(&staged).map_err(io)?.permissions().mode();
             overlay.set_mode(&path, mode)?;
         }

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use zerorepo::engine::{GenerateOptions, PhaseSink, Progress, Request};
+use zerorepo::engine::{GenerateOptions, GenerateRequest, PhaseSink, Progress};
 use zerorepo::llm::Role;
 use zerorepo::llm::scripted::{ScriptEntry, ScriptedProvider};
 use zerorepo::sandbox::LocalRunner;
@@ -91,7 +91,7 @@ async fn generate(out: &Path, python: &str, one_shot: bool) -> Vec<String> {
         flush_every: 5,
         phases: PhaseSink::default(),
     };
-    let request = Request {
+    let request = GenerateRequest {
         rpg,
         llm: Arc::new(script(one_shot)),
         runner: Arc::new(LocalRunner::new(python, std::time::Duration::from_secs(60))),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio_util::sync::CancellationToken;
-use zerorepo::engine::{GenerateOptions, PhaseSink, Request};
+use zerorepo::engine::{GenerateOptions, GenerateRequest, PhaseSink};
 use zerorepo::sandbox::{LocalRunner, SandboxError, TestOutcome, TestRun, TestRunner};
 
 use super::support;
@@ -115,7 +115,7 @@ async fn generate_chain(out: &Path, runner: Arc<Counting>) -> Result<(), String>
         flush_every: 5,
         phases: PhaseSink::default(),
     };
-    let request = Request {
+    let request = GenerateRequest {
         rpg,
         llm,
         runner,

@@ -34,7 +34,7 @@ const TURNS: &[&str] = &[
 
 /// An example as read, before [`settle`] decides what to keep.
 #[derive(Debug, Clone)]
-pub(super) struct Found {
+pub(super) struct ReadExample {
     example: Example,
     /// Said as what must happen (`should return`), not as what happens (`returns`).
     should: bool,
@@ -43,8 +43,8 @@ pub(super) struct Found {
     current: bool,
 }
 
-fn found(function: &str, args: &str, expect: Expect, should: bool, bug: bool) -> Found {
-    Found {
+fn found(function: &str, args: &str, expect: Expect, should: bool, bug: bool) -> ReadExample {
+    ReadExample {
         example: Example {
             function: function.to_string(),
             args: args.to_string(),
@@ -58,7 +58,7 @@ fn found(function: &str, args: &str, expect: Expect, should: bool, bug: bool) ->
 }
 
 /// `found` of a call whose result the request wraps: `list(f(x))` is `[...]`.
-fn wrapped(mut found: Found, wrap: &Option<String>) -> Found {
+fn wrapped(mut found: ReadExample, wrap: &Option<String>) -> ReadExample {
     found.example.wrap = wrap.clone();
     found
 }
@@ -66,10 +66,10 @@ fn wrapped(mut found: Found, wrap: &Option<String>) -> Found {
 /// Of what the request says of one call, what to test: two different results are a report
 /// of what it does and what it should do (the `should` one is kept, as a bug); a conflict
 /// that says neither is dropped whole.
-pub(super) fn settle(list: Vec<Found>) -> Vec<Example> {
+pub(super) fn settle(list: Vec<ReadExample>) -> Vec<Example> {
     let mut out = Vec::new();
     let mut seen: Vec<String> = Vec::new();
-    let agree = |group: &[&Found]| {
+    let agree = |group: &[&ReadExample]| {
         group
             .windows(2)
             .all(|w| w[0].example.expect == w[1].example.expect)
@@ -81,7 +81,7 @@ pub(super) fn settle(list: Vec<Found>) -> Vec<Example> {
         }
         seen.push(call.clone());
         let now_said = list.iter().any(|f| f.current && f.example.call() == call);
-        let same: Vec<&Found> = list
+        let same: Vec<&ReadExample> = list
             .iter()
             .filter(|f| !f.current && f.example.call() == call)
             .collect();
@@ -94,7 +94,7 @@ pub(super) fn settle(list: Vec<Found>) -> Vec<Example> {
             out.push(example);
             continue;
         }
-        let should: Vec<&Found> = same.iter().copied().filter(|f| f.should).collect();
+        let should: Vec<&ReadExample> = same.iter().copied().filter(|f| f.should).collect();
         if !should.is_empty() && agree(&should) {
             let mut example = should[0].example.clone();
             example.bug = true;
@@ -184,7 +184,7 @@ fn exception(toks: &[Tok], k: usize) -> Option<String> {
 }
 
 /// The prose forms, in order; `Named` and calls set the function of the forms without one.
-pub(super) fn prose(toks: &[Tok]) -> Vec<Found> {
+pub(super) fn prose(toks: &[Tok]) -> Vec<ReadExample> {
     let mut out = Vec::new();
     let mut named: Option<&str> = None;
     let mut last_call: Option<(&str, &str, &Option<String>)> = None;
@@ -225,7 +225,7 @@ pub(super) fn prose(toks: &[Tok]) -> Vec<Found> {
 }
 
 /// After `CALL`: a result (maybe contrasted) or an exception.
-fn call_form(toks: &[Tok], k: usize, name: &str, args: &str, current: bool) -> Option<Found> {
+fn call_form(toks: &[Tok], k: usize, name: &str, args: &str, current: bool) -> Option<ReadExample> {
     if let Some(at) = raises(toks, k) {
         let should = is_word(toks, k, MODALS);
         return exception(toks, at)
@@ -297,14 +297,14 @@ fn contrast(toks: &[Tok], k: usize, first_should: bool, first: &str) -> Option<(
 }
 
 /// `It should return V` at the start of a sentence: of the call before it.
-fn it_should(toks: &[Tok], k: usize, name: &str, args: &str) -> Option<Found> {
+fn it_should(toks: &[Tok], k: usize, name: &str, args: &str) -> Option<ReadExample> {
     let j = should(toks, k)?;
     let v = value(toks, j).filter(|_| ends(toks, j + 1))?;
     Some(found(name, args, Expect::Returns(v.into()), true, false))
 }
 
 /// `VALUE becomes VALUE`, `VALUE raises EXC`, for the function named last.
-fn value_form(toks: &[Tok], i: usize, function: &str) -> Option<Found> {
+fn value_form(toks: &[Tok], i: usize, function: &str) -> Option<ReadExample> {
     let input = value(toks, i)?;
     if i > 0 && is_word(toks, i - 1, TURNS) {
         return None;
@@ -340,7 +340,7 @@ fn becomes(toks: &[Tok], k: usize) -> Option<(bool, usize)> {
 }
 
 /// `turns VALUE into VALUE` (after the verb), for the function named last.
-fn turns_form(toks: &[Tok], k: usize, function: &str) -> Option<Found> {
+fn turns_form(toks: &[Tok], k: usize, function: &str) -> Option<ReadExample> {
     let input = value(toks, k)?;
     if !is_word(toks, k + 1, &["into", "to"]) {
         return None;
@@ -356,7 +356,7 @@ fn turns_form(toks: &[Tok], k: usize, function: &str) -> Option<Found> {
 }
 
 /// `>>> CALL` lines and the output line under each.
-pub(super) fn doctests(text: &str) -> Vec<Found> {
+pub(super) fn doctests(text: &str) -> Vec<ReadExample> {
     let lines: Vec<&str> = text.lines().collect();
     let mut out = Vec::new();
     for (i, line) in lines.iter().enumerate() {

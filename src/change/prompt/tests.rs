@@ -126,7 +126,7 @@ fn a_correction_prompt_with_a_long_failing_output_fits_and_keeps_the_failure() {
     let (request, _) = correct_request(&Correction {
         spec: "Add slug(s).",
         plan: &plan,
-        failure: Failure {
+        failure: FailedCheck {
             command: "python -m pytest -q",
             output: &output,
         },

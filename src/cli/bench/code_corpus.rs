@@ -20,7 +20,7 @@ use super::Args;
 use crate::change::{self, Mode, Options, Profile, Status};
 use crate::cli::error::CliError;
 use crate::code_corpus::{
-    self, Before, CodeCorpusReport, CodeRequest, RequestResult, Side, Verdict,
+    self, Before, CodeCorpusReport, CodeRequest, RequestResult, RequestSide, RequestVerdict,
 };
 use crate::corpus::{self as gen_corpus, Pin};
 use crate::exit;
@@ -28,7 +28,7 @@ use crate::llm::LlmProvider;
 use crate::sandbox::TestRunner;
 
 /// What every request's run shares.
-struct Context {
+struct CodeCorpusBench {
     runner: Arc<dyn TestRunner>,
     fetcher: Arc<dyn TestRunner>,
     /// `None` in a self-check: no model is asked.
@@ -47,7 +47,7 @@ pub(super) async fn run(args: &Args, file: &Path, date: &str) -> Result<u8, CliE
     if chosen.is_empty() {
         return Err(CliError::bad_input("no request selected"));
     }
-    let ctx = Context {
+    let ctx = CodeCorpusBench {
         runner: args.sandbox.runner()?,
         fetcher: args.sandbox.download_runner()?,
         llm: match args.self_check {
@@ -103,7 +103,7 @@ pub(super) async fn run(args: &Args, file: &Path, date: &str) -> Result<u8, CliE
 
 /// One request: ready, judged before, then each side.
 async fn one(
-    ctx: &Context,
+    ctx: &CodeCorpusBench,
     self_check: bool,
     request: &CodeRequest,
     work: &Path,
@@ -146,7 +146,11 @@ async fn one(
 }
 
 /// The sdist fetched and unpacked afresh into `work/sdist`; its root directory.
-async fn ready(ctx: &Context, request: &CodeRequest, work: &Path) -> Result<PathBuf, String> {
+async fn ready(
+    ctx: &CodeCorpusBench,
+    request: &CodeRequest,
+    work: &Path,
+) -> Result<PathBuf, String> {
     let (package, version) = request.library.pin().unwrap_or_default();
     let pin = Pin {
         package,
@@ -166,7 +170,7 @@ async fn ready(ctx: &Context, request: &CodeRequest, work: &Path) -> Result<Path
 /// The library's suite on the published files, and the acceptance tests once the bug is
 /// planted: the first should pass, the second fail.
 async fn before(
-    ctx: &Context,
+    ctx: &CodeCorpusBench,
     request: &CodeRequest,
     root: &Path,
     dir: &Path,
@@ -202,19 +206,19 @@ async fn before(
 /// One side on a fresh repository in `dir`: `Some(single_answer)` asks the model through
 /// `zerorepo code`; `None` applies the reference change.
 async fn side(
-    ctx: &Context,
+    ctx: &CodeCorpusBench,
     request: &CodeRequest,
     root: &Path,
     dir: &Path,
     single_answer: Option<bool>,
-) -> Result<Side, Interrupted> {
+) -> Result<RequestSide, Interrupted> {
     let name = match single_answer {
         None => "reference",
         Some(false) => "engine",
         Some(true) => "single answer",
     };
-    let mut side = Side {
-        verdict: Verdict::NotJudged,
+    let mut side = RequestSide {
+        verdict: RequestVerdict::NotJudged,
         reason: None,
         acceptance_passed: None,
         suite_passed: None,
@@ -237,7 +241,7 @@ async fn side(
     side.wall_s = started.elapsed().as_secs_f64();
     match written {
         Err(why) => side.reason = Some(why),
-        Ok(false) => side.verdict = Verdict::Unchanged,
+        Ok(false) => side.verdict = RequestVerdict::Unchanged,
         Ok(true) => judge_side(ctx, request, dir, &mut side).await?,
     }
     eprintln!(
@@ -253,18 +257,18 @@ async fn side(
 }
 
 async fn judge_side(
-    ctx: &Context,
+    ctx: &CodeCorpusBench,
     request: &CodeRequest,
     dir: &Path,
-    side: &mut Side,
+    side: &mut RequestSide,
 ) -> Result<(), Interrupted> {
     match code_corpus::judge(request, dir, ctx.runner.as_ref(), &ctx.cancel).await {
         Ok(j) => {
             side.suite_passed = Some(j.suite_passed);
             side.acceptance_passed = Some(j.acceptance_passed);
             side.verdict = match j.suite_passed && j.acceptance_passed {
-                true => Verdict::Correct,
-                false => Verdict::Wrong,
+                true => RequestVerdict::Correct,
+                false => RequestVerdict::Wrong,
             };
             if !j.output.is_empty() {
                 side.reason = Some(j.output);
@@ -279,11 +283,11 @@ async fn judge_side(
 /// `zerorepo code --yes --git-commit --prompt TEXT --repo DIR` (`--single-answer` for the
 /// baseline) with the command's defaults; `Ok(true)` when it wrote the change.
 async fn change(
-    ctx: &Context,
+    ctx: &CodeCorpusBench,
     request: &CodeRequest,
     dir: &Path,
     single_answer: bool,
-    side: &mut Side,
+    side: &mut RequestSide,
 ) -> Result<Result<bool, String>, Interrupted> {
     let Some(llm) = ctx.llm.clone() else {
         return Ok(Err("no model".into()));

@@ -15,14 +15,16 @@ use tokio_util::sync::CancellationToken;
 use super::Args;
 use crate::cli::error::CliError;
 use crate::cli::validate::load_valid;
-use crate::corpus::{self, CorpusPlan, CorpusReport, PlanOutcome, PlanResult, Prepared, Side};
-use crate::engine::{GenerateOptions, Request};
+use crate::corpus::{
+    self, CorpusPlan, CorpusReport, PlanOutcome, PlanResult, PlanSide, PreparedPlan,
+};
+use crate::engine::{GenerateOptions, GenerateRequest};
 use crate::exit;
 use crate::llm::LlmProvider;
 use crate::pipeline;
 
 /// What every plan's run shares.
-struct Context<'a> {
+struct CorpusBench<'a> {
     args: &'a Args,
     /// `--quiet`: no progress lines from the generations.
     quiet: bool,
@@ -47,7 +49,7 @@ pub(super) async fn run(
     // Everything that can reject the input does so before any plan runs.
     args.sandbox.runner()?;
     let fetcher = args.sandbox.download_runner()?;
-    let ctx = Context {
+    let ctx = CorpusBench {
         args,
         quiet,
         llm: args.llm.provider()?,
@@ -115,8 +117,8 @@ fn result_of(plan: &CorpusPlan, outcome: PlanOutcome) -> PlanResult {
         domain: plan.domain.clone(),
         examples: plan.examples,
         source: match &plan.source {
-            corpus::Source::HandWritten { .. } => "hand-written".into(),
-            corpus::Source::Sdist(s) => format!("{}=={}", s.package, s.version),
+            corpus::PlanSource::HandWritten { .. } => "hand-written".into(),
+            corpus::PlanSource::Sdist(s) => format!("{}=={}", s.package, s.version),
         },
         outcome,
     }
@@ -125,8 +127,8 @@ fn result_of(plan: &CorpusPlan, outcome: PlanOutcome) -> PlanResult {
 /// Both sides of a ready plan, engine first. Only an error of the command itself (none today)
 /// stops the corpus; a side that fails is recorded in its `problem`.
 async fn measure(
-    ctx: &Context<'_>,
-    prepared: &Prepared,
+    ctx: &CorpusBench<'_>,
+    prepared: &PreparedPlan,
     work: &Path,
 ) -> Result<PlanOutcome, CliError> {
     let engine = side(ctx, prepared, &work.join("engine"), false).await;
@@ -145,7 +147,12 @@ async fn measure(
 }
 
 /// One generation of the plan into `out`, the support modules copied in, and its evaluation.
-async fn side(ctx: &Context<'_>, prepared: &Prepared, out: &Path, one_shot: bool) -> Side {
+async fn side(
+    ctx: &CorpusBench<'_>,
+    prepared: &PreparedPlan,
+    out: &Path,
+    one_shot: bool,
+) -> PlanSide {
     let name = if one_shot { "one-shot" } else { "engine" };
     let resumed = out.join(crate::layout::JOURNAL).is_file();
     eprintln!(
@@ -153,10 +160,10 @@ async fn side(ctx: &Context<'_>, prepared: &Prepared, out: &Path, one_shot: bool
         out.display(),
         if resumed { " (resuming)" } else { "" }
     );
-    let mut side = Side {
+    let mut side = PlanSide {
         out: out.display().to_string(),
         resumed,
-        ..Side::default()
+        ..PlanSide::default()
     };
     let started = Instant::now();
     let generated = generate(ctx, &prepared.plan, out, one_shot).await;
@@ -208,14 +215,14 @@ fn error_line(e: &CliError) -> String {
 /// `generate PLAN --out OUT [--one-shot]` with the bench's model, sandbox and `--real-jobs`,
 /// and generate's defaults for the rest.
 async fn generate(
-    ctx: &Context<'_>,
+    ctx: &CorpusBench<'_>,
     plan: &Path,
     out: &Path,
     one_shot: bool,
 ) -> Result<pipeline::Summary, CliError> {
     let valid = Arc::new(load_valid(plan)?);
     let mut view = crate::progress::ProgressView::new(false, ctx.quiet);
-    let request = Request {
+    let request = GenerateRequest {
         rpg: valid,
         llm: ctx.llm.clone(),
         runner: ctx.args.sandbox.runner()?,
@@ -238,7 +245,7 @@ async fn generate(
 
 /// `zerorepo eval OUT --reference DIR`, in a fresh sandbox.
 async fn evaluate(
-    ctx: &Context<'_>,
+    ctx: &CorpusBench<'_>,
     out: &Path,
     reference: &Path,
 ) -> Result<crate::eval::Evaluation, CliError> {

@@ -17,15 +17,15 @@ const FIX: Step = Step::Do(Action::AskImplementation {
 });
 const WRITTEN: Event = Event::ImplementationWritten { unchanged: false };
 const UNCHANGED: Event = Event::ImplementationWritten { unchanged: true };
-const WRONG: Event = Event::Ran(Run::Failed {
+const WRONG: Event = Event::Ran(TestsRan::Failed {
     breaks_earlier: false,
     best: Standing::Ungated,
 });
-const DISPUTED: Event = Event::Ran(Run::Failed {
+const DISPUTED: Event = Event::Ran(TestsRan::Failed {
     breaks_earlier: false,
     best: Standing::Disputed,
 });
-const CRASHES: Event = Event::Ran(Run::Failed {
+const CRASHES: Event = Event::Ran(TestsRan::Failed {
     breaks_earlier: false,
     best: Standing::Crashes,
 });
@@ -40,7 +40,7 @@ fn drive(limits: Limits, events: &[Event]) -> (Vec<Step>, Machine) {
     (actions, machine)
 }
 
-fn finish(outcome: Outcome) -> Step {
+fn finish(outcome: LoopEnd) -> Step {
     Step::Finish(outcome)
 }
 
@@ -48,7 +48,7 @@ fn finish(outcome: Outcome) -> Step {
 fn a_node_passes_on_the_first_round() {
     let (actions, machine) = drive(
         LIMITS,
-        &[Event::TestsWritten, WRITTEN, Event::Ran(Run::Passed)],
+        &[Event::TestsWritten, WRITTEN, Event::Ran(TestsRan::Passed)],
     );
     assert_eq!(
         actions,
@@ -56,7 +56,7 @@ fn a_node_passes_on_the_first_round() {
             Step::Do(Action::AskTests),
             IMPL,
             Step::Do(Action::RunTests),
-            finish(Outcome::Passed)
+            finish(LoopEnd::Passed)
         ]
     );
     assert_eq!(machine.retries(), 0);
@@ -74,7 +74,7 @@ fn without_usable_tests_the_plans_tests_judge_and_passing_code_is_only_reviewed(
             WRITTEN,
             WRONG,
             WRITTEN,
-            Event::Ran(Run::Passed),
+            Event::Ran(TestsRan::Passed),
         ],
     );
     assert_eq!(
@@ -88,7 +88,7 @@ fn without_usable_tests_the_plans_tests_judge_and_passing_code_is_only_reviewed(
             Step::Do(Action::RunTests),
             FIX,
             Step::Do(Action::RunTests),
-            finish(Outcome::Untested)
+            finish(LoopEnd::Untested)
         ]
     );
     assert_eq!(machine.retries(), 3);
@@ -99,7 +99,7 @@ fn without_usable_tests_the_plans_tests_judge_and_passing_code_is_only_reviewed(
             Event::Unusable,
             Event::TestsWritten,
             WRITTEN,
-            Event::Ran(Run::Passed),
+            Event::Ran(TestsRan::Passed),
         ],
     );
     assert_eq!(
@@ -109,7 +109,7 @@ fn without_usable_tests_the_plans_tests_judge_and_passing_code_is_only_reviewed(
             Step::Do(Action::AskTests),
             IMPL,
             Step::Do(Action::RunTests),
-            finish(Outcome::Passed)
+            finish(LoopEnd::Passed)
         ]
     );
 }
@@ -123,7 +123,7 @@ fn failing_code_is_fixed_and_the_first_round_costs_no_budget() {
             WRITTEN,
             WRONG,
             WRITTEN,
-            Event::Ran(Run::Passed),
+            Event::Ran(TestsRan::Passed),
         ],
     );
     assert_eq!(
@@ -134,7 +134,7 @@ fn failing_code_is_fixed_and_the_first_round_costs_no_budget() {
             Step::Do(Action::RunTests),
             FIX,
             Step::Do(Action::RunTests),
-            finish(Outcome::Passed)
+            finish(LoopEnd::Passed)
         ]
     );
     assert_eq!((machine.retries(), machine.spent), (1, 4));
@@ -173,7 +173,7 @@ fn halfway_through_the_budget_the_loop_starts_over_and_then_runs_out() {
             Step::Do(Action::RunTests),
             FIX,
             Step::Do(Action::RunTests),
-            finish(Outcome::Failed(Failure::Exhausted))
+            finish(LoopEnd::Failed(Failure::Exhausted))
         ]
     );
     assert_eq!((machine.retries(), machine.spent), (3, 10));
@@ -209,7 +209,7 @@ fn by_default_a_failing_node_gets_a_fix_and_a_fresh_start() {
             Step::Do(Action::StartOver { keep_tests: true }),
             IMPL,
             Step::Do(Action::RunTests),
-            finish(Outcome::Failed(Failure::Exhausted))
+            finish(LoopEnd::Failed(Failure::Exhausted))
         ]
     );
     assert_eq!((machine.retries(), machine.spent), (2, 7));
@@ -283,7 +283,7 @@ fn without_examples_disputed_values_end_for_review_and_crashes_are_fixed() {
     };
     // Only values disputed: kept for review at once, no vote, no fix.
     let (actions, _) = drive(limits, &[Event::TestsWritten, WRITTEN, DISPUTED]);
-    assert_eq!(actions[3], finish(Outcome::NeedsReview));
+    assert_eq!(actions[3], finish(LoopEnd::NeedsReview));
     // A crash: one fix of the kept code; a fix that leaves only disputed values ends it.
     let (actions, _) = drive(
         limits,
@@ -302,7 +302,7 @@ fn without_examples_disputed_values_end_for_review_and_crashes_are_fixed() {
             Step::Do(Action::FixBest),
             FIX,
             Step::Do(Action::RunTests),
-            finish(Outcome::NeedsReview)
+            finish(LoopEnd::NeedsReview)
         ]
     );
     // A fix that changes nothing ends it too: the model holds the code right.
@@ -317,13 +317,13 @@ fn without_examples_disputed_values_end_for_review_and_crashes_are_fixed() {
             CRASHES,
         ],
     );
-    assert_eq!(actions[6], finish(Outcome::NeedsReview));
+    assert_eq!(actions[6], finish(LoopEnd::NeedsReview));
     // Passing every test still passes.
     let (actions, _) = drive(
         limits,
-        &[Event::TestsWritten, WRITTEN, Event::Ran(Run::Passed)],
+        &[Event::TestsWritten, WRITTEN, Event::Ran(TestsRan::Passed)],
     );
-    assert_eq!(actions[3], finish(Outcome::Passed));
+    assert_eq!(actions[3], finish(LoopEnd::Passed));
 }
 
 #[test]
@@ -347,7 +347,7 @@ fn a_spent_budget_keeps_gated_code_for_review() {
         [
             Step::Do(Action::Diagnose),
             Step::Do(Action::FixBest),
-            finish(Outcome::NeedsReview)
+            finish(LoopEnd::NeedsReview)
         ]
     );
     assert_eq!(machine.retries(), 0);
@@ -357,8 +357,8 @@ fn a_spent_budget_keeps_gated_code_for_review() {
 fn the_vote_decides_a_dispute_once() {
     let before = [Event::TestsWritten, WRITTEN, DISPUTED];
     let cases = [
-        (Some(Verdict::Environment), Outcome::SkippedEnvironment),
-        (None, Outcome::NeedsReview),
+        (Some(Verdict::Environment), LoopEnd::SkippedEnvironment),
+        (None, LoopEnd::NeedsReview),
     ];
     for (verdict, outcome) in cases {
         let (actions, _) = drive(LIMITS, &[&before[..], &[Event::Voted(verdict)]].concat());
@@ -390,7 +390,7 @@ fn the_vote_decides_a_dispute_once() {
             Step::Do(Action::FixBest),
             FIX,
             Step::Do(Action::RunTests),
-            finish(Outcome::NeedsReview)
+            finish(LoopEnd::NeedsReview)
         ]
     );
 }
@@ -411,17 +411,21 @@ fn tests_the_vote_blames_are_written_once_more_then_dropped() {
             Step::Do(Action::Diagnose),
             Step::Do(Action::RewriteTests),
             Step::Do(Action::RunTests),
-            finish(Outcome::PassedWithoutDisputed)
+            finish(LoopEnd::PassedWithoutDisputed)
         ]
     );
     assert_eq!(machine.retries(), 1);
     let (actions, _) = drive(
         LIMITS,
-        &[&voted[..], &[Event::TestsWritten, Event::Ran(Run::Passed)]].concat(),
+        &[
+            &voted[..],
+            &[Event::TestsWritten, Event::Ran(TestsRan::Passed)],
+        ]
+        .concat(),
     );
-    assert_eq!(actions[6], finish(Outcome::Passed));
+    assert_eq!(actions[6], finish(LoopEnd::Passed));
     let (actions, _) = drive(LIMITS, &[&voted[..], &[Event::Unusable]].concat());
-    assert_eq!(actions[5], finish(Outcome::PassedWithoutDisputed));
+    assert_eq!(actions[5], finish(LoopEnd::PassedWithoutDisputed));
 }
 
 #[test]
@@ -437,7 +441,7 @@ fn a_fix_that_changes_nothing_drops_the_disputed_tests_unless_it_breaks_earlier_
     );
     assert_eq!(
         actions[5..],
-        [Step::Do(Action::DropDisputed), finish(Outcome::Passed)]
+        [Step::Do(Action::DropDisputed), finish(LoopEnd::Passed)]
     );
     let (actions, _) = drive(
         LIMITS,
@@ -451,7 +455,7 @@ fn a_fix_that_changes_nothing_drops_the_disputed_tests_unless_it_breaks_earlier_
         actions[5..],
         [Step::Do(Action::DropDisputed), Step::Do(Action::Diagnose)]
     );
-    let breaks = Event::Ran(Run::Failed {
+    let breaks = Event::Ran(TestsRan::Failed {
         breaks_earlier: true,
         best: Standing::Ungated,
     });
@@ -467,10 +471,10 @@ fn a_test_file_that_does_not_compile_is_written_anew_and_the_code_kept() {
         &[
             Event::TestsWritten,
             WRITTEN,
-            Event::Ran(Run::TestFileBroken),
+            Event::Ran(TestsRan::TestFileBroken),
             Event::Done,
             Event::TestsWritten,
-            Event::Ran(Run::Passed),
+            Event::Ran(TestsRan::Passed),
         ],
     );
     assert_eq!(
@@ -479,7 +483,7 @@ fn a_test_file_that_does_not_compile_is_written_anew_and_the_code_kept() {
             Step::Do(Action::DiscardTests),
             Step::Do(Action::AskTests),
             Step::Do(Action::RunTests),
-            finish(Outcome::Passed)
+            finish(LoopEnd::Passed)
         ]
     );
 }
@@ -516,9 +520,9 @@ fn an_unusable_answer_is_asked_again_and_only_existing_code_gets_a_fix() {
 #[test]
 fn provider_and_sandbox_failures_end_the_node() {
     let (actions, _) = drive(LIMITS, &[Event::ProviderFailed]);
-    assert_eq!(actions[1], finish(Outcome::Failed(Failure::Provider)));
+    assert_eq!(actions[1], finish(LoopEnd::Failed(Failure::Provider)));
     let (actions, _) = drive(LIMITS, &[Event::TestsWritten, WRITTEN, Event::RunError]);
-    assert_eq!(actions[3], finish(Outcome::Failed(Failure::CannotRun)));
+    assert_eq!(actions[3], finish(LoopEnd::Failed(Failure::CannotRun)));
 }
 
 #[test]
@@ -540,7 +544,7 @@ fn cancelling_in_every_state_interrupts_the_node() {
         &[
             Event::TestsWritten,
             WRITTEN,
-            Event::Ran(Run::TestFileBroken),
+            Event::Ran(TestsRan::TestFileBroken),
         ],
         &[Event::TestsWritten, WRITTEN, WRONG, WRITTEN, WRONG],
         &[
@@ -556,7 +560,7 @@ fn cancelling_in_every_state_interrupts_the_node() {
         let [.., Step::Do(waiting), last] = actions.as_slice() else {
             unreachable!("an action waited on, then the cancellation")
         };
-        assert_eq!(*last, finish(Outcome::Interrupted), "after {path:?}");
+        assert_eq!(*last, finish(LoopEnd::Interrupted), "after {path:?}");
         waited_on.push(std::mem::discriminant(waiting));
     }
     // Every kind of action that waits was covered.
@@ -599,7 +603,7 @@ fn the_machine_counts_its_tries_and_credits_the_round_that_took_the_node_further
             WRONG,
             Event::Done,
             WRITTEN,
-            Event::Ran(Run::Passed),
+            Event::Ran(TestsRan::Passed),
         ],
     );
     let returns = machine.returns();
@@ -619,7 +623,7 @@ fn the_machine_counts_its_tries_and_credits_the_round_that_took_the_node_further
             Event::Voted(Some(Verdict::Implementation)),
             Event::Done,
             WRITTEN,
-            Event::Ran(Run::Passed),
+            Event::Ran(TestsRan::Passed),
         ],
     );
     let returns = machine.returns();
@@ -644,7 +648,7 @@ fn without_votes_a_dispute_ends_for_review() {
         ..LIMITS
     };
     let (actions, machine) = drive(limits, &[Event::TestsWritten, WRITTEN, DISPUTED]);
-    assert_eq!(actions[3], finish(Outcome::NeedsReview));
+    assert_eq!(actions[3], finish(LoopEnd::NeedsReview));
     assert!(machine.returns().votes.is_empty());
 }
 
@@ -672,7 +676,7 @@ fn without_fixes_failing_code_is_started_over_or_kept_for_review() {
         ..LIMITS
     };
     let (actions, _) = drive(limits, &[Event::TestsWritten, WRITTEN, WRONG]);
-    assert_eq!(actions[3], finish(Outcome::Failed(Failure::Exhausted)));
+    assert_eq!(actions[3], finish(LoopEnd::Failed(Failure::Exhausted)));
     // A vote for the code, or crashing code without examples, is kept for review unfixed.
     let (actions, _) = drive(
         limits,
@@ -683,13 +687,13 @@ fn without_fixes_failing_code_is_started_over_or_kept_for_review() {
             Event::Voted(Some(Verdict::Implementation)),
         ],
     );
-    assert_eq!(actions[4], finish(Outcome::NeedsReview));
+    assert_eq!(actions[4], finish(LoopEnd::NeedsReview));
     let prior = Limits {
         has_examples: false,
         ..limits
     };
     let (actions, _) = drive(prior, &[Event::TestsWritten, WRITTEN, CRASHES]);
-    assert_eq!(actions[3], finish(Outcome::NeedsReview));
+    assert_eq!(actions[3], finish(LoopEnd::NeedsReview));
 }
 
 #[test]
@@ -722,7 +726,7 @@ fn without_fresh_starts_the_loop_goes_on_fixing_until_a_fix_changes_nothing() {
             Step::Do(Action::RunTests),
             FIX,
             Step::Do(Action::RunTests),
-            finish(Outcome::Failed(Failure::Exhausted))
+            finish(LoopEnd::Failed(Failure::Exhausted))
         ]
     );
 }

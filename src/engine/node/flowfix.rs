@@ -33,7 +33,8 @@ use super::super::ask::{Sampling, ask_many};
 use super::super::prompt::PromptInputs;
 use super::super::testfile;
 use super::choice::Weighing;
-use super::{Context, Leaf, corrected_suspect, normalized, vote};
+use super::rounds::normalized;
+use super::{Context, Leaf, vote};
 
 /// Fix rounds for one failing case.
 pub const ATTEMPTS: u32 = 2;
@@ -87,7 +88,7 @@ pub async fn debug_flow_failure(
     if verdict == Some(Verdict::Implementation) && !ctx.cancel.is_cancelled() {
         fix.kept = leaf.debug_case(failure, &mut fix.record).await?;
     }
-    fix.record.localizations = std::mem::take(&mut leaf.localizations);
+    fix.record.localizations = std::mem::take(&mut leaf.fixing.localizations);
     fix.tokens = crate::usage::total(&leaf.usage);
     Ok(fix)
 }
@@ -104,8 +105,8 @@ impl Leaf<'_> {
             failure: failure.output.clone(),
             ..self.inputs(0)?
         };
-        let documented = vote::documented_errors(self.node.docstring.as_deref().unwrap_or(""));
-        let weighing = self.weighing();
+        let documented = vote::documented_errors(self.site.node.docstring.as_deref().unwrap_or(""));
+        let weighing = self.site.weighing();
         // Without examples, a crash in the function's own module is the strong evidence a
         // model-written case gives (as in the node loop, `testfile::crashed_tests`).
         let crashed = vote::crashed_instead_of_documented_error(
@@ -113,7 +114,7 @@ impl Leaf<'_> {
             &failure.output,
             &documented,
         ) || (weighing == Weighing::Prior
-            && testfile::crashed_in(&failure.output, &self.file, &documented));
+            && testfile::crashed_in(&failure.output, &self.site.file, &documented));
         let execution = vote::Execution {
             environment: vote::blames_environment(&failure.output),
             crashed,
@@ -133,7 +134,7 @@ impl Leaf<'_> {
             Weighing::Agreement => vote::decide(&votes, &execution),
             Weighing::Prior => evidence,
         };
-        tracing::info!(node = %self.node.id, case = %failure.case, votes = %record.votes, verdict = ?record.verdict, "diagnosis of an integration case");
+        tracing::info!(node = %self.site.node.id, case = %failure.case, votes = %record.votes, verdict = ?record.verdict, "diagnosis of an integration case");
         Ok(record.verdict)
     }
 
@@ -143,43 +144,45 @@ impl Leaf<'_> {
         failure: &FlowFailure,
         record: &mut FlowDebug,
     ) -> Result<Option<(String, String)>, FsError> {
-        let original = self.ctx.workspace.read(&self.file)?.unwrap_or_default();
+        let original = self.site.module_text()?;
         let baseline = match self.run_suite().await {
             Ok(run) if !run.cancelled => run,
             _ => return Ok(None),
         };
         let passed_before = passed(&baseline);
-        self.tried.insert(normalized(&original));
+        self.rounds.tried.insert(normalized(&original));
         self.failure = Some(failure.output.clone());
         for attempt in 0..ATTEMPTS {
-            if self.ctx.cancel.is_cancelled() {
+            if self.site.ctx.cancel.is_cancelled() {
                 break;
             }
             record.attempts += 1;
             for module in self.fixes(failure, attempt).await? {
-                self.ctx.workspace.write_if_changed(&self.file, &module)?;
+                self.site
+                    .ctx
+                    .workspace
+                    .write_if_changed(&self.site.file, &module)?;
                 let run = match self.run_suite().await {
                     Ok(run) if !run.cancelled => run,
                     _ => break,
                 };
                 let broken = regressions(&passed_before, &run);
                 if !broken.is_empty() {
-                    tracing::info!(node = %self.node.id, ?broken, "an integration fix broke tests that passed: reverted");
+                    tracing::info!(node = %self.site.node.id, ?broken, "an integration fix broke tests that passed: reverted");
                     record.regressions += 1;
                 } else if case_passed(&run, &failure.file, &failure.case) {
-                    if let Some(symbol) = corrected_suspect(&original, &module, &self.editable)
-                        && let Some(fix) = self.localizations.last_mut()
-                    {
-                        fix.edited = symbol;
-                    }
+                    self.fixing.note_corrected(&original, &module);
                     record.fixed = true;
-                    return Ok(Some((self.file.clone(), module)));
+                    return Ok(Some((self.site.file.clone(), module)));
                 }
                 let output = run.output_of(std::slice::from_ref(&failure.case));
                 self.failure = Some(output);
             }
             // Every fix of the round is reverted: the next round starts from the original.
-            self.ctx.workspace.write_if_changed(&self.file, &original)?;
+            self.site
+                .ctx
+                .workspace
+                .write_if_changed(&self.site.file, &original)?;
         }
         Ok(None)
     }
@@ -190,38 +193,41 @@ impl Leaf<'_> {
             tests: failure.source.clone(),
             ..self.inputs(attempt)?
         };
-        self.editable.clear();
-        inputs.suspects = self.localize(attempt);
+        self.fixing.editable.clear();
+        if let Some(failure) = &self.failure {
+            inputs.suspects = self.fixing.localize(&self.site, failure, attempt);
+        }
         let super::super::ask::Asked {
             answers,
             prompt_tokens,
             ..
         } = ask_many(
-            self.ctx,
-            self.node,
+            self.site.ctx,
+            self.site.node,
             (Role::Fix, attempt),
             &inputs,
             &mut self.usage,
-            (self.ctx.candidates, Sampling::ByAttempt),
+            (self.site.ctx.candidates, Sampling::ByAttempt),
             None,
         )
         .await;
-        if let Some(fix) = self.localizations.last_mut() {
-            fix.prompt_tokens = prompt_tokens;
-        }
-        let (modules, _) = self.distinct_modules(answers, &inputs.current);
+        self.fixing.note_prompt_tokens(prompt_tokens);
+        let (modules, _) =
+            self.site
+                .distinct_modules(answers, &inputs.current, &self.fixing.editable);
         let fresh: Vec<String> = modules
             .into_iter()
             .map(|(m, _)| m)
-            .filter(|m| self.tried.insert(normalized(m)))
+            .filter(|m| self.rounds.tried.insert(normalized(m)))
             .collect();
         Ok(fresh)
     }
 
     /// Runs the repository's whole test suite on what the workspace holds.
     async fn run_suite(&mut self) -> Result<TestRun, crate::sandbox::SandboxError> {
-        let ctx = self.ctx;
-        ctx.phases.report(&self.node.id, "running the test suite");
+        let ctx = self.site.ctx;
+        ctx.phases
+            .report(&self.site.node.id, "running the test suite");
         let started = std::time::Instant::now();
         let run = ctx
             .runner

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::docstring::split_examples;
 use super::read::{Def, DefKind, Module};
-use super::{Options, Skipped, Summary, module_path, path_problem};
+use super::{ExtractOptions, ExtractSummary, Skipped, module_path, path_problem};
 use crate::python::is_identifier;
 use crate::rpg::model::{Node, NodeKind, NodeType};
 use crate::rpg::validate::MAX_DOCSTRING_BYTES;
@@ -16,7 +16,7 @@ pub(super) fn composite(
     file_path: String,
     docstring: Option<&str>,
     subgraph: &str,
-    options: &Options,
+    options: &ExtractOptions,
 ) -> Node {
     let name = dotted.rsplit('.').next().unwrap_or(dotted).to_string();
     let parent = dotted.rsplit_once('.').map(|(p, _)| p.to_string());
@@ -50,7 +50,7 @@ pub(super) fn data_leaves(
     modules: &BTreeMap<String, Module>,
     dotted: &str,
     leaves: &mut BTreeMap<(String, String), Node>,
-    summary: &mut Summary,
+    summary: &mut ExtractSummary,
 ) {
     let Some(module) = modules.get(dotted) else {
         return;
@@ -124,7 +124,7 @@ pub(super) fn leaf_node(
     def: &Def,
     id: &str,
     path: &str,
-    options: &Options,
+    options: &ExtractOptions,
 ) -> Result<Node, String> {
     let (mut docstring, mut examples) = match &def.docstring {
         Some(doc) => split_examples(doc),

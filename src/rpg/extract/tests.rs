@@ -16,10 +16,10 @@ fn package(dotted: &str, text: &str) -> SourceFile {
     }
 }
 
-fn with_examples() -> Options {
-    Options {
+fn with_examples() -> ExtractOptions {
+    ExtractOptions {
         examples: true,
-        ..Options::default()
+        ..ExtractOptions::default()
     }
 }
 
@@ -303,7 +303,7 @@ fn no_examples_drops_doctests_and_their_empty_headings_but_keeps_the_rest() {
         "def add(a, b):\n    \"\"\"{}\"\"\"\n    return a + b\n",
         doc.replace('\n', "\n    ")
     );
-    let done = extract(&[file("calc", &source)], &Options::default()).unwrap();
+    let done = extract(&[file("calc", &source)], &ExtractOptions::default()).unwrap();
     let add = node(&done.rpg, "calc.add");
     assert_eq!(
         add.docstring.as_deref(),
@@ -546,7 +546,7 @@ fn module_level_values_changed_or_computed_are_reported_not_planned() {
 #[test]
 fn module_selection_takes_dotted_modules_and_packages_and_refuses_unknown_ones() {
     let sources = [file("pkg.text", TEXT), file("pkg.util", UTIL)];
-    let only = Options {
+    let only = ExtractOptions {
         modules: vec!["pkg.util".into()],
         ..with_examples()
     };
@@ -554,7 +554,7 @@ fn module_selection_takes_dotted_modules_and_packages_and_refuses_unknown_ones()
     assert!(rpg.nodes.iter().all(|n| !n.id.starts_with("pkg.text")));
     let err = extract(
         &sources,
-        &Options {
+        &ExtractOptions {
             modules: vec!["pkg.nope".into()],
             ..with_examples()
         },
@@ -573,7 +573,7 @@ fn functions_keep_only_the_named_leaves_and_what_they_call_at_any_depth() {
         file("pkg.text", TEXT),
         file("pkg.util", UTIL),
     ];
-    let only = Options {
+    let only = ExtractOptions {
         functions: vec!["shout".into()],
         ..with_examples()
     };
@@ -600,7 +600,7 @@ fn functions_keep_only_the_named_leaves_and_what_they_call_at_any_depth() {
             ),
         ]
     );
-    let pad_only = Options {
+    let pad_only = ExtractOptions {
         functions: vec!["pad".into()],
         ..with_examples()
     };
@@ -608,7 +608,7 @@ fn functions_keep_only_the_named_leaves_and_what_they_call_at_any_depth() {
     assert!(rpg.nodes.iter().all(|n| !n.id.starts_with("pkg.util")));
     let err = extract(
         &sources,
-        &Options {
+        &ExtractOptions {
             functions: vec!["pad".into(), "nope".into(), "undocumented".into()],
             ..with_examples()
         },
@@ -623,7 +623,7 @@ fn functions_keep_only_the_named_leaves_and_what_they_call_at_any_depth() {
 #[test]
 fn reference_tests_are_recorded_in_the_metadata_and_output_is_deterministic() {
     let sources = [file("pkg.text", TEXT), file("pkg.util", UTIL)];
-    let options = Options {
+    let options = ExtractOptions {
         reference_tests: Some("ref/tests".into()),
         ..with_examples()
     };
