@@ -127,8 +127,11 @@ pub(super) struct TestUnit {
 
 /// The imports and `test_` functions of a model's answer of tests, in order: everything else
 /// (constants, helpers, prose) is left out, and so is a last test cut off at the token limit
-/// (an answer without its closing fence ends inside it).
+/// (an answer without its closing fence ends inside it) and a unit that does not parse: one
+/// broken call stops pytest from collecting the file, and then no call runs at all.
 pub(super) fn test_units(answer: &str) -> Vec<TestUnit> {
+    let parses =
+        |text: &str| crate::code::check::tree_sitter_errors(text).is_ok_and(|e| e.is_empty());
     let mut kept: Vec<TestUnit> = Vec::new();
     for unit in split_units(&fenced(answer)) {
         let test = match &unit.kind {
@@ -144,6 +147,7 @@ pub(super) fn test_units(answer: &str) -> Vec<TestUnit> {
     if answer.matches("```").count() < 2 && kept.last().is_some_and(|u| u.test.is_some()) {
         kept.pop();
     }
+    kept.retain(|u| parses(&u.text));
     kept
 }
 
@@ -243,6 +247,18 @@ impl Run {
         let mut check = run_check(request, scratch, &command).await?;
         if check.unavailable {
             return Ok(Some(check));
+        }
+        // A file pytest could not collect ran no call: no evidence, never a pass.
+        if check.output.contains("ERROR collecting") {
+            self.audit.record(
+                "probe",
+                None,
+                "not run",
+                &command,
+                audit::tail(&check.output, OUTPUT_CHARS),
+                None,
+            )?;
+            return Ok(None);
         }
         let documented = named_errors(&request.spec);
         let crashed = crashes(&check.output, &self.probes.functions, &documented);
@@ -411,6 +427,26 @@ mod tests {
         assert!(
             file.contains("test_re_count_typical") && !file.contains("test_re_count_long"),
             "{file}"
+        );
+    }
+
+    #[test]
+    fn a_call_that_does_not_parse_is_left_out_and_the_others_run() {
+        // Seen on the code corpus's dev half: one `re_count(.compile(...))` stopped pytest
+        // from collecting the file, and a change whose function crashes on every call was
+        // written with no call of it run.
+        let answer = format!(
+            "{}r'\\d', 'a1b2')\n\n\ndef test_re_count_compiled():\n    re_count(.compile(r'\\d'), '12')\n\n\ndef test_re_count_none():\n    re_count(r'x', 'abc')\n```",
+            prefill("re_count")
+        );
+        let names: Vec<Option<String>> = test_units(&answer).into_iter().map(|u| u.test).collect();
+        assert_eq!(
+            names,
+            [
+                None,
+                Some("test_re_count_typical".to_string()),
+                Some("test_re_count_none".to_string())
+            ]
         );
     }
 

@@ -18,8 +18,11 @@
 //! test that turns from failing to passing is what a change must show, not all of them.
 //!
 //! Nothing is asked when the request gives examples (they are the acceptance tests, or
-//! showed that the request's bug is not there), when it asks for something new (its first word: nothing exists yet
-//! to fail before), or when the plan changes no existing Python module.
+//! showed that the request's bug is not there), when it asks for something new (its first
+//! word: nothing exists yet to fail before), when the repository's own tests already fail
+//! before the change (they reproduce it, and they are the maintainers' word: on the code
+//! corpus's dev half a model's test that expected a wrong value kept a fix that turned them
+//! green from being written), or when the plan changes no existing Python module.
 
 use super::accept::{Target, module_of};
 use super::fault::is_test_file;

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use super::cases::{Case, FileRun, CaseOutcome, base_id};
+use super::cases::{Case, CaseOutcome, FileRun, base_id};
 use super::{Evaluation, FileScore, NodeScore, Reference, SubgraphScore, Tally, TestResult};
 use crate::rpg::Node;
 

@@ -95,3 +95,32 @@ fn a_fix_that_never_makes_the_reproduction_pass_is_not_written() {
     );
     assert_eq!(tree(repo.path()), before, "not one byte changed");
 }
+
+#[test]
+fn a_bug_the_repositorys_own_tests_show_is_not_reproduced_again_by_the_model() {
+    // The repository's test of join_dashes fails before the change: it is the reproduction.
+    // The script holds no `reproduce` answer, and the one test the model would write expects
+    // a wrong value; the fix the suite passes is written.
+    let repo = buggy();
+    write(
+        repo.path(),
+        "tests/test_join.py",
+        "from text import join_dashes\n\n\ndef test_join_dashes():\n    assert join_dashes(\"a b\") == \"a-b\"\n",
+    );
+    let script = vec![
+        plan(json!([
+            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Join by dashes."}
+        ])),
+        answer("1", "impl", &with_join("\"-\".join(s.split())")),
+    ];
+    let (status, outcome, stderr) = code(repo.path(), REQUEST, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    let steps = trail(repo.path(), "reproduce");
+    assert_eq!(steps.len(), 1, "{steps:#?}");
+    assert_eq!(steps[0]["outcome"], "skipped", "{steps:#?}");
+    assert_eq!(
+        steps[0]["detail"], "the repository's tests fail before the change",
+        "{steps:#?}"
+    );
+}
