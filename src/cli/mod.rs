@@ -22,6 +22,7 @@ mod history;
 mod llm_args;
 mod model;
 mod plan;
+mod rename;
 mod render;
 mod report;
 mod rollback;
@@ -91,6 +92,7 @@ enum Command {
     DeriveScript(derive_script::Args),
     Detect(detect::Args),
     View(view::Args),
+    Rename(rename::Args),
     Search(search::Args),
     Deps(deps::Args),
     /// Plans themselves: `rpg extract` writes one from existing Python source.
@@ -196,7 +198,8 @@ async fn run(
         Command::Rollback(args) => rollback::run(args),
         Command::DeriveScript(args) => derive_script::run(args),
         Command::Detect(args) => detect::run(args),
-        Command::View(args) => view::run(args),
+        Command::View(args) => view::run(args).await,
+        Command::Rename(args) => rename::run(args).await,
         Command::Search(args) => search::run(args).await,
         Command::Deps(args) => deps::run(args),
         Command::Rpg(command) => rpg::run(command),

@@ -162,7 +162,7 @@ pub(crate) fn generate_summary(generated: &Summary) -> String {
 }
 
 /// ` (N debugged, M fixed)` for an integration test whose failing cases went to diagnosis.
-fn debugged_part(debugged: &[crate::checkpoint::FlowDebug]) -> String {
+fn debugged_part(debugged: &[crate::records::FlowDebug]) -> String {
     match debugged.len() {
         0 => String::new(),
         n => format!(
@@ -664,4 +664,56 @@ pub(crate) fn history(repo: &Path, entries: &[crate::change::audit::AuditEntry])
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+/// `zerorepo view --references` as text: one use a line, `file:line:column  role  text`.
+pub(crate) fn references(found: &crate::code::repo::References) -> String {
+    let mut out = format!(
+        "{} use(s) of `{}` ({}{})\n",
+        found.references.len(),
+        terminal(&found.name),
+        found.backend,
+        if found.approximate {
+            ", by name: approximate"
+        } else {
+            ""
+        }
+    );
+    if let Some(note) = &found.note {
+        out.push_str(&format!("note: {}\n", terminal(note)));
+    }
+    for r in &found.references {
+        out.push_str(&format!(
+            "{}:{}:{}  {}  {}\n",
+            terminal(&r.file.display().to_string()),
+            r.line,
+            r.column,
+            r.role,
+            terminal(&r.text)
+        ));
+    }
+    out
+}
+
+/// `zerorepo rename` as text: what was renamed, and the edits in each file.
+pub(crate) fn renamed(result: &crate::code::refactor::RenameResult) -> String {
+    let mut out = format!(
+        "renamed `{}` to `{}` ({}{})\n",
+        terminal(&result.old_name),
+        terminal(&result.new_name),
+        result.backend,
+        if result.approximate {
+            ", by name: approximate"
+        } else {
+            ""
+        }
+    );
+    for file in &result.files {
+        out.push_str(&format!(
+            "  {}: {} edit(s)\n",
+            terminal(&file.file.display().to_string()),
+            file.edits
+        ));
+    }
+    out
 }

@@ -552,3 +552,56 @@ async fn rename_of_a_method_with_the_language_server_leaves_same_named_functions
         "def mean(xs):\n    return 0\n\n\nvalue = mean([1])\n"
     );
 }
+
+#[test]
+fn the_references_and_rename_commands_find_every_use_and_rename_all_files_or_none() {
+    let dir = tempfile::tempdir().unwrap();
+    stats_repo(dir.path());
+    let (code, stdout, stderr) = run(zerorepo()
+        .arg("view")
+        .arg(dir.path())
+        .arg("calculate_mean")
+        .arg("--references")
+        .arg("--json"));
+    assert_eq!(code, 0, "{stderr}");
+    let found: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let files: std::collections::BTreeSet<&str> = found["references"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["file"].as_str().unwrap())
+        .collect();
+    for file in ["pkg/stats.py", "pkg/report.py", "tests/test_stats.py"] {
+        assert!(files.contains(file), "{file} in {stdout}");
+    }
+    let (code, stdout, stderr) = run(zerorepo()
+        .arg("view")
+        .arg(dir.path())
+        .arg("calculate_mean")
+        .arg("--references"));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("pkg/report.py:1:"), "{stdout}");
+
+    // A new name that is no identifier is refused, and nothing changes.
+    let (code, _, stderr) = run(zerorepo()
+        .arg("rename")
+        .arg(dir.path())
+        .arg("calculate_mean")
+        .arg("not a name"));
+    assert_eq!(code, 2, "{stderr}");
+    assert!(read(dir.path(), "pkg/stats.py").contains("def calculate_mean("));
+
+    let (code, stdout, stderr) = run(zerorepo()
+        .arg("rename")
+        .arg(dir.path())
+        .arg("calculate_mean")
+        .arg("average"));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("renamed `calculate_mean` to `average`"),
+        "{stdout}"
+    );
+    assert!(read(dir.path(), "pkg/stats.py").contains("def average("));
+    assert!(read(dir.path(), "pkg/report.py").contains("from pkg.stats import average\n"));
+    assert!(read(dir.path(), "tests/test_stats.py").contains("import average as cm"));
+}
