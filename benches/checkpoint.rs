@@ -14,8 +14,9 @@
 use std::io::Write;
 use std::path::Path;
 
-use zerorepo::checkpoint::{Checkpoint, NodeRecord, NodeStatus, TestCounts};
+use zerorepo::checkpoint::Checkpoint;
 use zerorepo::layout::JOURNAL;
+use zerorepo::records::{NodeRecord, NodeStatus, TestCounts};
 
 mod support;
 use support::{median, ms};

@@ -32,7 +32,7 @@ pub const VALIDATION: &str = ".zerorepo/validation.json";
 /// The last import cleanup with the fingerprint of the tree it left, reused while that holds.
 pub const CLEANUP: &str = ".zerorepo/cleanup.json";
 /// The subgraphs' integration tests and what they did (a list of
-/// `checkpoint::IntegrationRecord`).
+/// `records::IntegrationRecord`).
 pub const INTEGRATION: &str = ".zerorepo/integration.json";
 /// Where the subgraphs' integration tests are written.
 pub const INTEGRATION_TESTS: &str = "tests/integration";

@@ -10,7 +10,7 @@
 //! pipeline  pipeline · progress · schemas · eval · nightly · corpus · code_corpus
 //! stages    engine · assemble · change
 //! services  workspace · localize · report · llm · edit · code · checkpoint · sandbox · detect
-//! plan      rpg · schedule · usage · returns · prompts
+//! plan      rpg · records · schedule · usage · returns · prompts
 //! base      layout · fsutil · python · redact · programs · config · balance · exit
 //! ```
 //!
@@ -22,7 +22,8 @@
 //!   busy first, failed ones last), and the exit codes.
 //! - **plan**: the RPG (load, validate, dependency graph, deterministic order, and a plan
 //!   read from Python source with tree-sitter, `rpg::extract`), the
-//!   dependency queue and its async drain (`schedule`), token accounting (`usage`), what
+//!   dependency queue and its async drain (`schedule`), what the loop records of a node
+//!   (`records`: statuses, counts, work, votes, fixes), token accounting (`usage`), what
 //!   votes, fixes and fresh starts bought in a run and whether to keep asking for them
 //!   (`returns`), and the prompt templates. Everything but reading files and the drain is pure.
 //! - **services** do the I/O: the output tree's overlay, batched publishing and git
@@ -110,6 +111,7 @@ pub mod programs;
 pub mod progress;
 pub mod prompts;
 pub mod python;
+pub mod records;
 pub mod redact;
 pub mod report;
 pub mod returns;

@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::checkpoint::{CheckpointMap, NodeStatus};
+use crate::checkpoint::CheckpointMap;
+use crate::records::NodeStatus;
 use crate::usage::{Role, UsageByRole};
 
 /// One night's figures.
@@ -124,7 +125,7 @@ impl RealRun {
         let mut tokens = UsageByRole::new();
         let mut diagnosis = BTreeMap::new();
         let (mut looped, mut first, mut retried, mut rescued) = (0usize, 0usize, 0usize, 0usize);
-        let mut work_done = crate::checkpoint::NodeWork::default();
+        let mut work_done = crate::records::NodeWork::default();
         for record in records.values() {
             match record.status {
                 NodeStatus::Passed => nodes.passed += 1,

@@ -13,9 +13,9 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use crate::assemble::{AssembleError, Assembler, Assembly, GenerationInfo};
-use crate::checkpoint::IntegrationRecord;
 use crate::engine::{self, EngineError, GenerateRequest, Handoff, Progress};
 use crate::llm::LlmProvider;
+use crate::records::IntegrationRecord;
 use crate::rpg::ValidRpg;
 use crate::sandbox::TestRunner;
 

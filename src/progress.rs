@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::checkpoint::NodeStatus;
 use crate::engine::{PhaseSink, Progress};
+use crate::records::NodeStatus;
 
 pub const SUMMARY_EVERY: usize = 10;
 

@@ -9,7 +9,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::checkpoint::{CheckpointMap, NodeStatus, load_compact};
+use crate::checkpoint::{CheckpointMap, load_compact};
+use crate::records::NodeStatus;
 use crate::rpg::Rpg;
 
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
@@ -84,9 +85,9 @@ pub struct DebugSummary {
 impl DebugSummary {
     /// The figures over `records`, each with its node's id.
     pub fn of<'a>(
-        records: impl IntoIterator<Item = (&'a str, &'a crate::checkpoint::NodeRecord)>,
+        records: impl IntoIterator<Item = (&'a str, &'a crate::records::NodeRecord)>,
     ) -> Self {
-        use crate::checkpoint::Suspicion;
+        use crate::records::Suspicion;
         let mut summary = DebugSummary::default();
         let mut prompts = Vec::new();
         for (id, record) in records {
@@ -160,14 +161,14 @@ pub struct WorkSummary {
     /// Of them, those whose first round's chosen candidate passed every test.
     pub first_try: usize,
     /// Rounds, answers, sandbox runs and times summed over them (see
-    /// [`crate::checkpoint::NodeWork`]).
-    pub totals: crate::checkpoint::NodeWork,
+    /// [`crate::records::NodeWork`]).
+    pub totals: crate::records::NodeWork,
     /// Their wall time: what is neither model nor sandbox is the engine's own.
     pub node_ms: u64,
 }
 
 impl WorkSummary {
-    pub fn add(&mut self, work: &crate::checkpoint::NodeWork, duration_ms: u64) {
+    pub fn add(&mut self, work: &crate::records::NodeWork, duration_ms: u64) {
         self.nodes += 1;
         self.first_try += usize::from(work.first_try);
         let first_try = self.totals.first_try;
@@ -291,7 +292,7 @@ pub fn node_status(out: &Path, node: &str) -> Result<NodeView, StatusError> {
 pub struct NodeView {
     pub id: String,
     pub name: String,
-    pub record: crate::checkpoint::NodeRecord,
+    pub record: crate::records::NodeRecord,
 }
 
 /// The text of `status --node`: what the loop did, the vote, and where each fix looked.
@@ -510,7 +511,7 @@ pub fn render_text(report: &StatusReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkpoint::NodeWork;
+    use crate::records::NodeWork;
 
     #[test]
     fn the_loop_line_gives_the_first_try_rate_and_the_time_split() {

@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 
 use super::graph::{self, GraphEdge, GraphNode};
 use super::report::{ReportInput, diagnose, xml_escape as escape};
-use crate::checkpoint::{NodeRecord, NodeStatus, Verdict};
+use crate::records::{NodeRecord, NodeStatus, Verdict};
 use crate::report::percent;
 use crate::rpg::Node;
 

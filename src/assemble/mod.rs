@@ -30,9 +30,10 @@ use std::path::Path;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::checkpoint::{Checkpoint, CheckpointMap, NodeStatus};
+use crate::checkpoint::{Checkpoint, CheckpointMap};
 use crate::fsutil::{FsError, Workspace};
 use crate::layout::{JUNIT, REPORT, REPORT_HTML, RPG_EXPORT};
+use crate::records::NodeStatus;
 use crate::rpg::ValidRpg;
 use crate::sandbox::TestRunner;
 use crate::workspace::git::Git;
@@ -285,7 +286,7 @@ pub struct Assembler<'a> {
     pub generation: &'a GenerationInfo,
     pub cancel: &'a CancellationToken,
     /// The subgraphs' integration tests, for the report.
-    pub integration: &'a [crate::checkpoint::IntegrationRecord],
+    pub integration: &'a [crate::records::IntegrationRecord],
 }
 
 /// What assembly found about the repository, for the report.
@@ -519,7 +520,7 @@ impl Assembler<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkpoint::NodeRecord;
+    use crate::records::NodeRecord;
 
     #[test]
     fn first_and_last_records_are_compared_as_instants_across_precisions() {

@@ -152,7 +152,7 @@ pub fn import_cycles(sources: &BTreeMap<String, String>) -> Vec<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkpoint::{NodeRecord, NodeStatus};
+    use crate::records::{NodeRecord, NodeStatus};
     use crate::rpg::{Node, NodeType, Rpg, validate};
 
     fn node(id: &str, name: &str, kind: NodeType, path: &str) -> Node {

@@ -9,7 +9,8 @@ use super::GenerationInfo;
 use super::markdown::{code, fenced, line as md};
 use super::project::ProjectInfo;
 use super::validate::Validation;
-use crate::checkpoint::{CheckpointMap, NodeStatus, Verdict};
+use crate::checkpoint::CheckpointMap;
+use crate::records::{NodeStatus, Verdict};
 use crate::report::{StatusReport, percent};
 use crate::rpg::ValidRpg;
 use crate::workspace::git::LogEntry;
@@ -26,7 +27,7 @@ pub struct ReportInput<'a> {
     pub cleanup: &'a super::cleanup::Cleanup,
     pub git_log: &'a [LogEntry],
     pub out: &'a str,
-    pub integration: &'a [crate::checkpoint::IntegrationRecord],
+    pub integration: &'a [crate::records::IntegrationRecord],
 }
 
 /// (root cause, recommendation) for a failure message.
@@ -306,7 +307,7 @@ fn test_results(input: &ReportInput) -> String {
 }
 
 /// The subgraphs' integration tests: cases, the 80% threshold, and each case taken out.
-fn integration(records: &[crate::checkpoint::IntegrationRecord]) -> String {
+fn integration(records: &[crate::records::IntegrationRecord]) -> String {
     if records.is_empty() {
         return "- **Integration Tests**: none: a subgraph gets one when two or more of its \
                 functions joined by a dependency passed their gates (passed or need review)\n"
@@ -360,7 +361,7 @@ fn integration(records: &[crate::checkpoint::IntegrationRecord]) -> String {
 }
 
 /// One line on a failing integration case sent to diagnosis.
-fn debugged(d: &crate::checkpoint::FlowDebug) -> String {
+fn debugged(d: &crate::records::FlowDebug) -> String {
     let Some(node) = &d.node else {
         return format!(
             "`{}`: not debugged (it names no function of the flow)",
@@ -692,7 +693,7 @@ pub fn junit(validation: &Validation) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checkpoint::{FlowDebug, Verdict};
+    use crate::records::{FlowDebug, Verdict};
 
     #[test]
     fn the_cleanup_says_what_it_fixed_made_explicit_and_left_out() {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::records::TestCounts;
 
 fn passed() -> NodeRecord {
     NodeRecord {

@@ -28,12 +28,12 @@ use std::collections::BTreeMap;
 
 use tree_sitter::{Node as TsNode, Parser};
 
-use crate::checkpoint::{NodeStatus, NodeWork, TestCounts};
 use crate::code::{Unit, UnitKind, split_units};
 use crate::edit::{code_for_target, merge_python};
 use crate::fsutil::FsError;
 use crate::llm::{LlmRequest, Message, Role, UsageByRole};
 use crate::prompts::{self, PromptError};
+use crate::records::{NodeStatus, NodeWork, TestCounts};
 use crate::rpg::{Node, NodePos};
 use crate::sandbox::TestRun;
 

@@ -29,13 +29,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use futures_util::StreamExt;
 
-use crate::checkpoint::{
-    Checkpoint, CheckpointError, DisputedTest, FlowDebug, IntegrationRecord, NodeStatus,
-};
+use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::fsutil::{FsError, Workspace};
 use crate::layout::{INTEGRATION, INTEGRATION_TESTS};
 use crate::llm::{LlmRequest, Message, Role};
 use crate::prompts;
+use crate::records::{DisputedTest, FlowDebug, IntegrationRecord, NodeStatus};
 use crate::rpg::flow::{Flow, flows, identifier};
 use crate::rpg::{NodePos, ValidRpg};
 use crate::sandbox::TestRun;

@@ -24,8 +24,8 @@
 //! passes the gates); without fresh starts the loop goes on fixing, and ends where a fix
 //! changed nothing. The machine counts its own tries and what they bought ([`Machine::returns`]).
 
-use crate::checkpoint::Verdict;
 use crate::llm::Role;
+use crate::records::Verdict;
 use crate::returns::{Payoff, Returns, Spend};
 
 /// The default budget (`--max-retries`): with 3 candidates, a fix round and a fresh start

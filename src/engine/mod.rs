@@ -49,9 +49,10 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use crate::checkpoint::{Checkpoint, CheckpointError, NodeStatus};
+use crate::checkpoint::{Checkpoint, CheckpointError};
 use crate::fsutil::{FsError, Workspace};
 use crate::llm::LlmProvider;
+use crate::records::NodeStatus;
 use crate::rpg::{NodePos, RpgError, ValidRpg};
 use crate::sandbox::TestRunner;
 use crate::schedule::{DependencyQueue, JobOutcome, drain};

@@ -10,18 +10,22 @@
 //! majority, keeps the code as `needs_review`; its dependents run on it.
 //! A failed node keeps its best candidate (or a stub), so its module stays importable.
 //!
-//! What to do next is decided by [`super::machine`], which does no I/O; this file only
-//! carries out its actions (ask, write, run, vote) and reports what came of them. Asking is
-//! [`super::ask`], the repairs and refusals of an answer [`super::repair`], reading test runs
-//! and test files [`super::testfile`], and what a localization reads [`super::ground`].
+//! What to do next is decided by [`super::machine`], which does no I/O; [`Leaf`] only
+//! carries out its actions (ask, write, run, vote) and reports what came of them. Its state is
+//! in parts that own it: [`site`] (the node and its files, and what can be read of them),
+//! [`rounds`] (the candidates, the best so far, where each came from), [`fixing`] (what a fix
+//! answers and where it looked) and [`runs`] (the sandbox runs, repeated when flaky); the
+//! disputes are [`dispute`] and the node's result [`ending`]. Asking is [`super::ask`], the
+//! repairs and refusals of an answer [`super::repair`], reading test runs and test files
+//! [`super::testfile`], and what a localization reads [`super::ground`].
 //!
 //! Before touching anything the node's files are snapshotted to disk; the snapshot is what a
 //! failure reverts to, and what a resumed run restores after a crash in the middle of the node.
 
-use crate::checkpoint::{Departure, Diagnosis, LocalizedFix, NodeStatus, NodeWork, TestCounts};
 use crate::edit::{code_for_target, merge_python, shape_tests};
 use crate::fsutil::FsError;
 use crate::llm::{Role, UsageByRole};
+use crate::records::{Departure, Diagnosis, LocalizedFix, NodeStatus, NodeWork, TestCounts};
 use crate::rpg::{Node, NodePos};
 
 use super::ask::{Ahead, AskError, Sampling, ask, ask_many, unusable};

@@ -4,8 +4,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{EngineError, node};
-use crate::checkpoint::{Checkpoint, NodeStatus};
+use crate::checkpoint::Checkpoint;
 use crate::fsutil::Workspace;
+use crate::records::NodeStatus;
 use crate::rpg::{Node, ValidRpg};
 use crate::workspace::git::Git;
 use crate::workspace::publish;

@@ -11,9 +11,10 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::{EngineError, bad_input, node, rpg_sha256};
-use crate::checkpoint::{Checkpoint, NodeRecord, NodeStatus};
+use crate::checkpoint::Checkpoint;
 use crate::fsutil::{FsError, Workspace};
 use crate::layout::{RPG_COPY, SNAPSHOT_DIR, WORK_DIR};
+use crate::records::{NodeRecord, NodeStatus};
 use crate::rpg::ValidRpg;
 use crate::workspace::git::{Git, TAG_PREFIX};
 

@@ -12,8 +12,9 @@ use tokio_util::sync::CancellationToken;
 
 use super::output::Output;
 use super::{EngineError, Handoff, LoopSummary, NodeResult, Progress};
-use crate::checkpoint::{Checkpoint, NodeRecord, NodeStatus};
+use crate::checkpoint::Checkpoint;
 use crate::layout::SNAPSHOT_DIR;
+use crate::records::{NodeRecord, NodeStatus};
 use crate::rpg::{Node, ValidRpg};
 use crate::schedule::drain::DrainEvent;
 use crate::schedule::{DependencyQueue, Finished};

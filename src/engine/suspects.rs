@@ -24,8 +24,8 @@
 //! correction that breaks it is caught as a regression. Code in other modules is shown to be
 //! used as it is: another node may be running in that file.
 
-use crate::checkpoint::{LocalizedFix, Suspicion};
 use crate::localize::{Budget, Query};
+use crate::records::{LocalizedFix, Suspicion};
 
 /// Suspects kept per localization.
 const MAX_SUSPECTS: usize = 5;
@@ -112,7 +112,7 @@ impl Localization {
             suspects: self
                 .suspects
                 .iter()
-                .map(|s| crate::checkpoint::SuspectRecord {
+                .map(|s| crate::records::SuspectRecord {
                     symbol: s.symbol.clone(),
                     file: s.file.clone(),
                     node: s.node.clone(),

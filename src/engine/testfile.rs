@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::checkpoint::DisputedTest;
+use crate::records::DisputedTest;
 use crate::sandbox::TestRun;
 
 /// The tests that failed in `first` and passed in `again`; when `first` ended before pytest

@@ -18,7 +18,7 @@
 //! are runs of ASCII letters and digits), read through the vote's [`sides`]. An answer
 //! without one casts no vote.
 
-use crate::checkpoint::Verdict;
+use crate::records::Verdict;
 
 /// Votes asked of the model.
 pub const VOTERS: u32 = 5;

@@ -2,7 +2,7 @@
 //! asking once gives), was leaving it right?
 //!
 //! The checkpoint records, per node, what moved it off the greedy answer (another candidate, a
-//! fix, a fresh start, a stub) and the greedy answer's code ([`crate::checkpoint::Departure`]).
+//! fix, a fresh start, a stub) and the greedy answer's code ([`crate::records::Departure`]).
 //! Here that code is merged back into a scratch copy of the output, in place of the kept one,
 //! and the reference tests run again: the node's tests passed by the kept code against those
 //! passed by the greedy answer make the decision better, worse or the same. Summed per kind of
@@ -13,7 +13,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::{EvalError, Evaluation, Reference};
-use crate::checkpoint::{Departure, DepartureKind};
+use crate::records::{Departure, DepartureKind};
 use crate::sandbox::TestRunner;
 
 /// One node's departure from the greedy answer, scored by its reference tests.

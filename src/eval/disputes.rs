@@ -15,7 +15,8 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::EvalError;
-use crate::checkpoint::{CheckpointMap, Verdict};
+use crate::checkpoint::CheckpointMap;
+use crate::records::Verdict;
 use crate::sandbox::TestRunner;
 
 /// Where the disputed tests go in the scratch copy of the reference.

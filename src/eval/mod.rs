@@ -35,8 +35,8 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::checkpoint::NodeStatus;
 use crate::localize::{LocalizeError, Statuses};
+use crate::records::NodeStatus;
 use crate::rpg::Rpg;
 use crate::sandbox::{SandboxError, TestRunner};
 

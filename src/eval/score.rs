@@ -248,9 +248,9 @@ mod tests {
 
     #[test]
     fn a_failed_node_shows_with_its_status_and_unmatched_tests_count_only_overall() {
-        use crate::checkpoint::NodeStatus;
         use crate::eval::cases::{Case, FileRun};
         use crate::localize::NodeState;
+        use crate::records::NodeStatus;
         let state = |status| NodeState {
             status,
             failure_reason: None,

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::checkpoint::NodeStatus;
+use crate::records::NodeStatus;
 use crate::rpg::{EdgeKind, Rpg};
 
 /// One node as the views show it.

@@ -33,7 +33,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
-use crate::checkpoint::{self, NodeStatus};
+use crate::checkpoint;
+use crate::records::NodeStatus;
 use crate::rpg::{Node, Rpg};
 
 pub use budget::{Budget, DEFAULT_LIMIT, Query, QueryRecord};

@@ -94,8 +94,8 @@ fn model_time_summed_over_nodes_is_compared_only_at_the_same_jobs() {
 #[test]
 fn model_time_is_summed_by_role_and_shown_with_its_share() {
     let node = |test_ms, impl_ms| {
-        let mut record = crate::checkpoint::NodeRecord::now(crate::checkpoint::NodeStatus::Passed);
-        let mut work = crate::checkpoint::NodeWork::default();
+        let mut record = crate::records::NodeRecord::now(crate::records::NodeStatus::Passed);
+        let mut work = crate::records::NodeWork::default();
         for (role, ms) in [(Role::Test, test_ms), (Role::Impl, impl_ms)] {
             work.model_ms += ms;
             work.model_ms_by_role.insert(role, ms);

@@ -261,54 +261,14 @@ pub fn extract(
     let mut leaves: BTreeMap<(String, String), Node> = BTreeMap::new();
     let mut calls: LeafCalls = BTreeMap::new();
     for dotted in &selected {
-        let Some(module) = modules.get(dotted) else {
-            continue;
-        };
-        let path = module_path(dotted, module.is_package);
-        if let Some(reason) = path_problem(&path) {
-            summary.skipped.push(Skipped {
-                name: dotted.clone(),
-                reason: format!("its plan path `{path}` {reason}"),
-            });
-            continue;
-        }
-        for skipped in &module.skipped {
-            summary.skipped.push(Skipped {
-                name: format!("{dotted}.{}", skipped.name),
-                reason: skipped.reason.clone(),
-            });
-        }
-        for def in module.defs.values() {
-            let qualified = format!("{dotted}.{}", def.name);
-            if !module.is_public(&def.name) {
-                continue;
-            }
-            let reason = if module.is_package {
-                Some("defined in a package's `__init__.py`, which the engine writes itself".into())
-            } else if !is_identifier(&def.name) {
-                Some("its name is not a Python identifier the plan accepts".into())
-            } else {
-                None
-            };
-            let leaf = reason.map_or_else(|| leaf_node(def, &qualified, &path, options), Err);
-            match leaf {
-                Ok(node) => {
-                    calls.insert(
-                        node.id.clone(),
-                        LeafUses {
-                            module: dotted.clone(),
-                            calls: def.calls.clone(),
-                            bases: def.bases.clone(),
-                            reads: def.reads.clone(),
-                        },
-                    );
-                    leaves.insert((dotted.clone(), def.name.clone()), node);
-                }
-                Err(reason) => summary.skipped.push(Skipped {
-                    name: qualified,
-                    reason,
-                }),
-            }
+        if let Some(module) = modules.get(dotted) {
+            function_leaves(
+                dotted,
+                module,
+                options,
+                (&mut leaves, &mut calls),
+                &mut summary,
+            );
         }
     }
     for dotted in &selected {
@@ -351,6 +311,63 @@ pub fn extract(
     validate(rpg.clone())
         .map_err(|errors| ExtractError::Invalid(errors.iter().map(|e| e.to_string()).collect()))?;
     Ok(Extraction { rpg, summary })
+}
+
+/// The public functions and classes of the selected module `dotted` as leaves, with what each
+/// calls, reads and inherits; what cannot be planned goes to `summary.skipped` with why.
+fn function_leaves(
+    dotted: &str,
+    module: &Module,
+    options: &ExtractOptions,
+    (leaves, calls): (&mut BTreeMap<(String, String), Node>, &mut LeafCalls),
+    summary: &mut ExtractSummary,
+) {
+    let path = module_path(dotted, module.is_package);
+    if let Some(reason) = path_problem(&path) {
+        summary.skipped.push(Skipped {
+            name: dotted.to_string(),
+            reason: format!("its plan path `{path}` {reason}"),
+        });
+        return;
+    }
+    for skipped in &module.skipped {
+        summary.skipped.push(Skipped {
+            name: format!("{dotted}.{}", skipped.name),
+            reason: skipped.reason.clone(),
+        });
+    }
+    for def in module.defs.values() {
+        let qualified = format!("{dotted}.{}", def.name);
+        if !module.is_public(&def.name) {
+            continue;
+        }
+        let reason = if module.is_package {
+            Some("defined in a package's `__init__.py`, which the engine writes itself".into())
+        } else if !is_identifier(&def.name) {
+            Some("its name is not a Python identifier the plan accepts".into())
+        } else {
+            None
+        };
+        let leaf = reason.map_or_else(|| leaf_node(def, &qualified, &path, options), Err);
+        match leaf {
+            Ok(node) => {
+                calls.insert(
+                    node.id.clone(),
+                    LeafUses {
+                        module: dotted.to_string(),
+                        calls: def.calls.clone(),
+                        bases: def.bases.clone(),
+                        reads: def.reads.clone(),
+                    },
+                );
+                leaves.insert((dotted.to_string(), def.name.clone()), node);
+            }
+            Err(reason) => summary.skipped.push(Skipped {
+                name: qualified,
+                reason,
+            }),
+        }
+    }
 }
 
 /// The composites: the modules that keep a leaf, and the packages above them.

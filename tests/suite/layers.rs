@@ -52,41 +52,49 @@ fn code_of(text: &str) -> String {
         .join("\n")
 }
 
-/// The top-level modules each top-level module's code names as `crate::<name>`.
-fn uses() -> BTreeMap<String, BTreeSet<String>> {
-    let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+/// Every `.rs` file under `src/`: its path relative to `src/`, and its text.
+fn rs_files() -> Vec<(PathBuf, String)> {
+    let mut files = Vec::new();
     let mut stack = vec![src()];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 stack.push(path);
-                continue;
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let rel = path.strip_prefix(src()).unwrap().to_path_buf();
+                files.push((rel, std::fs::read_to_string(&path).unwrap()));
             }
-            if path.extension().is_none_or(|e| e != "rs") {
-                continue;
-            }
-            let rel = path.strip_prefix(src()).unwrap();
-            let first = rel
-                .components()
-                .next()
-                .unwrap()
-                .as_os_str()
-                .to_string_lossy();
-            let module = first.trim_end_matches(".rs").to_string();
-            if module == "lib" || module == "main" {
-                continue;
-            }
-            let code = code_of(&std::fs::read_to_string(&path).unwrap());
-            let used = uses.entry(module.clone()).or_default();
-            for (i, _) in code.match_indices("crate::") {
-                let name: String = code[i + "crate::".len()..]
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                if !name.is_empty() && name != module {
-                    used.insert(name);
-                }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// The top-level modules each top-level module's code names as `crate::<name>`.
+fn uses() -> BTreeMap<String, BTreeSet<String>> {
+    let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (rel, text) in rs_files() {
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy()
+            .into_owned();
+        let module = first.trim_end_matches(".rs").to_string();
+        if module == "lib" || module == "main" {
+            continue;
+        }
+        let code = code_of(&text);
+        let used = uses.entry(module.clone()).or_default();
+        for (i, _) in code.match_indices("crate::") {
+            let name: String = code[i + "crate::".len()..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() && name != module {
+                used.insert(name);
             }
         }
     }
@@ -194,4 +202,91 @@ fn the_layer_check_sees_an_upward_import_and_a_cycle() {
     .into();
     let caught = std::panic::catch_unwind(|| assert_no_cycle(&cyclic));
     assert!(caught.is_err(), "b -> c -> b must be reported");
+}
+
+/// The type names (`struct`, `enum`, `trait`, `type`) a file's code defines.
+fn defined_types(code: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for line in code.lines() {
+        let mut words = line.split_whitespace().peekable();
+        // Skip `pub`, `pub(crate)`, `pub(super)`.
+        while words.peek().is_some_and(|w| w.starts_with("pub")) {
+            words.next();
+        }
+        let (Some(keyword), Some(name)) = (words.next(), words.next()) else {
+            continue;
+        };
+        if !matches!(keyword, "struct" | "enum" | "trait" | "type") {
+            continue;
+        }
+        let name: String = name
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if name.starts_with(|c: char| c.is_ascii_uppercase()) {
+            names.push(name);
+        }
+    }
+    names
+}
+
+/// Every file under `src/` but the unit tests' own (`tests.rs`), with its path.
+fn source_files() -> Vec<(String, String)> {
+    rs_files()
+        .into_iter()
+        .filter(|(rel, _)| rel.file_name().is_some_and(|n| n != "tests.rs"))
+        .map(|(rel, text)| (rel.display().to_string(), text))
+        .collect()
+}
+
+/// The names defined in more than one place, with where: one name, one concept. A command
+/// module's `Args` and `Command` (one module per command, as jj does) are the exception.
+fn twice_defined(files: &[(String, String)]) -> Vec<String> {
+    let mut places: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for (path, text) in files {
+        for name in defined_types(&code_of(text)) {
+            if path.starts_with("cli/") && matches!(name.as_str(), "Args" | "Command") {
+                continue;
+            }
+            places.entry(name).or_default().push(path);
+        }
+    }
+    places
+        .into_iter()
+        .filter(|(_, at)| at.len() > 1)
+        .map(|(name, at)| format!("{name} in {}", at.join(", ")))
+        .collect()
+}
+
+#[test]
+fn no_type_name_is_defined_twice() {
+    let twice = twice_defined(&source_files());
+    assert!(
+        twice.is_empty(),
+        "a type name defined in two places names two things:\n{}",
+        twice.join("\n")
+    );
+}
+
+#[test]
+fn the_name_check_sees_a_name_defined_twice() {
+    let files = [
+        (
+            "a.rs".to_string(),
+            "pub struct Run {\n}\npub(crate) enum Kind { A }\n".to_string(),
+        ),
+        (
+            "b/c.rs".to_string(),
+            "struct Run;\n// struct Kind\n#[cfg(test)]\nmod tests { struct Kind; }\n".to_string(),
+        ),
+        (
+            "cli/x.rs".to_string(),
+            "pub(crate) struct Args {}\n".to_string(),
+        ),
+        (
+            "cli/y.rs".to_string(),
+            "pub(crate) struct Args {}\n".to_string(),
+        ),
+    ];
+    assert_eq!(twice_defined(&files), ["Run in a.rs, b/c.rs"]);
 }

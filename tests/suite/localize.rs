@@ -5,11 +5,12 @@
 //! calculate_mean ← calculate_variance ← standard_deviation. The semantic test needs the
 //! embedder: CI pulls it (scripts/test.sh); elsewhere a missing model skips loudly.
 
-use zerorepo::checkpoint::{CheckpointMap, NodeRecord, NodeStatus};
+use zerorepo::checkpoint::CheckpointMap;
 use zerorepo::llm::model;
 use zerorepo::localize::{
     EmbedderChoice, LocalizeError, Localizer, LocalizerOptions, NodeState, SearchMethod, Statuses,
 };
+use zerorepo::records::{NodeRecord, NodeStatus};
 use zerorepo::rpg::{self, Rpg};
 
 use super::support::{fixture, run, zerorepo};

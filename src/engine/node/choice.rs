@@ -17,8 +17,8 @@ use std::collections::BTreeSet;
 
 use std::collections::HashMap;
 
-use crate::checkpoint::{Departure, DepartureKind, DisputedTest};
 use crate::llm::Role;
+use crate::records::{Departure, DepartureKind, DisputedTest};
 
 use super::super::testfile::test_function;
 

@@ -3,9 +3,9 @@
 //! the code (A), the tests (B) or the environment (C) is wrong, and the machine carries out
 //! the verdict: one fix of the kept code, the disputed tests dropped, or the node skipped.
 
-use crate::checkpoint::{Diagnosis, Verdict};
 use crate::fsutil::FsError;
 use crate::llm::Role;
+use crate::records::{Diagnosis, Verdict};
 use crate::rpg::Node;
 use crate::sandbox::TestRun;
 

@@ -2,8 +2,8 @@
 //! module keeps when it did not pass (a gated candidate for review, else its best candidate or
 //! a stub, so the module stays importable).
 
-use crate::checkpoint::{NodeStatus, TestCounts};
 use crate::fsutil::FsError;
+use crate::records::{NodeStatus, TestCounts};
 
 use super::super::machine::{Failure, LoopEnd, Machine};
 use super::choice::Candidate;

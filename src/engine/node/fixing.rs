@@ -2,8 +2,8 @@
 //! answer, the localization budget (20 queries a debug iteration, seed 004), where each fix
 //! looked first, and the module's other functions the fix under way may correct.
 
-use crate::checkpoint::LocalizedFix;
 use crate::localize::Budget;
+use crate::records::LocalizedFix;
 
 use super::super::ground::LeafGround;
 use super::super::suspects::{self, PlanFunction};

@@ -22,9 +22,9 @@
 
 use std::collections::BTreeSet;
 
-use crate::checkpoint::{FlowDebug, Verdict};
 use crate::fsutil::FsError;
 use crate::llm::Role;
+use crate::records::{FlowDebug, Verdict};
 use crate::rpg::NodePos;
 use crate::sandbox::TestRun;
 use crate::usage::Usage;

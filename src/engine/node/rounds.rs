@@ -4,9 +4,9 @@
 
 use std::collections::HashSet;
 
-use crate::checkpoint::{Departure, Diagnosis, Verdict};
 use crate::fsutil::FsError;
 use crate::llm::Role;
+use crate::records::{Departure, Diagnosis, Verdict};
 use crate::sandbox::TestRun;
 
 use super::super::ask::Ahead;
