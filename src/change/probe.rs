@@ -130,8 +130,6 @@ pub(super) struct TestUnit {
 /// (an answer without its closing fence ends inside it) and a unit that does not parse: one
 /// broken call stops pytest from collecting the file, and then no call runs at all.
 pub(super) fn test_units(answer: &str) -> Vec<TestUnit> {
-    let parses =
-        |text: &str| crate::code::check::tree_sitter_errors(text).is_ok_and(|e| e.is_empty());
     let mut kept: Vec<TestUnit> = Vec::new();
     for unit in split_units(&fenced(answer)) {
         let test = match &unit.kind {
@@ -147,7 +145,7 @@ pub(super) fn test_units(answer: &str) -> Vec<TestUnit> {
     if answer.matches("```").count() < 2 && kept.last().is_some_and(|u| u.test.is_some()) {
         kept.pop();
     }
-    kept.retain(|u| parses(&u.text));
+    kept.retain(|u| crate::code::check::parses(&u.text));
     kept
 }
 

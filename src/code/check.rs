@@ -86,6 +86,11 @@ impl CheckReport {
     }
 }
 
+/// Whether `source` parses with no ERROR or MISSING node.
+pub fn parses(source: &str) -> bool {
+    tree_sitter_errors(source).is_ok_and(|e| e.is_empty())
+}
+
 /// ERROR and MISSING nodes of the source, in order.
 pub fn tree_sitter_errors(source: &str) -> Result<Vec<Issue>, OutlineError> {
     let tree = parse(source)?;

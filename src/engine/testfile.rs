@@ -78,12 +78,10 @@ fn failing_frame(output: &str) -> Option<&str> {
 /// `code` without the top-level units that do not parse: one broken test function must not
 /// stop the file from being collected.
 pub(super) fn without_broken_units(code: &str) -> String {
-    let parses =
-        |text: &str| crate::code::check::tree_sitter_errors(text).is_ok_and(|e| e.is_empty());
     crate::edit::merge::render(
         &crate::code::split_units(code)
             .into_iter()
-            .filter(|u| parses(&u.text))
+            .filter(|u| crate::code::check::parses(&u.text))
             .collect::<Vec<_>>(),
     )
 }
