@@ -47,6 +47,9 @@ impl Run {
                 self.outcome.checks = checks.clone();
                 failing = checks.iter().find(|c| !c.passed && !c.unavailable).cloned();
             }
+            if let Some(why) = self.probes.unverified.clone() {
+                return Ok(Some((Status::RolledBack, why)));
+            }
             let Some(failed) = failing.clone() else {
                 return Ok(None);
             };

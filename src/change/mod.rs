@@ -15,8 +15,10 @@
 //!    to an [`Approver`], which approves, edits or declines it.
 //! 4. **Risk gate**: a REFUSED task (a path outside the repository) stops the run; a HIGH
 //!    one needs the approver's explicit confirmation. Then a request that gives no example
-//!    and asks for no new thing is reproduced ([`reproduce`]): the model's tests of it run on
-//!    the repository as it is, and those that fail there are kept for step 6.
+//!    and asks for no new thing, on a repository whose tests pass, is reproduced
+//!    ([`reproduce`]): the model's tests of it run on the repository as it is, and those that
+//!    fail there are kept for step 6; when none fails (asked twice), nothing is staged and the
+//!    run ends saying so, since no check could tell the change from the code as it is.
 //! 5. **Stage** ([`staging`]): tasks run in dependency order into an in-memory [`Overlay`].
 //!    Each prompt is built to the model's context ([`budget`]; the file cut to what the task
 //!    touches, [`focus`]). New and short files are answered whole; longer Python files by
@@ -29,8 +31,9 @@
 //!    there, in the sandbox; then, when the copy has Python files, the request's examples,
 //!    as acceptance tests written into that copy only (never into the overlay, so never
 //!    committed), in every profile; a new public function no example covers is called on
-//!    inputs the model picks, and fails only by crashing in its own code ([`probe`]); the
-//!    tests kept in step 4 must pass, one of them at least.
+//!    inputs the model picks, and fails only by crashing in its own code ([`probe`]; when no
+//!    call reaches it, asked twice, the change is not written); the tests kept in step 4
+//!    must pass, one of them at least.
 //! 7. **Self-correct** ([`correct`]): on failure the model gets the error, cut to its
 //!    failures ([`failures`]), and the file it points at ([`fault`]; for a failing example,
 //!    the file its function is or should be in), up to `max_corrections` rounds shared with
@@ -478,7 +481,11 @@ impl Run {
                     "",
                     None,
                 )?,
-                false => self.reproduce(request, &spec, &reviewed.plan).await?,
+                false => {
+                    if let Some(why) = self.reproduce(request, &spec, &reviewed.plan).await? {
+                        return Ok(self.end(Status::RolledBack, &why));
+                    }
+                }
             }
         }
         if let Some(status_why) = self.stage(request, approver, &spec, &reviewed.plan).await? {

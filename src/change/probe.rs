@@ -12,6 +12,22 @@
 //! the sandbox's scratch copy after the acceptance tests ([`FILE`], never in the overlay,
 //! never committed), and the check fails only on such a crash; a call that fails in its own
 //! frame (a wrong argument) or on an assertion the model wrote anyway counts for nothing.
+//!
+//! But a file in which **no** call reached the function is no evidence at all (on the dev
+//! half, `re_count` crashed on every input, and was written because all three calls failed
+//! first on a `compile` and an `re` they never imported). So at least one call must run to
+//! its end; when none does, the model is asked once more with pytest's reasons, sampled
+//! wider, and when none of those runs either the change is not written
+//! ([`Probes::unverified`]): a function no check ever ran is not a change that does what was
+//! asked.
+//!
+//! But a file in which **no** call reached the function is no evidence at all (on the dev
+//! half, `re_count` crashed on every input, and was written because all three calls failed
+//! first on a `compile` and an `re` they never imported). So at least one call must run to
+//! its end; when none does, the model is asked once more with pytest's reasons, sampled
+//! wider, and when none of those runs either the change is not written
+//! ([`Probes::unverified`]): a function no check ever ran is not a change that does what was
+//! asked.
 
 use std::path::Path;
 
@@ -37,13 +53,20 @@ pub(super) struct NewFunction {
     pub shown: String,
 }
 
-/// The calls the model wrote for a run's new functions, asked once.
+/// The calls the model wrote for a run's new functions, asked once (and once more when none
+/// of them ran).
 #[derive(Debug, Clone, Default)]
 pub(super) struct Probes {
     /// `None` until asked; then the test file's text (empty: nothing usable).
     pub file: Option<String>,
     /// The functions the file calls.
     pub functions: Vec<NewFunction>,
+    /// Whether the file is the second one asked.
+    retried: bool,
+    /// Why a function's calls could not be asked, when one could not.
+    unusable: Option<String>,
+    /// Set when no call of either file ran: why the change is not written.
+    pub unverified: Option<String>,
 }
 
 /// The public top-level functions `after` defines and `before` does not, outside tests.
@@ -222,32 +245,76 @@ pub(super) fn crashes(
 
 impl Run {
     /// The probes check on a scratch copy the other checks ran in: `None` when the change
-    /// adds no public function the request gives no example of, or the model's calls were
-    /// unusable (no evidence is no failure).
+    /// adds no public function the request gives no example of, or when no call could run
+    /// (then [`Probes::unverified`] says why, and the change is not written).
     pub(super) async fn check_probes(
         &mut self,
         request: &Request,
         scratch: &Path,
     ) -> Result<Option<Check>, CodeError> {
         if self.probes.file.is_none() {
-            self.ask_probes(request, scratch).await?;
+            self.ask_probes(request, scratch, None).await?;
         }
-        let file = self.probes.file.clone().unwrap_or_default();
-        if file.is_empty() {
+        if self.probes.functions.is_empty() {
             return Ok(None);
         }
         let files = super::list_files(scratch)?;
         if files.iter().any(|f| f == FILE) {
             return Ok(None);
         }
+        let mut ran = self.run_probes(request, scratch).await?;
+        if let Ran::Nothing(why) = &ran
+            && !self.probes.retried
+        {
+            let why = why.clone();
+            self.ask_probes(request, scratch, Some(&why)).await?;
+            ran = self.run_probes(request, scratch).await?;
+        }
+        match ran {
+            Ran::Checked(check) => Ok(Some(check)),
+            Ran::Unavailable(check) => Ok(Some(check)),
+            Ran::Nothing(why) => {
+                let names: Vec<&str> = self
+                    .probes
+                    .functions
+                    .iter()
+                    .map(|f| f.name.as_str())
+                    .collect();
+                self.probes.unverified = Some(format!(
+                    "no call of the new {} ran (asked twice): {why}; a new function the \
+                     request gives no example of, never run, would be written unverified. Give \
+                     an example of a call and what it must return (`f(a)` returns `b`), and \
+                     run again",
+                    names.join(", ")
+                ));
+                Ok(None)
+            }
+        }
+    }
+
+    /// The probe file, run once on `scratch` (the file removed after, so that a second file
+    /// can run on the same copy).
+    async fn run_probes(&mut self, request: &Request, scratch: &Path) -> Result<Ran, CodeError> {
+        let file = self.probes.file.clone().unwrap_or_default();
+        if file.is_empty() {
+            let why = self.probes.unusable.clone().unwrap_or_else(|| {
+                "the model's calls could not be used (no test function in the answer)".into()
+            });
+            return Ok(Ran::Nothing(why));
+        }
         std::fs::write(scratch.join(FILE), &file)?;
         let command = format!("python -m pytest -q -rA --tb=short -p no:cacheprovider {FILE}");
         let mut check = run_check(request, scratch, &command).await?;
+        std::fs::remove_file(scratch.join(FILE))?;
         if check.unavailable {
-            return Ok(Some(check));
+            return Ok(Ran::Unavailable(check));
         }
-        // A file pytest could not collect ran no call: no evidence, never a pass.
-        if check.output.contains("ERROR collecting") {
+        let documented = named_errors(&request.spec);
+        let crashed = crashes(&check.output, &self.probes.functions, &documented);
+        // A file pytest could not collect ran no call, and a call that failed in its own
+        // frame never reached the function: no evidence, never a pass.
+        if crashed.is_empty() && !reached(&check.output) {
+            let why = summary(&check.output);
             self.audit.record(
                 "probe",
                 None,
@@ -256,10 +323,8 @@ impl Run {
                 audit::tail(&check.output, OUTPUT_CHARS),
                 None,
             )?;
-            return Ok(None);
+            return Ok(Ran::Nothing(why));
         }
-        let documented = named_errors(&request.spec);
-        let crashed = crashes(&check.output, &self.probes.functions, &documented);
         check.passed = crashed.is_empty();
         check.output = match crashed.is_empty() {
             true => audit::tail(&check.output, OUTPUT_CHARS).to_string(),
@@ -281,50 +346,53 @@ impl Run {
         let outcome = if check.passed { "passed" } else { "crashed" };
         self.audit
             .record("probe", None, outcome, &command, &check.output, None)?;
-        Ok(Some(check))
+        Ok(Ran::Checked(check))
     }
 
-    /// The model's calls of the change's new functions, asked once per run.
-    async fn ask_probes(&mut self, request: &Request, scratch: &Path) -> Result<(), CodeError> {
-        let covered: Vec<String> = self.accept.functions();
-        let mut functions = Vec::new();
-        for path in self.overlay.entries().keys().cloned().collect::<Vec<_>>() {
-            let after = self.overlay.read(&path)?.unwrap_or_default();
-            // Beneath the repository, never through a link; unreadable counts as new.
-            let disk = crate::fsutil::Workspace::new(&request.repo);
-            let before = disk.read(&path).ok().flatten().unwrap_or_default();
-            functions.extend(
-                new_functions(&path, &before, &after)
-                    .into_iter()
-                    .filter(|f| !covered.contains(&f.name)),
-            );
-        }
-        functions.truncate(MAX_FUNCTIONS);
+    /// The model's calls of the change's new functions: asked once per run, and once more,
+    /// told `retry` (why none of the first ran), sampled wider.
+    async fn ask_probes(
+        &mut self,
+        request: &Request,
+        scratch: &Path,
+        retry: Option<&str>,
+    ) -> Result<(), CodeError> {
+        let functions = match retry {
+            Some(_) => self.probes.functions.clone(),
+            None => self.new_functions(request)?,
+        };
         let mut answers = Vec::new();
+        let mut unusable = None;
         for function in &functions {
-            let asked =
-                match super::prompt::probes_request(&request.spec, &function.name, &function.shown)
-                {
-                    Ok(asked) => asked,
-                    Err(why) => {
-                        self.audit.record(
-                            "probe",
-                            None,
-                            "skipped",
-                            &function.name,
-                            &why.to_string(),
-                            None,
-                        )?;
-                        continue;
-                    }
-                };
-            // No answer is no evidence: the change is judged without the calls.
+            let asked = super::prompt::probes_request(
+                &request.spec,
+                &function.name,
+                &function.shown,
+                retry,
+            );
+            let asked = match asked {
+                Ok(asked) => asked,
+                Err(why) => {
+                    let why = why.to_string();
+                    self.audit
+                        .record("probe", None, "skipped", &function.name, &why, None)?;
+                    unusable = Some(format!(
+                        "the calls of {} could not be asked: {why}",
+                        function.name
+                    ));
+                    continue;
+                }
+            };
             let mut answer = match self.ask(request, &asked).await {
                 Ok(answer) => answer,
                 Err(why) => {
                     let why = why.to_string();
                     self.audit
                         .record("probe", None, "skipped", &function.name, &why, None)?;
+                    unusable = Some(format!(
+                        "the calls of {} could not be asked: {why}",
+                        function.name
+                    ));
                     continue;
                 }
             };
@@ -342,8 +410,61 @@ impl Run {
         self.probes = Probes {
             file: Some(render(&answers, &files)),
             functions,
+            retried: retry.is_some(),
+            unusable,
+            unverified: None,
         };
         Ok(())
+    }
+
+    /// The change's new public functions no example covers, [`MAX_FUNCTIONS`] at most.
+    fn new_functions(&self, request: &Request) -> Result<Vec<NewFunction>, CodeError> {
+        let covered: Vec<String> = self.accept.functions();
+        let mut functions = Vec::new();
+        for path in self.overlay.entries().keys().cloned().collect::<Vec<_>>() {
+            let after = self.overlay.read(&path)?.unwrap_or_default();
+            // Beneath the repository, never through a link; unreadable counts as new.
+            let disk = crate::fsutil::Workspace::new(&request.repo);
+            let before = disk.read(&path).ok().flatten().unwrap_or_default();
+            functions.extend(
+                new_functions(&path, &before, &after)
+                    .into_iter()
+                    .filter(|f| !covered.contains(&f.name)),
+            );
+        }
+        functions.truncate(MAX_FUNCTIONS);
+        Ok(functions)
+    }
+}
+
+/// What one run of the probe file showed.
+enum Ran {
+    /// At least one call reached a new function: the check (failed on a crash).
+    Checked(Check),
+    /// pytest is not there to run.
+    Unavailable(Check),
+    /// No call reached a new function, for this reason.
+    Nothing(String),
+}
+
+/// Whether a call of the probe file ran to its end (pytest `-rA` reports it `PASSED`).
+fn reached(output: &str) -> bool {
+    output
+        .lines()
+        .any(|l| l.starts_with("PASSED ") && l.contains(FILE))
+}
+
+/// pytest's short summary of the failures (`FAILED …`, `ERROR …` lines), cut short: why no
+/// call ran, for the model's second try and the run's reason.
+fn summary(output: &str) -> String {
+    let lines: Vec<&str> = output
+        .lines()
+        .filter(|l| l.starts_with("FAILED ") || l.starts_with("ERROR "))
+        .take(6)
+        .collect();
+    match lines.is_empty() {
+        true => "pytest ran no call".into(),
+        false => audit::tail(&lines.join("\n"), 1_000).to_string(),
     }
 }
 
@@ -481,5 +602,19 @@ FAILED test_zerorepo_probes.py::test_re_count_typical - TypeError
             .map(|(n, _)| n)
             .collect();
         assert_eq!(crashed, ["test_re_count_typical"]);
+    }
+
+    #[test]
+    fn a_call_reached_the_function_only_when_one_passed() {
+        let none = "FF\nFAILED test_zerorepo_probes.py::test_f_typical - NameError: name 're' is not defined\nFAILED test_zerorepo_probes.py::test_f_bad - TypeError: f() missing 1 required positional argument\n";
+        assert!(!reached(none));
+        assert_eq!(
+            summary(none),
+            none.lines().skip(1).collect::<Vec<_>>().join("\n")
+        );
+        let one = format!("{none}PASSED test_zerorepo_probes.py::test_f_empty\n");
+        assert!(reached(&one));
+        assert!(!reached("PASSED tests/test_other.py::test_x\n"));
+        assert_eq!(summary("1 error in 0.1s"), "pytest ran no call");
     }
 }

@@ -459,6 +459,7 @@ pub(super) fn probes_request(
     spec: &str,
     name: &str,
     function: &str,
+    retry: Option<&str>,
 ) -> Result<LlmRequest, FitError> {
     let values = BTreeMap::from([
         ("spec", spec.to_string()),
@@ -474,6 +475,16 @@ pub(super) fn probes_request(
         PROBE_ANSWER_TOKENS,
     )?;
     asked.prefill = Some(super::probe::prefill(name));
+    if let Some(why) = retry {
+        asked.messages[1].content.push_str(&format!(
+            "\n## Your previous calls never reached `{name}`\nEach failed before the call \
+             returned, in the test's own code:\n{why}\nWrite calls that run: import what \
+             the arguments need, and give the arguments the signature takes.\n"
+        ));
+        asked.temperature = retry_temperature(Some(why), asked.temperature);
+        asked.attempt = 1;
+        asked.seed = Some(1);
+    }
     room(&asked, "the calls of a new function")?;
     Ok(asked)
 }
@@ -485,6 +496,7 @@ pub(super) fn reproduce_request(
     path: &str,
     module: &str,
     current: &str,
+    retry: Option<&str>,
 ) -> Result<LlmRequest, FitError> {
     let build = |code: String| {
         let values = BTreeMap::from([
@@ -502,6 +514,16 @@ pub(super) fn reproduce_request(
             REPRODUCE_ANSWER_TOKENS,
         )?;
         asked.prefill = Some(super::reproduce::prefill(module));
+        if let Some(why) = retry {
+            asked.messages[1].content.push_str(&format!(
+                "\n## Your previous tests showed nothing\n{why}: they pass already, or fail \
+                 on a mistake of their own. Write tests of what the request says must \
+                 change, in the form above.\n"
+            ));
+            asked.temperature = retry_temperature(Some(why), asked.temperature);
+            asked.attempt = 1;
+            asked.seed = Some(1);
+        }
         Ok::<_, PromptError>(asked)
     };
     let room = room(&build(String::new())?, "the reproduction's prompt")?;

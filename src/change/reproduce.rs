@@ -12,17 +12,27 @@
 //! in its own frame (a wrong call, a date that does not exist, a bad import), shows nothing
 //! and goes.
 //!
+//! When no test reproduces, the model is asked once more, told that its tests showed
+//! nothing, at a wider temperature; when that shows nothing either, nothing is staged and the
+//! run ends saying why and what the user can give. Error-first, strictly: on the code
+//! corpus's dev half, requests whose reproduction showed nothing went on to spend their whole
+//! correction budget (`mi-all-equal-empty`, ten minutes), and a change that no check can tell
+//! from the code as it is, written because the old suite still passes, is a change written
+//! unverified, which is what `zerorepo code` promises never to do.
+//!
 //! After the change the kept tests run with the checks ([`FILE`], in the scratch copy only,
 //! never committed), and the change needs **one** of them to pass: the model's expected
 //! values are weak evidence (a small model's are wrong about a third of the time), so a
 //! test that turns from failing to passing is what a change must show, not all of them.
 //!
 //! Nothing is asked when the request gives examples (they are the acceptance tests, or
-//! showed that the request's bug is not there), when it asks for something new (its first
-//! word: nothing exists yet to fail before), when the repository's own tests already fail
-//! before the change (they reproduce it, and they are the maintainers' word: on the code
-//! corpus's dev half a model's test that expected a wrong value kept a fix that turned them
-//! green from being written), or when the plan changes no existing Python module.
+//! showed that the request's bug is not there), when it asks for something new or for the
+//! same behaviour in another form (its first word, [`asks`]: nothing exists yet to fail
+//! before, or nothing may fail after, and the suite is that check), when the repository's
+//! own tests already fail before the change (they reproduce it, and they are the
+//! maintainers' word: on the code corpus's dev half a model's test that expected a wrong
+//! value kept a fix that turned them green from being written), or when the plan changes no
+//! existing Python module.
 
 use super::accept::{Target, module_of};
 use super::fault::is_test_file;
@@ -34,6 +44,19 @@ use super::{Check, CodeError, Request, Run, audit, run_check, scratch_copy};
 pub(super) const FILE: &str = "test_zerorepo_reproduce.py";
 /// Characters of pytest's output kept in the check.
 const OUTPUT_CHARS: usize = 3_000;
+/// Tries at a reproduction: the second is told why the first showed nothing and sampled
+/// wider (the greedy answer would repeat the same tests).
+const TRIES: usize = 2;
+
+/// What one try at a reproduction found.
+enum Tried {
+    /// Tests that fail on the code as it is were kept.
+    Reproduced,
+    /// pytest is not there to run: no check can reproduce, the run goes on without.
+    Unavailable,
+    /// Nothing reproduced, for this reason.
+    Nothing(String),
+}
 
 /// The tests that reproduced, kept for the checks after the change.
 #[derive(Debug, Clone, Default)]
@@ -64,19 +87,33 @@ pub(super) fn prefill(module: &str) -> String {
     format!("```python\nimport pytest\n\nfrom {module} import *\n")
 }
 
-/// Whether the request asks for something new (its first word, markdown marks such as a
-/// heading's `#` skipped), which cannot fail before.
-pub(super) fn asks_for_new(spec: &str) -> bool {
+/// What a request asks of existing behaviour, read from its first word (markdown marks such
+/// as a heading's `#` skipped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Asks {
+    /// Something new ("add", "create"): nothing exists yet to fail before.
+    New,
+    /// The same behaviour in another form ("refactor", "rename", "tidy", "document"): the
+    /// repository's tests passing before and after is the check, and no test can fail first.
+    SameBehaviour,
+    /// A fix or a change of behaviour: a test must fail before it.
+    Change,
+}
+
+pub(super) fn asks(spec: &str) -> Asks {
     let first = spec
         .split_whitespace()
         .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
         .find(|w| !w.is_empty())
         .unwrap_or_default()
         .to_ascii_lowercase();
-    matches!(
-        first.as_str(),
-        "add" | "create" | "write" | "implement" | "introduce" | "new"
-    )
+    match first.as_str() {
+        "add" | "create" | "write" | "implement" | "introduce" | "new" => Asks::New,
+        "refactor" | "rename" | "tidy" | "clean" | "reformat" | "format" | "document"
+        | "annotate" | "simplify" | "reorganize" | "reorganise" | "restructure" | "move"
+        | "split" | "extract" | "inline" | "deduplicate" => Asks::SameBehaviour,
+        _ => Asks::Change,
+    }
 }
 
 /// The existing, non-test Python module the plan changes first.
@@ -184,49 +221,73 @@ fn command() -> String {
 
 impl Run {
     /// Before the change: the model's tests of the request, run on the repository as it is;
-    /// those that reproduce are kept (see the module doc). No evidence is no failure: a skip
-    /// leaves the change to its other checks.
+    /// those that reproduce are kept (see the module doc). `Some(why)` when the request
+    /// needed a reproduction and none was found: nothing is staged.
     pub(super) async fn reproduce(
         &mut self,
         request: &Request,
         spec: &str,
         plan: &ChangePlan,
-    ) -> Result<(), CodeError> {
-        if self.accept.any_found() || asks_for_new(spec) {
-            return Ok(());
+    ) -> Result<Option<String>, CodeError> {
+        if self.accept.any_found() || asks(spec) != Asks::Change {
+            return Ok(None);
         }
         let Some(path) = planned_module(plan, &self.files) else {
-            return Ok(());
+            return Ok(None);
         };
         let Some(target) = module_of(&path, &self.files) else {
-            return Ok(());
+            return Ok(None);
         };
         if self.files.iter().any(|f| f == FILE) {
-            return Ok(());
+            return Ok(None);
         }
-        let current = self.overlay.read(&path)?.unwrap_or_default();
-        let asked = match super::prompt::reproduce_request(spec, &path, &target.module, &current) {
-            Ok(asked) => asked,
-            Err(why) => {
-                let why = why.to_string();
-                return self.note("skipped", &path, &why, None);
+        let mut retry = None;
+        for _ in 0..TRIES {
+            match self
+                .try_reproduce(request, spec, &path, &target, retry.as_deref())
+                .await?
+            {
+                Tried::Reproduced | Tried::Unavailable => return Ok(None),
+                Tried::Nothing(why) => retry = Some(why),
             }
+        }
+        Ok(retry.map(|why| {
+            format!(
+                "nothing shows the request is not done yet: the request gives no example, the \
+                 repository's tests pass, and {why}; a change no check can tell from the code \
+                 as it is would be written unverified. Give an example of a call and what it \
+                 must return (`f(a)` returns `b`), or a failing test, and run again"
+            )
+        }))
+    }
+
+    /// One try at tests that fail on the code as it is; `retry` says why the last try's did
+    /// not (asked again at a wider temperature).
+    async fn try_reproduce(
+        &mut self,
+        request: &Request,
+        spec: &str,
+        path: &str,
+        target: &Target,
+        retry: Option<&str>,
+    ) -> Result<Tried, CodeError> {
+        let current = self.overlay.read(path)?.unwrap_or_default();
+        let prompt = super::prompt::reproduce_request(spec, path, &target.module, &current, retry);
+        let asked = match prompt {
+            Ok(asked) => asked,
+            Err(why) => return self.nothing("skipped", path, &why.to_string(), None),
         };
         let mut answer = match self.ask(request, &asked).await {
             Ok(answer) => answer,
-            Err(why) => {
-                let why = why.to_string();
-                return self.note("skipped", &path, &why, None);
-            }
+            Err(why) => return self.nothing("skipped", path, &why.to_string(), None),
         };
         if !answer.starts_with("```") {
             answer = format!("{}{answer}", asked.prefill.clone().unwrap_or_default());
         }
         let usage = self.last_usage.take();
-        let (file, names) = render(&answer, &target, None);
+        let (file, names) = render(&answer, target, None);
         if file.is_empty() {
-            let why = "no test function in the answer";
-            return self.note("unusable", &path, why, usage);
+            return self.nothing("unusable", path, "no test function in the answer", usage);
         }
         self.audit
             .record("reproduce", None, "asked", &names.join(", "), &file, usage)?;
@@ -235,18 +296,18 @@ impl Run {
         let check = run_check(request, scratch.path(), &command()).await?;
         if check.unavailable {
             let output = audit::tail(&check.output, OUTPUT_CHARS);
-            return self.note("unavailable", &command(), output, None);
+            self.note("unavailable", &command(), output, None)?;
+            return Ok(Tried::Unavailable);
         }
         let documented = super::probe::named_errors(spec);
         let kept = reproducing(&check.output, &names, &documented, &self.files);
         let output = audit::tail(&check.output, OUTPUT_CHARS);
         if kept.is_empty() {
-            return self.note(
-                "does not reproduce",
-                "no test fails on the code as it is; the suite stays the only check",
-                output,
-                None,
+            let why = format!(
+                "the model's tests of it ({}) do not fail on the code as it is",
+                names.join(", ")
             );
+            return self.nothing("does not reproduce", &why, output, None);
         }
         self.audit.record(
             "reproduce",
@@ -256,14 +317,31 @@ impl Run {
             output,
             None,
         )?;
-        let (file, names) = render(&answer, &target, Some(&kept));
+        let (file, names) = render(&answer, target, Some(&kept));
         self.reproduction = Reproduction {
             file,
             names,
-            path,
+            path: path.to_string(),
             command: None,
         };
-        Ok(())
+        Ok(Tried::Reproduced)
+    }
+
+    /// A try that found nothing, in the trail; its detail is the reason handed on.
+    fn nothing(
+        &mut self,
+        outcome: &str,
+        detail: &str,
+        excerpt: &str,
+        usage: Option<crate::llm::Usage>,
+    ) -> Result<Tried, CodeError> {
+        self.note(outcome, detail, excerpt, usage)?;
+        let why = match outcome {
+            "skipped" => format!("the tests of it could not be asked ({detail})"),
+            "unusable" => format!("the model's tests of it could not be used ({detail})"),
+            _ => detail.to_string(),
+        };
+        Ok(Tried::Nothing(why))
     }
 
     /// A step of the reproduction in the trail.
@@ -335,18 +413,21 @@ mod tests {
     }
 
     #[test]
-    fn only_a_request_for_something_new_is_not_reproduced() {
-        assert!(asks_for_new("Add `re_count(regex, s)` to funcy/strings.py"));
-        assert!(asks_for_new("implement a parser"));
-        assert!(asks_for_new(
-            "# Add multiplication to calc\n\nAdd `multiply(a, b)`."
-        ));
-        assert!(!asks_for_new(
-            "isodate treats every year divisible by 4 as a leap year"
-        ));
-        assert!(!asks_for_new(
-            "Change `all_equal` so that an empty iterable gives False"
-        ));
+    fn only_a_fix_or_a_change_of_behaviour_is_reproduced() {
+        let new = "Add `re_count(regex, s)` to funcy/strings.py";
+        assert_eq!(asks(new), Asks::New);
+        assert_eq!(asks("implement a parser"), Asks::New);
+        assert_eq!(
+            asks("# Add multiplication to calc\n\nAdd `multiply(a, b)`."),
+            Asks::New
+        );
+        assert_eq!(asks("Tidy text.py."), Asks::SameBehaviour);
+        assert_eq!(asks("Rename `f` to `g` everywhere"), Asks::SameBehaviour);
+        let words = "isodate treats every year divisible by 4 as a leap year";
+        assert_eq!(asks(words), Asks::Change);
+        let change = "Change `all_equal` so that an empty iterable gives False";
+        assert_eq!(asks(change), Asks::Change);
+        assert_eq!(asks("Fix the off-by-one in chunked"), Asks::Change);
     }
 
     #[test]

@@ -48,6 +48,23 @@ fn answer(node: &str, role: &str, attempt: u32, text: &str) -> Value {
     json!({"node": node, "role": role, "attempt": attempt, "answer": text})
 }
 
+/// The model's calls of the new `multiply`, after the begun first call: the request gives no
+/// example of it, so a change is written only when a call of it ran.
+fn probe() -> Value {
+    answer("probe", "test", 0, "2, 3)\n```")
+}
+
+/// The model's test of a request with no example that asks for nothing new ("x"): it fails
+/// on the code as it is, on an assertion, and passes once `multiply` exists.
+fn reproduction() -> Value {
+    answer(
+        "reproduce",
+        "test",
+        0,
+        "```python\nimport calc\n\n\ndef test_request_multiply():\n    assert hasattr(calc, \"multiply\")\n```",
+    )
+}
+
 /// Writes the script next to the repository (not in it) and runs `zerorepo code` with it.
 fn code(repo: &Path, script: &[Value], extra: &[&str]) -> (i32, Value, String) {
     let dir = tempfile::tempdir().unwrap();
@@ -90,6 +107,7 @@ fn a_spec_that_adds_a_function_is_verified_and_committed() {
     let script = [
         two_tasks(),
         answer("1", "impl", 0, GOOD),
+        probe(),
         answer("2", "impl", 0, NEW_TESTS),
     ];
     let (status, outcome, stderr) = code(repo.path(), &script, &["--yes"]);
@@ -120,6 +138,7 @@ fn a_first_answer_that_fails_verification_is_corrected_in_round_two() {
     let script = [
         two_tasks(),
         answer("1", "impl", 0, WRONG),
+        probe(),
         answer("2", "impl", 0, NEW_TESTS),
         answer("correct", "fix", 0, GOOD),
     ];
@@ -157,6 +176,7 @@ fn a_change_that_never_passes_leaves_the_repository_as_it_was() {
     let script = [
         two_tasks(),
         answer("1", "impl", 0, WRONG),
+        probe(),
         answer("2", "impl", 0, NEW_TESTS),
         answer("correct", "fix", 0, WRONG),
     ];
@@ -249,7 +269,7 @@ fn a_plan_file_is_written_edited_and_run() {
     let ops = "```python\ndef multiply(a, b):\n    return a * b\n```";
     let (status, outcome, stderr) = code(
         repo.path(),
-        &[answer("1", "impl", 0, ops)],
+        &[answer("1", "impl", 0, ops), probe()],
         &["--yes", "--plan", plan_file.to_str().unwrap()],
     );
     assert_eq!(status, 0, "{stderr}\n{outcome:#}");
@@ -279,6 +299,7 @@ fn a_dry_run_shows_the_diff_and_writes_nothing() {
     let script = [
         two_tasks(),
         answer("1", "impl", 0, GOOD),
+        probe(),
         answer("2", "impl", 0, NEW_TESTS),
     ];
     let (status, outcome, stderr) = code(repo.path(), &script, &["--dry-run"]);
@@ -399,6 +420,7 @@ fn generate_mode_creates_a_project_in_an_empty_directory_only() {
             0,
             "```python\nfrom greet import hello\n\n\ndef test_hello():\n    assert hello(\"x\") == \"hello x\"\n```",
         ),
+        answer("probe", "test", 0, "\"x\")\n```"),
     ];
     let (status, outcome, stderr) = code(&repo, &script, &["--yes", "--mode", "generate"]);
     assert_eq!(status, 0, "{stderr}\n{outcome:#}");
@@ -422,6 +444,8 @@ fn a_file_edited_during_the_run_is_never_overwritten() {
     let lines = [
         two_tasks(),
         answer("1", "impl", 0, GOOD),
+        probe(),
+        reproduction(),
         answer("2", "impl", 0, NEW_TESTS),
     ];
     let lines: Vec<String> = lines.iter().map(Value::to_string).collect();
@@ -473,7 +497,12 @@ fn on_a_terminal_the_plan_is_edited_and_approved_in_a_dialogue() {
     let repo = project();
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("script.jsonl");
-    let lines = [two_tasks(), answer("1", "impl", 0, GOOD)];
+    let lines = [
+        two_tasks(),
+        answer("1", "impl", 0, GOOD),
+        reproduction(),
+        probe(),
+    ];
     let lines: Vec<String> = lines.iter().map(Value::to_string).collect();
     std::fs::write(&script, lines.join("\n")).unwrap();
     let command = format!(
@@ -555,6 +584,7 @@ fn git_commit_commits_the_written_files_and_an_unusable_answer_rolls_back() {
     let script = [
         two_tasks(),
         answer("1", "impl", 0, GOOD),
+        probe(),
         answer("2", "impl", 0, NEW_TESTS),
     ];
     let (status, outcome, stderr) = code(repo.path(), &script, &["--yes", "--git-commit"]);

@@ -180,6 +180,7 @@ fn a_bug_report_that_does_not_reproduce_is_said_and_the_suite_decides() {
             {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Fix join_dashes."}
         ])),
         answer("1", "impl", RIGHT),
+        answer("probe", "test", "'A B')\n```"),
     ];
     let request = "Fix join_dashes: join_dashes('a b') should return 'a-b'.";
     let (status, outcome, stderr) = code(repo.path(), request, &script, &[]);
@@ -210,6 +211,7 @@ fn a_bug_report_is_reproduced_before_the_change() {
             {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Fix join_dashes."}
         ])),
         answer("1", "impl", RIGHT),
+        answer("probe", "test", "'A B')\n```"),
     ];
     let request = "join_dashes('a b') returns 'a b' but should return 'a-b'.";
     let (status, outcome, stderr) = code(repo.path(), request, &script, &[]);
@@ -345,4 +347,43 @@ fn a_new_function_with_no_example_that_crashes_on_a_call_is_corrected() {
     let text = std::fs::read_to_string(repo.path().join("text.py")).unwrap();
     assert!(text.contains("return len(s.split())"), "{text}");
     assert!(!repo.path().join("test_zerorepo_probes.py").exists());
+}
+
+/// Calls that never reach the new function: a name never imported, a call with no argument.
+const NO_CALL_RUNS: &str =
+    "re.compile('a'))\n\n\ndef test_count_words_wrong_call():\n    count_words()\n```";
+
+#[test]
+fn a_new_function_with_no_example_that_no_call_reaches_is_not_written() {
+    // Twice the model's calls fail in their own frame: the function crashes on every input,
+    // and nothing ran it, so nothing shows it does what was asked.
+    let repo = project();
+    let before = tree(repo.path());
+    let script = [
+        plan(json!([
+            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Add count_words(s)."}
+        ])),
+        answer("1", "impl", CRASHES),
+        answer("probe", "test", NO_CALL_RUNS),
+    ];
+    let request = "Add `count_words(s)` to text.py: the number of words in s.";
+    let (status, outcome, stderr) = code(repo.path(), request, &script, &[]);
+    assert_eq!(status, 1, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "rolled_back", "{outcome:#}");
+    let reason = outcome["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("no call of the new count_words ran") && reason.contains("NameError"),
+        "{reason}"
+    );
+    let probes = trail(repo.path(), "probe");
+    let outcomes: Vec<&str> = probes
+        .iter()
+        .map(|e| e["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        outcomes,
+        ["asked", "not run", "asked", "not run"],
+        "{probes:#?}"
+    );
+    assert_eq!(tree(repo.path()), before, "not one byte changed");
 }

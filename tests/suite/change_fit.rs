@@ -141,6 +141,13 @@ fn a_changed_function_is_replaced_by_name() {
             0,
             &format!("REPLACE join_dashes\n```python\n{changed}```"),
         ),
+        // Fails on the code as it is, on an assertion: the change must turn it.
+        answer(
+            "reproduce",
+            "test",
+            0,
+            "```python\nfrom text import join_dashes\n\n\ndef test_request_two_words():\n    assert join_dashes('a b') == 'a_b'\n```",
+        ),
     ];
     let (status, outcome, stderr, _) = code(
         repo.path(),
@@ -163,6 +170,7 @@ fn a_search_block_not_in_the_file_is_asked_again_with_the_reason() {
         one_task("Add shout(s)."),
         answer("1", "impl", 0, missing),
         answer("1", "impl", 1, good),
+        answer("probe", "test", 0, "'a')\n```"),
     ];
     let (status, outcome, stderr, requests) = code(repo.path(), "Add shout(s).", &script, &[]);
     assert_eq!(status, 0, "{stderr}\n{outcome:#}");
@@ -209,6 +217,7 @@ fn a_cut_off_answer_is_asked_again_and_a_spent_budget_rolls_back_with_the_reason
         one_task("Add shout(s)."),
         answer("1", "impl", 0, cut),
         answer("1", "impl", 1, good),
+        answer("probe", "test", 0, "'a')\n```"),
     ];
     let (status, outcome, stderr, _) = code(repo.path(), "Add shout(s).", &script, &[]);
     assert_eq!(status, 0, "{stderr}\n{outcome:#}");

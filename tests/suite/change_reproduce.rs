@@ -124,3 +124,44 @@ fn a_bug_the_repositorys_own_tests_show_is_not_reproduced_again_by_the_model() {
         "{steps:#?}"
     );
 }
+
+#[test]
+fn a_request_in_words_that_nothing_reproduces_is_not_staged() {
+    // Both tries' tests pass on the code as it is (or fail in their own frame): nothing shows
+    // the bug, so no task is asked and nothing is written; the second try was told why.
+    let repo = buggy();
+    let before = tree(repo.path());
+    let passing = "```python\nimport pytest\n\nfrom text import join_dashes\n\n\ndef test_request_one_word():\n    assert join_dashes('a') == 'a'\n\n\ndef test_request_bad_call():\n    join_dashes('a b', 'c')\n```";
+    let script = vec![
+        plan(json!([
+            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Join by dashes."}
+        ])),
+        answer("reproduce", "test", passing),
+        answer("reproduce", "test", passing),
+        answer("1", "impl", &with_join("\"-\".join(s.split())")),
+    ];
+    let (status, outcome, stderr) = code(repo.path(), REQUEST, &script, &[]);
+    assert_eq!(status, 1, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "rolled_back", "{outcome:#}");
+    let reason = outcome["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("nothing shows the request is not done yet")
+            && reason.contains("test_request_one_word"),
+        "{reason}"
+    );
+    let steps = trail(repo.path(), "reproduce");
+    let outcomes: Vec<&str> = steps
+        .iter()
+        .map(|e| e["outcome"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        outcomes,
+        ["asked", "does not reproduce", "asked", "does not reproduce"],
+        "{steps:#?}"
+    );
+    assert!(
+        trail(repo.path(), "task").is_empty(),
+        "no task was asked: {outcome:#}"
+    );
+    assert_eq!(tree(repo.path()), before, "not one byte changed");
+}

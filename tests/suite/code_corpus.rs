@@ -96,6 +96,8 @@ fn script(dir: &Path, name: &str, task_answer: &str) -> PathBuf {
         json!({"node": "plan", "role": "impl", "answer": plan.to_string()}),
         json!({"node": "1", "role": "impl", "attempt": 0, "answer": task_answer}),
         json!({"node": "correct", "role": "fix", "attempt": 0, "answer": RIGHT}),
+        // The calls of the new quad (the request gives no example), after the begun `quad(`.
+        json!({"node": "probe", "role": "test", "attempt": 0, "answer": "3)\n```"}),
     ];
     let path = dir.join(name);
     let lines: Vec<String> = entries.iter().map(Value::to_string).collect();
