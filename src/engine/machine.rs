@@ -193,7 +193,9 @@ pub enum Failure {
     Exhausted,
 }
 
-/// The loop's control state; the driver keeps the data (code, tests, failures).
+/// The loop's control state; the driver keeps the data (code, tests, failures). What the
+/// node's tests, code and vote are is one enum each ([`Tests`], [`Code`], [`Vote`]), so a
+/// combination that means nothing cannot be written.
 #[derive(Debug, Clone)]
 pub struct Machine {
     limits: Limits,
@@ -201,28 +203,17 @@ pub struct Machine {
     attempt: u32,
     /// Implementations asked after the first round.
     spent: u32,
-    tests_written: bool,
-    /// The next attempt rewrites the tests and keeps the code.
-    tests_only: bool,
+    tests: Tests,
+    code: Code,
+    vote: Vote,
     /// The start-over halfway through the budget happened.
     started_over: bool,
-    /// The last fix returned the code unchanged: the model holds the code right.
-    fix_changed_nothing: bool,
-    /// A failure is known for the next prompt.
-    has_failure: bool,
-    /// An implementation of this node is in place (none before the first round or after a
-    /// fresh start): with a failure, the next implementation is a fix of it.
-    implemented: bool,
-    diagnosed: bool,
     /// An implementation round was asked (the budget counts every round after the first).
     asked_implementation: bool,
-    /// The vote blamed the tests and they are being written again (once).
-    rewriting: bool,
+    /// The best candidate so far passes the gates.
+    best_gated: bool,
     /// Tests answers that were unusable.
     unusable_tests: u32,
-    /// The node's tests are the plan's alone: the model gave none that could be used.
-    untested: bool,
-    best_gated: bool,
     /// The role of the last implementation asked.
     role: Role,
     /// The last action, which a `Done` completes (`None` before the first).
@@ -235,6 +226,73 @@ pub struct Machine {
     round: Option<Round>,
     /// How far the node has come: the best run so far.
     standing: Option<Reached>,
+}
+
+/// The node's tests in this attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tests {
+    /// None in place: ask for them. `then_run`: the file was broken and discarded, so once
+    /// tests are in place they run against the code in place, without a new implementation.
+    Missing { then_run: bool },
+    /// The model's tests are in place.
+    Model,
+    /// The model gave none that could be used: the plan's tests alone judge the code.
+    PlanOnly,
+}
+
+/// The node's code in this attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Code {
+    /// None in place: before the first round, or after a fresh start.
+    Absent,
+    /// An implementation is in place. `failing`: a failure of it is known, so the next
+    /// implementation is a fix of it. `fix_changed_nothing`: the last fix gave it back as it
+    /// was, so the model holds the code right.
+    InPlace {
+        failing: bool,
+        fix_changed_nothing: bool,
+    },
+}
+
+/// Where the node's one vote stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Vote {
+    NotHeld,
+    Held,
+    /// The vote blamed the tests, and they are being written again (once): whatever comes
+    /// of that ends the node.
+    TestsRewritten,
+}
+
+impl Code {
+    /// A failure of the code in place is known: the next implementation is a fix.
+    fn fix_next(self) -> bool {
+        matches!(self, Code::InPlace { failing: true, .. })
+    }
+
+    fn fix_changed_nothing(self) -> bool {
+        matches!(
+            self,
+            Code::InPlace {
+                fix_changed_nothing: true,
+                ..
+            }
+        )
+    }
+
+    /// The same code, with a failure known (`failing`) or not.
+    fn failing(self, failing: bool) -> Code {
+        match self {
+            Code::Absent => Code::Absent,
+            Code::InPlace {
+                fix_changed_nothing,
+                ..
+            } => Code::InPlace {
+                failing,
+                fix_changed_nothing,
+            },
+        }
+    }
 }
 
 /// A round the node spends on beyond its first: a fix, or a fresh start's candidates.
@@ -273,18 +331,13 @@ impl Machine {
             limits,
             attempt: 0,
             spent: 0,
-            tests_written: false,
-            tests_only: false,
+            tests: Tests::Missing { then_run: false },
+            code: Code::Absent,
+            vote: Vote::NotHeld,
             started_over: false,
-            fix_changed_nothing: false,
-            has_failure: false,
-            implemented: false,
-            diagnosed: false,
             asked_implementation: false,
-            rewriting: false,
-            unusable_tests: 0,
-            untested: false,
             best_gated: false,
+            unusable_tests: 0,
             role: Role::Impl,
             last: None,
             retries: 0,
@@ -320,7 +373,9 @@ impl Machine {
                 self.count(action);
                 self.last = Some(action);
             }
-            Step::Finish(LoopEnd::Passed) if self.diagnosed => self.returns.votes.paid += 1,
+            Step::Finish(LoopEnd::Passed) if self.vote != Vote::NotHeld => {
+                self.returns.votes.paid += 1
+            }
             Step::Finish(_) => {}
         }
         step
@@ -366,22 +421,26 @@ impl Machine {
             Event::RunError => self.finish(LoopEnd::Failed(Failure::CannotRun)),
             Event::Start => self.begin(),
             // The vote stands: what could not be written again is dropped.
-            Event::Unusable if self.rewriting => self.finish(LoopEnd::PassedWithoutDisputed),
-            Event::Ran(TestsRan::Passed) if self.rewriting => self.finish(LoopEnd::Passed),
-            Event::Ran(_) if self.rewriting => self.finish(LoopEnd::PassedWithoutDisputed),
+            Event::Unusable if self.vote == Vote::TestsRewritten => {
+                self.finish(LoopEnd::PassedWithoutDisputed)
+            }
+            Event::Ran(TestsRan::Passed) if self.vote == Vote::TestsRewritten => {
+                self.finish(LoopEnd::Passed)
+            }
+            Event::Ran(_) if self.vote == Vote::TestsRewritten => {
+                self.finish(LoopEnd::PassedWithoutDisputed)
+            }
             Event::Unusable if self.last == Some(Action::AskTests) => self.tests_unusable(),
             Event::Unusable => {
-                self.has_failure = true;
+                self.code = self.code.failing(true);
                 self.retry()
             }
-            Event::TestsWritten => {
-                self.tests_written = true;
-                self.untested = false;
-                self.after_tests()
-            }
+            Event::TestsWritten => self.tests_in_place(Tests::Model),
             Event::ImplementationWritten { unchanged } => {
-                self.implemented = true;
-                self.fix_changed_nothing = self.role == Role::Fix && unchanged;
+                self.code = Code::InPlace {
+                    failing: self.code.fix_next(),
+                    fix_changed_nothing: self.role == Role::Fix && unchanged,
+                };
                 Step::Do(Action::RunTests)
             }
             Event::Ran(run) => self.ran(run),
@@ -390,10 +449,7 @@ impl Machine {
             Event::Voted(verdict) => self.voted(verdict),
             Event::Done => match self.last {
                 Some(Action::StartOver { .. }) => self.proceed(),
-                Some(Action::PlanTestsOnly) => {
-                    self.tests_written = true;
-                    self.after_tests()
-                }
+                Some(Action::PlanTestsOnly) => self.tests_in_place(Tests::PlanOnly),
                 _ => self.retry(),
             },
         }
@@ -411,10 +467,11 @@ impl Machine {
         // Fixes have stopped helping: fresh candidates rather than code bent to fit. Without
         // examples the generated tests may be what is wrong, so they are written anew too.
         let halfway = !self.started_over && self.spent >= spend.max_retries.div_ceil(2);
-        let would_fix = self.has_failure && self.implemented;
-        let fix_or_start_over = halfway || self.fix_changed_nothing || (would_fix && !spend.fixes);
-        if self.tests_written && self.attempt > 0 && fix_or_start_over {
-            let fixing_pays = spend.fixes && !self.fix_changed_nothing;
+        let unchanged = self.code.fix_changed_nothing();
+        let fix_or_start_over = halfway || unchanged || (self.code.fix_next() && !spend.fixes);
+        let tests_in_place = !matches!(self.tests, Tests::Missing { .. });
+        if tests_in_place && self.attempt > 0 && fix_or_start_over {
+            let fixing_pays = spend.fixes && !unchanged;
             match (spend.fresh_starts, fixing_pays) {
                 (true, _) => {}
                 // This run's fresh starts bought nothing: go on fixing.
@@ -422,11 +479,11 @@ impl Machine {
                 (false, false) => return self.finish_best(),
             }
             let keep_tests = limits.has_examples;
-            self.tests_written = keep_tests;
+            if !keep_tests {
+                self.tests = Tests::Missing { then_run: false };
+            }
             self.started_over |= halfway;
-            self.fix_changed_nothing = false;
-            self.has_failure = false;
-            self.implemented = false;
+            self.code = Code::Absent;
             return Step::Do(Action::StartOver { keep_tests });
         }
         self.proceed()
@@ -447,17 +504,26 @@ impl Machine {
     }
 
     fn proceed(&mut self) -> Step {
-        match self.tests_written {
-            false => Step::Do(Action::AskTests),
-            true => self.after_tests(),
+        match self.tests {
+            Tests::Missing { .. } => Step::Do(Action::AskTests),
+            Tests::Model | Tests::PlanOnly => self.implement(),
         }
     }
 
-    fn after_tests(&mut self) -> Step {
-        if std::mem::take(&mut self.tests_only) || self.rewriting {
-            return Step::Do(Action::RunTests);
+    /// Tests are in place (`tests`, unless the vote's rewrite keeps what it had): run them
+    /// on the code in place when only they were asked, else ask for code.
+    fn tests_in_place(&mut self, tests: Tests) -> Step {
+        let then_run = matches!(self.tests, Tests::Missing { then_run: true });
+        self.tests = tests;
+        match then_run || self.vote == Vote::TestsRewritten {
+            true => Step::Do(Action::RunTests),
+            false => self.implement(),
         }
-        self.role = match self.has_failure && self.implemented {
+    }
+
+    /// Ask for implementations: a fix of the code in place when its failure is known.
+    fn implement(&mut self) -> Step {
+        self.role = match self.code.fix_next() {
             true => Role::Fix,
             false => Role::Impl,
         };
@@ -482,21 +548,19 @@ impl Machine {
     fn tests_unusable(&mut self) -> Step {
         self.unusable_tests += 1;
         if self.unusable_tests < TEST_ANSWERS {
-            self.has_failure = true;
+            self.code = self.code.failing(true);
             return self.retry();
         }
-        self.untested = true;
         Step::Do(Action::PlanTestsOnly)
     }
 
     fn ran(&mut self, run: TestsRan) -> Step {
         match run {
-            TestsRan::Passed if self.untested => self.finish(LoopEnd::Untested),
+            TestsRan::Passed if self.tests == Tests::PlanOnly => self.finish(LoopEnd::Untested),
             TestsRan::Passed => self.finish(LoopEnd::Passed),
             TestsRan::TestFileBroken => {
-                self.tests_written = false;
-                self.tests_only = true;
-                self.has_failure = false;
+                self.tests = Tests::Missing { then_run: true };
+                self.code = self.code.failing(false);
                 Step::Do(Action::DiscardTests)
             }
             TestsRan::Failed {
@@ -504,11 +568,11 @@ impl Machine {
                 best,
             } => {
                 self.best_gated = best != Standing::Ungated;
-                self.has_failure = true;
+                self.code = self.code.failing(true);
                 if !self.limits.has_examples {
                     return self.against_the_prior(best);
                 }
-                match self.fix_changed_nothing && !breaks_earlier {
+                match self.code.fix_changed_nothing() && !breaks_earlier {
                     true => Step::Do(Action::DropDisputed),
                     false => self.dispute(),
                 }
@@ -524,7 +588,7 @@ impl Machine {
         match best {
             Standing::Ungated => self.retry(),
             Standing::Disputed => self.finish(LoopEnd::NeedsReview),
-            Standing::Crashes if self.fix_changed_nothing || !self.limits.spend.fixes => {
+            Standing::Crashes if self.code.fix_changed_nothing() || !self.limits.spend.fixes => {
                 self.finish(LoopEnd::NeedsReview)
             }
             Standing::Crashes => Step::Do(Action::FixBest),
@@ -533,7 +597,8 @@ impl Machine {
 
     /// Generated tests fail: against gated code the vote decides, once; otherwise fix.
     fn dispute(&mut self) -> Step {
-        match (self.best_gated, self.diagnosed || !self.limits.spend.votes) {
+        let held = self.vote != Vote::NotHeld;
+        match (self.best_gated, held || !self.limits.spend.votes) {
             (false, _) => self.retry(),
             (true, true) => self.finish(LoopEnd::NeedsReview),
             (true, false) => Step::Do(Action::Diagnose),
@@ -541,18 +606,18 @@ impl Machine {
     }
 
     fn voted(&mut self, verdict: Option<Verdict>) -> Step {
-        self.diagnosed = true;
+        self.vote = Vote::Held;
         match verdict {
             Some(Verdict::Test) => {
                 // A new attempt, so that its answer is asked (and recorded) apart.
-                self.rewriting = true;
+                self.vote = Vote::TestsRewritten;
                 self.attempt += 1;
                 self.spent = self.spent.max(self.attempt);
                 Step::Do(Action::RewriteTests)
             }
             Some(Verdict::Environment) => self.finish(LoopEnd::SkippedEnvironment),
             Some(Verdict::Implementation) if self.limits.spend.fixes => {
-                self.has_failure = true;
+                self.code = self.code.failing(true);
                 Step::Do(Action::FixBest)
             }
             Some(Verdict::Implementation) => self.finish(LoopEnd::NeedsReview),
