@@ -44,11 +44,11 @@ use super::Context;
 use super::node::{FlowFailure, FlowFix};
 
 /// The share of cases that must pass.
-pub const THRESHOLD: f64 = 0.8;
+pub(crate) const THRESHOLD: f64 = 0.8;
 
 /// Failing cases of one subgraph sent to diagnosis and debugging: each costs five votes and
 /// up to two fix rounds of the model.
-pub const DEBUGGED: usize = 2;
+pub(crate) const DEBUGGED: usize = 2;
 
 /// Integration tests asked of the model at once. Their prompts come from the plan alone, so
 /// they need not wait for each other: the embedded model decodes up to four requests in
@@ -56,14 +56,14 @@ pub const DEBUGGED: usize = 2;
 /// nothing else to decode, five asks took 209 s where four had taken 199 s one after another:
 /// about 1.18 times the throughput (reports/debugging.md), since two cores are compute-bound
 /// and an integration request is mostly its prompt.
-pub const ASKED_AT_ONCE: usize = 4;
+pub(crate) const ASKED_AT_ONCE: usize = 4;
 
 /// Where a subgraph's integration test comes from: the file kept from an earlier run, or the
 /// model's answer (what is unusable in it, and the tokens it spent either way).
-enum Tests {
+enum FlowTests {
     Kept(String),
     Asked {
-        text: Result<String, String>,
+        text: Result<String, FlowProblem>,
         tokens: Usage,
     },
 }
@@ -77,7 +77,7 @@ pub enum IntegrationError {
 }
 
 /// `tests/integration/test_<subgraph>_flow.py`, the subgraph name made an identifier.
-pub fn file_of(subgraph: &str) -> String {
+pub(crate) fn file_of(subgraph: &str) -> String {
     format!("{INTEGRATION_TESTS}/test_{}_flow.py", identifier(subgraph))
 }
 
@@ -208,7 +208,7 @@ impl Integration<'_> {
         &self,
         flows: &[Flow],
         progress: &mut dyn FnMut(String),
-    ) -> Result<Vec<Tests>, FsError> {
+    ) -> Result<Vec<FlowTests>, FsError> {
         let mut kept = Vec::with_capacity(flows.len());
         for flow in flows {
             kept.push(self.out.read(&file_of(&flow.subgraph))?);
@@ -221,11 +221,11 @@ impl Integration<'_> {
         }
         let tests = flows.iter().zip(kept).map(|(flow, kept)| async move {
             match kept {
-                Some(text) => Tests::Kept(text),
+                Some(text) => FlowTests::Kept(text),
                 None => {
                     let mut tokens = Usage::default();
                     let text = self.ask(flow, &mut tokens).await;
-                    Tests::Asked { text, tokens }
+                    FlowTests::Asked { text, tokens }
                 }
             }
         });
@@ -239,7 +239,7 @@ impl Integration<'_> {
     async fn one(
         &self,
         flow: &Flow,
-        tests: Tests,
+        tests: FlowTests,
         progress: &mut dyn FnMut(String),
     ) -> Result<(IntegrationRecord, Vec<String>), FsError> {
         let rpg = &self.ctx.rpg;
@@ -253,10 +253,10 @@ impl Integration<'_> {
                 .collect(),
             ..IntegrationRecord::default()
         };
-        record.reused = matches!(tests, Tests::Kept(_));
+        record.reused = matches!(tests, FlowTests::Kept(_));
         let answer = match tests {
-            Tests::Kept(text) => Ok(text),
-            Tests::Asked { text, tokens } => {
+            FlowTests::Kept(text) => Ok(text),
+            FlowTests::Asked { text, tokens } => {
                 record.tokens.add(tokens);
                 text
             }
@@ -264,7 +264,7 @@ impl Integration<'_> {
         let text = match answer {
             Ok(text) => text,
             Err(problem) => {
-                record.problem = Some(problem);
+                record.problem = Some(problem.to_string());
                 return Ok((record, Vec::new()));
             }
         };
@@ -277,7 +277,7 @@ impl Integration<'_> {
                     true => record.file = Some(file),
                     false => self.out.remove(&file)?,
                 }
-                record.problem = Some(problem);
+                record.problem = Some(problem.to_string());
                 return Ok((record, Vec::new()));
             }
         };
@@ -312,7 +312,7 @@ impl Integration<'_> {
     }
 
     /// Runs the test file `file` of the output; why it could not, or was interrupted.
-    async fn run_file(&self, file: &str) -> Result<TestRun, String> {
+    async fn run_file(&self, file: &str) -> Result<TestRun, FlowProblem> {
         let ctx = self.ctx;
         match ctx
             .runner
@@ -320,8 +320,8 @@ impl Integration<'_> {
             .await
         {
             Ok(run) if !run.cancelled => Ok(run),
-            Ok(_) => Err("interrupted".into()),
-            Err(e) => Err(format!("the sandbox could not run it: {e}")),
+            Ok(_) => Err(FlowProblem::Interrupted),
+            Err(e) => Err(FlowProblem::Sandbox(e.to_string())),
         }
     }
 
@@ -403,30 +403,26 @@ impl Integration<'_> {
 
     /// The tests the model wrote for `flow`, shaped like a node's; the tokens it spent are
     /// added to `tokens` whatever became of its answer.
-    async fn ask(&self, flow: &Flow, tokens: &mut Usage) -> Result<String, String> {
+    async fn ask(&self, flow: &Flow, tokens: &mut Usage) -> Result<String, FlowProblem> {
         let ctx = self.ctx;
-        let request = request(&ctx.rpg, flow).map_err(|e| e.to_string())?;
+        let request = request(&ctx.rpg, flow).map_err(|e| FlowProblem::Prompt(e.to_string()))?;
         let response = tokio::select! {
             r = ctx.llm.complete(&request) => r,
-            _ = ctx.cancel.cancelled() => return Err("interrupted".into()),
+            _ = ctx.cancel.cancelled() => return Err(FlowProblem::Interrupted),
         };
-        let answer = response.map_err(|e| format!("the model gave no answer: {e}"))?;
+        let answer = response.map_err(|e| FlowProblem::NoAnswer(e.to_string()))?;
         tokens.add(answer.usage);
         // Cases are independent: those an answer cut off at its limit completed are kept.
         let cut_off = answer.usage.completion_tokens >= u64::from(request.max_tokens)
             && !answer.text.trim_end().ends_with("```");
         let text = match cut_off {
-            true => crate::edit::cutoff::drop_unfinished_tail(&answer.text).ok_or_else(|| {
-                format!(
-                    "the answer was cut off at the {} token limit with no complete test",
-                    request.max_tokens
-                )
-            })?,
+            true => crate::edit::cutoff::drop_unfinished_tail(&answer.text)
+                .ok_or(FlowProblem::CutOff(request.max_tokens))?,
             false => answer.text,
         };
         let file = file_of(&flow.subgraph);
         let code = crate::edit::code_for_target(&text, &file, "")
-            .map_err(|e| format!("the answer was unusable: {e}"))?;
+            .map_err(|e| FlowProblem::Unusable(e.to_string()))?;
         let specifications: String = flow
             .functions
             .iter()
@@ -434,18 +430,35 @@ impl Integration<'_> {
             .collect::<Vec<_>>()
             .join("\n");
         let code = crate::edit::shape_tests(&code, &specifications)
-            .map_err(|e| format!("the answer was unusable: {e}"))?;
+            .map_err(|e| FlowProblem::Unusable(e.to_string()))?;
         // The standard library, the project and pytest: all a test may import.
         let packages = &ctx.packages;
         let foreign = super::repair::foreign_imports(&code, packages, &["pytest"]);
         if !foreign.is_empty() {
-            return Err(format!(
-                "the answer imports {}, which is neither the standard library nor this project",
-                foreign.join(", ")
-            ));
+            return Err(FlowProblem::ForeignImports(foreign.join(", ")));
         }
         Ok(with_flow_imports(&code, &ctx.rpg, flow))
     }
+}
+
+/// Why a flow's test could not be asked or run: recorded in its integration record (as
+/// text, the record being plain data), never fatal to the run.
+#[derive(Debug, thiserror::Error)]
+enum FlowProblem {
+    #[error("interrupted")]
+    Interrupted,
+    #[error("the sandbox could not run it: {0}")]
+    Sandbox(String),
+    #[error("{0}")]
+    Prompt(String),
+    #[error("the model gave no answer: {0}")]
+    NoAnswer(String),
+    #[error("the answer was cut off at the {0} token limit with no complete test")]
+    CutOff(u32),
+    #[error("the answer was unusable: {0}")]
+    Unusable(String),
+    #[error("the answer imports {0}, which is neither the standard library nor this project")]
+    ForeignImports(String),
 }
 
 /// A temp directory (named for [`crate::sandbox::leftovers`], which removes a killed run's)

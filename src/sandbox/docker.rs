@@ -182,31 +182,43 @@ pub(crate) enum Engine {
     Tls(String),
 }
 
+/// Why a docker engine URL cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineUrlError {
+    #[error("`{0}` is not an engine URL (unix://PATH, tcp://HOST:PORT, https://HOST:PORT)")]
+    NotAUrl(String),
+    #[error("`{0}` names no socket or host")]
+    NoHost(String),
+    #[error("`{url}`: unknown scheme `{scheme}` (unix, tcp, http or https)")]
+    UnknownScheme { url: String, scheme: String },
+}
+
 /// `unix:///path`, `tcp://host:port` (TLS when `tls_verify`, docker's `DOCKER_TLS_VERIFY`),
 /// `https://host:port` (always TLS) or `http://host:port`.
-pub(crate) fn engine(url: Option<&str>, tls_verify: bool) -> Result<Engine, String> {
+pub(crate) fn engine(url: Option<&str>, tls_verify: bool) -> Result<Engine, EngineUrlError> {
     let Some(url) = url.map(str::trim).filter(|u| !u.is_empty()) else {
         return Ok(Engine::Local);
     };
-    let (scheme, rest) = url.split_once("://").ok_or_else(|| {
-        format!("`{url}` is not an engine URL (unix://PATH, tcp://HOST:PORT, https://HOST:PORT)")
-    })?;
+    let (scheme, rest) = url
+        .split_once("://")
+        .ok_or_else(|| EngineUrlError::NotAUrl(url.to_string()))?;
     if rest.is_empty() {
-        return Err(format!("`{url}` names no socket or host"));
+        return Err(EngineUrlError::NoHost(url.to_string()));
     }
     match scheme {
         "unix" => Ok(Engine::Unix(url.to_string())),
         "tcp" if tls_verify => Ok(Engine::Tls(url.to_string())),
         "tcp" | "http" => Ok(Engine::Http(url.to_string())),
         "https" => Ok(Engine::Tls(url.to_string())),
-        _ => Err(format!(
-            "`{url}`: unknown scheme `{scheme}` (unix, tcp, http or https)"
-        )),
+        _ => Err(EngineUrlError::UnknownScheme {
+            url: url.to_string(),
+            scheme: scheme.to_string(),
+        }),
     }
 }
 
 /// Whether `url` names an engine the way [`engine`] reads URLs.
-pub fn check_url(url: &str) -> Result<(), String> {
+pub fn check_url(url: &str) -> Result<(), EngineUrlError> {
     engine(Some(url), false).map(|_| ())
 }
 
@@ -230,23 +242,24 @@ async fn connect(host: Option<&str>) -> Result<Docker, SandboxError> {
     };
     let tls_verify = std::env::var("DOCKER_TLS_VERIFY").is_ok_and(|v| !v.is_empty() && v != "0");
     let version = bollard::API_DEFAULT_VERSION;
-    let docker = match engine(host, tls_verify).map_err(SandboxError::Unavailable)? {
-        Engine::Local => Docker::connect_with_local_defaults(),
-        Engine::Unix(url) => Docker::connect_with_unix(&url, 120, version),
-        Engine::Http(url) => Docker::connect_with_http(&url, 120, version),
-        Engine::Tls(url) => {
-            let dir = cert_dir();
-            Docker::connect_with_ssl(
-                &url,
-                &dir.join("key.pem"),
-                &dir.join("cert.pem"),
-                &dir.join("ca.pem"),
-                120,
-                version,
-            )
+    let docker =
+        match engine(host, tls_verify).map_err(|e| SandboxError::Unavailable(e.to_string()))? {
+            Engine::Local => Docker::connect_with_local_defaults(),
+            Engine::Unix(url) => Docker::connect_with_unix(&url, 120, version),
+            Engine::Http(url) => Docker::connect_with_http(&url, 120, version),
+            Engine::Tls(url) => {
+                let dir = cert_dir();
+                Docker::connect_with_ssl(
+                    &url,
+                    &dir.join("key.pem"),
+                    &dir.join("cert.pem"),
+                    &dir.join("ca.pem"),
+                    120,
+                    version,
+                )
+            }
         }
-    }
-    .map_err(|e| unreachable(&e))?;
+        .map_err(|e| unreachable(&e))?;
     docker
         .negotiate_version()
         .await
@@ -744,9 +757,21 @@ mod tests {
             engine(Some("https://e:2376"), false),
             Ok(Engine::Tls("https://e:2376".into()))
         );
-        for bad in ["10.0.0.2:2375", "ssh://user@e", "unix://"] {
-            assert!(engine(Some(bad), false).is_err(), "{bad}");
-        }
+        assert_eq!(
+            engine(Some("10.0.0.2:2375"), false),
+            Err(EngineUrlError::NotAUrl("10.0.0.2:2375".into()))
+        );
+        assert_eq!(
+            engine(Some("ssh://user@e"), false),
+            Err(EngineUrlError::UnknownScheme {
+                url: "ssh://user@e".into(),
+                scheme: "ssh".into()
+            })
+        );
+        assert_eq!(
+            engine(Some("unix://"), false),
+            Err(EngineUrlError::NoHost("unix://".into()))
+        );
     }
 
     #[test]
