@@ -116,15 +116,6 @@ impl<T> Members<T> {
             *until = (!ok).then(|| Instant::now() + self.cool_down);
         }
     }
-
-    /// Whether member `index` is in the pool now.
-    pub fn is_up(&self, index: usize) -> bool {
-        self.members[index]
-            .down_until
-            .lock()
-            .map(|d| d.is_none_or(|t| t <= Instant::now()))
-            .unwrap_or(true)
-    }
 }
 
 #[cfg(test)]
@@ -168,7 +159,6 @@ mod tests {
         assert_eq!(members.next_order(), [1, 0], "the idle one first");
         drop(busy);
         members.mark(1, false);
-        assert!(!members.is_up(1));
         assert_eq!(members.next_order(), [0, 1]);
         assert_eq!(
             members.next_order(),
@@ -176,7 +166,6 @@ mod tests {
             "out of turn while out of the pool"
         );
         members.mark(1, true);
-        assert!(members.is_up(1));
         assert_eq!(*members.get(1), "b");
     }
 }

@@ -41,7 +41,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub const FILE_NAME: &str = "zerorepo.toml";
+pub(crate) const FILE_NAME: &str = "zerorepo.toml";
 
 /// Settings that decide what runs and where data goes: a program, a host, an endpoint, a
 /// sandbox, the variable whose secret is sent. Only a trusted file may set them.
@@ -305,7 +305,7 @@ pub fn load_untrusted(path: &Path) -> Result<Config, ConfigError> {
 }
 
 /// The first key of [`TRUSTED_ONLY`] that `config` sets.
-pub fn untrusted_key(config: &Config) -> Option<&'static str> {
+pub(crate) fn untrusted_key(config: &Config) -> Option<&'static str> {
     config
         .settings()
         .into_iter()

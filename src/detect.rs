@@ -143,7 +143,7 @@ pub fn detect(repo: &Path) -> Result<Vec<Commands>, DetectError> {
 
 /// The pure core of [`detect`]: one [`Commands`] per stack present in `files`, ordered Rust,
 /// Go, Node, Python.
-pub fn detect_from_files(files: &Files) -> Vec<Commands> {
+pub(crate) fn detect_from_files(files: &Files) -> Vec<Commands> {
     let mut found = Vec::new();
     if files.cargo_toml {
         found.push(rust_commands(files.rust_tests));

@@ -74,15 +74,6 @@ pub(crate) const TEMP_MARKER: &str = ".zerorepo-tmp-";
 /// Writes `content` to `path` atomically: temp file in the same directory, fsync, rename,
 /// fsync of the directory. Parent directories are created.
 pub fn write_atomic(path: &Path, content: &[u8]) -> Result<(), FsError> {
-    write_atomic_inner(path, content, None)
-}
-
-/// [`write_atomic`] with the file's permission bits set before it replaces the old one.
-pub fn write_atomic_with_mode(path: &Path, content: &[u8], mode: u32) -> Result<(), FsError> {
-    write_atomic_inner(path, content, Some(mode))
-}
-
-fn write_atomic_inner(path: &Path, content: &[u8], mode: Option<u32>) -> Result<(), FsError> {
     // A bare file name's parent is the empty path, which cannot be opened to be synced.
     let dir = path
         .parent()
@@ -102,10 +93,6 @@ fn write_atomic_inner(path: &Path, content: &[u8], mode: Option<u32>) -> Result<
     let result = (|| {
         let mut file = std::fs::File::create(&tmp)?;
         file.write_all(content)?;
-        if let Some(mode) = mode {
-            use std::os::unix::fs::PermissionsExt;
-            file.set_permissions(std::fs::Permissions::from_mode(mode))?;
-        }
         file.sync_data()?;
         std::fs::rename(&tmp, path)?;
         std::fs::File::open(dir)?.sync_all()

@@ -200,7 +200,7 @@ pub enum Threshold {
 
 /// One figure of a night, named for the tables.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Figure {
+pub(crate) struct Figure {
     pub name: &'static str,
     pub value: f64,
     pub better: Better,
@@ -233,7 +233,7 @@ const RATE_NOISE: Threshold = Threshold::Absolute(0.02);
 const EXACT: Threshold = Threshold::Absolute(0.0);
 
 /// The figures that are compared, in the order of the tables.
-pub fn figures(report: &NightlyReport) -> Vec<Figure> {
+pub(crate) fn figures(report: &NightlyReport) -> Vec<Figure> {
     let f = |name, value, better, threshold| Figure {
         name,
         value,

@@ -15,11 +15,11 @@ use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::engine::{PhaseSink, Progress};
 use crate::records::NodeStatus;
 
-pub const SUMMARY_EVERY: usize = 10;
+pub(crate) const SUMMARY_EVERY: usize = 10;
 
 /// "Completed 30/71 nodes (42%), ETA 1m20s": the ETA is the mean time per finished node so
 /// far times the nodes left.
-pub fn summary_line(done: usize, total: usize, elapsed: Duration) -> String {
+pub(crate) fn summary_line(done: usize, total: usize, elapsed: Duration) -> String {
     let percent = (done * 100).checked_div(total).unwrap_or(0);
     let eta = (done > 0).then(|| elapsed.as_secs_f64() / done as f64 * (total - done) as f64);
     match eta {
@@ -33,7 +33,7 @@ pub fn summary_line(done: usize, total: usize, elapsed: Duration) -> String {
 }
 
 /// One line for a finished node.
-pub fn finished_line(event: &Progress) -> Option<String> {
+pub(crate) fn finished_line(event: &Progress) -> Option<String> {
     match event {
         Progress::Notice(text) => Some(text.clone()),
         Progress::Started { .. } => None,

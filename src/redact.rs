@@ -17,9 +17,9 @@ use std::borrow::Cow;
 use std::sync::{OnceLock, RwLock};
 
 /// Shorter values are not treated as secrets: redacting `1` or `true` would garble text.
-pub const MIN_SECRET_LEN: usize = 8;
+pub(crate) const MIN_SECRET_LEN: usize = 8;
 /// What a secret is replaced with.
-pub const MARK: &str = "[REDACTED]";
+pub(crate) const MARK: &str = "[REDACTED]";
 
 const SECRET_WORDS: &[&str] = &[
     "KEY",
@@ -117,7 +117,7 @@ const SECRET_PARAMETERS: &[&str] = &[
 
 /// `text` with the user information of every URL (`scheme://user:secret@host`) and the
 /// values of its credential query parameters (`?api_key=…`) replaced by [`MARK`].
-pub fn url_credentials(text: &str) -> Cow<'_, str> {
+pub(crate) fn url_credentials(text: &str) -> Cow<'_, str> {
     if !text.contains("://") {
         return Cow::Borrowed(text);
     }

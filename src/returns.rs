@@ -23,10 +23,10 @@ use serde::{Deserialize, Serialize};
 pub const FAIR_TRIES: u32 = 6;
 
 /// The budget (`--max-retries`) the seed allows a node, used while fixes pay.
-pub const SEED_BUDGET: u32 = 8;
+pub(crate) const SEED_BUDGET: u32 = 8;
 
 /// Fixes "pay" while at least one try in this many passed a node.
-pub const PAYING_SHARE: u32 = 3;
+pub(crate) const PAYING_SHARE: u32 = 3;
 
 /// One kind of spending in one node or one run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -46,7 +46,7 @@ fn top_level(dotted: &str) -> Option<String> {
 
 /// PEP 8's import sections, in the order they appear.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum ImportGroup {
+pub(crate) enum ImportGroup {
     Future,
     Stdlib,
     ThirdParty,
@@ -55,7 +55,7 @@ pub enum ImportGroup {
 
 /// The section of one import statement. `local` holds the project's own top-level names;
 /// relative imports are local too. `import a, b` is placed by its first module.
-pub fn import_group(statement: &str, local: &BTreeSet<String>) -> ImportGroup {
+pub(crate) fn import_group(statement: &str, local: &BTreeSet<String>) -> ImportGroup {
     let words: Vec<&str> = statement.split_whitespace().collect();
     let module = match words.as_slice() {
         ["from", module, ..] | ["import", module, ..] => module.trim_end_matches(','),

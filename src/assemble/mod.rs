@@ -122,7 +122,7 @@ pub enum AssembleError {
 }
 
 /// The RPG with each node's final status and the generation metadata, indented.
-pub fn rpg_export(
+pub(crate) fn rpg_export(
     rpg: &ValidRpg,
     records: &CheckpointMap,
     info: &GenerationInfo,

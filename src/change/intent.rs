@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use crate::fsutil::{FsError, Snapshot, TEMP_MARKER, Workspace, beneath};
 
 /// The record, relative to the repository root.
-pub const INTENT_FILE: &str = ".zerorepo/intent.json";
+pub(crate) const INTENT_FILE: &str = ".zerorepo/intent.json";
 
 #[derive(Debug, thiserror::Error)]
 pub enum IntentError {

@@ -25,7 +25,7 @@ use super::prepare::{PrepareError, Support, io};
 use crate::rpg::Rpg;
 
 /// Where the block begins in a package's `__init__.py`.
-pub const REST_MARKER: &str = "# --- zerorepo bench: names of the library that the plan leaves out (not generated, not scored) ---";
+pub(crate) const REST_MARKER: &str = "# --- zerorepo bench: names of the library that the plan leaves out (not generated, not scored) ---";
 
 /// One package's part: the original modules to copy and the block for its `__init__.py`.
 #[derive(Debug, Clone, PartialEq, Eq)]

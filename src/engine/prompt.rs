@@ -10,7 +10,7 @@ use crate::rpg::{Node, NodeKind, NodePos, ValidRpg};
 pub use crate::python::import_path;
 
 /// The first vote's temperature; vote `i` samples at this plus 0.1·i (the seed's §4.5).
-pub const DIAGNOSE_TEMPERATURE: f32 = 0.3;
+pub(crate) const DIAGNOSE_TEMPERATURE: f32 = 0.3;
 
 /// The node's specification block, shared by every template.
 pub fn describe_node(node: &Node) -> String {

@@ -24,7 +24,7 @@ use crate::records::Verdict;
 pub const VOTERS: u32 = 5;
 
 /// Votes a side needs to decide.
-pub const MAJORITY: usize = 3;
+pub(crate) const MAJORITY: usize = 3;
 
 /// The letters of the options, in the order they are listed.
 const LETTERS: [&str; 3] = ["A", "B", "C"];

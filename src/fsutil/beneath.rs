@@ -30,7 +30,7 @@ use nix::unistd::{UnlinkatFlags, unlinkat};
 /// Directory names that are never a repository's own files: git's store and zerorepo's state.
 /// Compared without regard to case (`.GIT` is `.git` on a case-insensitive file system, and
 /// a tool may copy the tree to one).
-pub const PRIVATE_DIRS: &[&str] = &[".git", ".zerorepo"];
+pub(crate) const PRIVATE_DIRS: &[&str] = &[".git", ".zerorepo"];
 
 /// Why `rel` is not a path zerorepo may create, change or delete in a repository.
 pub fn check_repo_path(rel: &str) -> Result<(), String> {
@@ -101,7 +101,7 @@ fn from_errno(rel: &str, errno: Errno) -> io::Error {
 
 /// Opens the root directory itself (following links in the root's own path is the
 /// caller's choice: it named the directory).
-pub fn open_root(root: &Path) -> io::Result<OwnedFd> {
+pub(crate) fn open_root(root: &Path) -> io::Result<OwnedFd> {
     nix::fcntl::open(
         root,
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
@@ -243,7 +243,7 @@ fn parent<'r>(
 
 /// Part of every temp file name (as in [`super::write_atomic`]), so a crash's leftovers can
 /// be found.
-pub fn temp_name(name: &str) -> String {
+pub(crate) fn temp_name(name: &str) -> String {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let unique = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     format!(

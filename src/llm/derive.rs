@@ -181,7 +181,7 @@ fn read(dir: &Path, rel: &str) -> Result<String, DeriveError> {
 }
 
 /// The leaf a test belongs to: the longest leaf name `n` with test name `test_n` or `test_n_*`.
-pub fn owner_of_test<'a>(test_name: &str, leaf_names: &[&'a str]) -> Option<&'a str> {
+pub(crate) fn owner_of_test<'a>(test_name: &str, leaf_names: &[&'a str]) -> Option<&'a str> {
     let rest = test_name.strip_prefix("test_")?;
     leaf_names
         .iter()

@@ -66,7 +66,7 @@ pub fn propose<T: PartialEq + Copy>(history: &[T], most: usize) -> Vec<T> {
 /// hence the token and 3 drafts. Replaying recorded ml_lib answers (`benches/decode.rs
 /// --replay`), 3 drafts are accepted 1.9 at a time for tests, 1.5 for implementations, 2.6 for
 /// fixes. `ZEROREPO_DRAFT=lookup:N` tries another length, so the bench can compare them.
-pub const DRAFT_TOKENS: usize = 3;
+pub(crate) const DRAFT_TOKENS: usize = 3;
 
 /// The longest draft `lookup:N` may ask for: every sequence's token and drafts fit one batch.
 pub const MOST_DRAFT_TOKENS: usize = 8;
@@ -81,7 +81,7 @@ pub enum Drafting {
 }
 
 /// The variable that chooses [`Drafting`] for the default provider.
-pub const DRAFT_ENV: &str = "ZEROREPO_DRAFT";
+pub(crate) const DRAFT_ENV: &str = "ZEROREPO_DRAFT";
 
 /// `ZEROREPO_DRAFT` holds none of `off`, `lookup`, `lookup:N` (N from 1 to 8).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

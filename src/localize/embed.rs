@@ -117,7 +117,7 @@ pub fn default_cache_dir() -> PathBuf {
     model::cache_home().join("embeddings")
 }
 
-pub fn text_key(text: &str) -> [u8; 32] {
+pub(crate) fn text_key(text: &str) -> [u8; 32] {
     Sha256::digest(text.as_bytes()).into()
 }
 

@@ -192,7 +192,7 @@ pub fn description(node: &Node) -> String {
 
 /// The lexical terms of a node: its name (twice, so a name match outweighs a passing mention
 /// in a docstring), its module's file stem, and its whole docstring.
-pub fn node_terms(node: &Node) -> Vec<String> {
+pub(crate) fn node_terms(node: &Node) -> Vec<String> {
     let name = text::terms(&node.name);
     let mut terms = name.clone();
     terms.extend(name);
@@ -252,7 +252,7 @@ impl Index {
         self
     }
 
-    pub fn has_vectors(&self) -> bool {
+    pub(crate) fn has_vectors(&self) -> bool {
         self.vectors.is_some()
     }
 
@@ -261,7 +261,7 @@ impl Index {
     }
 
     /// The subgraph number of a scope name; `Ok(None)` for all.
-    pub fn resolve_scope(&self, scope: Option<&str>) -> Result<Option<u32>, LocalizeError> {
+    pub(crate) fn resolve_scope(&self, scope: Option<&str>) -> Result<Option<u32>, LocalizeError> {
         let Some(name) = scope else {
             return Ok(None);
         };
@@ -293,7 +293,7 @@ impl Index {
     }
 
     /// Terms of the node at `position`.
-    pub fn terms_of(&self, position: usize) -> &BTreeSet<String> {
+    pub(crate) fn terms_of(&self, position: usize) -> &BTreeSet<String> {
         &self.terms[position]
     }
 }
@@ -385,27 +385,6 @@ impl Localizer {
 
     pub fn rpg(&self) -> &Rpg {
         &self.rpg
-    }
-
-    /// Runs a query that is not a search or a dependency view (a symbol lookup through the
-    /// code tools) under the same budget: one attempt, recorded with what it found.
-    pub fn charged<T, E: std::fmt::Display>(
-        &mut self,
-        query: Query,
-        run: impl FnOnce() -> Result<(T, Vec<String>), E>,
-    ) -> Result<Result<T, E>, LocalizeError> {
-        let attempt = self.budget.charge()?;
-        Ok(match run() {
-            Ok((value, found)) => {
-                self.budget.record(attempt, query, found, None);
-                Ok(value)
-            }
-            Err(e) => {
-                self.budget
-                    .record(attempt, query, Vec::new(), Some(e.to_string()));
-                Err(e)
-            }
-        })
     }
 
     pub fn subgraphs(&self) -> &[String] {

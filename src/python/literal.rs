@@ -21,7 +21,7 @@ use tree_sitter::{Node, Parser};
 /// The longest value, in bytes: like a docstring, a table of 64 KiB is already a large one.
 pub const MAX_LITERAL_BYTES: usize = 64 * 1024;
 /// The deepest nesting of containers: Python's parser gives up at 200 nested brackets.
-pub const MAX_LITERAL_DEPTH: usize = 64;
+pub(crate) const MAX_LITERAL_DEPTH: usize = 64;
 /// The builtins a literal may call: each builds a value from a literal and runs no other code.
 pub const CONSTRUCTORS: &[&str] = &[
     "bool",

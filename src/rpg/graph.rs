@@ -133,7 +133,7 @@ impl DepGraph {
 
     /// A cycle as ids in "depends on" order, first id repeated at the end, if there is one.
     /// The reported cycle is the one through the smallest id, so it is deterministic.
-    pub fn find_cycle(&self) -> Option<Vec<String>> {
+    pub(crate) fn find_cycle(&self) -> Option<Vec<String>> {
         // Kosaraju rather than Tarjan: petgraph's Tarjan recurses once per node of a path, so a
         // 50,000-node chain overflowed the stack; its Kosaraju walks with explicit stacks.
         let mut best: Option<(NodeIndex, Vec<NodeIndex>)> = None;
@@ -203,7 +203,7 @@ impl DepGraph {
     }
 
     /// The kind of the link "`dependent` depends on `dependency`", if any.
-    pub fn link_kind(&self, dependent: &str, dependency: &str) -> Option<DepKind> {
+    pub(crate) fn link_kind(&self, dependent: &str, dependency: &str) -> Option<DepKind> {
         let a = self.index_of(dependency)?;
         let b = self.index_of(dependent)?;
         self.graph.find_edge(a, b).map(|e| self.graph[e])
@@ -215,7 +215,7 @@ impl DepGraph {
 
     /// Deterministic topological order (Kahn's algorithm, smallest id first among the ready).
     /// Returns node positions in `rpg.nodes`; `None` if the graph has a cycle.
-    pub fn topological_order(&self) -> Option<Vec<NodePos>> {
+    pub(crate) fn topological_order(&self) -> Option<Vec<NodePos>> {
         let mut indegree: Vec<usize> = self
             .graph
             .node_indices()

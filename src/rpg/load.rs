@@ -75,7 +75,7 @@ pub fn load_file(path: &Path) -> Result<Rpg, LoadError> {
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Parses RPG JSON bytes; `path` only labels errors. Accepts a leading UTF-8 byte-order mark.
-pub fn parse_bytes(bytes: &[u8], path: &Path) -> Result<Rpg, LoadError> {
+pub(crate) fn parse_bytes(bytes: &[u8], path: &Path) -> Result<Rpg, LoadError> {
     let skipped = if bytes.starts_with(BOM) { BOM.len() } else { 0 };
     match std::str::from_utf8(&bytes[skipped..]) {
         Ok(text) => parse_str(text, path),

@@ -94,7 +94,7 @@ impl TestRun {
 
     /// The output without what changes from run to run (temp paths, timings), so the same
     /// failure gives the same prompt: reproducible, replayable, and kind to the KV cache.
-    pub fn stable_output(&self) -> String {
+    pub(crate) fn stable_output(&self) -> String {
         self.output
             .lines()
             .filter(|l| !l.contains("generated xml file:"))

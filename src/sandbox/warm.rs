@@ -100,7 +100,7 @@ pub struct RunResponse {
 impl RunResponse {
     /// The run as the engine sees it, with known secrets redacted from everything the
     /// untrusted code printed or named ([`crate::redact`]).
-    pub fn into_test_run(mut self, sandbox: &str) -> TestRun {
+    pub(crate) fn into_test_run(mut self, sandbox: &str) -> TestRun {
         crate::redact::redact_in_place(&mut self.stdout);
         crate::redact::redact_in_place(&mut self.stderr);
         for test in &mut self.tests {

@@ -45,7 +45,7 @@ pub struct Plan {
 }
 
 /// Deeper nodes are drawn at this indentation, with their depth written out.
-pub const MAX_INDENT: usize = 16;
+pub(crate) const MAX_INDENT: usize = 16;
 
 pub fn build(rpg: &ValidRpg) -> Plan {
     let depths = depths_in_subgraph(rpg);

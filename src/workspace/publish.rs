@@ -73,7 +73,7 @@ pub fn files_under(root: &Path) -> Vec<String> {
 
 /// The staged files among `candidates` whose content differs from what was published
 /// (path → sha256 of the staged content, `""`: staged as absent).
-pub fn dirty(
+pub(crate) fn dirty(
     work: &Workspace,
     published: &Published,
     candidates: &[String],

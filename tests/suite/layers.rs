@@ -5,6 +5,10 @@
 //!
 //! "Uses" means a `crate::<module>` path in the module's code outside comments and outside
 //! its `#[cfg(test)]` part (tests may reach anywhere).
+//!
+//! Two rules of names ride along: no type name is defined twice (one name, one concept), and
+//! no `pub` item is used only in its own file (every module is `pub mod`, so only a narrower
+//! visibility lets the compiler's dead-code check see an item nothing calls any more).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -289,4 +293,162 @@ fn the_name_check_sees_a_name_defined_twice() {
         ),
     ];
     assert_eq!(twice_defined(&files), ["Run in a.rs, b/c.rs"]);
+}
+
+/// A `pub` item's keyword and name when `line` defines one (`pub fn x`, `pub async fn x`,
+/// `pub struct X`...); `pub(crate)` and `pub(super)` are not `pub`.
+fn pub_item(line: &str) -> Option<String> {
+    let mut words = line.split_whitespace();
+    if words.next()? != "pub" {
+        return None;
+    }
+    let mut keyword = words.next()?;
+    if keyword == "async" || keyword == "unsafe" {
+        keyword = words.next()?;
+    }
+    if !matches!(
+        keyword,
+        "fn" | "struct" | "enum" | "const" | "trait" | "type" | "static"
+    ) {
+        return None;
+    }
+    let name: String = words
+        .next()?
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
+/// Whether `text` holds `name` as a whole word.
+fn names(text: &str, name: &str) -> bool {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + name.len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
+    })
+}
+
+/// The text of every `pub` line of `code` up to where it ends: a signature to its `{` or
+/// `;` (over several lines), a field to its `,`, a `pub enum` to its closing brace (its
+/// variants' fields are as public as it is).
+fn pub_signatures(code: &str) -> Vec<String> {
+    let lines: Vec<&str> = code.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut found = Vec::new();
+    for (i, first) in lines.iter().enumerate() {
+        let head = first.trim();
+        if !head.starts_with("pub ") {
+            continue;
+        }
+        let is_enum = head.starts_with("pub enum ");
+        let is_fn = [
+            "pub fn ",
+            "pub async fn ",
+            "pub unsafe fn ",
+            "pub const fn ",
+        ]
+        .iter()
+        .any(|k| head.starts_with(k));
+        let mut text = String::new();
+        for line in &lines[i..] {
+            text.push_str(line);
+            text.push('\n');
+            let end = line.trim_end();
+            let done = match (is_enum, is_fn) {
+                (true, _) => end.trim() == "}" && indent(line) == indent(first),
+                (false, true) => end.ends_with(['{', ';']),
+                (false, false) => end.ends_with(['{', ';', ',', '}']),
+            };
+            if done {
+                break;
+            }
+        }
+        found.push(text);
+    }
+    found
+}
+
+/// The `pub` items of `files` (the crate's, their code without tests) that no other file
+/// names (`users`: the crate's other files, and the tests and benches that use the library)
+/// and no other `pub` line of their own file shows (a field or a signature that hands them
+/// out): they belong in `pub(crate)` or private, where the compiler's dead-code check sees
+/// them.
+fn pub_used_only_at_home(files: &[(String, String)], users: &[(String, String)]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (path, code) in files {
+        for line in code.lines() {
+            let Some(name) = pub_item(line.trim()) else {
+                continue;
+            };
+            let elsewhere = users
+                .iter()
+                .any(|(other, text)| other != path && names(text, &name));
+            let handed_out = pub_signatures(code)
+                .iter()
+                .any(|sig| pub_item(sig.trim()).as_deref() != Some(&name) && names(sig, &name));
+            if !elsewhere && !handed_out {
+                found.push(format!("{name} in {path}"));
+            }
+        }
+    }
+    found
+}
+
+/// The tests' and benches' files, the library's users from outside the crate.
+fn outside_users() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for dir in ["tests", "benches"] {
+        let mut stack = vec![root.join(dir)];
+        while let Some(dir) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    found.push((path.display().to_string(), text));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_pub_item_is_used_only_in_its_own_file() {
+    let files: Vec<(String, String)> = source_files()
+        .into_iter()
+        .map(|(path, text)| (path, code_of(&text)))
+        .collect();
+    let mut users = files.clone();
+    users.extend(outside_users());
+    let found = pub_used_only_at_home(&files, &users);
+    assert!(
+        found.is_empty(),
+        "`pub` items nothing outside their file uses (make them `pub(crate)` or private, so \
+         the compiler finds them when they die):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_visibility_check_sees_a_pub_item_nobody_else_uses() {
+    let files = [
+        (
+            "a.rs".to_string(),
+            "pub fn lonely() {}\npub struct Shown;\npub fn give() -> Shown { Shown }\npub(crate) fn inner() {}\npub const USED: u8 = 1;\npub struct Late;\npub fn late(\n    x: u8,\n) -> Late {\n    Late\n}\npub struct InVariant;\npub enum E {\n    A { x: InVariant },\n}\n"
+                .to_string(),
+        ),
+        (
+            "b.rs".to_string(),
+            "fn f() { a::give(); a::USED; a::late(1); a::E; }\n".to_string(),
+        ),
+    ];
+    assert_eq!(pub_used_only_at_home(&files, &files), ["lonely in a.rs"]);
 }

@@ -22,8 +22,6 @@ pub enum EditsError {
         line: u32,
         character: u32,
     },
-    #[error("the server's edits overlap in {0}")]
-    Overlap(PathBuf),
     #[error("the server's answer is not a WorkspaceEdit: {0}")]
     Shape(String),
     #[error("the server wants to {0}; only text edits are applied")]
@@ -186,38 +184,6 @@ pub fn workspace_edit_files(edit: &Value) -> Result<BTreeMap<PathBuf, Vec<TextEd
     Ok(out)
 }
 
-/// `text` with `edits` applied (positions refer to the original text).
-pub fn apply_text_edits(
-    path: &Path,
-    text: &str,
-    edits: &[TextEdit],
-    encoding: Encoding,
-) -> Result<String, EditsError> {
-    let bad = |p: Position| EditsError::BadPosition {
-        path: path.to_path_buf(),
-        line: p.line,
-        character: p.character,
-    };
-    let mut spans = Vec::with_capacity(edits.len());
-    for edit in edits {
-        let start = byte_offset(text, edit.range.start, encoding).ok_or(bad(edit.range.start))?;
-        let end = byte_offset(text, edit.range.end, encoding).ok_or(bad(edit.range.end))?;
-        if end < start {
-            return Err(bad(edit.range.end));
-        }
-        spans.push((start, end, edit.new_text.as_str()));
-    }
-    spans.sort_by_key(|s| (s.0, s.1));
-    if spans.windows(2).any(|w| w[1].0 < w[0].1) {
-        return Err(EditsError::Overlap(path.to_path_buf()));
-    }
-    let mut out = text.to_string();
-    for (start, end, new_text) in spans.into_iter().rev() {
-        out.replace_range(start..end, new_text);
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,32 +219,16 @@ mod tests {
     }
 
     #[test]
-    fn workspace_edits_apply_back_to_front_and_refuse_overlaps_and_file_operations() {
+    fn workspace_edits_are_read_per_file_and_file_operations_refused() {
         let edit = serde_json::json!({"changes": {"file:///r/a.py": [
             {"range": {"start": pos(0, 4), "end": pos(0, 8)}, "newText": "avg"},
             {"range": {"start": pos(1, 7), "end": pos(1, 11)}, "newText": "avg"}
         ]}});
         let files = workspace_edit_files(&edit).unwrap();
         let edits = &files[Path::new("/r/a.py")];
-        let out = apply_text_edits(
-            Path::new("/r/a.py"),
-            "def mean(): pass\nreturn mean()\n",
-            edits,
-            Encoding::Utf16,
-        )
-        .unwrap();
-        assert_eq!(out, "def avg(): pass\nreturn avg()\n");
-
-        let overlapping = vec![edits[0].clone(), edits[0].clone()];
-        assert!(matches!(
-            apply_text_edits(
-                Path::new("a"),
-                "def mean(): pass\n",
-                &overlapping,
-                Encoding::Utf8
-            ),
-            Err(EditsError::Overlap(_))
-        ));
+        assert_eq!(edits.len(), 2);
+        assert_eq!(edits[1].range.start, pos(1, 7));
+        assert_eq!(edits[1].new_text, "avg");
         let ops = serde_json::json!({"documentChanges": [{"kind": "rename", "oldUri": "file:///a", "newUri": "file:///b"}]});
         assert!(matches!(
             workspace_edit_files(&ops),

@@ -7,7 +7,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt};
 
 #[derive(Debug, thiserror::Error)]
-pub enum FramingError {
+pub(crate) enum FramingError {
     #[error("reading from the language server: {0}")]
     Io(#[from] std::io::Error),
     #[error("bad header line from the language server: {0:?}")]

@@ -37,7 +37,7 @@ use super::rounds::normalized;
 use super::{Context, Leaf, vote};
 
 /// Fix rounds for one failing case.
-pub const ATTEMPTS: u32 = 2;
+pub(crate) const ATTEMPTS: u32 = 2;
 
 /// The regression suite: every test of the repository.
 const SUITE: &str = "tests";
