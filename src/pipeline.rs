@@ -89,7 +89,7 @@ async fn generate_and_assemble(
     let cancel = request.cancel.clone();
     // The baseline writes no tests: its `needs_review` nodes never ran, so they are not
     // code that passed its gates, and no integration test is asked for them.
-    let one_shot = request.options.one_shot;
+    let one_shot = request.options.settings.one_shot;
     let generation = engine::generate(request, progress).await?;
     let mut summary = Summary {
         nodes: generation.summary,

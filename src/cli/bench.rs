@@ -21,7 +21,7 @@ use super::error::CliError;
 use super::llm_args::LlmArgs;
 use super::sandbox_args::SandboxArgs;
 use super::validate::load_valid;
-use crate::engine::{GenerateOptions, GenerateRequest};
+use crate::engine::{GenerateOptions, GenerateRequest, LoopSettings};
 use crate::exit;
 use crate::llm::LlmProvider;
 use crate::llm::scripted::{Fault, ScriptEntry, ScriptedProvider};
@@ -265,9 +265,7 @@ async fn generate(
         options: GenerateOptions {
             out: out.to_path_buf(),
             start_from: None,
-            max_retries: crate::engine::DEFAULT_MAX_RETRIES,
-            one_shot: false,
-            candidates: 3,
+            settings: LoopSettings::default(),
             jobs,
             flush_every: crate::workspace::publish::FLUSH_EVERY,
             phases: view.phases(),

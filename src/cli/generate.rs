@@ -13,7 +13,7 @@ use super::llm_args::LlmArgs;
 use super::render;
 use super::sandbox_args::SandboxArgs;
 use super::validate::load_valid;
-use crate::engine::{GenerateOptions, GenerateRequest};
+use crate::engine::{GenerateOptions, GenerateRequest, LoopSettings};
 use crate::exit;
 use crate::pipeline::{self, Summary};
 
@@ -45,7 +45,7 @@ pub(crate) struct Args {
     /// Candidates asked for each implementation and fix round: all are run against the
     /// node's tests and the best by evidence is kept (the local model decodes them together;
     /// see reports/batching.md). 1 asks for one.
-    #[arg(long, value_name = "N", default_value_t = 3,
+    #[arg(long, value_name = "N", default_value_t = crate::engine::DEFAULT_CANDIDATES,
           value_parser = clap::value_parser!(u32).range(1..=4))]
     candidates: u32,
     /// Nodes generated at once (nodes sharing a file never run together). The embedded model
@@ -82,9 +82,11 @@ pub(crate) async fn run(args: Args, quiet: bool) -> Result<u8, CliError> {
     let options = GenerateOptions {
         out: args.out,
         start_from: args.start_from_node,
-        max_retries: args.max_retries,
-        one_shot: args.one_shot,
-        candidates: args.candidates,
+        settings: LoopSettings {
+            max_retries: args.max_retries,
+            one_shot: args.one_shot,
+            candidates: args.candidates,
+        },
         jobs: args.jobs,
         flush_every: args.flush_every,
         phases: view.phases(),

@@ -101,7 +101,7 @@ struct Data<'a> {
 
 impl Data<'_> {
     async fn run(&mut self) -> Result<NodeResult, FsError> {
-        let attempts = match (&self.node.value, self.ctx.one_shot) {
+        let attempts = match (&self.node.value, self.ctx.settings.one_shot) {
             (None, false) => DATA_ATTEMPTS,
             _ => 1,
         };
@@ -125,7 +125,7 @@ impl Data<'_> {
                 }
             };
             self.ctx.workspace.write_if_changed(&self.file, &module)?;
-            if self.ctx.one_shot {
+            if self.ctx.settings.one_shot {
                 return Ok(NodeResult {
                     keep: Some(module),
                     ..self.end(

@@ -70,14 +70,8 @@ pub struct GenerateOptions {
     pub out: PathBuf,
     /// Regenerate this node and every node after it in the order; leave earlier ones as they are.
     pub start_from: Option<String>,
-    /// Answers asked after the first implementation round (the seed's 8): a round of k
-    /// candidates spends k.
-    pub max_retries: u32,
-    /// The baseline the engine is measured against: one implementation per node, asked once,
-    /// with no tests, never run, never reverted (every node ends `needs_review`).
-    pub one_shot: bool,
-    /// Candidates asked for a node's first implementation, all run, the best kept.
-    pub candidates: u32,
+    /// How each node's loop runs.
+    pub settings: LoopSettings,
     /// Nodes run at once (nodes that share a file never do).
     pub jobs: usize,
     /// Passed nodes between two flushes of the staging copy to the output tree (at least 1;
@@ -86,6 +80,34 @@ pub struct GenerateOptions {
     /// Told what each node in flight is doing, for progress display.
     pub phases: PhaseSink,
 }
+
+/// How each node's loop runs: read from the command line once and handed, as one value,
+/// through the run's [`Context`] to each node's [`machine::Limits`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopSettings {
+    /// Answers asked after the first implementation round (the seed's 8): a round of k
+    /// candidates spends k.
+    pub max_retries: u32,
+    /// The baseline the engine is measured against: one implementation per node, asked once,
+    /// with no tests, never run, never reverted (every node ends `needs_review`).
+    pub one_shot: bool,
+    /// Candidates asked for a node's first implementation, all run, the best kept.
+    pub candidates: u32,
+}
+
+impl Default for LoopSettings {
+    /// The engine's defaults, as `zerorepo generate` has them.
+    fn default() -> LoopSettings {
+        LoopSettings {
+            max_retries: DEFAULT_MAX_RETRIES,
+            one_shot: false,
+            candidates: DEFAULT_CANDIDATES,
+        }
+    }
+}
+
+/// Candidates per implementation round by default (`--candidates`).
+pub const DEFAULT_CANDIDATES: u32 = 3;
 
 type PhaseReport = dyn Fn(&str, &str) + Send + Sync;
 
@@ -214,9 +236,7 @@ pub struct Context {
     pub llm: Arc<dyn LlmProvider>,
     pub runner: Arc<dyn TestRunner>,
     pub workspace: Workspace,
-    pub max_retries: u32,
-    pub one_shot: bool,
-    pub candidates: u32,
+    pub settings: LoopSettings,
     pub cancel: CancellationToken,
     pub phases: PhaseSink,
     /// The plan's top-level functions by name, for imports the plan did not declare.
@@ -240,9 +260,7 @@ impl Context {
             llm: self.llm.clone(),
             runner: self.runner.clone(),
             workspace,
-            max_retries: self.max_retries,
-            one_shot: self.one_shot,
-            candidates: self.candidates,
+            settings: self.settings,
             cancel: self.cancel.clone(),
             phases: self.phases.clone(),
             functions: self.functions.clone(),
@@ -255,7 +273,7 @@ impl Context {
     /// What a node may spend now.
     pub fn spend(&self) -> crate::returns::Spend {
         let returns = *self.returns.lock().unwrap_or_else(|e| e.into_inner());
-        returns.policy(self.max_retries)
+        returns.policy(self.settings.max_retries)
     }
 
     /// Adds a node's returns to the run's.
@@ -353,9 +371,7 @@ pub async fn generate(
         llm,
         runner,
         workspace: prepared.work.clone(),
-        max_retries: options.max_retries,
-        one_shot: options.one_shot,
-        candidates: options.candidates,
+        settings: options.settings,
         cancel: cancel.clone(),
         phases: options.phases.clone(),
         functions: functions_by_name(&rpg),

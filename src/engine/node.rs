@@ -218,12 +218,12 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
     let Some(mut leaf) = Leaf::new(ctx, position)? else {
         return Ok(NodeResult::failed("leaf without a file path".into()));
     };
-    if ctx.one_shot {
+    if ctx.settings.one_shot {
         return leaf.one_shot().await;
     }
     let limits = Limits {
         spend: ctx.spend(),
-        candidates: ctx.candidates,
+        candidates: ctx.settings.candidates,
         has_examples: leaf.site.has_examples(),
     };
     leaf.rounds.first_round = limits.first_round();
@@ -304,7 +304,7 @@ impl<'a> Leaf<'a> {
             failure: None,
             ending: None,
             last_run: None,
-            rounds: Rounds::new(ctx.candidates.max(1)),
+            rounds: Rounds::new(ctx.settings.candidates.max(1)),
             fixing: Fixing::new(),
             runs: Runs::default(),
             diagnosis: None,

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
-use zerorepo::engine::{GenerateOptions, GenerateRequest, PhaseSink, Progress};
+use zerorepo::engine::{GenerateOptions, GenerateRequest, LoopSettings, PhaseSink, Progress};
 use zerorepo::llm::Role;
 use zerorepo::llm::scripted::{ScriptEntry, ScriptedProvider};
 use zerorepo::sandbox::LocalRunner;
@@ -84,9 +84,11 @@ async fn generate(out: &Path, python: &str, one_shot: bool) -> Vec<String> {
     let options = GenerateOptions {
         out: out.to_path_buf(),
         start_from: None,
-        max_retries: 1,
-        one_shot,
-        candidates: 1,
+        settings: LoopSettings {
+            max_retries: 1,
+            one_shot,
+            candidates: 1,
+        },
         jobs: 1,
         flush_every: 5,
         phases: PhaseSink::default(),

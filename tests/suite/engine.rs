@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tokio_util::sync::CancellationToken;
-use zerorepo::engine::{GenerateOptions, GenerateRequest, PhaseSink};
+use zerorepo::engine::{GenerateOptions, GenerateRequest, LoopSettings, PhaseSink};
 use zerorepo::sandbox::{LocalRunner, SandboxError, TestOutcome, TestRun, TestRunner};
 
 use super::support;
@@ -108,9 +108,11 @@ async fn generate_chain(out: &Path, runner: Arc<Counting>) -> Result<(), String>
     let options = GenerateOptions {
         out: out.to_path_buf(),
         start_from: None,
-        max_retries: 1,
-        one_shot: false,
-        candidates: 1,
+        settings: LoopSettings {
+            max_retries: 1,
+            one_shot: false,
+            candidates: 1,
+        },
         jobs: 1,
         flush_every: 5,
         phases: PhaseSink::default(),

@@ -18,7 +18,7 @@ use crate::cli::validate::load_valid;
 use crate::corpus::{
     self, CorpusPlan, CorpusReport, PlanOutcome, PlanResult, PlanSide, PreparedPlan,
 };
-use crate::engine::{GenerateOptions, GenerateRequest};
+use crate::engine::{GenerateOptions, GenerateRequest, LoopSettings};
 use crate::exit;
 use crate::llm::LlmProvider;
 use crate::pipeline;
@@ -229,9 +229,10 @@ async fn generate(
         options: GenerateOptions {
             out: out.to_path_buf(),
             start_from: None,
-            max_retries: crate::engine::DEFAULT_MAX_RETRIES,
-            one_shot,
-            candidates: 3,
+            settings: LoopSettings {
+                one_shot,
+                ..LoopSettings::default()
+            },
             jobs: ctx.args.real_jobs,
             flush_every: crate::workspace::publish::FLUSH_EVERY,
             phases: view.phases(),

@@ -207,7 +207,7 @@ impl Leaf<'_> {
             (Role::Fix, attempt),
             &inputs,
             &mut self.usage,
-            (self.site.ctx.candidates, Sampling::ByAttempt),
+            (self.site.ctx.settings.candidates, Sampling::ByAttempt),
             None,
         )
         .await;
