@@ -465,28 +465,11 @@ impl Run {
         if let Some(why) = self.gate(request, approver, &reviewed)? {
             return Ok(self.end(Status::RolledBack, &why));
         }
-        // The repository's own tests failing before the change reproduce it already, and
-        // they are the maintainers' word: the model's tests would only add weak evidence that
-        // can block a change that turns them green.
-        let suite_fails = diagnosis
-            .as_ref()
-            .is_some_and(|d| !d.passed && !d.unavailable);
-        if request.options.mode != Mode::SelfHeal && !request.options.single_answer {
-            match suite_fails {
-                true => self.audit.record(
-                    "reproduce",
-                    None,
-                    "skipped",
-                    "the repository's tests fail before the change",
-                    "",
-                    None,
-                )?,
-                false => {
-                    if let Some(why) = self.reproduce(request, &spec, &reviewed.plan).await? {
-                        return Ok(self.end(Status::RolledBack, &why));
-                    }
-                }
-            }
+        if let Some(why) = self
+            .reproduce_first(request, &spec, &reviewed.plan, diagnosis.as_ref())
+            .await?
+        {
+            return Ok(self.end(Status::RolledBack, &why));
         }
         if let Some(status_why) = self.stage(request, approver, &spec, &reviewed.plan).await? {
             return Ok(self.end(status_why.0, &status_why.1));

@@ -220,6 +220,29 @@ fn command() -> String {
 }
 
 impl Run {
+    /// Step 4's reproduction, when the request needs one: not in self-heal or the single-answer
+    /// baseline, and not when the repository's own tests fail before the change (`diagnosis`):
+    /// they reproduce it already, and they are the maintainers' word, so the model's tests
+    /// would only add weak evidence that can block a change that turns them green. `Some(why)`
+    /// when nothing reproduced: nothing is staged.
+    pub(super) async fn reproduce_first(
+        &mut self,
+        request: &Request,
+        spec: &str,
+        plan: &ChangePlan,
+        diagnosis: Option<&Check>,
+    ) -> Result<Option<String>, CodeError> {
+        if request.options.mode == super::Mode::SelfHeal || request.options.single_answer {
+            return Ok(None);
+        }
+        if diagnosis.is_some_and(|d| !d.passed && !d.unavailable) {
+            let why = "the repository's tests fail before the change";
+            self.note("skipped", why, "", None)?;
+            return Ok(None);
+        }
+        self.reproduce(request, spec, plan).await
+    }
+
     /// Before the change: the model's tests of the request, run on the repository as it is;
     /// those that reproduce are kept (see the module doc). `Some(why)` when the request
     /// needed a reproduction and none was found: nothing is staged.
