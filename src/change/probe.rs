@@ -271,8 +271,7 @@ impl Run {
             ran = self.run_probes(request, scratch).await?;
         }
         match ran {
-            Ran::Checked(check) => Ok(Some(check)),
-            Ran::Unavailable(check) => Ok(Some(check)),
+            Ran::Checked(check) | Ran::Unavailable(check) => Ok(Some(check)),
             Ran::Nothing(why) => {
                 let names: Vec<&str> = self
                     .probes
@@ -369,24 +368,19 @@ impl Run {
                 &function.name,
                 &function.shown,
                 retry,
-            );
-            let asked = match asked {
-                Ok(asked) => asked,
-                Err(why) => {
-                    let why = why.to_string();
-                    self.audit
-                        .record("probe", None, "skipped", &function.name, &why, None)?;
-                    unusable = Some(format!(
-                        "the calls of {} could not be asked: {why}",
-                        function.name
-                    ));
-                    continue;
-                }
+            )
+            .map_err(|e| e.to_string());
+            // No prompt that fits and no answer are the same to the run: no calls.
+            let answered = match asked {
+                Ok(asked) => match self.ask(request, &asked).await {
+                    Ok(answer) => Ok((asked, answer)),
+                    Err(why) => Err(why.to_string()),
+                },
+                Err(why) => Err(why),
             };
-            let mut answer = match self.ask(request, &asked).await {
-                Ok(answer) => answer,
+            let (asked, mut answer) = match answered {
+                Ok(answered) => answered,
                 Err(why) => {
-                    let why = why.to_string();
                     self.audit
                         .record("probe", None, "skipped", &function.name, &why, None)?;
                     unusable = Some(format!(

@@ -59,6 +59,14 @@ pub(super) fn code(
     (status, outcome, stderr)
 }
 
+/// The outcomes of the trail's `action` entries, in order.
+pub(super) fn outcomes(steps: &[Value]) -> Vec<&str> {
+    steps
+        .iter()
+        .map(|e| e["outcome"].as_str().unwrap())
+        .collect()
+}
+
 pub(super) fn trail(repo: &Path, action: &str) -> Vec<Value> {
     let (status, stdout, stderr) = run(zerorepo().args(["history", "--json"]).arg(repo));
     assert_eq!(status, 0, "{stderr}");
@@ -100,11 +108,7 @@ fn a_copied_function_fails_the_requests_example_and_is_corrected() {
         "{task}"
     );
     let accepts = trail(repo.path(), "accept");
-    let outcomes: Vec<&str> = accepts
-        .iter()
-        .map(|e| e["outcome"].as_str().unwrap())
-        .collect();
-    assert_eq!(outcomes, ["failed", "passed"]);
+    assert_eq!(outcomes(&accepts), ["failed", "passed"]);
     assert!(
         accepts[0]["excerpt"]
             .as_str()
@@ -334,11 +338,11 @@ fn a_new_function_with_no_example_that_crashes_on_a_call_is_corrected() {
         "the suite passed; the calls did not"
     );
     let probes = trail(repo.path(), "probe");
-    let outcomes: Vec<&str> = probes
-        .iter()
-        .map(|e| e["outcome"].as_str().unwrap())
-        .collect();
-    assert_eq!(outcomes, ["asked", "crashed", "passed"], "{probes:#?}");
+    assert_eq!(
+        outcomes(&probes),
+        ["asked", "crashed", "passed"],
+        "{probes:#?}"
+    );
     let crashed = probes[1]["excerpt"].as_str().unwrap();
     assert!(
         crashed.contains("test_count_words_typical") && !crashed.contains("wrong_call"),
@@ -376,12 +380,8 @@ fn a_new_function_with_no_example_that_no_call_reaches_is_not_written() {
         "{reason}"
     );
     let probes = trail(repo.path(), "probe");
-    let outcomes: Vec<&str> = probes
-        .iter()
-        .map(|e| e["outcome"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        outcomes,
+        outcomes(&probes),
         ["asked", "not run", "asked", "not run"],
         "{probes:#?}"
     );

@@ -6,7 +6,7 @@
 use serde_json::json;
 
 use super::change::{plan, write};
-use super::change_examples::{MODULE, answer, code, trail};
+use super::change_examples::{MODULE, answer, code, outcomes, trail};
 use super::support::tree;
 
 /// join_dashes joins with underscores: the bug the request describes.
@@ -57,12 +57,8 @@ fn a_bug_told_in_words_is_reproduced_first_and_its_fix_corrected_until_it_shows(
         "the suite passed the first answer; the reproduction did not"
     );
     let steps = trail(repo.path(), "reproduce");
-    let outcomes: Vec<&str> = steps
-        .iter()
-        .map(|e| e["outcome"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        outcomes,
+        outcomes(&steps),
         ["asked", "reproduced", "still fails", "passed"],
         "{steps:#?}"
     );
@@ -150,12 +146,8 @@ fn a_request_in_words_that_nothing_reproduces_is_not_staged() {
         "{reason}"
     );
     let steps = trail(repo.path(), "reproduce");
-    let outcomes: Vec<&str> = steps
-        .iter()
-        .map(|e| e["outcome"].as_str().unwrap())
-        .collect();
     assert_eq!(
-        outcomes,
+        outcomes(&steps),
         ["asked", "does not reproduce", "asked", "does not reproduce"],
         "{steps:#?}"
     );
