@@ -330,7 +330,7 @@ pub enum Corrupt {
 /// A journal as read: the RPG hash, the records, what was published, and where a torn last
 /// line begins (if any).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct JournalContents {
+pub struct JournalContents {
     pub rpg_sha256: String,
     pub records: CheckpointMap,
     pub published: Published,
@@ -356,7 +356,7 @@ fn read_journal(path: &Path) -> Result<Option<JournalContents>, Corrupt> {
 
 /// Parses the bytes of a journal file. Pure, so resume's reading can be tested and fuzzed
 /// without files. `Err(reason)`: corrupt (anything but a torn last line).
-pub(crate) fn parse_journal(bytes: &[u8]) -> Result<JournalContents, Corrupt> {
+pub fn parse_journal(bytes: &[u8]) -> Result<JournalContents, Corrupt> {
     let mut hash = None;
     let mut records = CheckpointMap::new();
     let mut published = Published::default();

@@ -371,7 +371,7 @@ fn pub_signatures(code: &str) -> Vec<String> {
 }
 
 /// The `pub` items of `files` (the crate's, their code without tests) that no other file
-/// names (`users`: the crate's other files, and the tests and benches that use the library)
+/// names (`users`: the crate's other files, and the tests, benches and fuzz targets that use the library)
 /// and no other `pub` line of their own file shows (a field or a signature that hands them
 /// out): they belong in `pub(crate)` or private, where the compiler's dead-code check sees
 /// them.
@@ -396,11 +396,11 @@ fn pub_used_only_at_home(files: &[(String, String)], users: &[(String, String)])
     found
 }
 
-/// The tests' and benches' files, the library's users from outside the crate.
+/// The tests', benches' and fuzz targets' files, the library's users from outside the crate.
 fn outside_users() -> Vec<(String, String)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut found = Vec::new();
-    for dir in ["tests", "benches"] {
+    for dir in ["tests", "benches", "fuzz/fuzz_targets"] {
         let mut stack = vec![root.join(dir)];
         while let Some(dir) = stack.pop() {
             let Ok(entries) = std::fs::read_dir(&dir) else {
