@@ -453,8 +453,8 @@ fn request(
 }
 
 /// The calls of one new function ([`super::probe`]): `function` is its signature and
-/// docstring. The answer is begun at the first call, as in `generate`: asked for calls alone,
-/// the 1.5B model writes asserts anyway unless its answer already stands at one.
+/// docstring. The answer is begun at the first call, its value named `result`, so that the
+/// assert the prompt asks for follows it rather than replacing the call.
 pub(super) fn probes_request(
     spec: &str,
     name: &str,

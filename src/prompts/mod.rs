@@ -89,7 +89,7 @@ pub const CODE_CORRECT: Template = Template {
 /// `zerorepo code`: calls of a new function the request gives no example of (role `test`).
 pub const CODE_PROBES: Template = Template {
     id: "code_probes",
-    version: 1,
+    version: 2,
     body: include_str!("code_probes.md"),
 };
 /// `zerorepo code`: tests that show what the request asks is not done yet (role `test`).

@@ -387,3 +387,58 @@ fn a_new_function_with_no_example_that_no_call_reaches_is_not_written() {
     );
     assert_eq!(tree(repo.path()), before, "not one byte changed");
 }
+
+/// `count_words` that counts characters: it runs on every input, and returns the wrong thing.
+const COUNTS_CHARACTERS: &str = "```python\ndef lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n\n\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef count_words(s):\n    \"\"\"Return the number of words in s.\"\"\"\n    return len(s)\n```";
+/// The model's calls with the values it expects, after the begun `result = count_words(`:
+/// three right, one wrong (a small model's expectations are not all right).
+const EXPECTED: &str = "'a b')\n    assert result == 2\n\n\ndef test_count_words_empty():\n    result = count_words('')\n    assert result == 0\n\n\ndef test_count_words_one():\n    result = count_words('word')\n    assert result == 1\n\n\ndef test_count_words_spaces():\n    result = count_words('a  b ')\n    assert result == 3\n```";
+
+#[test]
+fn a_new_function_with_no_example_that_most_expected_values_dispute_is_not_written() {
+    let repo = project();
+    let before = tree(repo.path());
+    let script = [
+        plan(json!([
+            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Add count_words(s)."}
+        ])),
+        answer("1", "impl", COUNTS_CHARACTERS),
+        answer("probe", "test", EXPECTED),
+    ];
+    let request = "Add `count_words(s)` to text.py: the number of words in s.";
+    let (status, outcome, stderr) = code(repo.path(), request, &script, &[]);
+    assert_eq!(status, 1, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "rolled_back", "{outcome:#}");
+    let reason = outcome["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("count_words disagrees with most values expected of it")
+            && reason.contains("1 of 4 calls"),
+        "{reason}"
+    );
+    assert_eq!(
+        outcome["corrections"], 0,
+        "never corrected towards the values"
+    );
+    let probes = trail(repo.path(), "probe");
+    assert_eq!(outcomes(&probes), ["asked", "disputed"], "{probes:#?}");
+    assert_eq!(tree(repo.path()), before, "not one byte changed");
+}
+
+#[test]
+fn a_new_function_with_no_example_that_most_expected_values_confirm_is_written() {
+    // The same calls, the right function: the one wrong expectation is outvoted.
+    let repo = project();
+    let script = [
+        plan(json!([
+            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Add count_words(s)."}
+        ])),
+        answer("1", "impl", COUNTS),
+        answer("probe", "test", EXPECTED),
+    ];
+    let request = "Add `count_words(s)` to text.py: the number of words in s.";
+    let (status, outcome, stderr) = code(repo.path(), request, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    let probes = trail(repo.path(), "probe");
+    assert_eq!(outcomes(&probes), ["asked", "passed"], "{probes:#?}");
+}
