@@ -48,6 +48,28 @@ const OUTPUT_CHARS: usize = 3_000;
 /// wider (the greedy answer would repeat the same tests).
 const TRIES: usize = 2;
 
+/// Why a try of the reproduction found nothing: its outcome in the trail, and the reason's
+/// words.
+#[derive(Debug, Clone, Copy)]
+enum Miss {
+    /// No prompt fitted, or no answer came.
+    NotAsked,
+    /// The answer held no test function.
+    Unusable,
+    /// The tests ran, and none failed as the request's change would show.
+    NoFailure,
+}
+
+impl Miss {
+    fn outcome(self) -> &'static str {
+        match self {
+            Miss::NotAsked => "skipped",
+            Miss::Unusable => "unusable",
+            Miss::NoFailure => "does not reproduce",
+        }
+    }
+}
+
 /// What one try at a reproduction found.
 enum Tried {
     /// Tests that fail on the code as it is were kept.
@@ -298,11 +320,11 @@ impl Run {
         let prompt = super::prompt::reproduce_request(spec, path, &target.module, &current, retry);
         let asked = match prompt {
             Ok(asked) => asked,
-            Err(why) => return self.nothing("skipped", path, &why.to_string(), None),
+            Err(why) => return self.nothing(Miss::NotAsked, path, &why.to_string(), None),
         };
         let mut answer = match self.ask(request, &asked).await {
             Ok(answer) => answer,
-            Err(why) => return self.nothing("skipped", path, &why.to_string(), None),
+            Err(why) => return self.nothing(Miss::NotAsked, path, &why.to_string(), None),
         };
         if !answer.starts_with("```") {
             answer = format!("{}{answer}", asked.prefill.clone().unwrap_or_default());
@@ -310,7 +332,12 @@ impl Run {
         let usage = self.last_usage.take();
         let (file, names) = render(&answer, target, None);
         if file.is_empty() {
-            return self.nothing("unusable", path, "no test function in the answer", usage);
+            return self.nothing(
+                Miss::Unusable,
+                path,
+                "no test function in the answer",
+                usage,
+            );
         }
         self.audit
             .record("reproduce", None, "asked", &names.join(", "), &file, usage)?;
@@ -330,7 +357,7 @@ impl Run {
                 "the model's tests of it ({}) do not fail on the code as it is",
                 names.join(", ")
             );
-            return self.nothing("does not reproduce", &why, output, None);
+            return self.nothing(Miss::NoFailure, &why, output, None);
         }
         self.audit.record(
             "reproduce",
@@ -350,19 +377,19 @@ impl Run {
         Ok(Tried::Reproduced)
     }
 
-    /// A try that found nothing, in the trail; its detail is the reason handed on.
+    /// A try that found nothing, in the trail; `detail` is what the reason hands on.
     fn nothing(
         &mut self,
-        outcome: &str,
+        miss: Miss,
         detail: &str,
         excerpt: &str,
         usage: Option<crate::llm::Usage>,
     ) -> Result<Tried, CodeError> {
-        self.note(outcome, detail, excerpt, usage)?;
-        let why = match outcome {
-            "skipped" => format!("the tests of it could not be asked ({detail})"),
-            "unusable" => format!("the model's tests of it could not be used ({detail})"),
-            _ => detail.to_string(),
+        self.note(miss.outcome(), detail, excerpt, usage)?;
+        let why = match miss {
+            Miss::NotAsked => format!("the tests of it could not be asked ({detail}: {excerpt})"),
+            Miss::Unusable => format!("the model's tests of it could not be used ({detail})"),
+            Miss::NoFailure => detail.to_string(),
         };
         Ok(Tried::Nothing(why))
     }

@@ -48,6 +48,14 @@ pub enum RefactorError {
     OutsideRoot(PathBuf),
     #[error("the language server found nothing to rename at `{0}`")]
     NothingToRename(String),
+    /// Two edits of one file cover the same bytes: applied one after the other, the second
+    /// would cut into the first one's new text (or into a character).
+    #[error("refusing to rename: two edits of {} overlap (bytes {first:?} and {second:?})", file.display())]
+    Overlap {
+        file: PathBuf,
+        first: (usize, usize),
+        second: (usize, usize),
+    },
     #[error("{path}: {source}")]
     Read {
         path: PathBuf,
@@ -550,6 +558,14 @@ fn renamed_texts(
         let mut text = texts[file].clone();
         let mut sorted = file_spans.clone();
         sorted.sort();
+        sorted.dedup();
+        if let Some(pair) = sorted.windows(2).find(|pair| pair[0].1 > pair[1].0) {
+            return Err(RefactorError::Overlap {
+                file: file.clone(),
+                first: pair[0],
+                second: pair[1],
+            });
+        }
         for (start, end) in sorted.iter().rev() {
             text.replace_range(*start..*end, new_name);
         }
@@ -716,5 +732,30 @@ mod tests {
         assert_eq!(label, "the body of that class");
         let names: Vec<String> = scope_bindings(scope, src).into_iter().collect();
         assert_eq!(names, ["avg", "mean"]);
+    }
+
+    #[test]
+    fn overlapping_edits_refuse_the_rename_and_repeated_ones_count_once() {
+        let file = PathBuf::from("m.py");
+        let texts = BTreeMap::from([(file.clone(), "def mean(): return mean\n".to_string())]);
+        let spans = Spans::from([(file.clone(), vec![(19, 23), (4, 8), (19, 23)])]);
+        let renamed = renamed_texts(&spans, &texts, "average").unwrap();
+        assert_eq!(renamed[0].text, "def average(): return average\n");
+        assert_eq!(renamed[0].edits, 2);
+        let overlapping = Spans::from([(file.clone(), vec![(4, 8), (6, 10)])]);
+        let refused = renamed_texts(&overlapping, &texts, "average")
+            .err()
+            .unwrap();
+        assert!(
+            matches!(
+                refused,
+                RefactorError::Overlap {
+                    first: (4, 8),
+                    second: (6, 10),
+                    ..
+                }
+            ),
+            "{refused}"
+        );
     }
 }

@@ -1,10 +1,11 @@
-//! The pure half of talking to a language server: file URIs, position encodings, and turning
-//! a `WorkspaceEdit` into new file contents.
+//! The pure half of talking to a language server: file URIs, position encodings, and the
+//! text edits of a `WorkspaceEdit`, by file.
 //!
 //! LSP positions count characters in the encoding the server chose (UTF-16 unless both sides
 //! agree on UTF-8), so every position is converted against the file's text before bytes are
-//! touched. Edits are applied back to front after an overlap check; a server answer that
-//! creates, renames or deletes files is refused rather than half-applied.
+//! touched. A server answer that creates, renames or deletes files is refused rather than
+//! half-applied; the edits themselves are applied by the rename (`code::refactor`), back to
+//! front, after its overlap check.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
