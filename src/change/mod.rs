@@ -31,9 +31,10 @@
 //!    there, in the sandbox; then, when the copy has Python files, the request's examples,
 //!    as acceptance tests written into that copy only (never into the overlay, so never
 //!    committed), in every profile; a new public function no example covers is called on
-//!    inputs the model picks, and fails only by crashing in its own code ([`probe`]; when no
-//!    call reaches it, asked twice, the change is not written); the tests kept in step 4
-//!    must pass, one of them at least.
+//!    inputs the model picks, asserting the values it expects, and fails by crashing in its
+//!    own code ([`probe`]; when no call reaches it, asked twice, or the asserts dispute as
+//!    many calls as they confirm, the change is not written); the tests kept in step 4 must
+//!    pass, one of them at least.
 //! 7. **Self-correct** ([`correct`]): on failure the model gets the error, cut to its
 //!    failures ([`failures`]), and the file it points at ([`fault`]; for a failing example,
 //!    the file its function is or should be in), up to `max_corrections` rounds shared with

@@ -312,6 +312,20 @@ fn a_change_that_changes_nothing_is_never_reported_as_written() {
     assert_eq!(tree(repo.path()), before);
 }
 
+/// The request of the tests below, a new function it gives no example of.
+const COUNT_WORDS: &str = "Add `count_words(s)` to text.py: the number of words in s.";
+
+/// Its one task's answer `implementation`, then the model's calls of the new function.
+fn count_words(implementation: &str, calls: &str) -> [Value; 3] {
+    [
+        plan(json!([
+            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Add count_words(s)."}
+        ])),
+        answer("1", "impl", implementation),
+        answer("probe", "test", calls),
+    ]
+}
+
 /// A new function the request gives no example of, that crashes on the first call.
 const CRASHES: &str = "```python\ndef lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n\n\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef count_words(s):\n    \"\"\"Return the number of words in s.\"\"\"\n    return len(iter(s.split()))\n```";
 const COUNTS: &str = "```python\ndef lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n\n\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef count_words(s):\n    \"\"\"Return the number of words in s.\"\"\"\n    return len(s.split())\n```";
@@ -321,16 +335,9 @@ const CALLS: &str = "'a b')\n\n\ndef test_count_words_empty():\n    count_words(
 #[test]
 fn a_new_function_with_no_example_that_crashes_on_a_call_is_corrected() {
     let repo = project();
-    let script = [
-        plan(json!([
-            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Add count_words(s)."}
-        ])),
-        answer("1", "impl", CRASHES),
-        answer("probe", "test", CALLS),
-        answer("correct", "fix", COUNTS),
-    ];
-    let request = "Add `count_words(s)` to text.py: the number of words in s.";
-    let (status, outcome, stderr) = code(repo.path(), request, &script, &[]);
+    let mut script = count_words(CRASHES, CALLS).to_vec();
+    script.push(answer("correct", "fix", COUNTS));
+    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS, &script, &[]);
     assert_eq!(status, 0, "{stderr}\n{outcome:#}");
     assert_eq!(outcome["status"], "committed", "{outcome:#}");
     assert_eq!(
@@ -363,15 +370,8 @@ fn a_new_function_with_no_example_that_no_call_reaches_is_not_written() {
     // and nothing ran it, so nothing shows it does what was asked.
     let repo = project();
     let before = tree(repo.path());
-    let script = [
-        plan(json!([
-            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Add count_words(s)."}
-        ])),
-        answer("1", "impl", CRASHES),
-        answer("probe", "test", NO_CALL_RUNS),
-    ];
-    let request = "Add `count_words(s)` to text.py: the number of words in s.";
-    let (status, outcome, stderr) = code(repo.path(), request, &script, &[]);
+    let script = count_words(CRASHES, NO_CALL_RUNS);
+    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS, &script, &[]);
     assert_eq!(status, 1, "{stderr}\n{outcome:#}");
     assert_eq!(outcome["status"], "rolled_back", "{outcome:#}");
     let reason = outcome["reason"].as_str().unwrap();
@@ -398,15 +398,8 @@ const EXPECTED: &str = "'a b')\n    assert result == 2\n\n\ndef test_count_words
 fn a_new_function_with_no_example_that_most_expected_values_dispute_is_not_written() {
     let repo = project();
     let before = tree(repo.path());
-    let script = [
-        plan(json!([
-            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Add count_words(s)."}
-        ])),
-        answer("1", "impl", COUNTS_CHARACTERS),
-        answer("probe", "test", EXPECTED),
-    ];
-    let request = "Add `count_words(s)` to text.py: the number of words in s.";
-    let (status, outcome, stderr) = code(repo.path(), request, &script, &[]);
+    let script = count_words(COUNTS_CHARACTERS, EXPECTED);
+    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS, &script, &[]);
     assert_eq!(status, 1, "{stderr}\n{outcome:#}");
     assert_eq!(outcome["status"], "rolled_back", "{outcome:#}");
     let reason = outcome["reason"].as_str().unwrap();
@@ -428,15 +421,8 @@ fn a_new_function_with_no_example_that_most_expected_values_dispute_is_not_writt
 fn a_new_function_with_no_example_that_most_expected_values_confirm_is_written() {
     // The same calls, the right function: the one wrong expectation is outvoted.
     let repo = project();
-    let script = [
-        plan(json!([
-            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Add count_words(s)."}
-        ])),
-        answer("1", "impl", COUNTS),
-        answer("probe", "test", EXPECTED),
-    ];
-    let request = "Add `count_words(s)` to text.py: the number of words in s.";
-    let (status, outcome, stderr) = code(repo.path(), request, &script, &[]);
+    let script = count_words(COUNTS, EXPECTED);
+    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS, &script, &[]);
     assert_eq!(status, 0, "{stderr}\n{outcome:#}");
     assert_eq!(outcome["status"], "committed", "{outcome:#}");
     let probes = trail(repo.path(), "probe");
