@@ -26,8 +26,8 @@
 //! as done and failed every acceptance test. So the calls assert what they expect back, written from the request and
 //! the new function's signature and docstring, never its body. A small model's expected
 //! values are wrong about a third of the time, so one disputed value proves nothing; but a
-//! function that most of them dispute ([`disputed`]) is more likely wrong than the values
-//! are. Such a change is not written ([`Probes::unverified`]), and not corrected towards
+//! function that as many of them dispute ([`disputed`]) as confirm ([`confirmed`]: a bare
+//! call that returned confirms nothing) is more likely wrong than the values are. Such a change is not written ([`Probes::unverified`]), and not corrected towards
 //! the values either: code made to match them would no longer be checked by them. Where the
 //! request gives no example, an unwritten change costs a second try with one; a wrong change
 //! written as done costs the user a bug.
@@ -339,7 +339,8 @@ impl Run {
             )?;
             return Ok(Ran::Nothing(why));
         }
-        if crashed.is_empty() && !disputed.is_empty() && disputed.len() >= passed(&check.output) {
+        let confirmed = confirmed(&check.output, &file);
+        if crashed.is_empty() && !disputed.is_empty() && disputed.len() >= confirmed {
             let shown = disputed
                 .iter()
                 .map(|(_, s)| s.as_str())
@@ -351,8 +352,8 @@ impl Run {
             return Ok(Ran::Disputed(format!(
                 "{} of {} calls of it returned what the model's asserts expected ({FILE}, \
                  written from the request, the signature and the docstring): {}",
-                passed(&check.output),
-                passed(&check.output) + disputed.len(),
+                confirmed,
+                confirmed + disputed.len(),
                 audit::tail(&shown, 600).trim()
             )));
         }
@@ -481,6 +482,28 @@ fn passed(output: &str) -> usize {
     output
         .lines()
         .filter(|l| l.starts_with("PASSED ") && l.contains(FILE))
+        .count()
+}
+
+/// The calls of the probe file that passed an assert of their own (or a `pytest.raises`): a
+/// bare call that returned confirms no value.
+fn confirmed(output: &str, file: &str) -> usize {
+    let checking: Vec<String> = split_units(file)
+        .into_iter()
+        .filter(|u| u.text.contains("assert ") || u.text.contains("pytest.raises"))
+        .filter_map(|u| match u.kind {
+            UnitKind::Def(name) => Some(name),
+            _ => None,
+        })
+        .collect();
+    output
+        .lines()
+        .filter_map(|l| l.strip_prefix("PASSED ")?.split_once("::"))
+        .filter(|(path, _)| *path == FILE)
+        .filter(|(_, test)| {
+            let name = test.split(['[', ' ']).next().unwrap_or_default();
+            checking.iter().any(|c| c == name)
+        })
         .count()
 }
 
@@ -690,5 +713,10 @@ FAILED test_zerorepo_probes.py::test_re_count_typical - TypeError
         let crashed = vec![("test_f_a".to_string(), String::new())];
         assert_eq!(names(disputed(output, &crashed)), ["test_f_c"]);
         assert_eq!(passed(output), 1);
+
+        let file = "import pytest\n\n\ndef test_f_b():\n    result = f(1)\n    assert result == 2\n\n\ndef test_f_bare():\n    f(3)\n";
+        let both = format!("{output}PASSED test_zerorepo_probes.py::test_f_bare\n");
+        assert_eq!(passed(&both), 2);
+        assert_eq!(confirmed(&both, file), 1, "a bare call confirms no value");
     }
 }
