@@ -122,6 +122,17 @@ impl Run {
                 .record("verify", None, outcome, &command, &check.output, None)?;
             checks.push(check);
         }
+        if let Some(check) = self.check_exports(request)? {
+            self.audit.record(
+                "verify",
+                None,
+                "failed",
+                &check.command,
+                &check.output,
+                None,
+            )?;
+            checks.push(check);
+        }
         if has_python && let Some(check) = self.check_examples(request, scratch.path()).await? {
             checks.push(check);
         }

@@ -27,8 +27,10 @@
 //!    ([`answer`]). An answer that cannot be used (cut off, not in the file, a module that
 //!    does not parse) is asked again with the reason within `max_corrections`; when they are
 //!    spent the run rolls back with it (the approver may allow one more try).
-//! 6. **Verify**: the overlay is materialised in a scratch copy and the profile's checks run
-//!    there, in the sandbox; then, when the copy has Python files, the request's examples,
+//! 6. **Verify**: a new public function must be in its module's literal `__all__` when the
+//!    module keeps one ([`exports`]); the overlay is materialised in a scratch copy and the
+//!    profile's checks run there, in the sandbox; then, when the copy has Python files, the
+//!    request's examples,
 //!    as acceptance tests written into that copy only (never into the overlay, so never
 //!    committed), in every profile; a new public function no example covers is called on
 //!    inputs the model picks, asserting the values it expects, and fails by crashing in its
@@ -61,6 +63,7 @@ mod budget;
 mod checks;
 mod correct;
 mod examples;
+mod exports;
 mod failures;
 pub mod fault;
 mod focus;

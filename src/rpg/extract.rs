@@ -58,6 +58,8 @@ mod docstring;
 mod nodes;
 mod read;
 
+pub(crate) use read::literal_all;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 

@@ -428,3 +428,39 @@ fn a_new_function_with_no_example_that_most_expected_values_confirm_is_written()
     let probes = trail(repo.path(), "probe");
     assert_eq!(outcomes(&probes), ["asked", "passed"], "{probes:#?}");
 }
+
+#[test]
+fn a_new_function_left_out_of_the_modules_all_is_corrected() {
+    // Right on the request's example, but the module lists its public names and the answer
+    // did not add the new one: corrected, not written as done.
+    let listed = "__all__ = ['lower_words', 'join_dashes']\n\n\n";
+    let repo = tempfile::tempdir().unwrap();
+    write(repo.path(), "text.py", &format!("{listed}{MODULE}"));
+    write(repo.path(), "tests/test_text.py", TESTS);
+    let unlisted = RIGHT.replacen("```python\n", &format!("```python\n{listed}"), 1);
+    let exported = RIGHT.replacen(
+        "```python\n",
+        "```python\n__all__ = ['lower_words', 'join_dashes', 'slugify_title']\n\n\n",
+        1,
+    );
+    let script = [
+        one_task(),
+        answer("1", "impl", &unlisted),
+        answer("correct", "fix", &exported),
+    ];
+    let (status, outcome, stderr) = code(repo.path(), REQUEST, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    assert_eq!(outcome["corrections"], 1, "{outcome:#}");
+    let verify = trail(repo.path(), "verify");
+    assert!(
+        verify.iter().any(|e| e["detail"] == "__all__"
+            && e["excerpt"]
+                .as_str()
+                .unwrap()
+                .contains("add \"slugify_title\" to `__all__` in text.py")),
+        "{verify:#?}"
+    );
+    let text = std::fs::read_to_string(repo.path().join("text.py")).unwrap();
+    assert!(text.contains("'slugify_title']"), "{text}");
+}

@@ -413,6 +413,25 @@ fn describe(value: TsNode<'_>, source: &str) -> String {
     }
 }
 
+/// A module's `__all__` as [`read_all`] reads it from its top-level statements: `None` when it
+/// has none, or one that is not a literal list or tuple of strings.
+pub(crate) fn literal_all(source: &str) -> Option<BTreeSet<String>> {
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&tree_sitter_python::LANGUAGE.into())
+        .ok()?;
+    let tree = parser.parse(source, None)?;
+    let root = tree.root_node();
+    let mut module = Module::default();
+    let mut cursor = root.walk();
+    for statement in root.named_children(&mut cursor) {
+        if statement.kind() == "expression_statement" {
+            read_all(statement, source, &mut module);
+        }
+    }
+    module.all
+}
+
 /// `__all__ = [...]` or `__all__ += [...]` with string literals only; anything else there
 /// makes `__all__` unknown (the `_` rule decides).
 fn read_all(statement: TsNode<'_>, source: &str, module: &mut Module) {
