@@ -88,9 +88,21 @@ impl Run {
 
     /// The profile's checks on a scratch copy with the overlay applied.
     pub(super) async fn verify(&mut self, request: &Request) -> Result<Vec<Check>, CodeError> {
+        let mut checks = Vec::new();
+        // Before the copy: it may add names to a staged module's `__all__`.
+        if let Some(check) = self.check_exports(request)? {
+            self.audit.record(
+                "verify",
+                None,
+                "failed",
+                &check.command,
+                &check.output,
+                None,
+            )?;
+            checks.push(check);
+        }
         let scratch = scratch_copy(&request.repo, &self.overlay)?;
         let commands = crate::detect::detect(scratch.path())?;
-        let mut checks = Vec::new();
         let unparsable = self.overlay.unparsable();
         if !unparsable.is_empty() {
             let output = unparsable
@@ -120,17 +132,6 @@ impl Run {
             };
             self.audit
                 .record("verify", None, outcome, &command, &check.output, None)?;
-            checks.push(check);
-        }
-        if let Some(check) = self.check_exports(request)? {
-            self.audit.record(
-                "verify",
-                None,
-                "failed",
-                &check.command,
-                &check.output,
-                None,
-            )?;
             checks.push(check);
         }
         if has_python && let Some(check) = self.check_examples(request, scratch.path()).await? {

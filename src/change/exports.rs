@@ -8,11 +8,14 @@
 //! `__all__`". The rule holds whatever the request says: a module that keeps the list keeps
 //! it whole. Only a literal list or tuple of strings is read (as `rpg extract` reads it); a
 //! computed `__all__` is left alone, and so is a module that had none before the change.
-//! The check runs on the staged text, with no sandbox, and fails into the ordinary
-//! correction loop, with the file and the missing names in its output.
+//! The names are added to the list by zerorepo, at its end, before verification: the edit
+//! is mechanical, and on the dev half three correction rounds asked of the model gave the
+//! file back unchanged each time. Only when the list cannot be found to edit does the check
+//! fail, into the ordinary correction loop, with the file and the missing names.
 
 use super::probe::new_functions;
 use super::{Check, CodeError, Request, Run};
+use crate::workspace::overlay::Author;
 
 /// The check's name in the trail and in the correction prompt.
 const COMMAND: &str = "__all__";
@@ -33,20 +36,54 @@ pub(super) fn unexported(path: &str, before: &str, after: &str) -> Vec<String> {
         .collect()
 }
 
+/// `source` with `names` added at the end of its `__all__` list, in the quotes the list
+/// uses; `None` when there is no literal list to add to.
+pub(super) fn with_exported(source: &str, names: &[String]) -> Option<String> {
+    let end = crate::rpg::extract::all_list_end(source)?;
+    let before = source[..end].trim_end();
+    let quote = match before.rfind(['"', '\'']) {
+        Some(at) => &before[at..=at],
+        None => "'",
+    };
+    let items: Vec<String> = names.iter().map(|n| format!("{quote}{n}{quote}")).collect();
+    let (separator, last) = match before.chars().last() {
+        Some('[') => ("", ""),
+        // A tuple of one needs its comma.
+        Some('(') => ("", ","),
+        Some(',') => (" ", ""),
+        _ => (", ", ""),
+    };
+    let joined = items.join(", ");
+    Some(format!(
+        "{before}{separator}{joined}{last}{}",
+        &source[before.len()..]
+    ))
+}
+
 impl Run {
-    /// The failing check when a staged module leaves a new public function out of its
-    /// `__all__`; `None` when none does.
-    pub(super) fn check_exports(&self, request: &Request) -> Result<Option<Check>, CodeError> {
+    /// Adds to their module's `__all__` the new public functions a staged module leaves out
+    /// of it; the failing check when a list cannot be edited, `None` otherwise.
+    pub(super) fn check_exports(&mut self, request: &Request) -> Result<Option<Check>, CodeError> {
         let disk = crate::fsutil::Workspace::new(&request.repo);
         let mut lines = Vec::new();
-        for (path, entry) in self.overlay.entries() {
-            let Some(after) = &entry.content else {
-                continue;
-            };
+        let staged: Vec<(String, String)> = (self.overlay.entries().iter())
+            .filter_map(|(path, entry)| Some((path.clone(), entry.content.clone()?)))
+            .collect();
+        for (path, after) in staged {
             // Beneath the repository, never through a link; unreadable counts as new.
-            let before = disk.read(path).ok().flatten().unwrap_or_default();
-            let missing = unexported(path, &before, after);
-            if !missing.is_empty() {
+            let before = disk.read(&path).ok().flatten().unwrap_or_default();
+            let missing = unexported(&path, &before, &after);
+            if missing.is_empty() {
+                continue;
+            }
+            if let Some(text) = with_exported(&after, &missing) {
+                self.overlay.write(&path, text, Author::Generated)?;
+                let detail = format!("{path}: added {} to `__all__`", missing.join(", "));
+                self.audit
+                    .record("exports", None, "added", &detail, "", None)?;
+                continue;
+            }
+            {
                 let quoted: Vec<String> = missing.iter().map(|n| format!("\"{n}\"")).collect();
                 lines.push(format!(
                     "{path}: the new public {} not in its `__all__`, which lists the module's \
@@ -92,5 +129,24 @@ mod tests {
         let computed = added.replace("['where']", "[n for n in dir() if n[0] != '_']");
         assert!(unexported("m.py", BEFORE, &computed).is_empty());
         assert!(unexported("tests/test_m.py", BEFORE, &added).is_empty());
+    }
+
+    #[test]
+    fn names_are_added_at_the_end_of_the_list_in_its_quotes() {
+        let names = vec!["count_where".to_string()];
+        assert_eq!(
+            with_exported(BEFORE, &names).unwrap(),
+            BEFORE.replace("['where']", "['where', 'count_where']")
+        );
+        let multiline = "__all__ = [\n    \"a\",\n    \"b\",\n]\nX = 1\n";
+        assert_eq!(
+            with_exported(multiline, &names).unwrap(),
+            "__all__ = [\n    \"a\",\n    \"b\", \"count_where\"\n]\nX = 1\n"
+        );
+        assert_eq!(
+            with_exported("__all__ = ()\n", &names).unwrap(),
+            "__all__ = ('count_where',)\n"
+        );
+        assert_eq!(with_exported("X = 1\n", &names), None);
     }
 }

@@ -27,7 +27,7 @@
 //!    ([`answer`]). An answer that cannot be used (cut off, not in the file, a module that
 //!    does not parse) is asked again with the reason within `max_corrections`; when they are
 //!    spent the run rolls back with it (the approver may allow one more try).
-//! 6. **Verify**: a new public function must be in its module's literal `__all__` when the
+//! 6. **Verify**: a new public function is added to its module's literal `__all__` when the
 //!    module keeps one ([`exports`]); the overlay is materialised in a scratch copy and the
 //!    profile's checks run there, in the sandbox; then, when the copy has Python files, the
 //!    request's examples,

@@ -58,7 +58,7 @@ mod docstring;
 mod nodes;
 mod read;
 
-pub(crate) use read::literal_all;
+pub(crate) use read::{all_list_end, literal_all};
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -430,37 +430,28 @@ fn a_new_function_with_no_example_that_most_expected_values_confirm_is_written()
 }
 
 #[test]
-fn a_new_function_left_out_of_the_modules_all_is_corrected() {
+fn a_new_function_left_out_of_the_modules_all_is_added_to_it() {
     // Right on the request's example, but the module lists its public names and the answer
-    // did not add the new one: corrected, not written as done.
+    // did not add the new one: zerorepo adds it, and no correction is asked.
     let listed = "__all__ = ['lower_words', 'join_dashes']\n\n\n";
     let repo = tempfile::tempdir().unwrap();
     write(repo.path(), "text.py", &format!("{listed}{MODULE}"));
     write(repo.path(), "tests/test_text.py", TESTS);
     let unlisted = RIGHT.replacen("```python\n", &format!("```python\n{listed}"), 1);
-    let exported = RIGHT.replacen(
-        "```python\n",
-        "```python\n__all__ = ['lower_words', 'join_dashes', 'slugify_title']\n\n\n",
-        1,
-    );
-    let script = [
-        one_task(),
-        answer("1", "impl", &unlisted),
-        answer("correct", "fix", &exported),
-    ];
+    let script = [one_task(), answer("1", "impl", &unlisted)];
     let (status, outcome, stderr) = code(repo.path(), REQUEST, &script, &[]);
     assert_eq!(status, 0, "{stderr}\n{outcome:#}");
     assert_eq!(outcome["status"], "committed", "{outcome:#}");
-    assert_eq!(outcome["corrections"], 1, "{outcome:#}");
-    let verify = trail(repo.path(), "verify");
-    assert!(
-        verify.iter().any(|e| e["detail"] == "__all__"
-            && e["excerpt"]
-                .as_str()
-                .unwrap()
-                .contains("add \"slugify_title\" to `__all__` in text.py")),
-        "{verify:#?}"
+    assert_eq!(outcome["corrections"], 0, "{outcome:#}");
+    let exports = trail(repo.path(), "exports");
+    assert_eq!(exports.len(), 1, "{exports:#?}");
+    assert_eq!(
+        exports[0]["detail"], "text.py: added slugify_title to `__all__`",
+        "{exports:#?}"
     );
     let text = std::fs::read_to_string(repo.path().join("text.py")).unwrap();
-    assert!(text.contains("'slugify_title']"), "{text}");
+    assert!(
+        text.starts_with("__all__ = ['lower_words', 'join_dashes', 'slugify_title']\n"),
+        "{text}"
+    );
 }

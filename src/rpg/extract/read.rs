@@ -432,6 +432,38 @@ pub(crate) fn literal_all(source: &str) -> Option<BTreeSet<String>> {
     module.all
 }
 
+/// The byte offset of the closing bracket of the module's last top-level `__all__ = [...]`
+/// (or `(...)`): where a name is added to the list.
+pub(crate) fn all_list_end(source: &str) -> Option<usize> {
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&tree_sitter_python::LANGUAGE.into())
+        .ok()?;
+    let tree = parser.parse(source, None)?;
+    let root = tree.root_node();
+    let mut cursor = root.walk();
+    let mut end = None;
+    for statement in root.named_children(&mut cursor) {
+        let Some(assignment) = statement.named_child(0) else {
+            continue;
+        };
+        let (Some(left), Some(right)) = (
+            assignment.child_by_field_name("left"),
+            assignment.child_by_field_name("right"),
+        ) else {
+            continue;
+        };
+        if statement.kind() == "expression_statement"
+            && matches!(assignment.kind(), "assignment" | "augmented_assignment")
+            && text(left, source) == "__all__"
+            && matches!(right.kind(), "list" | "tuple")
+        {
+            end = Some(right.end_byte() - 1);
+        }
+    }
+    end
+}
+
 /// `__all__ = [...]` or `__all__ += [...]` with string literals only; anything else there
 /// makes `__all__` unknown (the `_` rule decides).
 fn read_all(statement: TsNode<'_>, source: &str, module: &mut Module) {
