@@ -413,14 +413,19 @@ fn describe(value: TsNode<'_>, source: &str) -> String {
     }
 }
 
-/// A module's `__all__` as [`read_all`] reads it from its top-level statements: `None` when it
-/// has none, or one that is not a literal list or tuple of strings.
-pub(crate) fn literal_all(source: &str) -> Option<BTreeSet<String>> {
+/// `source` parsed as Python, for the readers of one module's text below.
+fn parse(source: &str) -> Option<tree_sitter::Tree> {
     let mut parser = tree_sitter::Parser::new();
     parser
         .set_language(&tree_sitter_python::LANGUAGE.into())
         .ok()?;
-    let tree = parser.parse(source, None)?;
+    parser.parse(source, None)
+}
+
+/// A module's `__all__` as [`read_all`] reads it from its top-level statements: `None` when it
+/// has none, or one that is not a literal list or tuple of strings.
+pub(crate) fn literal_all(source: &str) -> Option<BTreeSet<String>> {
+    let tree = parse(source)?;
     let root = tree.root_node();
     let mut module = Module::default();
     let mut cursor = root.walk();
@@ -435,11 +440,7 @@ pub(crate) fn literal_all(source: &str) -> Option<BTreeSet<String>> {
 /// The byte offset of the closing bracket of the module's last top-level `__all__ = [...]`
 /// (or `(...)`): where a name is added to the list.
 pub(crate) fn all_list_end(source: &str) -> Option<usize> {
-    let mut parser = tree_sitter::Parser::new();
-    parser
-        .set_language(&tree_sitter_python::LANGUAGE.into())
-        .ok()?;
-    let tree = parser.parse(source, None)?;
+    let tree = parse(source)?;
     let root = tree.root_node();
     let mut cursor = root.walk();
     let mut end = None;
