@@ -119,10 +119,10 @@ impl Drafting {
         tokens: DRAFT_TOKENS,
     };
 
-    /// What `ZEROREPO_DRAFT` asks for; unset means [`Drafting::Off`] until the decode bench
-    /// shows, alone on this project's machine kind, that a step of four tokens costs less
-    /// than the steps it saves (reports/decode.md: not measured cleanly yet; on a shared
-    /// machine a step of 4 tokens cost 3.03 steps of one, which drafting would not repay).
+    /// What `ZEROREPO_DRAFT` asks for; unset means [`Drafting::Off`]: alone on this
+    /// project's machine kind a step of four tokens costs 2.61 steps of one, and the decode
+    /// bench measured 1.09× for tests, 0.84× for implementations and 1.13× for fixes
+    /// (reports/decode.md, 2026-11-27), about 0.93× weighted by a real run's tokens.
     pub fn from_env() -> Result<Drafting, UnknownDrafting> {
         match std::env::var(DRAFT_ENV) {
             Ok(value) => value.parse(),
