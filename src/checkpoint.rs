@@ -25,9 +25,10 @@ use crate::layout::{COMPACT, JOURNAL};
 const JOURNAL_VERSION: u32 = 1;
 
 use crate::records::{NodeRecord, NodeStatus};
+use crate::rpg::NodeId;
 
 /// The compact checkpoint file: node id → record.
-pub type CheckpointMap = BTreeMap<String, NodeRecord>;
+pub type CheckpointMap = BTreeMap<NodeId, NodeRecord>;
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -37,7 +38,7 @@ enum JournalLine {
         rpg_sha256: String,
     },
     Node {
-        node: String,
+        node: NodeId,
         // Boxed: a record is ten times the size of the other lines.
         #[serde(flatten)]
         record: Box<NodeRecord>,
@@ -257,10 +258,10 @@ impl Checkpoint {
     /// Appends a record to the journal (fsync'd) and rewrites the compact file.
     pub fn record(&mut self, node: &str, record: NodeRecord) -> Result<(), CheckpointError> {
         self.append(&JournalLine::Node {
-            node: node.to_string(),
+            node: node.into(),
             record: Box::new(record.clone()),
         })?;
-        self.records.insert(node.to_string(), record);
+        self.records.insert(node.into(), record);
         self.write_compact()
     }
 

@@ -68,7 +68,7 @@ enum Display {
     Bars {
         overall: ProgressBar,
         multi: MultiProgress,
-        nodes: Arc<Mutex<HashMap<String, ProgressBar>>>,
+        nodes: Arc<Mutex<HashMap<crate::rpg::NodeId, ProgressBar>>>,
     },
     Lines {
         started: Instant,

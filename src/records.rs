@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::returns::Returns;
+use crate::rpg::NodeId;
 use crate::usage::Role;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -149,7 +150,7 @@ pub struct SuspectRecord {
     pub file: String,
     /// The plan node that defines it, when one does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node: Option<String>,
+    pub node: Option<NodeId>,
     pub reason: Suspicion,
 }
 
@@ -292,7 +293,7 @@ pub struct FlowDebug {
     /// The node whose function the failure was blamed on; `None` when it names no function
     /// of the flow (then nothing is voted or fixed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node: Option<String>,
+    pub node: Option<NodeId>,
     /// The model's votes then the execution evidence's, as letters (A: the code, B: the test,
     /// C: the environment).
     #[serde(default)]

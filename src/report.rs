@@ -40,7 +40,7 @@ impl StatusCounts {
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct FailedNode {
-    pub id: String,
+    pub id: crate::rpg::NodeId,
     pub status: NodeStatus,
     pub reason: String,
     pub retry_count: u32,
@@ -278,7 +278,7 @@ pub fn node_status(out: &Path, node: &str) -> Result<NodeView, StatusError> {
         .collect();
     let (id, name) = match named.as_slice() {
         [only] => (only.id.clone(), only.name.clone()),
-        _ => (node.to_string(), String::new()),
+        _ => (crate::rpg::NodeId::from(node), String::new()),
     };
     let record = records
         .get(&id)
@@ -290,7 +290,7 @@ pub fn node_status(out: &Path, node: &str) -> Result<NodeView, StatusError> {
 /// `zerorepo status DIR --node ID`: one node's checkpoint record.
 #[derive(Debug, Clone, Serialize)]
 pub struct NodeView {
-    pub id: String,
+    pub id: crate::rpg::NodeId,
     pub name: String,
     pub record: crate::records::NodeRecord,
 }
@@ -364,7 +364,7 @@ pub fn render_node(view: &NodeView) -> String {
 /// Counts per status and subgraph, failures, tokens and an ETA, from the RPG (when known) and
 /// the checkpoint's records.
 pub fn summarize(rpg: Option<&Rpg>, records: &CheckpointMap) -> StatusReport {
-    let nodes: Vec<(String, String)> = match rpg {
+    let nodes: Vec<(crate::rpg::NodeId, String)> = match rpg {
         Some(rpg) => rpg
             .nodes
             .iter()

@@ -25,10 +25,10 @@ use crate::rpg::{Node, ValidRpg};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Unused {
     /// The dependent node's id and name.
-    pub from: String,
+    pub from: crate::rpg::NodeId,
     pub from_name: String,
     /// The dependency's id and name.
-    pub to: String,
+    pub to: crate::rpg::NodeId,
     pub to_name: String,
 }
 

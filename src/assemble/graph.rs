@@ -32,7 +32,7 @@ pub struct GraphNode {
     /// Shown in the box.
     pub label: String,
     /// The plan id, written as `data-node`.
-    pub id: String,
+    pub id: crate::rpg::NodeId,
     /// Written as `data-status`; also picks the class that colours the box.
     pub status: &'static str,
     /// The box's fill colour (`#rrggbb`).
@@ -377,7 +377,7 @@ mod tests {
         let nodes: Vec<GraphNode> = (0..=MAX_DRAWN)
             .map(|i| GraphNode {
                 label: format!("f{i}"),
-                id: format!("n{i}"),
+                id: format!("n{i}").into(),
                 status: "passed",
                 fill: "#fff",
                 anchor: String::new(),

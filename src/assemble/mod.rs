@@ -529,9 +529,9 @@ mod tests {
             ..NodeRecord::now(NodeStatus::Passed)
         };
         let records: CheckpointMap = [
-            ("a".to_string(), at("2026-11-24T04:00:28Z")),
-            ("b".to_string(), at("2026-11-24T04:00:28.500Z")),
-            ("c".to_string(), at("2026-11-24T04:00:27.900Z")),
+            ("a".into(), at("2026-11-24T04:00:28Z")),
+            ("b".into(), at("2026-11-24T04:00:28.500Z")),
+            ("c".into(), at("2026-11-24T04:00:27.900Z")),
         ]
         .into_iter()
         .collect();

@@ -694,6 +694,7 @@ pub fn junit(validation: &Validation) -> Option<String> {
 mod tests {
     use super::*;
     use crate::records::{FlowDebug, Verdict};
+    use crate::rpg::NodeId;
 
     #[test]
     fn the_cleanup_says_what_it_fixed_made_explicit_and_left_out() {
@@ -726,7 +727,7 @@ mod tests {
     fn a_debugged_integration_case_says_what_the_vote_and_the_fixes_came_to() {
         let case = |node: Option<&str>, votes: &str, verdict: Option<Verdict>| FlowDebug {
             case: "test_flow".into(),
-            node: node.map(str::to_string),
+            node: node.map(NodeId::from),
             votes: votes.into(),
             verdict,
             ..FlowDebug::default()

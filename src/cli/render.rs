@@ -330,7 +330,7 @@ pub(crate) fn eval(e: &Evaluation) -> String {
     let nodes = e.nodes.iter().map(|n| {
         let status = n.status.map_or("-", |s| s.as_str());
         vec![
-            n.id.clone(),
+            n.id.to_string(),
             n.name.clone(),
             n.subgraph.clone(),
             status.to_string(),

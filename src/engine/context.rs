@@ -14,7 +14,7 @@ use crate::checkpoint::Checkpoint;
 use crate::fsutil::Workspace;
 use crate::llm::LlmProvider;
 use crate::records::NodeStatus;
-use crate::rpg::{NodePos, ValidRpg};
+use crate::rpg::{NodeId, NodePos, ValidRpg};
 use crate::sandbox::TestRunner;
 use crate::workspace::git::Git;
 
@@ -97,13 +97,13 @@ pub enum Progress {
     Started {
         position: usize,
         total: usize,
-        id: String,
+        id: NodeId,
         name: String,
     },
     Finished {
         position: usize,
         total: usize,
-        id: String,
+        id: NodeId,
         name: String,
         status: NodeStatus,
         attempts: u32,
@@ -111,8 +111,8 @@ pub enum Progress {
         reason: Option<String>,
     },
     Skipped {
-        id: String,
-        because_of: String,
+        id: NodeId,
+        because_of: NodeId,
     },
 }
 

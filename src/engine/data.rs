@@ -256,7 +256,7 @@ impl Data<'_> {
         .into();
         let user = prompts::WRITE_DATA.render(&values)?;
         Ok(LlmRequest {
-            node_id: node.id.clone(),
+            node_id: node.id.to_string(),
             role: Role::Impl,
             attempt,
             messages: vec![

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::rpg::{NodeKind, NodePos};
+use crate::rpg::{NodeId, NodeKind, NodePos};
 
 use super::Context;
 use super::suspects::{Ground, PlanFunction};
@@ -37,7 +37,7 @@ impl Ground for LeafGround<'_> {
         Some(lines.get(start..end)?.join("\n"))
     }
 
-    fn node_of(&self, file: &str, symbol: &str) -> Option<String> {
+    fn node_of(&self, file: &str, symbol: &str) -> Option<NodeId> {
         let positions = self.ctx.functions.get(symbol)?;
         positions
             .iter()

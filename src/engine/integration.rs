@@ -618,7 +618,7 @@ mod tests {
             function("l", "partial", &["k"]),
         ]}));
         let names = |ps: &[NodePos]| -> Vec<String> {
-            ps.iter().map(|&p| plan.node(p).id.clone()).collect()
+            ps.iter().map(|&p| plan.node(p).id.to_string()).collect()
         };
         let found = flows(&plan, |p| !["i", "l"].contains(&plan.node(p).id.as_str()));
         assert_eq!(found.len(), 2, "{found:?}");

@@ -15,7 +15,7 @@ use crate::checkpoint::Checkpoint;
 use crate::fsutil::{FsError, Workspace};
 use crate::layout::{RPG_COPY, SNAPSHOT_DIR, WORK_DIR};
 use crate::records::{NodeRecord, NodeStatus};
-use crate::rpg::ValidRpg;
+use crate::rpg::{NodeId, ValidRpg};
 use crate::workspace::git::{Git, TAG_PREFIX};
 
 /// What `zerorepo rollback` did.
@@ -25,7 +25,7 @@ pub struct Rollback {
     pub subgraph: String,
     pub commit: String,
     /// Nodes set back to pending (they will be generated again).
-    pub reset_nodes: Vec<String>,
+    pub reset_nodes: Vec<NodeId>,
     /// Files of those nodes removed because the kept commit does not have them.
     pub removed_files: Vec<String>,
 }
@@ -117,7 +117,7 @@ fn reset_later_nodes(
     out: &Workspace,
     kept: &BTreeSet<String>,
     checkpoint: &mut Checkpoint,
-) -> Result<(Vec<String>, Vec<String>), EngineError> {
+) -> Result<(Vec<NodeId>, Vec<String>), EngineError> {
     let mut reset_nodes = Vec::new();
     let mut removed_files = Vec::new();
     for &position in rpg.order() {

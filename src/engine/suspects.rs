@@ -26,6 +26,7 @@
 
 use crate::localize::{Budget, Query};
 use crate::records::{LocalizedFix, Suspicion};
+use crate::rpg::NodeId;
 
 /// Suspects kept per localization.
 const MAX_SUSPECTS: usize = 5;
@@ -45,7 +46,7 @@ pub struct Frame<'a> {
 /// A node of the plan as the localizer sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanFunction {
-    pub id: String,
+    pub id: NodeId,
     pub name: String,
     pub file: String,
 }
@@ -55,7 +56,7 @@ pub trait Ground {
     /// The definition of `symbol` in `file` as it is now (the code tools' view of a symbol).
     fn source_of(&self, file: &str, symbol: &str) -> Option<String>;
     /// The plan node that defines `symbol` in `file`.
-    fn node_of(&self, file: &str, symbol: &str) -> Option<String>;
+    fn node_of(&self, file: &str, symbol: &str) -> Option<NodeId>;
     /// The node's dependencies one then two hops out, nearest first.
     fn dependencies(&self) -> Vec<PlanFunction>;
     /// The plan's nodes whose descriptions best match `text`, best first.
@@ -67,7 +68,7 @@ pub trait Ground {
 pub struct Suspect {
     pub symbol: String,
     pub file: String,
-    pub node: Option<String>,
+    pub node: Option<NodeId>,
     pub reason: Suspicion,
     pub source: String,
 }
@@ -271,7 +272,10 @@ impl Localizing<'_> {
             let source = ground.source_of(frame.path, frame.function);
             let node = ground.node_of(frame.path, frame.function);
             let target = format!("{}::{}", frame.path, frame.function);
-            self.record(Query::Source { target }, node.iter().cloned().collect());
+            self.record(
+                Query::Source { target },
+                node.iter().map(NodeId::to_string).collect(),
+            );
             if let Some(source) = source {
                 let function = PlanFunction {
                     id: node.unwrap_or_default(),
@@ -290,10 +294,10 @@ impl Localizing<'_> {
         }
         let deps = ground.dependencies();
         let query = Query::Deps {
-            node: own.id.clone(),
+            node: own.id.to_string(),
             hops: crate::localize::DEFAULT_HOPS,
         };
-        self.record(query, deps.iter().map(|d| d.id.clone()).collect());
+        self.record(query, deps.iter().map(|d| d.id.to_string()).collect());
         for dep in deps {
             if self.full() || self.has(&dep.file, &dep.name) || !names(failure, &dep.name) {
                 continue;
@@ -316,7 +320,7 @@ impl Localizing<'_> {
             k: SEARCH_K,
             scope: None,
         };
-        self.record(query, hits.iter().map(|h| h.id.clone()).collect());
+        self.record(query, hits.iter().map(|h| h.id.to_string()).collect());
         for hit in hits {
             if self.full() || self.has(&hit.file, &hit.name) {
                 continue;
@@ -382,7 +386,7 @@ mod tests {
     /// Sources by (file, symbol); dependencies and search hits as given.
     #[derive(Default)]
     struct Fake {
-        sources: BTreeMap<(String, String), (Option<String>, String)>,
+        sources: BTreeMap<(String, String), (Option<NodeId>, String)>,
         deps: Vec<PlanFunction>,
         hits: Vec<PlanFunction>,
     }
@@ -402,7 +406,7 @@ mod tests {
             let key = (file.to_string(), symbol.to_string());
             self.sources.get(&key).map(|(_, s)| s.clone())
         }
-        fn node_of(&self, file: &str, symbol: &str) -> Option<String> {
+        fn node_of(&self, file: &str, symbol: &str) -> Option<NodeId> {
             let key = (file.to_string(), symbol.to_string());
             self.sources.get(&key).and_then(|(n, _)| n.clone())
         }

@@ -19,7 +19,7 @@ use crate::sandbox::TestRunner;
 /// One node's departure from the greedy answer, scored by its reference tests.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct ScoredDeparture {
-    pub node: String,
+    pub node: crate::rpg::NodeId,
     /// `candidate`, `fix`, `fresh_start` or `stub`.
     pub kind: String,
     /// The node's reference tests.

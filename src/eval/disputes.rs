@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::EvalError;
 use crate::checkpoint::CheckpointMap;
 use crate::records::Verdict;
+use crate::rpg::NodeId;
 use crate::sandbox::TestRunner;
 
 /// Where the disputed tests go in the scratch copy of the reference.
@@ -25,7 +26,7 @@ const DISPUTED_DIR: &str = "disputed_tests";
 /// One disputed test, with the decision of the vote and the reference's verdict.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct JudgedTest {
-    pub node: String,
+    pub node: crate::rpg::NodeId,
     pub test: String,
     /// What the vote decided; `null`: no majority.
     pub decision: Option<Verdict>,
@@ -55,7 +56,7 @@ pub struct Disputes {
 }
 
 /// The disputed tests recorded in `records`, in node order, with their sources.
-fn recorded(records: &CheckpointMap) -> Vec<(String, String, Option<Verdict>, String)> {
+fn recorded(records: &CheckpointMap) -> Vec<(NodeId, String, Option<Verdict>, String)> {
     records
         .iter()
         .filter_map(|(id, r)| r.diagnosis.as_ref().map(|d| (id, d)))

@@ -229,7 +229,7 @@ pub struct Evaluation {
     /// Per reference file, by name.
     pub files: Vec<FileScore>,
     /// Ids of the leaves no reference test is attributed to: the reference says nothing of them.
-    pub untested_leaves: Vec<String>,
+    pub untested_leaves: Vec<crate::rpg::NodeId>,
     /// Every reference test, file by file.
     pub tests: Vec<TestResult>,
     /// The disputed tests of the generation judged by the reference implementation, when
@@ -264,7 +264,7 @@ pub struct SubgraphScore {
 
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct NodeScore {
-    pub id: String,
+    pub id: crate::rpg::NodeId,
     pub name: String,
     pub subgraph: String,
     /// The node's status in the generation checkpoint; `null` when none is recorded.
@@ -289,7 +289,7 @@ pub struct TestResult {
     /// The test as pytest names it within its file: `test_x`, `test_x[2]`, `TestK::test_m`.
     pub test: String,
     /// The id of the leaf the test is attributed to; `null` when its name matches none.
-    pub node: Option<String>,
+    pub node: Option<crate::rpg::NodeId>,
     pub outcome: CaseOutcome,
     /// For a test that did not pass: pytest's one-line reason, when it gave one.
     pub reason: Option<String>,

@@ -97,7 +97,7 @@ fn node_scores(
             id: node.id.clone(),
             name: node.name.clone(),
             subgraph: node.subgraph().to_string(),
-            status: reference.statuses.get(&node.id).map(|s| s.status),
+            status: reference.statuses.get(node.id.as_str()).map(|s| s.status),
             tally: *tally,
         });
         let at = match subgraphs.iter().position(|s| s.subgraph == node.subgraph()) {
@@ -215,7 +215,7 @@ mod tests {
 
     fn owner_id(rpg: &Rpg, module: &str, test: &str) -> Option<String> {
         let leaves: Vec<&Node> = rpg.nodes.iter().filter(|n| n.is_leaf()).collect();
-        owner(&leaves, module, test).map(|n| n.id.clone())
+        owner(&leaves, module, test).map(|n| n.id.to_string())
     }
 
     #[test]
@@ -261,7 +261,7 @@ mod tests {
             rpg: rpg(),
             statuses: [("n1", NodeStatus::Passed), ("n2", NodeStatus::Failed)]
                 .into_iter()
-                .map(|(id, s)| (id.to_string(), state(s)))
+                .map(|(id, s)| (id.into(), state(s)))
                 .collect(),
             records: None,
             files: Vec::new(),

@@ -29,19 +29,19 @@ pub enum DeriveError {
     },
     #[error("node `{node}`: no top-level `def {name}` in reference file {path}")]
     MissingDef {
-        node: String,
+        node: crate::rpg::NodeId,
         name: String,
         path: String,
     },
     #[error("node `{node}`: no top-level assignment of `{name}` in reference file {path}")]
     MissingAssignment {
-        node: String,
+        node: crate::rpg::NodeId,
         name: String,
         path: String,
     },
     #[error("node `{node}`: no reference test named test_{name}[_...] in {path}")]
     MissingTests {
-        node: String,
+        node: crate::rpg::NodeId,
         name: String,
         path: String,
     },

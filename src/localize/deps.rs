@@ -11,12 +11,12 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::records::NodeStatus;
-use crate::rpg::{EdgeKind, Rpg};
+use crate::rpg::{EdgeKind, NodeId, Rpg};
 
 /// One node as the views show it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NodeRef {
-    pub id: String,
+    pub id: NodeId,
     pub name: String,
     /// `function`, `class`, `module`, ...
     pub kind: String,
@@ -59,9 +59,9 @@ pub struct DepsView {
 
 impl DepsView {
     /// Every node id in the view, root first, each once.
-    pub fn node_ids(&self) -> Vec<String> {
+    pub fn node_ids(&self) -> Vec<NodeId> {
         let mut ids = vec![self.node.id.clone()];
-        fn walk(trees: &[DepTree], ids: &mut Vec<String>) {
+        fn walk(trees: &[DepTree], ids: &mut Vec<NodeId>) {
             for tree in trees {
                 if !ids.contains(&tree.node.id) {
                     ids.push(tree.node.id.clone());
@@ -258,7 +258,7 @@ mod tests {
             .iter()
             .map(|t| {
                 if t.children.is_empty() {
-                    t.node.id.clone()
+                    t.node.id.to_string()
                 } else {
                     format!("{}({})", t.node.id, ids(&t.children).join(" "))
                 }

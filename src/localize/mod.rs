@@ -175,7 +175,7 @@ pub struct NodeState {
 }
 
 /// Node id → recorded outcome.
-pub type Statuses = BTreeMap<String, NodeState>;
+pub type Statuses = BTreeMap<crate::rpg::NodeId, NodeState>;
 
 /// The text embedded for a node: its name as words, then its docstring's first paragraph
 /// (the summary; `Args:`/`Returns:` sections add little meaning and dilute it).
@@ -408,7 +408,7 @@ impl Localizer {
         let result = self.run_search(query, k, scope, attempt);
         let found = result.as_ref().map_or_else(
             |_| Vec::new(),
-            |r| r.hits.iter().map(|h| h.node.id.clone()).collect(),
+            |r| r.hits.iter().map(|h| h.node.id.to_string()).collect(),
         );
         let error = result.as_ref().err().map(|e| e.to_string());
         self.budget.record(attempt, record, found, error);
@@ -488,9 +488,10 @@ impl Localizer {
                 used_by: self.links.trees(position, hops, false, &node_ref),
             }
         });
-        let found = result
-            .as_ref()
-            .map_or_else(|_| Vec::new(), DepsView::node_ids);
+        let found = result.as_ref().map_or_else(
+            |_| Vec::new(),
+            |view| view.node_ids().into_iter().map(String::from).collect(),
+        );
         let error = result.as_ref().err().map(|e| e.to_string());
         let record = Query::Deps {
             node: node.to_string(),

@@ -104,8 +104,8 @@ fn model_time_is_summed_by_role_and_shown_with_its_share() {
         record
     };
     let records: CheckpointMap = [
-        ("a".to_string(), node(1000, 2000)),
-        ("b".to_string(), node(2000, 5000)),
+        ("a".into(), node(1000, 2000)),
+        ("b".into(), node(2000, 5000)),
     ]
     .into_iter()
     .collect();

@@ -66,7 +66,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use tree_sitter::Parser;
 
-use super::model::{Edge, EdgeKind, Node, NodeKind, Rpg};
+use super::model::{Edge, EdgeKind, Node, NodeId, NodeKind, Rpg};
 use super::validate::{
     file_path_problem, reserved_path, shadowed_module, subgraph_id_is_valid, validate,
 };
@@ -288,8 +288,8 @@ pub fn extract(
     for ((dotted, _), mut leaf) in leaves {
         leaf.subgraph_id = Some(subgraph_of(&dotted));
         leaf.dependencies = needs
-            .get(&leaf.id)
-            .map(|n| n.iter().cloned().collect())
+            .get(leaf.id.as_str())
+            .map(|n| n.iter().map(NodeId::from).collect())
             .unwrap_or_default();
         match leaf.kind {
             NodeKind::Class => summary.classes += 1,
@@ -354,7 +354,7 @@ fn function_leaves(
         match leaf {
             Ok(node) => {
                 calls.insert(
-                    node.id.clone(),
+                    node.id.to_string(),
                     LeafUses {
                         module: dotted.to_string(),
                         calls: def.calls.clone(),
@@ -483,7 +483,7 @@ fn edges_of(
                 .and_then(|key| leaves.get(&key))
                 .filter(|t| &t.id != id && t.kind != NodeKind::Data)
             {
-                wanted.insert((id.clone(), target.id.clone(), EdgeKindKey::Call));
+                wanted.insert((id.clone(), target.id.to_string(), EdgeKindKey::Call));
             }
         }
         for base in &uses.bases {
@@ -493,7 +493,7 @@ fn edges_of(
                 .and_then(|key| leaves.get(&key))
                 .filter(|t| t.kind == NodeKind::Class && &t.id != id)
             {
-                wanted.insert((id.clone(), target.id.clone(), EdgeKindKey::Inherits));
+                wanted.insert((id.clone(), target.id.to_string(), EdgeKindKey::Inherits));
             }
         }
         for read in &uses.reads {
@@ -501,7 +501,7 @@ fn edges_of(
                 .and_then(|key| leaves.get(&key))
                 .filter(|t| t.kind == NodeKind::Data)
             {
-                wanted.insert((id.clone(), target.id.clone(), EdgeKindKey::Reads));
+                wanted.insert((id.clone(), target.id.to_string(), EdgeKindKey::Reads));
             }
         }
     }
@@ -524,8 +524,8 @@ fn edges_of(
             .or_default()
             .insert(target.clone());
         edges.push(Edge {
-            source,
-            target,
+            source: source.into(),
+            target: target.into(),
             kind: match kind {
                 EdgeKindKey::Call => EdgeKind::FunctionCall,
                 EdgeKindKey::Inherits => EdgeKind::Inherits,
@@ -562,7 +562,7 @@ fn keep_functions(
     let mut stack: Vec<String> = leaves
         .iter()
         .filter(|((_, name), _)| functions.contains(name))
-        .map(|(_, node)| node.id.clone())
+        .map(|(_, node)| node.id.to_string())
         .collect();
     while let Some(id) = stack.pop() {
         if !kept.insert(id.clone()) {
@@ -575,8 +575,8 @@ fn keep_functions(
             .map(|d| &d.target);
         stack.extend(needs.get(&id).into_iter().flatten().chain(dropped).cloned());
     }
-    leaves.retain(|_, node| kept.contains(&node.id));
-    edges.retain(|e| kept.contains(&e.source) && kept.contains(&e.target));
+    leaves.retain(|_, node| kept.contains(node.id.as_str()));
+    edges.retain(|e| kept.contains(e.source.as_str()) && kept.contains(e.target.as_str()));
     Ok((leaves, edges))
 }
 

@@ -18,7 +18,7 @@ use std::collections::{BTreeSet, BinaryHeap, HashMap, VecDeque};
 use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 
-use super::model::{EdgeKind, Rpg};
+use super::model::{EdgeKind, NodeId, Rpg};
 
 /// Why one node must come before another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +61,7 @@ impl NodePos {
 #[derive(Debug, Clone)]
 pub struct DepGraph {
     graph: DiGraph<usize, DepKind>,
-    ids: Vec<String>,
+    ids: Vec<NodeId>,
     /// Positions sorted by id (then position): lookups by id are a binary search.
     by_id: Vec<usize>,
     /// Each position's place in `by_id`, so ties in the order are broken by comparing integers
@@ -109,7 +109,7 @@ impl DepGraph {
         for (a, b, kind) in links {
             graph.add_edge(NodeIndex::new(a), NodeIndex::new(b), kind);
         }
-        let ids: Vec<String> = rpg.nodes.iter().map(|node| node.id.clone()).collect();
+        let ids: Vec<NodeId> = rpg.nodes.iter().map(|node| node.id.clone()).collect();
         let mut by_id: Vec<usize> = (0..n).collect();
         by_id.sort_by(|&a, &b| ids[a].cmp(&ids[b]).then(a.cmp(&b)));
         let mut rank = vec![0; n];
@@ -133,7 +133,7 @@ impl DepGraph {
 
     /// A cycle as ids in "depends on" order, first id repeated at the end, if there is one.
     /// The reported cycle is the one through the smallest id, so it is deterministic.
-    pub(crate) fn find_cycle(&self) -> Option<Vec<String>> {
+    pub(crate) fn find_cycle(&self) -> Option<Vec<NodeId>> {
         // Kosaraju rather than Tarjan: petgraph's Tarjan recurses once per node of a path, so a
         // 50,000-node chain overflowed the stack; its Kosaraju walks with explicit stacks.
         let mut best: Option<(NodeIndex, Vec<NodeIndex>)> = None;
@@ -164,7 +164,7 @@ impl DepGraph {
     }
 
     /// Shortest walk start → ... → start along "depends on" links inside one SCC.
-    fn cycle_through(&self, start: NodeIndex, members: &BTreeSet<NodeIndex>) -> Vec<String> {
+    fn cycle_through(&self, start: NodeIndex, members: &BTreeSet<NodeIndex>) -> Vec<NodeId> {
         let mut previous: HashMap<NodeIndex, NodeIndex> = HashMap::new();
         let mut queue = VecDeque::from([start]);
         let mut closing = None;
@@ -194,7 +194,7 @@ impl DepGraph {
             reversed.push(at);
             at = previous.get(&at).copied().unwrap_or(start);
         }
-        let mut path: Vec<String> = std::iter::once(start)
+        let mut path: Vec<NodeId> = std::iter::once(start)
             .chain(reversed.into_iter().skip(1).rev())
             .map(|n| self.ids[self.graph[n]].clone())
             .collect();
@@ -370,7 +370,7 @@ mod tests {
             .into(),
             node_type,
             docstring: Some("doc".into()),
-            dependencies: deps.iter().map(|d| d.to_string()).collect(),
+            dependencies: deps.iter().map(|d| NodeId::from(*d)).collect(),
             ..Node::function_for_test(id, id, path)
         }
     }
@@ -576,7 +576,7 @@ mod tests {
                                 EdgeKind::Contains,
                             ];
                             match kinds.get(usize::from(how)) {
-                                None => nodes[i].dependencies.push(dep.clone()),
+                                None => nodes[i].dependencies.push(dep.into()),
                                 Some(&kind) => {
                                     let (a, b) = (ids[i].clone(), dep.clone());
                                     let (source, target) = match kind {
@@ -584,8 +584,8 @@ mod tests {
                                         _ => (a, b),
                                     };
                                     edges.push(Edge {
-                                        source,
-                                        target,
+                                        source: source.into(),
+                                        target: target.into(),
                                         kind,
                                     });
                                 }
@@ -634,7 +634,7 @@ mod tests {
             let order = DepGraph::build(r).topological_order().unwrap_or_default();
             order
                 .into_iter()
-                .map(|p| r.nodes[p.index()].id.clone())
+                .map(|p| r.nodes[p.index()].id.to_string())
                 .collect()
         }
 

@@ -13,5 +13,5 @@ pub mod validate;
 
 pub use graph::{DepGraph, DepKind, NodePos};
 pub use load::{LoadError, load_file, parse_str};
-pub use model::{Edge, EdgeKind, Node, NodeKind, NodeType, Rpg};
+pub use model::{Edge, EdgeKind, Node, NodeId, NodeKind, NodeType, Rpg};
 pub use validate::{RpgError, ValidRpg, Warning, check_output_paths, terminal_safe, validate};

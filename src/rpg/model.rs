@@ -35,7 +35,7 @@ pub struct Rpg {
 pub struct Node {
     /// Unique id, for example `node_001`. Ties in the generation order are broken by id. At
     /// most 255 bytes, with no control or Unicode bidirectional-control characters.
-    pub id: String,
+    pub id: NodeId,
     /// The Python name of the function/class/data, or the module/package name: an identifier
     /// that is not a keyword, unique among the leaves of one file.
     pub name: String,
@@ -57,7 +57,7 @@ pub struct Node {
     pub docstring: Option<String>,
     /// Ids of the nodes this node needs; they are generated first.
     #[serde(default)]
-    pub dependencies: Vec<String>,
+    pub dependencies: Vec<NodeId>,
     /// The subgraph (functional area) the node belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subgraph_id: Option<String>,
@@ -69,7 +69,7 @@ pub struct Node {
     pub examples: Vec<String>,
     /// The composite node (module/package) that contains this node; it is generated first.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent: Option<String>,
+    pub parent: Option<NodeId>,
     /// A `data` node's value, as the Python source of a literal expression: strings, bytes,
     /// numbers, `True`/`False`/`None`, and lists, tuples, sets and dicts of them, with `-`/`+`
     /// before a number, and calls of `frozenset`, `set`, `tuple`, `list`, `dict`, `str`,
@@ -83,6 +83,119 @@ pub struct Node {
     #[serde(flatten, skip_serializing)]
     #[schemars(skip)]
     pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+/// A node's identity in the plan (`node_001`): what edges, dependencies, parents, the
+/// checkpoint and `--start-from-node` name. A string in JSON; a type of its own in Rust so that
+/// an id is never confused with a name, a path or a subgraph. It reads as a `&str` (through
+/// `Deref`) wherever text is wanted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct NodeId(String);
+
+impl NodeId {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl JsonSchema for NodeId {
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        String::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        String::json_schema(generator)
+    }
+}
+
+impl std::ops::Deref for NodeId {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for NodeId {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for NodeId {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for NodeId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<String> for NodeId {
+    fn from(id: String) -> NodeId {
+        NodeId(id)
+    }
+}
+
+impl From<&str> for NodeId {
+    fn from(id: &str) -> NodeId {
+        NodeId(id.to_string())
+    }
+}
+
+impl From<&String> for NodeId {
+    fn from(id: &String) -> NodeId {
+        NodeId(id.clone())
+    }
+}
+
+impl From<NodeId> for String {
+    fn from(id: NodeId) -> String {
+        id.0
+    }
+}
+
+impl PartialEq<str> for NodeId {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for NodeId {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+impl PartialEq<String> for NodeId {
+    fn eq(&self, other: &String) -> bool {
+        &self.0 == other
+    }
+}
+
+impl PartialEq<NodeId> for str {
+    fn eq(&self, other: &NodeId) -> bool {
+        self == other.0
+    }
+}
+
+impl PartialEq<NodeId> for &str {
+    fn eq(&self, other: &NodeId) -> bool {
+        *self == other.0
+    }
+}
+
+impl PartialEq<NodeId> for String {
+    fn eq(&self, other: &NodeId) -> bool {
+        *self == other.0
+    }
 }
 
 /// What a node is (its `type`). The kinds the engine treats apart are variants; any other
@@ -174,8 +287,8 @@ pub enum NodeType {
 /// A typed relation between two nodes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Edge {
-    pub source: String,
-    pub target: String,
+    pub source: NodeId,
+    pub target: NodeId,
     #[serde(rename = "type")]
     pub kind: EdgeKind,
 }

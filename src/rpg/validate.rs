@@ -418,7 +418,7 @@ fn check_duplicate_names(rpg: &Rpg, errors: &mut Vec<RpgError>) {
             }
             Entry::Occupied(first) => errors.push(RpgError::DuplicateName {
                 node: node.id.clone(),
-                first: first.get().to_string(),
+                first: (*first.get()).into(),
                 name: node.name.clone(),
                 path: path.to_string(),
             }),

@@ -12,20 +12,20 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::rpg::ValidRpg;
+use crate::rpg::{NodeId, ValidRpg};
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct PlanEntry {
     /// 1-based position in the global generation order.
     pub position: usize,
-    pub id: String,
+    pub id: NodeId,
     pub name: String,
     pub kind: String,
     pub node_type: crate::rpg::NodeType,
     pub file_path: Option<String>,
     pub subgraph: String,
     /// Direct dependencies the RPG states (the tree shows parent/containment).
-    pub depends_on: Vec<String>,
+    pub depends_on: Vec<NodeId>,
     /// How many `parent` links lie above this node inside its subgraph.
     pub depth: usize,
 }

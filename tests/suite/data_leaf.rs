@@ -78,7 +78,7 @@ fn script(first_good: bool) -> ScriptedProvider {
 }
 
 /// Generates `PLAN` into `out`; the ids of the nodes in the order they finished.
-async fn generate(out: &Path, python: &str, one_shot: bool) -> Vec<String> {
+async fn generate(out: &Path, python: &str, one_shot: bool) -> Vec<zerorepo::rpg::NodeId> {
     let rpg = zerorepo::rpg::parse_str(PLAN, Path::new("rpg.json")).unwrap();
     let rpg = Arc::new(zerorepo::rpg::validate(rpg).unwrap());
     let options = GenerateOptions {
@@ -172,7 +172,7 @@ async fn the_one_shot_baseline_writes_the_data_too_and_runs_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let finished = generate(&out, &python, true).await;
-    assert_eq!(finished.last().map(String::as_str), Some("a_to_metres"));
+    assert_eq!(finished.last().map(|id| id.as_str()), Some("a_to_metres"));
     let cp = checkpoint(&out);
     for id in ["z_units", "z_sep", "a_to_metres"] {
         assert_eq!(cp[id]["status"], "needs_review", "{id}: {}", cp[id]);

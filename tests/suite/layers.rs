@@ -223,6 +223,11 @@ fn defined_types(code: &str) -> Vec<String> {
         if !matches!(keyword, "struct" | "enum" | "trait" | "type") {
             continue;
         }
+        // An indented `type` is an associated type (`type Target = str;` of a `Deref` impl):
+        // it names the trait's item, not a type of the crate.
+        if keyword == "type" && line.starts_with(char::is_whitespace) {
+            continue;
+        }
         let name: String = name
             .chars()
             .take_while(|c| c.is_alphanumeric() || *c == '_')

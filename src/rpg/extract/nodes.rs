@@ -7,7 +7,7 @@ use super::docstring::split_examples;
 use super::read::{Def, DefKind, Module};
 use super::{ExtractOptions, ExtractSummary, Skipped, module_path, path_problem};
 use crate::python::is_identifier;
-use crate::rpg::model::{Node, NodeKind, NodeType};
+use crate::rpg::model::{Node, NodeId, NodeKind, NodeType};
 use crate::rpg::validate::MAX_DOCSTRING_BYTES;
 
 pub(super) fn composite(
@@ -28,7 +28,7 @@ pub(super) fn composite(
         .filter(|d| !d.trim().is_empty() && d.len() <= MAX_DOCSTRING_BYTES)
         .unwrap_or_else(|| format!("The `{dotted}` {kind}."));
     Node {
-        id: dotted.to_string(),
+        id: dotted.into(),
         name,
         kind: kind.into(),
         node_type: NodeType::Composite,
@@ -38,7 +38,7 @@ pub(super) fn composite(
         subgraph_id: Some(subgraph.to_string()),
         signature: None,
         examples: Vec::new(),
-        parent,
+        parent: parent.map(NodeId::from),
         value: None,
         extra: BTreeMap::new(),
     }
@@ -103,7 +103,7 @@ pub(super) fn data_leaves(
 
 pub(super) fn data_node(id: &str, name: &str, path: &str, docstring: String, value: &str) -> Node {
     Node {
-        id: id.to_string(),
+        id: id.into(),
         name: name.to_string(),
         kind: NodeKind::Data,
         node_type: NodeType::Leaf,
@@ -113,7 +113,7 @@ pub(super) fn data_node(id: &str, name: &str, path: &str, docstring: String, val
         subgraph_id: None,
         signature: None,
         examples: Vec::new(),
-        parent: id.rsplit_once('.').map(|(m, _)| m.to_string()),
+        parent: id.rsplit_once('.').map(|(m, _)| m.into()),
         value: Some(value.to_string()),
         extra: BTreeMap::new(),
     }
@@ -170,7 +170,7 @@ pub(super) fn leaf_node(
         examples.clear();
     }
     Ok(Node {
-        id: id.to_string(),
+        id: id.into(),
         name: def.name.clone(),
         kind: match def.kind {
             DefKind::Function => "function".into(),
@@ -183,7 +183,7 @@ pub(super) fn leaf_node(
         subgraph_id: None,
         signature: Some(def.signature.clone()),
         examples,
-        parent: id.rsplit_once('.').map(|(m, _)| m.to_string()),
+        parent: id.rsplit_once('.').map(|(m, _)| m.into()),
         value: None,
         extra: BTreeMap::new(),
     })

@@ -38,7 +38,7 @@ fn leaf_names(rpg: &Rpg) -> Vec<&str> {
 fn edges(rpg: &Rpg) -> Vec<(String, String, &'static str)> {
     rpg.edges
         .iter()
-        .map(|e| (e.source.clone(), e.target.clone(), e.kind.as_str()))
+        .map(|e| (e.source.to_string(), e.target.to_string(), e.kind.as_str()))
         .collect()
 }
 

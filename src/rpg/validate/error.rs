@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use super::{MAX_DOCSTRING_BYTES, SUBGRAPH_ID_RULE, is_bidi_control};
+use crate::rpg::model::NodeId;
 
 /// Steps shown at each end of a long cycle; the middle is summed up in one line.
 pub(super) const CYCLE_ENDS: usize = 5;
@@ -18,12 +19,12 @@ pub enum RpgError {
     #[error("node #{position}: id `{}` {reason}", shown(id))]
     BadId {
         position: usize,
-        id: String,
+        id: NodeId,
         reason: &'static str,
     },
     #[error("duplicate node id `{}` (nodes #{first} and #{second})", shown(id))]
     DuplicateId {
-        id: String,
+        id: NodeId,
         first: usize,
         second: usize,
     },
@@ -33,9 +34,9 @@ pub enum RpgError {
         shown(missing)
     )]
     UnknownReference {
-        node: String,
+        node: NodeId,
         field: &'static str,
-        missing: String,
+        missing: NodeId,
     },
     #[error(
         "edge #{position} ({} -> {}): unknown node `{}`",
@@ -45,26 +46,26 @@ pub enum RpgError {
     )]
     UnknownEdgeEnd {
         position: usize,
-        source_id: String,
-        target: String,
-        missing: String,
+        source_id: NodeId,
+        target: NodeId,
+        missing: NodeId,
     },
     #[error(
         "node `{}`: parent `{}` is a leaf; a parent must be a composite node",
         shown(node),
         shown(parent)
     )]
-    LeafParent { node: String, parent: String },
+    LeafParent { node: NodeId, parent: NodeId },
     #[error(
         "leaf node `{}`: missing docstring (the docstring is the specification)",
         shown(node)
     )]
-    MissingDocstring { node: String },
+    MissingDocstring { node: NodeId },
     #[error("leaf node `{}`: missing file_path", shown(node))]
-    MissingFilePath { node: String },
+    MissingFilePath { node: NodeId },
     #[error("node `{}`: file_path `{}` {reason}", shown(node), shown(path))]
     BadFilePath {
-        node: String,
+        node: NodeId,
         path: String,
         reason: &'static str,
     },
@@ -75,7 +76,7 @@ pub enum RpgError {
         shown(path)
     )]
     BadTestFile {
-        node: String,
+        node: NodeId,
         path: String,
         reason: &'static str,
     },
@@ -84,10 +85,10 @@ pub enum RpgError {
         shown(node),
         shown(path)
     )]
-    NotPython { node: String, path: String },
+    NotPython { node: NodeId, path: String },
     #[error("node `{}`: name `{}` {reason}", shown(node), shown(name))]
     BadName {
-        node: String,
+        node: NodeId,
         name: String,
         reason: &'static str,
     },
@@ -95,7 +96,7 @@ pub enum RpgError {
     /// reorder the text around it, or is absurdly long.
     #[error("node `{}`: {field} `{}` {reason}", shown(node), shown(text))]
     BadText {
-        node: String,
+        node: NodeId,
         field: &'static str,
         text: String,
         reason: &'static str,
@@ -109,8 +110,8 @@ pub enum RpgError {
         shown(path)
     )]
     DuplicateName {
-        node: String,
-        first: String,
+        node: NodeId,
+        first: NodeId,
         name: String,
         path: String,
     },
@@ -122,7 +123,7 @@ pub enum RpgError {
         shown(path)
     )]
     ShadowsModule {
-        node: String,
+        node: NodeId,
         path: String,
         module: String,
         what: &'static str,
@@ -131,11 +132,11 @@ pub enum RpgError {
         "node `{}`: docstring is {bytes} bytes, more than the {MAX_DOCSTRING_BYTES} (64 KiB) allowed (the docstring is the specification, sent in every prompt and written into the module)",
         shown(node)
     )]
-    DocstringTooLong { node: String, bytes: usize },
+    DocstringTooLong { node: NodeId, bytes: usize },
     /// Reported once per distinct id: `node` is the first node with it, `others` how many more.
     #[error("node `{}`{}: subgraph_id `{}` is not allowed: {SUBGRAPH_ID_RULE}", shown(node), and_more(*others), shown(subgraph))]
     BadSubgraphId {
-        node: String,
+        node: NodeId,
         others: usize,
         subgraph: String,
     },
@@ -146,7 +147,7 @@ pub enum RpgError {
         cycle_size(path),
         elide(path, " -> ", "nodes")
     )]
-    Cycle { path: Vec<String>, why: Vec<String> },
+    Cycle { path: Vec<NodeId>, why: Vec<String> },
     /// A metadata key the engine reads holds what it cannot use.
     #[error("metadata `{key}` {reason}")]
     BadMetadata {
@@ -156,7 +157,7 @@ pub enum RpgError {
     /// A data node's `value` is not a literal expression ([`crate::python::check_literal`]).
     #[error("data node `{}`: value {reason}", shown(node))]
     BadValue {
-        node: String,
+        node: NodeId,
         reason: crate::python::LiteralError,
     },
     /// A `value` on a node that is not data: nothing would write it.
@@ -165,18 +166,18 @@ pub enum RpgError {
         shown(node),
         shown(kind)
     )]
-    ValueNotData { node: String, kind: String },
+    ValueNotData { node: NodeId, kind: String },
     /// A `data` node that is not a leaf.
     #[error(
         "node `{}`: type `data` is module-level data, a leaf written into its module; its node_type must be `leaf`",
         shown(node)
     )]
-    CompositeData { node: String },
+    CompositeData { node: NodeId },
     #[error(
         "node `{node}`: file_path `{path}` escapes the output directory through symlink `{link}`"
     )]
     SymlinkEscape {
-        node: String,
+        node: NodeId,
         path: String,
         link: PathBuf,
     },
@@ -267,7 +268,7 @@ pub(super) fn and_more(others: usize) -> String {
 }
 
 /// ` of N nodes` for a cycle long enough to be shortened, so the size is never hidden.
-pub(super) fn cycle_size(path: &[String]) -> String {
+pub(super) fn cycle_size(path: &[NodeId]) -> String {
     if path.len() > 2 * CYCLE_ENDS + 2 {
         format!(" of {} nodes", path.len() - 1)
     } else {
@@ -277,7 +278,7 @@ pub(super) fn cycle_size(path: &[String]) -> String {
 
 /// `items` joined by `sep`; a long list keeps its first and last few and says how many lie
 /// between, so a 20,000-node cycle is one line, not 20,000.
-pub(super) fn elide(items: &[String], sep: &str, what: &str) -> String {
+pub(super) fn elide(items: &[NodeId], sep: &str, what: &str) -> String {
     if items.len() <= 2 * CYCLE_ENDS + 2 {
         return items.iter().map(|s| shown(s)).collect::<Vec<_>>().join(sep);
     }

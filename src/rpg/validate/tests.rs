@@ -235,7 +235,7 @@ fn a_long_cycle_is_shown_by_both_ends_and_its_size() {
     let n = 20_000;
     let nodes: Vec<Node> = (0..n)
         .map(|i| Node {
-            dependencies: vec![format!("n{:05}", (i + 1) % n)],
+            dependencies: vec![format!("n{:05}", (i + 1) % n).into()],
             ..leaf(&format!("n{i:05}"), "src/m.py")
         })
         .collect();
