@@ -26,8 +26,8 @@ pub struct PreparedPlan {
     pub reference: PathBuf,
     /// Modules of the sdist copied into each generated repository before the evaluation.
     pub support: Vec<Support>,
-    /// For a plan of a subset of functions: the library's names it leaves out, added to each
-    /// generated package before the evaluation ([`super::rest`]).
+    /// The library's names the plan leaves out (a subset's other functions, constants that are
+    /// not literals), added to each generated package before the evaluation ([`super::rest`]).
     pub rest: Vec<super::rest::Rest>,
 }
 
@@ -159,10 +159,7 @@ pub fn from_sdist(
         .iter()
         .map(|module| support_module(&src, module))
         .collect::<Result<_, _>>()?;
-    let rest = match sdist.functions.is_empty() {
-        true => Vec::new(),
-        false => super::rest::rest_of(&src, &extraction.rpg, &sdist.support),
-    };
+    let rest = super::rest::rest_of(&src, &extraction.rpg, &sdist.support);
     Ok(PreparedPlan {
         plan,
         reference,

@@ -1,11 +1,15 @@
-//! The library's own names that a subset plan leaves out, bound into the generated package
-//! before the evaluation.
+//! The library's own names that a plan leaves out, bound into the generated package before
+//! the evaluation.
 //!
 //! A plan with `functions` keeps a few functions of a module, and its reference is the
 //! library's test classes for them. Those test modules still touch other names of the library
 //! at import (`cls = mi.peekable` in a class body), and one missing name stops the whole test
-//! module from being collected, on both sides alike, so nothing is measured. So before the
-//! evaluation each package that holds a planned module gets:
+//! module from being collected, on both sides alike, so nothing is measured. A plan of whole
+//! modules leaves names out too: `rpg extract` plans only data whose value is a literal, so a
+//! constant built by an expression (`UTC = Utc()`, `D_ALT_EXT = "P" + DATE_EXT_COMPLETE`) that
+//! the package's `__init__.py` re-exports is missing, and with it every test module that
+//! imports it (isodate: four of five, on both sides). So before the evaluation each package
+//! that holds a planned module gets:
 //!
 //! - the library's original module copied beside the generated one, as `_corpus_<m>.py`
 //!   (nothing generated imports it);
@@ -206,6 +210,49 @@ mod tests {
         assert_eq!(
             String::from_utf8_lossy(&output.stdout),
             "generated False True False\n",
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    /// A plan of whole modules: `rpg extract` plans only literal data, so constants built by
+    /// an expression are missing from the generated package; they come from the library,
+    /// and a planned name still never does.
+    #[test]
+    fn a_whole_module_plan_gets_the_constants_no_literal_could_plan() {
+        let src = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(src.path().join("lib")).unwrap();
+        let original = "DATE = '%Y'\n\n\nclass Utc:\n    origin = 'library'\n\n\n\
+                        UTC = Utc()\nFULL = DATE + 'T'\n";
+        std::fs::write(src.path().join("lib/tz.py"), original).unwrap();
+        let rpg = Rpg {
+            nodes: vec![leaf("Utc", "src/lib/tz.py"), leaf("DATE", "src/lib/tz.py")],
+            edges: vec![],
+            metadata: Default::default(),
+            extra: Default::default(),
+        };
+        let parts = rest_of(src.path(), &rpg, &[]);
+        let out = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(out.path().join("src/lib")).unwrap();
+        let generated = "DATE = '%Y'\n\n\nclass Utc:\n    origin = 'generated'\n";
+        std::fs::write(out.path().join("src/lib/tz.py"), generated).unwrap();
+        std::fs::write(
+            out.path().join("src/lib/__init__.py"),
+            "from .tz import DATE, Utc\n",
+        )
+        .unwrap();
+        add_rest(out.path(), &parts).unwrap();
+
+        let python = std::env::var_os("ZEROREPO_PYTHON").unwrap_or_else(|| "python3".into());
+        let probe = "from lib import UTC, FULL, Utc\nprint(FULL, Utc.origin, type(UTC).__name__)\n";
+        let output = std::process::Command::new(python)
+            .args(["-c", probe])
+            .env("PYTHONPATH", out.path().join("src"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&output.stdout),
+            "%YT generated Utc\n",
             "{}",
             String::from_utf8_lossy(&output.stderr)
         );
