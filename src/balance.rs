@@ -166,6 +166,10 @@ mod tests {
             "out of turn while out of the pool"
         );
         members.mark(1, true);
+        // Back in the pool: with both idle, ties take turns again, so `b` leads one of two.
+        let (one, two) = (members.next_order(), members.next_order());
+        assert!(one[0] == 1 || two[0] == 1, "{one:?} {two:?}");
+        assert_ne!(one, two, "ties take turns");
         assert_eq!(*members.get(1), "b");
     }
 }
