@@ -147,6 +147,22 @@ mod tests {
     use super::*;
     use crate::rpg::Node;
 
+    /// What `code` prints, run with the repository's `src` on the path; stderr on failure.
+    fn run_python(repo: &Path, code: &str) -> String {
+        let python = std::env::var_os("ZEROREPO_PYTHON").unwrap_or_else(|| "python3".into());
+        let output = std::process::Command::new(python)
+            .args(["-c", code])
+            .env("PYTHONPATH", repo.join("src"))
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
     fn leaf(name: &str, file: &str) -> Node {
         Node::function_for_test(&format!("{file}:{name}"), name, file)
     }
@@ -199,19 +215,11 @@ mod tests {
         assert_eq!(init.matches(REST_MARKER).count(), 1, "{init}");
         assert!(out.path().join("src/lib/_corpus_more.py").is_file());
 
-        let python = std::env::var_os("ZEROREPO_PYTHON").unwrap_or_else(|| "python3".into());
         let probe = "import lib\n\
                      print(lib.chunked([]), hasattr(lib, 'first'), hasattr(lib, 'peekable'), hasattr(lib, '_private'))\n";
-        let output = std::process::Command::new(python)
-            .args(["-c", probe])
-            .env("PYTHONPATH", out.path().join("src"))
-            .output()
-            .unwrap();
         assert_eq!(
-            String::from_utf8_lossy(&output.stdout),
-            "generated False True False\n",
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
+            run_python(out.path(), probe),
+            "generated False True False\n"
         );
     }
 
@@ -243,18 +251,7 @@ mod tests {
         .unwrap();
         add_rest(out.path(), &parts).unwrap();
 
-        let python = std::env::var_os("ZEROREPO_PYTHON").unwrap_or_else(|| "python3".into());
         let probe = "from lib import UTC, FULL, Utc\nprint(FULL, Utc.origin, type(UTC).__name__)\n";
-        let output = std::process::Command::new(python)
-            .args(["-c", probe])
-            .env("PYTHONPATH", out.path().join("src"))
-            .output()
-            .unwrap();
-        assert_eq!(
-            String::from_utf8_lossy(&output.stdout),
-            "%YT generated Utc\n",
-            "{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+        assert_eq!(run_python(out.path(), probe), "%YT generated Utc\n");
     }
 }
