@@ -274,7 +274,7 @@ async fn run_examples(
         return Ok(None);
     }
     let name = file_name(&files);
-    let targets: Vec<Option<Target>> = examples
+    let targets: Vec<Option<ImportSite>> = examples
         .iter()
         .map(|e| target(&e.function, planned, &files, scratch))
         .collect();
@@ -301,7 +301,7 @@ fn file_name(files: &[String]) -> String {
 
 /// Where a function is imported from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Target {
+pub(super) struct ImportSite {
     /// The file, relative to the copy's root.
     pub path: String,
     /// Its dotted module name.
@@ -310,7 +310,7 @@ pub(super) struct Target {
     pub root: String,
 }
 
-impl Target {
+impl ImportSite {
     /// The lines, each indented by `indent`, that import `function` (as `alias`) from this
     /// module, its root put on `sys.path` first (the file imports `os` and `sys` as `_os`
     /// and `_sys`).
@@ -325,7 +325,7 @@ impl Target {
     }
 }
 
-impl Target {
+impl ImportSite {
     /// The line that puts the module's root on `sys.path` (none for the copy's root).
     pub(super) fn on_path(&self, indent: &str) -> String {
         match self.root.is_empty() {
@@ -340,7 +340,12 @@ impl Target {
 
 /// The module that defines `function` in the copy (a planned file first), else the first
 /// planned Python file that is not a test.
-fn target(function: &str, planned: &[String], files: &[String], scratch: &Path) -> Option<Target> {
+fn target(
+    function: &str,
+    planned: &[String],
+    files: &[String],
+    scratch: &Path,
+) -> Option<ImportSite> {
     let defines = |path: &String| {
         let full = scratch.join(path);
         let small = std::fs::metadata(&full).is_ok_and(|m| m.len() <= MAX_SOURCE_BYTES);
@@ -363,7 +368,7 @@ fn target(function: &str, planned: &[String], files: &[String], scratch: &Path) 
 
 /// `src/pkg/m.py` → `pkg.m` with `src` on the path: the module root is the first directory
 /// up from the file that is not a package. `None` when a part is not an identifier.
-pub(super) fn module_of(path: &str, files: &[String]) -> Option<Target> {
+pub(super) fn module_of(path: &str, files: &[String]) -> Option<ImportSite> {
     let stem = path.strip_suffix(".py")?;
     let parts: Vec<&str> = stem.split('/').collect();
     let mut root_len = parts.len() - 1;
@@ -383,7 +388,7 @@ pub(super) fn module_of(path: &str, files: &[String]) -> Option<Target> {
     };
     let ok = module.iter().all(|m| crate::python::is_identifier(m))
         && parts[..root_len].iter().all(|p| safe_dir(p));
-    ok.then(|| Target {
+    ok.then(|| ImportSite {
         path: path.to_string(),
         module: module.join("."),
         root,
@@ -391,7 +396,7 @@ pub(super) fn module_of(path: &str, files: &[String]) -> Option<Target> {
 }
 
 /// The test file: one function per example, named `test_example_N` (from 1).
-fn render(examples: &[Example], targets: &[Option<Target>]) -> String {
+fn render(examples: &[Example], targets: &[Option<ImportSite>]) -> String {
     let mut out = String::from(
         "\"\"\"The request's examples as tests, written by zerorepo in the sandbox's copy only.\"\"\"\n\
          import os as _os\nimport sys as _sys\n\nimport pytest as _pytest\n",

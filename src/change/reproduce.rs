@@ -34,7 +34,7 @@
 //! value kept a fix that turned them green from being written), or when the plan changes no
 //! existing Python module.
 
-use super::accept::{Target, module_of};
+use super::accept::{ImportSite, module_of};
 use super::fault::is_test_file;
 use super::plan::{ChangePlan, TaskKind};
 use super::probe::{sections, test_units};
@@ -151,7 +151,7 @@ fn planned_module(plan: &ChangePlan, files: &[String]) -> Option<String> {
 /// functions, those named in `keep` only when given) and the names of its tests.
 pub(super) fn render(
     answer: &str,
-    target: &Target,
+    target: &ImportSite,
     keep: Option<&[String]>,
 ) -> (String, Vec<String>) {
     let mut file = format!(
@@ -313,7 +313,7 @@ impl Run {
         request: &Request,
         spec: &str,
         path: &str,
-        target: &Target,
+        target: &ImportSite,
         retry: Option<&str>,
     ) -> Result<Tried, CodeError> {
         let current = self.overlay.read(path)?.unwrap_or_default();
@@ -451,7 +451,7 @@ impl Run {
 mod tests {
     use super::*;
 
-    fn target() -> Target {
+    fn target() -> ImportSite {
         module_of(
             "src/isodate/duration.py",
             &[

@@ -78,7 +78,7 @@ fn the_test_file_holds_one_test_per_example_and_only_checked_text() {
         example("parse", "''", Expect::Raises("ValueError".into())),
         example("missing", "1", Expect::Returns("1".into())),
     ];
-    let core = Target {
+    let core = ImportSite {
         path: "src/calc/core.py".into(),
         module: "calc.core".into(),
         root: "src".into(),
@@ -98,7 +98,7 @@ fn the_test_file_holds_one_test_per_example_and_only_checked_text() {
     // A generator's example is compared as the request wrote it: `list(f(x))`.
     let mut diffs = example("diffs", "[1, 4]", Expect::Returns("[3]".into()));
     diffs.wrap = Some("list".into());
-    let target = Target {
+    let target = ImportSite {
         path: "calc.py".into(),
         module: "calc".into(),
         root: String::new(),
@@ -235,7 +235,7 @@ fn hostile_examples_stay_values_in_the_test_file() {
                    clean('\\n') raises ValueError.";
     let examples = super::super::examples::extract(request);
     assert_eq!(examples.len(), 4, "{examples:?}");
-    let target = Target {
+    let target = ImportSite {
         path: "m.py".into(),
         module: "m".into(),
         root: String::new(),
