@@ -8,6 +8,7 @@
 use super::answer::apply_answer;
 use super::plan::ChangePlan;
 use super::prompt::{self, Correction};
+use super::staging::Unusable;
 use super::{
     Check, CodeError, Request, Run, Status, fault, list_files, profile_commands, run_check,
     scratch_copy,
@@ -210,23 +211,24 @@ impl Run {
         })?;
         let answer = self.ask(request, &asked).await?;
         let result = match apply_answer(&answer, &path, &current, form) {
-            Ok(text) if self.failed_texts.contains(&(path.clone(), text.clone())) => Err(format!(
-                "the answer gives {path} back as it was when `{}` failed; change the code \
-                 where the failure shows",
-                failed.command
-            )),
+            Ok(text) if self.failed_texts.contains(&(path.clone(), text.clone())) => {
+                Err(Unusable::Reverted {
+                    path: path.clone(),
+                    command: failed.command.clone(),
+                })
+            }
             Ok(text) => match super::staging::dropped(request, &path, &text, ask.spec) {
-                Some(why) => Err(why),
+                Some(why) => Err(Unusable::Dropped(why)),
                 None => self.write_checked(&path, text)?,
             },
-            Err(why) => Err(why),
+            Err(why) => Err(Unusable::Apply(why)),
         };
         let outcome = if result.is_ok() {
             "applied"
         } else {
             "unusable"
         };
-        let why = result.err();
+        let why = result.err().map(|e| e.to_string());
         let detail = format!("round {}: {path}", ask.round + 1);
         self.audit.record(
             "correct",

@@ -448,7 +448,10 @@ impl Run {
                     let plan = self.retarget(ground::normalise(plan, &self.files), &spec)?;
                     self.accept.hand_on(plan)
                 }
-                Err(why) => return Ok(self.end(Status::RolledBack, &why)),
+                Err(e) => {
+                    let why = format!("the model's plan could not be used: {e}");
+                    return Ok(self.end(Status::RolledBack, &why));
+                }
             },
         };
         let plan = ground::normalise(plan, &self.files);
@@ -511,16 +514,18 @@ impl Run {
         Ok(Some(check))
     }
 
-    /// Step 2: the model's plan, asked twice at most. `Ok(Err(why))` when unusable.
+    /// Step 2: the model's plan, asked twice at most. `Ok(Err(e))` with the second answer's
+    /// fault when neither could be used.
     async fn ask_plan(
         &mut self,
         request: &Request,
         spec: &str,
         diagnosis: Option<&Check>,
-    ) -> Result<Result<ChangePlan, String>, CodeError> {
-        let mut why = None;
+    ) -> Result<Result<ChangePlan, plan::PlanError>, CodeError> {
+        let mut why: Option<plan::PlanError> = None;
         for _ in 0..2 {
-            let asked = prompt::plan_request(spec, &self.files, diagnosis, why.as_deref())?;
+            let retry = why.as_ref().map(|e| e.to_string());
+            let asked = prompt::plan_request(spec, &self.files, diagnosis, retry.as_deref())?;
             let answer = self.ask(request, &asked).await?;
             match plan::from_answer(&answer) {
                 Ok(plan) => {
@@ -544,14 +549,11 @@ impl Run {
                         &answer,
                         self.last_usage.take(),
                     )?;
-                    why = Some(e.to_string());
+                    why = Some(e);
                 }
             }
         }
-        Ok(Err(format!(
-            "the model's plan could not be used: {}",
-            why.unwrap_or_default()
-        )))
+        Ok(Err(why.unwrap_or(plan::PlanError::NoPlan)))
     }
 
     /// The model's plan with each task on a module moved to the module that defines what it

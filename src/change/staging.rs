@@ -13,11 +13,75 @@ use super::prompt::{self, EditAsk};
 use super::{Approver, CodeError, Request, Run, Status, audit, run_check, scratch_copy};
 use crate::workspace::overlay::Author;
 
-/// Why a task failed.
-pub(super) struct Failed {
-    pub reason: String,
-    /// The model's answer was at fault: asking again, with the reason, may help.
-    pub answer: bool,
+/// Why a task did not land; its text is the reason the model is told when asked again.
+#[derive(Debug)]
+pub(super) enum TaskFailure {
+    /// A path outside the repository (the gate refused such paths already).
+    Refused(String),
+    /// A delete of a file that is not there.
+    Missing { path: String },
+    /// The task's own shell command failed.
+    Command { command: String, output: String },
+    /// The model's answer could not be used: asking again, with the reason, may help.
+    Answer(Unusable),
+}
+
+impl TaskFailure {
+    fn answer_at_fault(&self) -> bool {
+        matches!(self, TaskFailure::Answer(_))
+    }
+}
+
+impl std::fmt::Display for TaskFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TaskFailure::Refused(why) => write!(f, "refused: {why}"),
+            TaskFailure::Missing { path } => write!(f, "{path} does not exist"),
+            TaskFailure::Command { command, output } => {
+                write!(f, "`{command}` failed:\n{}", audit::tail(output, 1_500))
+            }
+            TaskFailure::Answer(why) => why.fmt(f),
+        }
+    }
+}
+
+/// Why a model's answer to a file task or a correction could not be used.
+#[derive(Debug)]
+pub(super) enum Unusable {
+    /// It could not be applied to the file (cut off, a SEARCH block not in the file, ...).
+    Apply(String),
+    /// A modify task whose answer leaves the file as it is.
+    Unchanged { path: String },
+    /// It drops or renames what the request did not ask to ([`dropped`]).
+    Dropped(String),
+    /// A test file that copies the repository's code.
+    CopiedCode(String),
+    /// The new module does not parse.
+    Unparsable { path: String, why: String },
+    /// A correction that gives the file back as it was when `command` failed.
+    Reverted { path: String, command: String },
+}
+
+impl std::fmt::Display for Unusable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unusable::Apply(why) | Unusable::Dropped(why) | Unusable::CopiedCode(why) => {
+                f.write_str(why)
+            }
+            Unusable::Unchanged { path } => write!(
+                f,
+                "the answer leaves {path} as it is, and the task asks for a change"
+            ),
+            Unusable::Unparsable { path, why } => {
+                write!(f, "the new {path} does not parse: {why}")
+            }
+            Unusable::Reverted { path, command } => write!(
+                f,
+                "the answer gives {path} back as it was when `{command}` failed; change the \
+                 code where the failure shows"
+            ),
+        }
+    }
 }
 
 /// A task as it is asked: `retry` is why the previous answer could not be used.
@@ -62,19 +126,20 @@ impl Run {
                     break;
                 };
                 // The single-answer baseline asks each task once, whatever came of it.
-                let again = failed.answer
+                let reason = failed.to_string();
+                let again = failed.answer_at_fault()
                     && !request.options.single_answer
                     && (self.outcome.corrections < request.options.max_corrections
-                        || approver.repair(task, &failed.reason));
+                        || approver.repair(task, &reason));
                 if !again {
                     return Ok(Some((
                         Status::RolledBack,
-                        format!("task {} failed: {}", task.id, failed.reason),
+                        format!("task {} failed: {reason}", task.id),
                     )));
                 }
                 self.outcome.corrections += 1;
                 attempt += 1;
-                retry = Some(failed.reason);
+                retry = Some(reason);
             }
         }
         Ok(None)
@@ -85,7 +150,7 @@ impl Run {
         &mut self,
         request: &Request,
         ask: &TaskAsk<'_>,
-    ) -> Result<Result<(), Failed>, CodeError> {
+    ) -> Result<Result<(), TaskFailure>, CodeError> {
         let task = ask.task;
         let path = task.path.clone().unwrap_or_default();
         // The gate refused such paths already; this holds whatever path reaches here.
@@ -93,38 +158,33 @@ impl Run {
             TaskKind::ShellCommand => None,
             _ => plan::inside_repository(&path).err(),
         };
-        let answerable =
-            matches!(task.kind, TaskKind::CreateFile | TaskKind::ModifyFile) && refused.is_none();
-        let result = match task.kind {
-            _ if refused.is_some() => Err(format!("refused: {}", refused.unwrap_or_default())),
-            TaskKind::DeleteFile => match self.overlay.read(&path)? {
+        let result = match (task.kind, refused) {
+            (_, Some(why)) => Err(TaskFailure::Refused(why)),
+            (TaskKind::DeleteFile, None) => match self.overlay.read(&path)? {
                 Some(_) => {
                     self.overlay.remove(&path, Author::Generated)?;
                     Ok(())
                 }
-                None => Err(format!("{path} does not exist")),
+                None => Err(TaskFailure::Missing { path }),
             },
-            TaskKind::ShellCommand => {
+            (TaskKind::ShellCommand, None) => {
                 let command = task.command.clone().unwrap_or_default();
                 let scratch = scratch_copy(&request.repo, &self.overlay)?;
                 let check = run_check(request, scratch.path(), &command).await?;
                 if check.passed || check.unavailable {
                     Ok(())
                 } else {
-                    Err(format!(
-                        "`{command}` failed:\n{}",
-                        audit::tail(&check.output, 1_500)
-                    ))
+                    Err(TaskFailure::Command {
+                        command,
+                        output: check.output,
+                    })
                 }
             }
-            TaskKind::CreateFile | TaskKind::ModifyFile => {
-                self.edit_file(request, ask, &path).await?
-            }
+            (TaskKind::CreateFile | TaskKind::ModifyFile, None) => (self
+                .edit_file(request, ask, &path))
+            .await?
+            .map_err(TaskFailure::Answer),
         };
-        let result = result.map_err(|reason| Failed {
-            answer: answerable,
-            reason,
-        });
         let outcome = if result.is_ok() { "ok" } else { "failed" };
         let detail = format!(
             "{} {}",
@@ -137,7 +197,7 @@ impl Run {
         let why = result
             .as_ref()
             .err()
-            .map(|f| f.reason.clone())
+            .map(|f| f.to_string())
             .unwrap_or_default();
         self.audit.record(
             "task",
@@ -156,7 +216,7 @@ impl Run {
         request: &Request,
         ask: &TaskAsk<'_>,
         path: &str,
-    ) -> Result<Result<(), String>, CodeError> {
+    ) -> Result<Result<(), Unusable>, CodeError> {
         let current = self.overlay.read(path)?.unwrap_or_default();
         let context = self.context_of(ask.plan, ask.task)?;
         let (asked, form) = prompt::edit_request(&EditAsk {
@@ -171,14 +231,14 @@ impl Run {
         match apply_answer(&answer, path, &current, form) {
             // A change of nothing is no answer: the 1.5B model re-typed a module unchanged
             // for a request to add a function, and it was written as done (dev half).
-            Ok(text) if ask.task.kind == TaskKind::ModifyFile && text == current => Ok(Err(
-                format!("the answer leaves {path} as it is, and the task asks for a change"),
-            )),
+            Ok(text) if ask.task.kind == TaskKind::ModifyFile && text == current => {
+                Ok(Err(Unusable::Unchanged { path: path.into() }))
+            }
             Ok(text) => match dropped(request, path, &text, ask.spec) {
-                Some(why) => Ok(Err(why)),
+                Some(why) => Ok(Err(Unusable::Dropped(why))),
                 None => self.write_checked(path, text),
             },
-            Err(why) => Ok(Err(why)),
+            Err(why) => Ok(Err(Unusable::Apply(why))),
         }
     }
 
@@ -188,7 +248,7 @@ impl Run {
         &mut self,
         path: &str,
         text: String,
-    ) -> Result<Result<(), String>, CodeError> {
+    ) -> Result<Result<(), Unusable>, CodeError> {
         if super::fault::is_test_file(path) {
             let current = self.overlay.read(path)?.unwrap_or_default();
             // The repository's modules as staged, new ones included.
@@ -205,7 +265,7 @@ impl Run {
             }
             let sources = sources.iter().map(|(p, t)| (*p, t.as_str()));
             if let Some(why) = super::answer::copied_code(path, &current, &text, sources) {
-                return Ok(Err(why));
+                return Ok(Err(Unusable::CopiedCode(why)));
             }
         }
         let before = self.overlay.entries().get(path).cloned();
@@ -225,7 +285,10 @@ impl Run {
                 None => self.overlay.remove(path, Author::Generated)?,
             }
         }
-        Ok(Err(format!("the new {path} does not parse: {why}")))
+        Ok(Err(Unusable::Unparsable {
+            path: path.into(),
+            why,
+        }))
     }
 
     /// The staged text of the files of the tasks `task` depends on.
