@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, then format check, clippy, and the whole suite
+# The test command: installs what is missing, then format check, clippy, the docs' links and
+# the whole suite
 # (unit tests and the one integration binary, which generates the fixtures for real).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,8 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy"
 cargo clippy --all-targets --quiet -- -D warnings
+echo "== cargo doc (the developers' docs: no broken link)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --document-private-items --quiet
 echo "== cargo test"
 # The HTML report's Chromium test keeps its screenshot here (reports/report-html.png is one).
 export ZEROREPO_REPORT_SCREENSHOT="$ZEROREPO_CACHE/report-html.png"

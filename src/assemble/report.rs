@@ -388,7 +388,7 @@ fn debugged(d: &crate::records::FlowDebug) -> String {
     )
 }
 
-/// Ruff's findings, the first [`SHOWN`] of them listed.
+/// Ruff's findings, the first `SHOWN` of them listed.
 fn lint(lint: Option<&super::validate::Lint>) -> String {
     const SHOWN: usize = 20;
     let Some(lint) = lint else {
@@ -452,7 +452,7 @@ fn cleanup(cleanup: &super::cleanup::Cleanup) -> String {
     text
 }
 
-/// `- N what:` and the first [`SHOWN`] of `items` under it; nothing without items.
+/// `- N what:` and the first `SHOWN` of `items` under it; nothing without items.
 fn listed(what: &str, items: &[String]) -> String {
     const SHOWN: usize = 20;
     if items.is_empty() {

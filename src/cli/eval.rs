@@ -20,7 +20,7 @@ use crate::exit;
 pub(crate) struct Args {
     /// An output directory of `zerorepo generate`.
     out: PathBuf,
-    /// The reference: a directory with tests/test_<module>.py, and optionally select.txt, one
+    /// The reference: a directory with `tests/test_<module>.py`, and optionally select.txt, one
     /// pytest node id per line (`test_x.py` or `test_x.py::Class`): then only those run and count.
     #[arg(long, value_name = "DIR")]
     reference: PathBuf,

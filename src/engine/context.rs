@@ -35,7 +35,7 @@ pub struct GenerateOptions {
 }
 
 /// How each node's loop runs: read from the command line once and handed, as one value,
-/// through the run's [`Context`] to each node's [`machine::Limits`].
+/// through the run's [`Context`] to each node's [`super::machine::Limits`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoopSettings {
     /// Answers asked after the first implementation round (the seed's 8): a round of k

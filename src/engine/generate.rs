@@ -109,7 +109,7 @@ pub struct GenerateRequest {
 /// Runs the node loop of a generation: prepares the output directory, drains the queue, and
 /// publishes and commits what finished. Errors are returned before any file is written when
 /// the input is at fault; once nodes run, failures are recorded per node and counted in the
-/// summary. Assembly is the caller's next step (the pipeline module), on the [`Handoff`].
+/// summary. Assembly is the caller's next step (the pipeline module), on the [`super::context::Handoff`].
 pub async fn generate(
     request: GenerateRequest,
     progress: &mut dyn FnMut(Progress),

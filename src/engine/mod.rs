@@ -15,7 +15,7 @@
 //! checked before the functions that read it, in [`data`]; it asks the model through
 //! [`ask`], repairs answers before they run ([`repair`]) and reads test runs and test files
 //! through [`testfile`]; [`suspects`] localizes a failure before a fix, over the code and
-//! plan that [`ground`] reads; [`prompt`] builds what the model sees; [`rollback`] is
+//! plan that [`ground`] reads; [`prompt`] builds what the model sees; [`rollback`](mod@rollback) is
 //! `zerorepo rollback`. The engine knows nothing of assembly: the pipeline module runs that
 //! after the engine, on the [`Handoff`].
 

@@ -1,6 +1,6 @@
 //! The running state of a generation, in the shape of cargo's `DrainState`: every piece of
 //! state the drain loop changes is a field of [`Generation`], every event of the loop goes through
-//! [`Generation::handle_event`], and every error goes through [`Generation::fail`], the one funnel.
+//! [`Generation::handle_event`], and every error goes through [`Generation::settle`], the one funnel.
 //!
 //! Do not use `?` across events: once nodes run, an error must stop new nodes from starting
 //! (the token is cancelled) but let the nodes in flight finish and be recorded, so the error is

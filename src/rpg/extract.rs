@@ -50,7 +50,7 @@
 //! docstring (the docstring is the specification), one in a package's `__init__.py` (the
 //! engine writes that file itself), a docstring over 64 KiB, a module whose path the
 //! validator refuses (a test file, a name shadowing the standard library at the root, ...).
-//! The result is run through [`super::validate`]; a plan that fails it is never returned.
+//! The result is run through [`super::validate`](fn@super::validate); a plan that fails it is never returned.
 //!
 //! Everything here is pure except [`read_sources`], which only reads the source tree.
 

@@ -62,7 +62,7 @@ pub(super) struct Candidate {
     pub(super) passed: u32,
     /// The generated tests of this node it failed.
     pub(super) disputed: Vec<String>,
-    /// The generated tests of this node in which it crashed ([`super::testfile::crashed_tests`]):
+    /// The generated tests of this node in which it crashed ([`crate::engine::testfile::crashed_tests`]):
     /// strong evidence against it, unlike a disputed value.
     pub(super) crashed: Vec<String>,
     /// The names its function uses and nothing defines: a `NameError` waiting for the input
@@ -114,12 +114,12 @@ pub(super) struct Evidence {
     pub(super) usable: bool,
     /// It passed the gates (see [`Candidate::gated`]).
     pub(super) gated: bool,
-    /// The node's function has a body ([`Leaf::bodiless`]): one without is never kept while
+    /// The node's function has a body ([`super::site::Site::bodiless`]): one without is never kept while
     /// a candidate with one exists.
     pub(super) has_body: bool,
     /// The generated tests it passed.
     pub(super) passed: BTreeSet<String>,
-    /// The generated tests in which it crashed ([`super::testfile::crashed_tests`]), and
+    /// The generated tests in which it crashed ([`crate::engine::testfile::crashed_tests`]), and
     /// (against the prior) the names its function uses and nothing defines.
     pub(super) crashed: usize,
 }
