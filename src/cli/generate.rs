@@ -48,6 +48,11 @@ pub(crate) struct Args {
     #[arg(long, value_name = "N", default_value_t = crate::engine::DEFAULT_CANDIDATES,
           value_parser = clap::value_parser!(u32).range(1..=4))]
     candidates: u32,
+    /// Let the model vote on a dispute between code that passes the plan's examples and a
+    /// model-written test it fails (the test rewritten, or the code fixed). Off by default:
+    /// the embedded model's votes were measured no better than chance (docs/loop.md).
+    #[arg(long)]
+    votes: bool,
     /// Nodes generated at once (nodes sharing a file never run together). The embedded model
     /// decodes their requests together; a remote model answers them in parallel.
     #[arg(long, default_value_t = crate::engine::DEFAULT_JOBS,
@@ -86,6 +91,7 @@ pub(crate) async fn run(args: Args, quiet: bool) -> Result<u8, CliError> {
             max_retries: args.max_retries,
             one_shot: args.one_shot,
             candidates: args.candidates,
+            votes: args.votes,
         },
         jobs: args.jobs,
         flush_every: args.flush_every,

@@ -46,6 +46,13 @@ pub struct LoopSettings {
     pub one_shot: bool,
     /// Candidates asked for a node's first implementation, all run, the best kept.
     pub candidates: u32,
+    /// Whether a dispute between gated code and the model's tests goes to a vote (`--votes`).
+    /// Off by default: over five measured runs (ml_lib twice, the corpus plans intervals,
+    /// planar and more-itertools) 1 of 26 votes was followed by a passed node, and the
+    /// project's own reading found the 1.5B model's votes no better than chance; each costs
+    /// about 5,000 prompt tokens. Without a vote a disputed node ends `needs_review` with its
+    /// gated code.
+    pub votes: bool,
 }
 
 impl Default for LoopSettings {
@@ -55,6 +62,7 @@ impl Default for LoopSettings {
             max_retries: DEFAULT_MAX_RETRIES,
             one_shot: false,
             candidates: DEFAULT_CANDIDATES,
+            votes: false,
         }
     }
 }
@@ -199,7 +207,9 @@ impl Context {
     /// What a node may spend now.
     pub fn spend(&self) -> crate::returns::Spend {
         let returns = *self.returns.lock().unwrap_or_else(|e| e.into_inner());
-        returns.policy(self.settings.max_retries)
+        let mut spend = returns.policy(self.settings.max_retries);
+        spend.votes &= self.settings.votes;
+        spend
     }
 
     /// Adds a node's returns to the run's.

@@ -88,6 +88,7 @@ async fn generate(out: &Path, python: &str, one_shot: bool) -> Vec<zerorepo::rpg
             max_retries: 1,
             one_shot,
             candidates: 1,
+            votes: false,
         },
         jobs: 1,
         flush_every: 5,

@@ -112,6 +112,7 @@ async fn generate_chain(out: &Path, runner: Arc<Counting>) -> Result<(), String>
             max_retries: 1,
             one_shot: false,
             candidates: 1,
+            votes: false,
         },
         jobs: 1,
         flush_every: 5,

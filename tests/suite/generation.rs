@@ -861,7 +861,7 @@ fn a_test_the_vote_blames_and_that_is_written_right_the_second_time_is_kept() {
     let dir = tempfile::tempdir().unwrap();
     let script = script_with_a_rewritten_test(dir.path(), 1);
     let out = dir.path().join("o");
-    let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
+    let (code, stdout, stderr) = generate("chain", &script, &out, &["--votes"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert_eq!(status_of(&out, "node_b"), "passed");
     assert_eq!(checkpoint(&out)["node_b"]["diagnosis"]["outcome"], "test");
@@ -883,7 +883,7 @@ fn a_wrong_test_outvoted_is_written_again_then_dropped_and_listed_in_the_report(
     // Written again after the vote, the test is still wrong: then it is dropped.
     let script = script_with_a_rewritten_test(dir.path(), 3);
     let out = dir.path().join("o");
-    let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
+    let (code, stdout, stderr) = generate("chain", &script, &out, &["--votes"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert_eq!(status_of(&out, "node_b"), "passed");
     let diagnosis = &checkpoint(&out)["node_b"]["diagnosis"];
@@ -960,7 +960,7 @@ fn three_votes_for_the_environment_skip_the_node_and_its_dependents() {
     // Environment, environment, implementation, environment, test (see the rotation above).
     let script = with_votes(dir.path(), lines, &["C", "B", "B", "C", "A"]);
     let out = dir.path().join("o");
-    let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
+    let (code, stdout, stderr) = generate("chain", &script, &out, &["--votes"]);
     assert_ne!(
         code, 0,
         "a skipped node is not a success: {stdout}\n{stderr}"
@@ -978,6 +978,26 @@ fn three_votes_for_the_environment_skip_the_node_and_its_dependents() {
 }
 
 #[test]
+fn without_votes_a_disputed_node_is_left_for_review_and_no_vote_is_asked() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // The votes that would blame the test are in the script, but `--votes` is not given.
+    let script = script_with_a_rewritten_test(dir.path(), 1);
+    let out = dir.path().join("o");
+    let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert_eq!(status_of(&out, "node_b"), "needs_review");
+    assert!(
+        checkpoint(&out)["node_b"]["diagnosis"]["votes"].is_null(),
+        "{}",
+        checkpoint(&out)["node_b"]
+    );
+    assert_eq!(status_of(&out, "node_c"), "passed");
+}
+
+#[test]
 fn votes_without_a_majority_leave_the_node_for_review() {
     if require_python().is_none() {
         return;
@@ -988,7 +1008,7 @@ fn votes_without_a_majority_leave_the_node_for_review() {
     // candidates agreeing against the test) adds one for the test: 2 to 1, no majority.
     let script = script_with_votes(dir.path(), &["A", "B", "B", "C", "no idea"]);
     let out = dir.path().join("o");
-    let (code, stdout, stderr) = generate("chain", &script, &out, &[]);
+    let (code, stdout, stderr) = generate("chain", &script, &out, &["--votes"]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert_eq!(status_of(&out, "node_b"), "needs_review");
     let diagnosis = &checkpoint(&out)["node_b"]["diagnosis"];

@@ -421,7 +421,7 @@ async fn replay_names_a_request_it_has_no_answer_for() {
 /// Real output of the local model (recorded with `--record`) replays into the same passing
 /// repository. When a prompt template or the engine changes what the model is shown, replay
 /// reports the first request it has no answer for: re-record with
-/// `zerorepo generate fixtures/chain/rpg.json --out /tmp/chain --record fixtures/chain/recorded/qwen2.5-coder-1.5b`.
+/// `zerorepo generate fixtures/chain/rpg.json --out /tmp/chain --votes --record fixtures/chain/recorded/qwen2.5-coder-1.5b`.
 #[test]
 fn recorded_local_model_run_replays_and_passes_the_reference_tests() {
     let Some(python) = super::support::require_python() else {
@@ -436,7 +436,9 @@ fn recorded_local_model_run_replays_and_passes_the_reference_tests() {
         .arg("--out")
         .arg(&out)
         .arg("--llm")
-        .arg(format!("replay:{}", recording.display())));
+        .arg(format!("replay:{}", recording.display()))
+        // The run was recorded with votes on, as they were by default then.
+        .arg("--votes"));
     // What the model wrote: node_b's and node_c's code passes the plan's examples but not one
     // of the tests the model wrote for each. For node_b two votes say the implementation and
     // three the environment, which the run does not back, and the execution evidence says the
