@@ -9,7 +9,7 @@
 //! cli       cli
 //! pipeline  pipeline · progress · schemas · eval · nightly · corpus · code_corpus
 //! stages    engine · assemble · change
-//! services  workspace · localize · report · llm · edit · code · checkpoint · sandbox · detect
+//! services  workspace · localize · status · llm · edit · symbols · checkpoint · sandbox · detect
 //! plan      rpg · records · schedule · usage · returns · prompts
 //! base      layout · fsutil · python · redact · programs · config · balance · exit
 //! ```
@@ -28,8 +28,8 @@
 //!   (`returns`), and the prompt templates. Everything but reading files and the drain is pure.
 //! - **services** do the I/O: the output tree's overlay, batched publishing and git
 //!   (`workspace`), plan search and the dependency view (`localize`), the status of a run
-//!   (`report`), the model providers (`llm`), merging answers into files (`edit`), the Python
-//!   code model and tools (`code`), the journal and compact checkpoint (`checkpoint`), the
+//!   (`status`), the model providers (`llm`), merging answers into files (`edit`), the Python
+//!   symbol model and tools (`symbols`), the journal and compact checkpoint (`checkpoint`), the
 //!   sandboxes that run generated code (`sandbox`), and stack detection (`detect`).
 //! - **stages**: `engine` runs the node loop (prepare, drain, publish and commit) and, after
 //!   it, the integration test of every subgraph, through its functions that passed their gates
@@ -97,7 +97,6 @@ pub mod balance;
 pub mod change;
 pub mod checkpoint;
 pub mod cli;
-pub mod code;
 pub mod code_corpus;
 pub mod config;
 pub mod corpus;
@@ -117,12 +116,13 @@ pub mod prompts;
 pub mod python;
 pub mod records;
 pub mod redact;
-pub mod report;
 pub mod returns;
 pub mod rpg;
 pub mod sandbox;
 pub mod schedule;
 pub mod schemas;
+pub mod status;
+pub mod symbols;
 pub mod usage;
 pub mod workspace;
 

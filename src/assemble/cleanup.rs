@@ -48,8 +48,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
-use crate::code::units::ImportItems;
 use crate::sandbox::TestRunner;
+use crate::symbols::units::ImportItems;
 
 /// The rules whose safe fixes the cleanup applies.
 pub(crate) const RULES: [&str; 4] = ["F401", "F811", "F541", "F841"];
@@ -298,7 +298,7 @@ pub(crate) fn taken_names(
     for (path, text) in sources.iter().filter(|(p, _)| p.ends_with(".py")) {
         let (_, package) = module_and_package(path);
         let mut found = Imported::default();
-        for statement in crate::code::outline::import_statements(text) {
+        for statement in crate::symbols::outline::import_statements(text) {
             let plain: Vec<&str> = statement
                 .lines()
                 .map(|l| l.split('#').next().unwrap_or(""))
@@ -715,7 +715,7 @@ fn parsable(plans: &BTreeMap<String, FilePlan>) -> (BTreeMap<String, String>, Ve
         .iter()
         .filter_map(|(path, plan)| Some((path.clone(), plan.text.clone()?)))
         .filter(|(path, text)| {
-            let broken = crate::code::check::tree_sitter_errors(text)
+            let broken = crate::symbols::check::tree_sitter_errors(text)
                 .map_or(true, |errors| !errors.is_empty());
             if broken {
                 left_out.push(format!(

@@ -17,9 +17,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::code::outline::outline;
-use crate::code::repo::identifiers_named;
 use crate::rpg::{Node, ValidRpg};
+use crate::symbols::outline::outline;
+use crate::symbols::repo::identifiers_named;
 
 /// One planned dependency that the code does not use.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -69,7 +69,7 @@ pub fn check(
             .as_deref()
             .and_then(|file| sources.get(file))
             .and_then(|source| definition_of(source, &node.name));
-        if definition.is_some_and(crate::code::stub::is_stub) {
+        if definition.is_some_and(crate::symbols::stub::is_stub) {
             continue;
         }
         for dependency in rpg.graph().declared_dependencies_of(position) {

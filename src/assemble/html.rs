@@ -21,8 +21,8 @@ use std::fmt::Write as _;
 use super::graph::{self, GraphEdge, GraphNode};
 use super::report::{ReportInput, diagnose, xml_escape as escape};
 use crate::records::{NodeRecord, NodeStatus, Verdict};
-use crate::report::percent;
 use crate::rpg::Node;
+use crate::status::percent;
 
 /// The fill of a node box and of its legend entry, by status.
 pub fn status_colour(status: Option<NodeStatus>) -> &'static str {

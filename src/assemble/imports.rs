@@ -76,7 +76,7 @@ pub(crate) fn import_group(statement: &str, local: &BTreeSet<String>) -> ImportG
 /// standard library, third party, local, with a blank line between sections. Within a section
 /// the order is kept. Idempotent; a module without imports comes back unchanged.
 pub fn group_imports(source: &str, local: &BTreeSet<String>) -> String {
-    use crate::code::{UnitKind, split_units};
+    use crate::symbols::{UnitKind, split_units};
     let mut units = split_units(source);
     let start = usize::from(units.first().is_some_and(|u| u.kind == UnitKind::Docstring));
     let end = units[start..]

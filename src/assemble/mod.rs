@@ -209,11 +209,11 @@ impl Grouping {
         if let Some(grouped) = self.regroup(path, text) {
             return Some(grouped);
         }
-        let units = crate::code::split_units(text);
+        let units = crate::symbols::split_units(text);
         if !self.files.contains(path)
             || units
                 .iter()
-                .any(|u| u.kind == crate::code::UnitKind::Import)
+                .any(|u| u.kind == crate::symbols::UnitKind::Import)
         {
             return None;
         }
@@ -258,12 +258,12 @@ fn skipped_stubs(
         let text = modules
             .entry(file.to_string())
             .or_insert_with(|| sources.get(file).cloned().unwrap_or_default());
-        if crate::code::stub::defines(text, &node.name) {
+        if crate::symbols::stub::defines(text, &node.name) {
             continue;
         }
         let reason = record.failure_reason.as_deref().unwrap_or("it was skipped");
         let doc = node.docstring.as_deref().unwrap_or("");
-        if let Some(stub) = crate::code::stub::function_stub(&node.name, doc, reason) {
+        if let Some(stub) = crate::symbols::stub::function_stub(&node.name, doc, reason) {
             *text = crate::edit::merge_python(text, &stub);
         }
     }
@@ -487,7 +487,7 @@ impl Assembler<'_> {
         info: &project::ProjectInfo,
         checked: &Checked<'_>,
     ) -> Result<(String, String), AssembleError> {
-        let status = crate::report::summarize(Some(self.rpg.rpg()), self.records);
+        let status = crate::status::summarize(Some(self.rpg.rpg()), self.records);
         // Earlier assembly commits are left out: the report describes the subgraphs' history,
         // and listing them would make every rerun change the report and commit again.
         let git_log: Vec<_> = self

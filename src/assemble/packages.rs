@@ -40,7 +40,7 @@ pub fn init_files(
         let stubbed = || {
             sources
                 .get(file)
-                .is_some_and(|text| crate::code::stub::defines(text, &node.name))
+                .is_some_and(|text| crate::symbols::stub::defines(text, &node.name))
         };
         if !passed && !stubbed() {
             continue;

@@ -11,8 +11,8 @@ use super::project::ProjectInfo;
 use super::validate::Validation;
 use crate::checkpoint::CheckpointMap;
 use crate::records::{NodeStatus, Verdict};
-use crate::report::{StatusReport, percent};
 use crate::rpg::ValidRpg;
+use crate::status::{StatusReport, percent};
 use crate::workspace::git::LogEntry;
 
 pub struct ReportInput<'a> {

@@ -53,7 +53,7 @@ pub struct Validation {
 /// What ruff found, or why it could not say.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lint {
-    pub findings: Vec<crate::code::check::FileIssue>,
+    pub findings: Vec<crate::symbols::check::FileIssue>,
     /// Ruff ran but its output could not be read.
     pub problem: Option<String>,
 }
@@ -208,9 +208,10 @@ async fn tests(
 /// Ruff only reads the files, so it runs on the host, off the async threads.
 async fn lint(repo: &Path, files: &[String]) -> Option<Lint> {
     let (repo, files) = (repo.to_path_buf(), files.to_vec());
-    let found = tokio::task::spawn_blocking(move || crate::code::check::lint_files(&repo, &files))
-        .await
-        .ok()??;
+    let found =
+        tokio::task::spawn_blocking(move || crate::symbols::check::lint_files(&repo, &files))
+            .await
+            .ok()??;
     Some(match found {
         Ok(findings) => Lint {
             findings,

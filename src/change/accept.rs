@@ -351,7 +351,7 @@ fn target(
         let small = std::fs::metadata(&full).is_ok_and(|m| m.len() <= MAX_SOURCE_BYTES);
         small
             && std::fs::read_to_string(&full).is_ok_and(|text| {
-                crate::code::split_units(&text)
+                crate::symbols::split_units(&text)
                     .iter()
                     .any(|u| u.def_name() == Some(function))
             })

@@ -20,11 +20,11 @@
 
 use std::collections::BTreeSet;
 
-use crate::code::edit::{
+use crate::symbols::edit::{
     EditError, find_located, insert_after_spaced, insert_before, reindent, replace_definition,
 };
-use crate::code::outline::outline;
-use crate::code::{UnitKind, split_units};
+use crate::symbols::outline::outline;
+use crate::symbols::{UnitKind, split_units};
 
 /// Where a block of code goes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -108,7 +108,7 @@ pub(super) fn copied_code<'a>(
         return None;
     }
     let defined = |text: &str| -> Vec<String> {
-        crate::code::split_units(text)
+        crate::symbols::split_units(text)
             .iter()
             .filter_map(|u| u.def_name().map(str::to_string))
             .collect()
@@ -165,7 +165,7 @@ pub(super) fn dropped_names(path: &str, original: &str, after: &str, spec: &str)
     let named = words(spec);
     let imports_named = named.contains("import") || named.contains("imports");
     let mut gone: Vec<String> = Vec::new();
-    for unit in crate::code::split_units(original) {
+    for unit in crate::symbols::split_units(original) {
         let own = unit.def_name().into_iter().chain(unit.assigned_name());
         let bound = own
             .map(|n| (n.to_string(), false))
@@ -209,7 +209,7 @@ fn short_enough(hunks: &[Hunk]) -> Result<(), String> {
 /// half of the file's top-level definitions.
 fn is_fragment(code: &str, current: &str) -> bool {
     let names = |text: &str| -> std::collections::BTreeSet<String> {
-        crate::code::split_units(text)
+        crate::symbols::split_units(text)
             .iter()
             .filter_map(|u| u.def_name().map(String::from))
             .collect()

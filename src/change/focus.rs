@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::code::outline::{Located, locate_all};
+use crate::symbols::outline::{Located, locate_all};
 
 /// What a prompt is about, to choose the parts of a file it shows.
 #[derive(Debug, Clone, Default)]

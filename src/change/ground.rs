@@ -50,7 +50,7 @@ pub(super) fn definitions<'a>(
         if !path.ends_with(".py") || is_test_file(path) {
             continue;
         }
-        let Ok(symbols) = crate::code::outline::outline(text) else {
+        let Ok(symbols) = crate::symbols::outline::outline(text) else {
             continue;
         };
         for symbol in symbols.iter().filter(|s| s.qualified_name == s.name) {

@@ -37,7 +37,7 @@ use std::path::Path;
 use super::accept::module_of;
 use super::fault::is_test_file;
 use super::{Check, CodeError, Request, Run, audit, run_check};
-use crate::code::{UnitKind, split_units};
+use crate::symbols::{UnitKind, split_units};
 
 /// The calls' file, at the root of the scratch copy.
 pub(super) const FILE: &str = "test_zerorepo_probes.py";
@@ -80,7 +80,7 @@ pub(super) fn new_functions(path: &str, before: &str, after: &str) -> Vec<NewFun
     // Both sides read alike: a definition under a module-level `if` or `try` (more-itertools
     // defines `pairwise` so) is one the outline sees, and was there before.
     let names = |text: &str| -> Vec<String> {
-        crate::code::outline::locate_all(text)
+        crate::symbols::outline::locate_all(text)
             .map(|all| {
                 all.into_iter()
                     .filter(|l| l.symbol.qualified_name == l.symbol.name)
@@ -90,14 +90,14 @@ pub(super) fn new_functions(path: &str, before: &str, after: &str) -> Vec<NewFun
             .unwrap_or_default()
     };
     let old = names(before);
-    let Ok(located) = crate::code::outline::locate_all(after) else {
+    let Ok(located) = crate::symbols::outline::locate_all(after) else {
         return Vec::new();
     };
     located
         .iter()
         .filter(|l| l.symbol.qualified_name == l.symbol.name)
         .filter(|l| {
-            use crate::code::outline::SymbolKind::{AsyncFunction, Function};
+            use crate::symbols::outline::SymbolKind::{AsyncFunction, Function};
             matches!(l.symbol.kind, Function | AsyncFunction)
         })
         .filter(|l| !l.symbol.name.starts_with('_') && !old.contains(&l.symbol.name))
@@ -172,7 +172,7 @@ pub(super) fn test_units(answer: &str) -> Vec<TestUnit> {
     if answer.matches("```").count() < 2 && kept.last().is_some_and(|u| u.test.is_some()) {
         kept.pop();
     }
-    kept.retain(|u| crate::code::check::parses(&u.text));
+    kept.retain(|u| crate::symbols::check::parses(&u.text));
     kept
 }
 

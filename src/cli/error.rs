@@ -8,13 +8,13 @@
 
 use std::fmt;
 
-use crate::code::tools::ToolsError;
 use crate::engine::EngineError;
 use crate::eval::EvalError;
 use crate::exit;
 use crate::llm::model::ModelError;
 use crate::localize::LocalizeError;
 use crate::pipeline::GenerateError;
+use crate::symbols::tools::ToolsError;
 
 /// Why a command stopped. Printed once by `cli::main` as `error: {self}`.
 #[derive(Debug)]

@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use super::error::CliError;
 use super::render;
-use crate::code::CodeTools;
-use crate::code::lsp::ServerSpec;
 use crate::exit;
+use crate::symbols::SymbolTools;
+use crate::symbols::lsp::ServerSpec;
 
 /// Rename a Python symbol (a function, class or method) and every use of it under DIR: by a
 /// language server (`ty` or `pyright`) when one is installed, else by name. Every changed file
@@ -24,7 +24,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
-    let renamed = CodeTools::new(&args.dir)?
+    let renamed = SymbolTools::new(&args.dir)?
         .with_server(ServerSpec::detect())
         .rename(&args.symbol, &args.new_name)
         .await?;

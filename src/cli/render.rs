@@ -667,7 +667,7 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// `zerorepo view --references` as text: one use a line, `file:line:column  role  text`.
-pub(crate) fn references(found: &crate::code::repo::References) -> String {
+pub(crate) fn references(found: &crate::symbols::repo::References) -> String {
     let mut out = format!(
         "{} use(s) of `{}` ({}{})\n",
         found.references.len(),
@@ -696,7 +696,7 @@ pub(crate) fn references(found: &crate::code::repo::References) -> String {
 }
 
 /// `zerorepo rename` as text: what was renamed, and the edits in each file.
-pub(crate) fn renamed(result: &crate::code::refactor::RenameResult) -> String {
+pub(crate) fn renamed(result: &crate::symbols::refactor::RenameResult) -> String {
     let mut out = format!(
         "renamed `{}` to `{}` ({}{})\n",
         terminal(&result.old_name),

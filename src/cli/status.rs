@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use super::error::CliError;
 use super::render;
 use crate::exit;
-use crate::report;
+use crate::status;
 
 /// Show what an output directory's checkpoint says: counts per subgraph, failures, ETA.
 #[derive(clap::Args)]
@@ -21,19 +21,19 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> Result<u8, CliError> {
     if let Some(node) = &args.node {
-        let view = report::node_status(&args.dir, node).map_err(CliError::bad_input)?;
+        let view = status::node_status(&args.dir, node).map_err(CliError::bad_input)?;
         match args.json {
             true => print!("{}", render::json(&view)?),
-            false => print!("{}", render::terminal(&report::render_node(&view))),
+            false => print!("{}", render::terminal(&status::render_node(&view))),
         }
         return Ok(exit::OK);
     }
     // A directory without a readable checkpoint is the user's pointing at the wrong place.
-    let status = report::status(&args.dir).map_err(CliError::bad_input)?;
+    let report = status::status(&args.dir).map_err(CliError::bad_input)?;
     if args.json {
-        print!("{}", render::json(&status)?);
+        print!("{}", render::json(&report)?);
     } else {
-        print!("{}", render::terminal(&report::render_text(&status)));
+        print!("{}", render::terminal(&status::render_text(&report)));
     }
     Ok(exit::OK)
 }

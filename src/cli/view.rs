@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use super::error::CliError;
 use super::render;
-use crate::code::CodeTools;
-use crate::code::lsp::ServerSpec;
 use crate::exit;
+use crate::symbols::SymbolTools;
+use crate::symbols::lsp::ServerSpec;
 
 /// Show a Python file's outline, or the source of a symbol with file:line (every match
 /// when the name is ambiguous); with `--references`, every use of the symbol. Exit 2 when
@@ -27,7 +27,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
-    let tools = CodeTools::new(&args.dir)?;
+    let tools = SymbolTools::new(&args.dir)?;
     if args.references {
         let found = tools
             .with_server(ServerSpec::detect())
@@ -42,7 +42,7 @@ pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
     let view = tools.view(&args.target)?;
     match args.json {
         true => print!("{}", render::json(&view)?),
-        false => print!("{}", crate::code::tools::render_text(&view)),
+        false => print!("{}", crate::symbols::tools::render_text(&view)),
     }
     Ok(exit::OK)
 }

@@ -10,8 +10,8 @@
 //!
 //! The output is normalised: one blank line after the imports block, two between definitions.
 
-use crate::code::units::ImportItems;
-use crate::code::{Unit, UnitKind, split_units};
+use crate::symbols::units::ImportItems;
+use crate::symbols::{Unit, UnitKind, split_units};
 
 /// Returns `existing` with `fragment` merged in.
 pub(crate) fn merge_python(existing: &str, fragment: &str) -> String {

@@ -47,10 +47,10 @@ pub struct LoopSettings {
     /// Candidates asked for a node's first implementation, all run, the best kept.
     pub candidates: u32,
     /// Whether a dispute between gated code and the model's tests goes to a vote (`--votes`).
-    /// Off by default: over five measured runs (ml_lib twice, the corpus plans intervals,
-    /// planar and more-itertools) 1 of 26 votes was followed by a passed node, and the
-    /// project's own reading found the 1.5B model's votes no better than chance; each costs
-    /// about 5,000 prompt tokens. Without a vote a disputed node ends `needs_review` with its
+    /// Off by default: over the runs a decision may read (ml_lib twice, the corpus's dev
+    /// plan intervals) 1 of 18 votes was followed by a passed node, and the project's own
+    /// reading found the 1.5B model's votes no better than chance; each costs about 5,000
+    /// prompt tokens. Without a vote a disputed node ends `needs_review` with its
     /// gated code.
     pub votes: bool,
 }
@@ -141,7 +141,7 @@ pub struct LoopSummary {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     /// What the loops of the nodes run this time did: first-try rate, rounds, time split.
-    pub work: crate::report::WorkSummary,
+    pub work: crate::status::WorkSummary,
     pub out: PathBuf,
 }
 

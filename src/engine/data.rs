@@ -28,7 +28,6 @@ use std::collections::BTreeMap;
 
 use tree_sitter::{Node as TsNode, Parser};
 
-use crate::code::{Unit, UnitKind, split_units};
 use crate::edit::{code_for_target, merge_python};
 use crate::fsutil::FsError;
 use crate::llm::{LlmRequest, Message, Role, UsageByRole};
@@ -36,6 +35,7 @@ use crate::prompts::{self, PromptError};
 use crate::records::{NodeStatus, NodeWork, TestCounts};
 use crate::rpg::{Node, NodePos};
 use crate::sandbox::TestRun;
+use crate::symbols::{Unit, UnitKind, split_units};
 
 use super::ask::{AskError, judge};
 use super::node::{NodeResult, ensure_packages};
@@ -186,7 +186,7 @@ impl Data<'_> {
             true => module,
             false => merge_python(&module, &imports.join("\n")),
         };
-        match crate::code::check::tree_sitter_errors(&module) {
+        match crate::symbols::check::tree_sitter_errors(&module) {
             Ok(errors) if errors.is_empty() => Ok(module),
             _ => Err(Refusal::Retry(
                 "the module would not parse with this assignment".into(),

@@ -30,7 +30,7 @@ impl LeafGround<'_> {
 impl Ground for LeafGround<'_> {
     fn source_of(&self, file: &str, symbol: &str) -> Option<String> {
         let source = self.ctx.workspace.read(file).ok().flatten()?;
-        let symbols = crate::code::outline::outline(&source).ok()?;
+        let symbols = crate::symbols::outline::outline(&source).ok()?;
         let found = symbols.iter().find(|s| s.qualified_name == symbol)?;
         let lines: Vec<&str> = source.lines().collect();
         let (start, end) = (found.start_line.max(1) - 1, found.end_line.min(lines.len()));

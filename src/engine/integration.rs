@@ -493,7 +493,7 @@ pub fn blame(rpg: &ValidRpg, flow: &Flow, source: &str, output: &str) -> Option<
         return Some(raised);
     }
     let latest_named = |text: &str| {
-        let names = crate::code::identifiers(text);
+        let names = crate::symbols::identifiers(text);
         flow.functions
             .iter()
             .rev()
@@ -514,7 +514,8 @@ fn with_flow_imports(code: &str, rpg: &ValidRpg, flow: &Flow) -> String {
         .chain(&flow.left_out)
         .map(|&p| rpg.node(p));
     let bound = super::repair::bound_names(code);
-    let imports = super::repair::plan_imports(functions, &bound, &crate::code::identifiers(code));
+    let imports =
+        super::repair::plan_imports(functions, &bound, &crate::symbols::identifiers(code));
     match imports.is_empty() {
         true => code.to_string(),
         false => crate::edit::merge_python(&imports.join("\n"), code),
@@ -543,7 +544,7 @@ fn outcomes(run: &TestRun) -> (Vec<String>, Vec<String>) {
 }
 
 fn unit_named(code: &str, name: &str) -> Option<String> {
-    crate::code::split_units(code)
+    crate::symbols::split_units(code)
         .into_iter()
         .find(|u| u.def_name() == Some(name))
         .map(|u| u.text)

@@ -75,7 +75,7 @@ pub fn dependency_context(rpg: &ValidRpg, position: NodePos, workspace: &Workspa
 /// What a caller of `node` needs to know, or `None` when its file does not define it: a
 /// data node's assignment, a long table cut ([`shortened`]).
 fn interface(node: &Node, content: &str) -> Option<String> {
-    let units = crate::code::split_units(content);
+    let units = crate::symbols::split_units(content);
     if node.kind == NodeKind::Data {
         return units
             .iter()
@@ -99,7 +99,7 @@ fn interface(node: &Node, content: &str) -> Option<String> {
 /// data table) cut to its first lines ([`shortened`]); the rest (imports, constants,
 /// classes) as it is. What the code may call is what it needs, not how the callees work.
 pub fn module_view(module: &str, own: &str) -> String {
-    let parts: Vec<String> = crate::code::split_units(module)
+    let parts: Vec<String> = crate::symbols::split_units(module)
         .iter()
         .map(|u| match u.def_name() {
             Some(name) if name != own && is_function(&u.text) => function_outline(&u.text),

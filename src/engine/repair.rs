@@ -13,14 +13,14 @@ use crate::rpg::{Node, NodeKind, NodePos};
 use super::ask::{AskError, unusable};
 use super::{Context, prompt};
 
-/// The stub a failed function leaves (see [`crate::code::stub`]); `None` for methods and
+/// The stub a failed function leaves (see [`crate::symbols::stub`]); `None` for methods and
 /// classes, whose place is inside a class.
 pub(super) fn stub(node: &Node, reason: &str) -> Option<String> {
     if node.kind != NodeKind::Function {
         return None;
     }
     let doc = node.docstring.as_deref().unwrap_or("");
-    crate::code::stub::function_stub(&node.name, doc, reason)
+    crate::symbols::stub::function_stub(&node.name, doc, reason)
 }
 
 /// The function with the plan's docstring as its own when the answer brings none: the
@@ -32,7 +32,7 @@ pub(super) fn with_plan_docstring(node: &Node, code: String) -> String {
         return code;
     }
     let literal = crate::python::body_docstring_literal(doc, "    ");
-    crate::code::edit::insert_docstring(&code, &node.name, &literal).unwrap_or(code)
+    crate::symbols::edit::insert_docstring(&code, &node.name, &literal).unwrap_or(code)
 }
 
 /// Project imports written as `from src.pkg.mod import f` without the `src.`: in a src
@@ -40,11 +40,11 @@ pub(super) fn with_plan_docstring(node: &Node, code: String) -> String {
 /// one-shot baseline imported its own module that way, which is circular). `import src.x`
 /// stays: the code names `src.x.f`, and rewriting the import would break that.
 pub(super) fn without_src_prefix(code: &str) -> String {
-    let units = crate::code::split_units(code);
-    let fixed: Vec<crate::code::Unit> = units
+    let units = crate::symbols::split_units(code);
+    let fixed: Vec<crate::symbols::Unit> = units
         .into_iter()
         .map(|mut unit| {
-            if unit.kind == crate::code::UnitKind::Import {
+            if unit.kind == crate::symbols::UnitKind::Import {
                 let text = unit.text.trim_start();
                 if let Some(rest) = text.strip_prefix("from src.") {
                     unit.text = format!("from {rest}");
@@ -58,7 +58,7 @@ pub(super) fn without_src_prefix(code: &str) -> String {
 
 /// Names a piece of Python binds at its top level: imports and definitions.
 pub(super) fn bound_names(code: &str) -> BTreeSet<String> {
-    crate::code::split_units(code)
+    crate::symbols::split_units(code)
         .iter()
         .flat_map(|u| {
             u.imported_names()
@@ -78,14 +78,14 @@ pub(super) fn with_missing_imports(
     code: &str,
     current: &str,
 ) -> String {
-    let used = crate::code::identifiers(code);
+    let used = crate::symbols::identifiers(code);
     let bound: BTreeSet<String> = bound_names(code)
         .into_iter()
         .chain(bound_names(current))
         .collect();
     let mut imports = dependency_imports(ctx, position, &bound_names(code), &used);
     imports.extend(standard_imports(code, current));
-    let called = crate::code::units::called_names(code);
+    let called = crate::symbols::units::called_names(code);
     imports.extend(plan_function_imports(ctx, position, &bound, &called));
     let mut seen = BTreeSet::new();
     imports.retain(|line| seen.insert(line.clone()));
@@ -148,7 +148,7 @@ pub(super) fn repoint_imports(
 /// The `typing` names and standard-library modules `code` uses that neither it nor the
 /// module it goes into (`current`) binds, as import lines.
 fn standard_imports(code: &str, current: &str) -> Vec<String> {
-    let used = crate::code::identifiers(code);
+    let used = crate::symbols::identifiers(code);
     let bound: BTreeSet<String> = bound_names(code)
         .into_iter()
         .chain(bound_names(current))
@@ -162,7 +162,7 @@ fn standard_imports(code: &str, current: &str) -> Vec<String> {
     if !typing.is_empty() {
         imports.push(format!("from typing import {}", typing.join(", ")));
     }
-    for module in crate::code::attribute_bases(code) {
+    for module in crate::symbols::attribute_bases(code) {
         if crate::python::is_stdlib(&module) && !bound.contains(&module) {
             imports.push(format!("import {module}"));
         }
@@ -196,7 +196,7 @@ fn plan_function_imports(
                 .read(file)
                 .ok()
                 .flatten()
-                .is_some_and(|text| crate::code::stub::defines(&text, name));
+                .is_some_and(|text| crate::symbols::stub::defines(&text, name));
             let usable = Some(file) != own
                 && file.ends_with(".py")
                 && defined
@@ -262,9 +262,9 @@ pub(super) fn foreign_imports(
     allowed: &[&str],
 ) -> Vec<String> {
     let mut foreign: Vec<String> = Vec::new();
-    for statement in crate::code::outline::import_statements(code) {
-        let unit = crate::code::Unit {
-            kind: crate::code::UnitKind::Import,
+    for statement in crate::symbols::outline::import_statements(code) {
+        let unit = crate::symbols::Unit {
+            kind: crate::symbols::UnitKind::Import,
             text: statement,
         };
         let modules = unit.imported_modules();
@@ -312,7 +312,9 @@ mod tests {
     #[test]
     fn called_names_are_plain_calls_only() {
         let code = "def f(x):\n    y = percentage(x, 2) + obj.mean(x)\n    return helper (y)  # other(z)\n";
-        let called: Vec<String> = crate::code::units::called_names(code).into_iter().collect();
+        let called: Vec<String> = crate::symbols::units::called_names(code)
+            .into_iter()
+            .collect();
         assert_eq!(called, ["helper", "percentage"]);
     }
 

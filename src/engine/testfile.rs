@@ -79,9 +79,9 @@ fn failing_frame(output: &str) -> Option<&str> {
 /// stop the file from being collected.
 pub(super) fn without_broken_units(code: &str) -> String {
     crate::edit::merge::render(
-        &crate::code::split_units(code)
+        &crate::symbols::split_units(code)
             .into_iter()
-            .filter(|u| crate::code::check::parses(&u.text))
+            .filter(|u| crate::symbols::check::parses(&u.text))
             .collect::<Vec<_>>(),
     )
 }
@@ -190,7 +190,7 @@ pub(super) fn only_tests(tests: &str, names: &[String]) -> String {
 
 fn tests_where(tests: &str, keep: impl Fn(&str) -> bool) -> String {
     crate::edit::merge::render(
-        &crate::code::split_units(tests)
+        &crate::symbols::split_units(tests)
             .into_iter()
             .filter(|u| u.def_name().is_none_or(&keep))
             .collect::<Vec<_>>(),

@@ -17,8 +17,8 @@ use std::path::Path;
 
 use super::Role;
 use super::scripted::ScriptEntry;
-use crate::code::{Unit, UnitKind, identifiers, split_units};
 use crate::rpg::ValidRpg;
+use crate::symbols::{Unit, UnitKind, identifiers, split_units};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DeriveError {

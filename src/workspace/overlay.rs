@@ -189,7 +189,7 @@ impl Overlay {
             .filter(|(path, _)| path.ends_with(".py"))
             .filter_map(|(path, entry)| {
                 let text = entry.content.as_deref()?;
-                let why = match crate::code::check::tree_sitter_errors(text) {
+                let why = match crate::symbols::check::tree_sitter_errors(text) {
                     Ok(errors) => format!("{:?}", errors.first()?),
                     Err(e) => e.to_string(),
                 };

@@ -183,7 +183,7 @@ async fn unused_and_duplicated_imports_go_in_the_sandbox_and_re_exports_stay() {
         assert!(rounds >= 2, "{name}: an unused duplicate takes two rounds");
         // What ruff says after, read on the host as the validation does: nothing.
         let files: Vec<String> = TREE.iter().map(|(p, _)| p.to_string()).collect();
-        let findings = zerorepo::code::check::lint_files(dir.path(), &files)
+        let findings = zerorepo::symbols::check::lint_files(dir.path(), &files)
             .unwrap()
             .unwrap();
         assert_eq!(findings, [], "{name}: ruff at {}", ruff.display());

@@ -276,11 +276,11 @@ impl Lineage {
             Some(Some(kind)) => *kind,
             None => DepartureKind::Stub,
         };
-        let kept_units: Vec<String> = crate::code::split_units(kept)
+        let kept_units: Vec<String> = crate::symbols::split_units(kept)
             .into_iter()
             .map(|u| u.text)
             .collect();
-        let missing: Vec<String> = crate::code::split_units(prior)
+        let missing: Vec<String> = crate::symbols::split_units(prior)
             .into_iter()
             .map(|u| u.text)
             .filter(|t| !kept_units.contains(t))

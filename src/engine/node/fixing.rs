@@ -84,7 +84,7 @@ impl Fixing {
 /// `after` it: the suspect the fix corrected.
 fn corrected_suspect(before: &str, after: &str, editable: &[String]) -> Option<String> {
     let definition = |code: &str, name: &str| {
-        crate::code::split_units(code)
+        crate::symbols::split_units(code)
             .into_iter()
             .find(|u| u.def_name() == Some(name))
             .map(|u| normalized(&u.text))

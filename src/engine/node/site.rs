@@ -124,7 +124,7 @@ impl<'a> Site<'a> {
             .content(&self.test_file)
             .flatten()
             .unwrap_or_default();
-        crate::code::split_units(&String::from_utf8_lossy(before))
+        crate::symbols::split_units(&String::from_utf8_lossy(before))
             .iter()
             .filter_map(|u| u.def_name().map(str::to_string))
             .collect()
@@ -179,16 +179,18 @@ impl<'a> Site<'a> {
     /// Whether the node's function in `module` has no body (only a docstring, `pass`, `...`
     /// or `raise NotImplementedError`): never an implementation, whatever tests it passes.
     pub(super) fn bodiless(&self, module: &str) -> bool {
-        crate::code::stub::is_bodiless(module, &self.node.name)
+        crate::symbols::stub::is_bodiless(module, &self.node.name)
     }
 
     /// The names the node's function in `module` uses and nothing defines
-    /// ([`crate::code::check::undefined_in_function`]), as strong evidence as a crash.
+    /// ([`crate::symbols::check::undefined_in_function`]), as strong evidence as a crash.
     /// Weighed only against the prior: with examples, the examples gate and the vote judge
     /// the code as measured on the fixtures.
     pub(super) fn undefined(&self, module: &str) -> Vec<String> {
         match self.weighing() {
-            Weighing::Prior => crate::code::check::undefined_in_function(module, &self.node.name),
+            Weighing::Prior => {
+                crate::symbols::check::undefined_in_function(module, &self.node.name)
+            }
             Weighing::Agreement => Vec::new(),
         }
     }
@@ -249,7 +251,7 @@ impl<'a> Site<'a> {
 
     /// The module as it would be with this answer: the function shaped, the plan's docstring
     /// and the forgotten imports added, a variable that shadows a module function it calls
-    /// renamed ([`crate::code::repair`]), merged into `current`.
+    /// renamed ([`crate::symbols::repair`]), merged into `current`.
     fn module_with(
         &self,
         answer: Result<String, AskError>,
@@ -284,11 +286,12 @@ impl<'a> Site<'a> {
             .into_iter()
             .chain(bound_names(current))
             .collect();
-        let code = crate::code::repair::unshadow_called_globals(&code, &self.node.name, &globals);
+        let code =
+            crate::symbols::repair::unshadow_called_globals(&code, &self.node.name, &globals);
         let module = merge_python(current, &code);
         // A module that does not parse breaks every import of its package (the exports
         // import it): such an answer is unusable, never kept, not even by the one-shot.
-        match crate::code::check::tree_sitter_errors(&module) {
+        match crate::symbols::check::tree_sitter_errors(&module) {
             Ok(errors) if errors.is_empty() => Ok(module),
             Ok(errors) => Err(unusable(format!(
                 "the module would not parse: {}",

@@ -1,17 +1,16 @@
-//! [`CodeTools`]: the one interface to read and edit a repository by symbol (`zerorepo view`
-//! is its command-line face; the engine's node loop does not call it yet). Every result is a serde type, so it can be shown to a model as
-//! JSON as it is.
+//! [`SymbolTools`]: the one interface to read a repository by symbol and rename one, behind
+//! `zerorepo view` and `zerorepo rename`. Every result is a serde type, so `--json` prints it
+//! as it is.
 //!
 //! Paths given to the tools are relative to the repository root and may not leave it (the
-//! same rule as `workspace`). Reads and edits are synchronous; references and rename are
-//! async because they may talk to a language server.
+//! same rule as `workspace`). Reads are synchronous; references and rename are async because
+//! they may talk to a language server.
 
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::check::{CheckError, CheckReport, check_source};
-use super::edit::{self, EditError, EditResult};
+use super::edit::EditError;
 use super::lsp::ServerSpec;
 use super::outline::{FileOutline, OutlineError, outline_file, read_source};
 use super::refactor::{self, RefactorError, RenameResult};
@@ -24,8 +23,6 @@ pub enum ToolsError {
     NoRepo(PathBuf),
     #[error("no file or symbol `{0}` in the repository")]
     NotFound(String),
-    #[error("{0}: the file does not exist")]
-    NoFile(PathBuf),
     #[error(transparent)]
     Path(#[from] FsError),
     #[error(transparent)]
@@ -34,8 +31,6 @@ pub enum ToolsError {
     Repo(#[from] RepoError),
     #[error(transparent)]
     Edit(#[from] EditError),
-    #[error(transparent)]
-    Check(#[from] CheckError),
     #[error(transparent)]
     Refactor(#[from] RefactorError),
 }
@@ -48,7 +43,6 @@ impl ToolsError {
             self,
             ToolsError::NoRepo(_)
                 | ToolsError::NotFound(_)
-                | ToolsError::NoFile(_)
                 | ToolsError::Path(FsError::OutsideRoot(_))
                 | ToolsError::Edit(EditError::SymbolNotFound { .. } | EditError::Ambiguous { .. })
                 | ToolsError::Refactor(
@@ -83,20 +77,20 @@ pub enum View {
 
 /// Symbol-level reading and editing of one repository. The language server is chosen once,
 /// when the tools are made.
-pub struct CodeTools {
+pub struct SymbolTools {
     root: PathBuf,
     workspace: Workspace,
     index: SymbolIndex,
     server: Option<ServerSpec>,
 }
 
-impl CodeTools {
-    pub fn new(root: impl Into<PathBuf>) -> Result<CodeTools, ToolsError> {
+impl SymbolTools {
+    pub fn new(root: impl Into<PathBuf>) -> Result<SymbolTools, ToolsError> {
         let root = root.into();
         if !root.is_dir() {
             return Err(ToolsError::NoRepo(root));
         }
-        Ok(CodeTools {
+        Ok(SymbolTools {
             workspace: Workspace::new(root.clone()),
             root,
             index: SymbolIndex::default(),
@@ -106,7 +100,7 @@ impl CodeTools {
 
     /// Uses this language server (or none: name-based references and rename) instead of
     /// the one [`ServerSpec::detect`] found.
-    pub fn with_server(mut self, server: Option<ServerSpec>) -> CodeTools {
+    pub fn with_server(mut self, server: Option<ServerSpec>) -> SymbolTools {
         self.server = server;
         self
     }
@@ -170,46 +164,6 @@ impl CodeTools {
         })
     }
 
-    /// Replaces the body of `symbol` in `rel` (signature, decorators and, unless the new
-    /// body has its own, the docstring are kept); refused if the result does not parse.
-    pub fn replace_symbol_body(
-        &self,
-        rel: &str,
-        symbol: &str,
-        body: &str,
-    ) -> Result<EditResult, ToolsError> {
-        let path = self.file(rel)?;
-        Ok(edit::apply_to_file(&path, symbol, |s| {
-            edit::replace_body(s, symbol, body)
-        })?)
-    }
-
-    /// Inserts `code` before `symbol`, at its indentation.
-    pub fn insert_before(
-        &self,
-        rel: &str,
-        symbol: &str,
-        code: &str,
-    ) -> Result<EditResult, ToolsError> {
-        let path = self.file(rel)?;
-        Ok(edit::apply_to_file(&path, symbol, |s| {
-            edit::insert_before(s, symbol, code)
-        })?)
-    }
-
-    /// Inserts `code` after `symbol`, at its indentation.
-    pub fn insert_after(
-        &self,
-        rel: &str,
-        symbol: &str,
-        code: &str,
-    ) -> Result<EditResult, ToolsError> {
-        let path = self.file(rel)?;
-        Ok(edit::apply_to_file(&path, symbol, |s| {
-            edit::insert_after(s, symbol, code)
-        })?)
-    }
-
     /// References of a symbol: language server when installed, else name-based.
     pub async fn references(&self, query: &str) -> Result<References, ToolsError> {
         Ok(refactor::references(&self.root, &self.index, self.server.as_ref(), query).await?)
@@ -225,13 +179,6 @@ impl CodeTools {
             new_name,
         )
         .await?)
-    }
-
-    /// Syntax check of a file on disk.
-    pub fn check(&self, rel: &str) -> Result<CheckReport, ToolsError> {
-        let path = self.file(rel)?;
-        let source = read_source(&path)?.ok_or_else(|| ToolsError::NoFile(PathBuf::from(rel)))?;
-        Ok(check_source(&source, rel)?)
     }
 }
 

@@ -3,11 +3,10 @@
 
 use std::path::Path;
 
-use zerorepo::code::CodeTools;
-use zerorepo::code::edit::EditError;
-use zerorepo::code::lsp::ServerSpec;
-use zerorepo::code::refactor::RefactorError;
-use zerorepo::code::tools::ToolsError;
+use zerorepo::symbols::SymbolTools;
+use zerorepo::symbols::lsp::ServerSpec;
+use zerorepo::symbols::refactor::RefactorError;
+use zerorepo::symbols::tools::ToolsError;
 
 use super::support::{run, zerorepo};
 
@@ -98,7 +97,7 @@ fn python() -> std::path::PathBuf {
 fn outline_extracts_signatures_with_decorators_async_multi_line_params_and_type_hints() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "shapes.py", SHAPES);
-    let tools = CodeTools::new(dir.path()).unwrap();
+    let tools = SymbolTools::new(dir.path()).unwrap();
     let outline = tools.outline("shapes.py").unwrap();
     assert_eq!(outline.status, "generated");
     let got: Vec<(String, &str, usize, usize, String)> = outline
@@ -170,96 +169,13 @@ fn outline_extracts_signatures_with_decorators_async_multi_line_params_and_type_
 }
 
 #[test]
-fn replace_symbol_body_preserves_every_non_body_line_byte_exact() {
-    let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "shapes.py", SHAPES);
-    let tools = CodeTools::new(dir.path()).unwrap();
-    let result = tools
-        .replace_symbol_body(
-            "shapes.py",
-            "area",
-            "r2 = radius ** 2\nreturn math.pi * r2\n",
-        )
-        .unwrap();
-    assert!(result.check.ok);
-    let after = read(dir.path(), "shapes.py");
-    let before_lines: Vec<&str> = SHAPES.split_inclusive('\n').collect();
-    let after_lines: Vec<&str> = after.split_inclusive('\n').collect();
-    // Lines 1-11 (up to the docstring) and everything from line 14 on are untouched; the
-    // docstring survives because the new body has none.
-    assert_eq!(after_lines[..11], before_lines[..11]);
-    assert_eq!(
-        after_lines[11..13],
-        ["    r2 = radius ** 2\n", "    return math.pi * r2\n"]
-    );
-    assert_eq!(after_lines[13..], before_lines[13..]);
-    assert_eq!((result.start_line, result.end_line), (11, 13));
-}
-
-#[test]
-fn insert_after_a_method_lands_inside_the_class_at_method_indentation() {
-    let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "shapes.py", SHAPES);
-    let tools = CodeTools::new(dir.path()).unwrap();
-    tools
-        .insert_after(
-            "shapes.py",
-            "Shape.perimeter",
-            "def scaled(self, k: float) -> float:\n    return self.perimeter() * k",
-        )
-        .unwrap();
-    let after = read(dir.path(), "shapes.py");
-    assert!(
-        after.contains("        return 0.0\n\n    def scaled(self, k: float) -> float:\n        return self.perimeter() * k\n\n    def describe(self)"),
-        "{after}"
-    );
-    let outline = tools.outline("shapes.py").unwrap();
-    let scaled = outline.symbols.iter().find(|s| s.name == "scaled").unwrap();
-    assert_eq!(scaled.qualified_name, "Shape.scaled");
-    assert_eq!(scaled.kind.as_str(), "method");
-    tools
-        .insert_before("shapes.py", "Shape", "PI = 3.14159")
-        .unwrap();
-    assert!(
-        read(dir.path(), "shapes.py")
-            .contains("    return math.pi * radius * radius\n\n\nPI = 3.14159\n\n\nclass Shape:")
-    );
-}
-
-#[test]
-fn a_write_that_fails_the_syntax_check_is_refused_and_the_file_is_untouched() {
-    let dir = tempfile::tempdir().unwrap();
-    write(dir.path(), "shapes.py", SHAPES);
-    let tools = CodeTools::new(dir.path()).unwrap();
-    let err = tools
-        .replace_symbol_body("shapes.py", "Shape.describe", "return (\"shape\"")
-        .unwrap_err();
-    let ToolsError::Edit(EditError::Refused { report, .. }) = &err else {
-        panic!("expected a refusal, got {err}");
-    };
-    assert!(!report.ok);
-    assert!(!report.errors.is_empty());
-    assert_eq!(read(dir.path(), "shapes.py"), SHAPES);
-    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(leftovers, ["shapes.py"], "no temp file may stay behind");
-    let err = tools
-        .insert_after("shapes.py", "area", "def broken(:\n    pass")
-        .unwrap_err();
-    assert!(err.to_string().contains("refused"), "{err}");
-    assert_eq!(read(dir.path(), "shapes.py"), SHAPES);
-}
-
-#[test]
 fn find_symbol_returns_every_match_of_an_ambiguous_name() {
     let dir = tempfile::tempdir().unwrap();
     stats_repo(dir.path());
     write(dir.path(), "pkg/other.py", "def mean(xs):\n    return 0\n");
     write(dir.path(), ".venv/lib/site.py", "def mean(): pass\n");
     write(dir.path(), "pkg/__pycache__/x.py", "def mean(): pass\n");
-    let tools = CodeTools::new(dir.path()).unwrap();
+    let tools = SymbolTools::new(dir.path()).unwrap();
     let found: Vec<(String, String)> = tools
         .find_symbol("mean")
         .unwrap()
@@ -335,7 +251,7 @@ fn view_outlines_a_path_and_rejects_what_is_not_there_with_exit_2() {
 async fn references_without_a_language_server_are_name_based_and_say_so() {
     let dir = tempfile::tempdir().unwrap();
     stats_repo(dir.path());
-    let tools = CodeTools::new(dir.path()).unwrap().with_server(None);
+    let tools = SymbolTools::new(dir.path()).unwrap().with_server(None);
     let refs = tools.references("calculate_mean").await.unwrap();
     assert!(refs.approximate);
     assert_eq!(refs.backend, "tree-sitter (approximate)");
@@ -377,7 +293,7 @@ async fn rename_refuses_a_name_already_bound_in_the_module_and_writes_nothing() 
         .map(|f| read(dir.path(), f))
         .collect();
     for server in [None, ServerSpec::detect()] {
-        let tools = CodeTools::new(dir.path()).unwrap().with_server(server);
+        let tools = SymbolTools::new(dir.path()).unwrap().with_server(server);
         // `Summary` is a class in the defining module itself.
         let err = tools.rename("calculate_mean", "Summary").await.unwrap_err();
         assert!(
@@ -421,7 +337,7 @@ async fn rename_with_the_language_server_updates_every_call_site_and_import_acro
     };
     let dir = tempfile::tempdir().unwrap();
     stats_repo(dir.path());
-    let tools = CodeTools::new(dir.path())
+    let tools = SymbolTools::new(dir.path())
         .unwrap()
         .with_server(Some(server.clone()));
 
@@ -452,7 +368,7 @@ async fn rename_with_the_language_server_updates_every_call_site_and_import_acro
 }
 
 /// Checks a renamed `stats_repo` by re-parsing, by grep, and by running it.
-fn assert_calculate_mean_renamed(tools: &CodeTools, root: &Path) {
+fn assert_calculate_mean_renamed(tools: &SymbolTools, root: &Path) {
     // Re-parsed: the old name defines nothing, the new one is defined once.
     assert!(tools.find_symbol("calculate_mean").unwrap().is_empty());
     let defined = tools.find_symbol("arithmetic_mean").unwrap();
@@ -507,7 +423,7 @@ fn assert_calculate_mean_renamed(tools: &CodeTools, root: &Path) {
 async fn rename_without_a_language_server_is_name_based_labelled_and_still_complete_here() {
     let dir = tempfile::tempdir().unwrap();
     stats_repo(dir.path());
-    let tools = CodeTools::new(dir.path()).unwrap().with_server(None);
+    let tools = SymbolTools::new(dir.path()).unwrap().with_server(None);
     let result = tools
         .rename("calculate_mean", "arithmetic_mean")
         .await
@@ -536,7 +452,7 @@ async fn rename_of_a_method_with_the_language_server_leaves_same_named_functions
         "pkg/use.py",
         "from pkg.stats import Summary\n\n\ndef go():\n    return Summary().mean([1.0])\n",
     );
-    let tools = CodeTools::new(dir.path())
+    let tools = SymbolTools::new(dir.path())
         .unwrap()
         .with_server(Some(server));
     let result = tools.rename("Summary.mean", "average").await.unwrap();

@@ -1,27 +1,13 @@
-//! Symbol-level edits: replace a body, insert code before or after a definition.
-//!
-//! The text work is pure (`replace_body`, `insert_before`, `insert_after` map source to
-//! source); `apply_to_file` adds the I/O: read, edit, syntax-check, then an atomic write
-//! through `fsutil::write_atomic`. A file whose edited text fails the check is never
-//! written: the caller gets the check report and the file keeps its old bytes.
+//! Symbol-level edits of Python source: replace a definition, insert code before or after
+//! one, give a body its docstring. Pure: source in, source out (the caller writes and checks).
 //!
 //! Decisions:
-//! - Everything outside the replaced region stays byte-exact: decorators, the header with its
-//!   trailing comment, and every line after the body.
-//! - The docstring is kept when the new body brings none (a model fixing a bug rarely
-//!   repeats it, and losing it would lose the spec the tests were written from); a new body
-//!   that starts with its own docstring replaces it.
+//! - Everything outside the replaced region stays byte-exact.
 //! - New code is re-indented to the body's (or the definition's) indentation. Lines inside a
 //!   multi-line string literal are kept verbatim, because their whitespace is the string's
 //!   value; docstrings are the exception and move with the code.
 
-use std::path::{Path, PathBuf};
-
-use serde::Serialize;
-
-use super::check::{CheckError, CheckReport, check_source};
-use super::outline::{Located, OutlineError, locate_all, parse, read_source};
-use crate::fsutil::{FsError, write_atomic};
+use super::outline::{Located, OutlineError, locate_all, parse};
 
 #[derive(Debug, thiserror::Error)]
 pub enum EditError {
@@ -29,27 +15,8 @@ pub enum EditError {
     SymbolNotFound { name: String, available: String },
     #[error("`{name}` is ambiguous: {candidates}; use the qualified name")]
     Ambiguous { name: String, candidates: String },
-    #[error("{0}: the file does not exist")]
-    NoFile(PathBuf),
-    #[error("refused to write {}: the result has a syntax error at {}", path.display(), report.summary())]
-    Refused { path: PathBuf, report: CheckReport },
     #[error(transparent)]
     Outline(#[from] OutlineError),
-    #[error(transparent)]
-    Check(#[from] CheckError),
-    #[error(transparent)]
-    Write(#[from] FsError),
-}
-
-/// What an edit did to a file.
-#[derive(Debug, Clone, Serialize)]
-pub struct EditResult {
-    pub path: PathBuf,
-    pub symbol: String,
-    /// 1-based inclusive lines of the new text in the edited file.
-    pub start_line: usize,
-    pub end_line: usize,
-    pub check: CheckReport,
 }
 
 /// A pure edit's output: the new source and the byte range of the text it put in.
@@ -105,11 +72,6 @@ fn trim_end(source: &str, start: usize, end: usize) -> usize {
 
 fn leading_ws(line: &str) -> &str {
     &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
-}
-
-/// One level of indentation as this file writes it.
-fn indent_unit(base: &str) -> &'static str {
-    if base.contains('\t') { "\t" } else { "    " }
 }
 
 /// Rows (0-based) of `code` that lie inside a multi-line string and are not its first row,
@@ -190,71 +152,6 @@ pub fn insert_docstring(source: &str, name: &str, literal: &str) -> Option<Strin
         &source[..first],
         &source[first..]
     ))
-}
-
-/// Whether `code` starts with a string statement.
-fn starts_with_docstring(code: &str) -> bool {
-    let Ok(tree) = parse(code.trim_start()) else {
-        return false;
-    };
-    let root = tree.root_node();
-    let mut cursor = root.walk();
-    let first = root
-        .named_children(&mut cursor)
-        .find(|c| c.kind() != "comment");
-    first.is_some_and(|s| {
-        s.kind() == "expression_statement"
-            && s.named_child(0)
-                .is_some_and(|v| matches!(v.kind(), "string" | "concatenated_string"))
-    })
-}
-
-/// Replaces the body of `name` with `new_body` (any indentation); see the module doc for
-/// what is kept.
-pub fn replace_body(source: &str, name: &str, new_body: &str) -> Result<Edited, EditError> {
-    let loc = find_located(source, name)?;
-    let def_line = line_start(source, loc.symbol.start_byte);
-    let base = leading_ws(&source[def_line..loc.symbol.start_byte]).to_string();
-    let same_line = !source[loc.colon_end..loc.block_start].contains('\n');
-    let body_indent = if same_line {
-        format!("{base}{}", indent_unit(&base))
-    } else {
-        let first = line_start(source, loc.block_start);
-        source[first..loc.block_start].to_string()
-    };
-    let mut body = String::new();
-    match loc.docstring {
-        Some((a, b)) if !starts_with_docstring(new_body) => {
-            body.push_str(&body_indent);
-            body.push_str(&source[a..b]);
-            body.push('\n');
-        }
-        _ => {}
-    }
-    let code = if new_body.trim().is_empty() {
-        "pass"
-    } else {
-        new_body
-    };
-    body.push_str(&reindent(code, &body_indent));
-    let last = trim_end(source, loc.block_start, loc.block_end);
-    let (start, end, text) = if same_line {
-        let end = source[last..].find('\n').map_or(source.len(), |i| last + i);
-        (loc.colon_end, end, format!("\n{body}"))
-    } else {
-        let end = next_line_start(source, last);
-        let newline = if source[..end].ends_with('\n') {
-            "\n"
-        } else {
-            ""
-        };
-        (
-            next_line_start(source, loc.colon_end),
-            end,
-            format!("{body}{newline}"),
-        )
-    };
-    Ok(splice(source, start, end, &text))
 }
 
 fn splice(source: &str, start: usize, end: usize, text: &str) -> Edited {
@@ -351,37 +248,6 @@ pub fn insert_before(source: &str, name: &str, code: &str) -> Result<Edited, Edi
     Ok(splice(source, at, at, &text))
 }
 
-/// Reads `path`, applies `edit`, checks the result and writes it atomically; a result with a
-/// syntax error is refused and the file is left as it was.
-pub fn apply_to_file(
-    path: &Path,
-    symbol: &str,
-    edit: impl FnOnce(&str) -> Result<Edited, EditError>,
-) -> Result<EditResult, EditError> {
-    let source = read_source(path)?.ok_or_else(|| EditError::NoFile(path.to_path_buf()))?;
-    let edited = edit(&source)?;
-    let name = path.display().to_string();
-    let check = check_source(&edited.source, &name)?;
-    if !check.ok {
-        return Err(EditError::Refused {
-            path: path.to_path_buf(),
-            report: check,
-        });
-    }
-    write_atomic(path, edited.source.as_bytes())?;
-    let (a, b) = edited.inserted;
-    let text = edited.source[a..b].trim_matches('\n');
-    let start = a + edited.source[a..b].len() - edited.source[a..b].trim_start_matches('\n').len();
-    let start_line = edited.source[..start].matches('\n').count() + 1;
-    Ok(EditResult {
-        path: path.to_path_buf(),
-        symbol: symbol.to_string(),
-        start_line,
-        end_line: start_line + text.matches('\n').count(),
-        check,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,39 +265,6 @@ mod tests {
         assert!(insert_docstring(&done, "f", "\"\"\"Other.\"\"\"").is_none());
         assert!(insert_docstring("def f(x): return x\n", "f", "\"\"\"D.\"\"\"").is_none());
         assert!(insert_docstring(source, "g", "\"\"\"D.\"\"\"").is_none());
-    }
-
-    #[test]
-    fn replace_body_keeps_every_non_body_line_byte_exact_and_the_docstring() {
-        let out = replace_body(SOURCE, "area", "return r ** 2 * math.pi\n").unwrap();
-        let expected = SOURCE.replace(
-            "    # old comment\n    return math.pi * r * r\n",
-            "    return r ** 2 * math.pi\n",
-        );
-        assert_eq!(out.source, expected);
-    }
-
-    #[test]
-    fn replace_body_with_its_own_docstring_replaces_the_old_one() {
-        let out = replace_body(SOURCE, "Shape.a", "\"\"\"New.\"\"\"\nreturn 10").unwrap();
-        assert!(out.source.contains(
-            "    def a(self):\n        \"\"\"New.\"\"\"\n        return 10\n\n    def b"
-        ));
-    }
-
-    #[test]
-    fn replace_body_reindents_and_handles_a_body_on_the_header_line() {
-        let src = "class K:\n    def f(self): return 1\nx = 1\n";
-        let out = replace_body(
-            src,
-            "K.f",
-            "        if self:\n            return 2\n        return 3",
-        )
-        .unwrap();
-        assert_eq!(
-            out.source,
-            "class K:\n    def f(self):\n        if self:\n            return 2\n        return 3\nx = 1\n"
-        );
     }
 
     #[test]
@@ -504,8 +337,8 @@ mod tests {
     #[test]
     fn ambiguous_plain_names_ask_for_the_qualified_name() {
         let src = "class A:\n    def f(self): pass\nclass B:\n    def f(self): pass\n";
-        let err = replace_body(src, "f", "return 1").unwrap_err();
+        let err = insert_after(src, "f", "x = 1").unwrap_err();
         assert!(matches!(err, EditError::Ambiguous { .. }), "{err}");
-        assert!(replace_body(src, "B.f", "return 1").is_ok());
+        assert!(insert_after(src, "B.f", "x = 1").is_ok());
     }
 }

@@ -83,9 +83,8 @@ pub(crate) struct Located {
     pub name_range: (usize, usize),
     /// Byte just after the header's `:`.
     pub colon_end: usize,
-    /// The body block (first to last statement).
+    /// Where the body block's first statement starts.
     pub block_start: usize,
-    pub block_end: usize,
     /// Byte range of the docstring statement, when the body starts with one.
     pub docstring: Option<(usize, usize)>,
 }
@@ -273,7 +272,6 @@ fn locate(outer: Node, def: Node, source: &str, prefix: &str, scope: Scope) -> O
         name_range: (name_node.start_byte(), name_node.end_byte()),
         colon_end,
         block_start: body.start_byte(),
-        block_end: body.end_byte(),
         docstring: docstring_of(body),
     })
 }

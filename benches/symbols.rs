@@ -1,7 +1,7 @@
 //! Code-tools benchmark: symbol lookup over a generated 50-file repository (cold, and warm
 //! through the index the debug loop keeps), the outline of one file, and the syntax check.
 //!
-//! `cargo bench --bench code` prints a Markdown table (copied into reports/code.md).
+//! `cargo bench --bench symbols` prints a Markdown table (copied into reports/symbols.md).
 //! Under `cargo test` (no `--bench` argument) it runs each case once as a smoke test.
 
 // A benchmark that cannot set up its input has nothing to report: panicking is the right exit.
@@ -9,9 +9,9 @@
 
 use std::path::Path;
 
-use zerorepo::code::check::check_source;
-use zerorepo::code::outline::outline;
-use zerorepo::code::repo::{SymbolIndex, find_symbol};
+use zerorepo::symbols::check::check_source;
+use zerorepo::symbols::outline::outline;
+use zerorepo::symbols::repo::{SymbolIndex, find_symbol};
 
 mod support;
 use support::{median, ms};

@@ -142,7 +142,7 @@ mod tests {
             "only the reason's first line: {text}"
         );
         assert!(
-            crate::code::check::tree_sitter_errors(&text)
+            crate::symbols::check::tree_sitter_errors(&text)
                 .unwrap()
                 .is_empty()
         );
