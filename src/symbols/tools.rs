@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::edit::EditError;
 use super::lsp::ServerSpec;
 use super::outline::{FileOutline, OutlineError, outline_file, read_source};
 use super::refactor::{self, RefactorError, RenameResult};
@@ -30,8 +29,6 @@ pub enum ToolsError {
     #[error(transparent)]
     Repo(#[from] RepoError),
     #[error(transparent)]
-    Edit(#[from] EditError),
-    #[error(transparent)]
     Refactor(#[from] RefactorError),
 }
 
@@ -44,7 +41,6 @@ impl ToolsError {
             ToolsError::NoRepo(_)
                 | ToolsError::NotFound(_)
                 | ToolsError::Path(FsError::OutsideRoot(_))
-                | ToolsError::Edit(EditError::SymbolNotFound { .. } | EditError::Ambiguous { .. })
                 | ToolsError::Refactor(
                     RefactorError::NotFound(_)
                         | RefactorError::Ambiguous { .. }
