@@ -5,8 +5,10 @@
 //! out actions and reports their results as events. An outcome is not an action, so the
 //! driver has nothing to carry out once the node is over.
 //!
-//! One attempt: maybe start over → write tests (when there are none) → ask implementation
-//! candidates (unless only the tests were rewritten) → run the tests. A failed run of code
+//! One attempt: maybe start over → write tests (when there are none: the model's, or, for a
+//! node with examples and no votes to hold, the examples test alone) → ask implementation
+//! candidates (the greedy answer alone in the first round; unless only the tests were
+//! rewritten) → run the tests. A failed run of code
 //! that passes the gates (the specification's examples, the module's earlier tests) goes to
 //! the vote once: B has the disputed tests written once more and drops what still fails, A
 //! asks one fix of the kept code, C skips the node, no majority ends it `needs_review`. Halfway through the budget, or when a fix changed
@@ -52,22 +54,25 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// Candidates of the first implementation round. With examples, all of them: the
-    /// examples are a gate and agreement tells gated candidates apart. Without, only the
-    /// greedy answer: the prior that only strong evidence (a gate it fails, a crash) moves
-    /// the node off, and every such case is answered by a round of fixes with all the
-    /// candidates; the other candidates of the first round could only win by consensus
-    /// against code that passes its gates without crashing, which on the dev half of the
-    /// corpus changed no reference test (issue 39), while costing nearly the greedy
-    /// answer's decoding time each (a step of several sequences costs about as much as the
-    /// steps it replaces on two cores).
-    pub fn first_round(&self) -> u32 {
-        match self.has_examples {
-            true => self.candidates.max(1),
-            false => 1,
-        }
+    /// Whether the model is asked for tests. A node whose specification gives examples is
+    /// judged by them and by the module's earlier tests; the model's tests could only start
+    /// a vote there (code that fails them but passes the gates ends `needs_review` without
+    /// one), so they are asked only when votes may be held. Without examples they are the
+    /// only evidence of a crash and are always asked (as probes).
+    fn asks_tests(&self) -> bool {
+        !self.has_examples || self.spend.votes
     }
 }
+
+/// Candidates of the first implementation round: the greedy answer alone, the one
+/// `--one-shot` keeps. It is the prior that only evidence moves the node off, and every case
+/// with evidence against it (a gate it fails, a crash) is answered by a round of fixes with
+/// all the candidates. The other candidates of a first round could only win by agreement
+/// against code that passes its gates, which on the dev half of the corpus changed no
+/// reference test without examples (issue 39), while each cost nearly the greedy answer's
+/// decoding time (a step of several sequences costs about as much as the steps it replaces
+/// on two cores, `reports/batching.md`).
+pub const FIRST_ROUND: u32 = 1;
 
 /// What happened: the result of the last [`Action`], or the start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,6 +243,9 @@ enum Tests {
     Model,
     /// The model gave none that could be used: the plan's tests alone judge the code.
     PlanOnly,
+    /// The model is not asked ([`Limits::asks_tests`]): the specification's examples judge
+    /// the code, and code that passes them has passed.
+    Examples,
 }
 
 /// The node's code in this attempt.
@@ -449,7 +457,10 @@ impl Machine {
             Event::Voted(verdict) => self.voted(verdict),
             Event::Done => match self.last {
                 Some(Action::StartOver { .. }) => self.proceed(),
-                Some(Action::PlanTestsOnly) => self.tests_in_place(Tests::PlanOnly),
+                Some(Action::PlanTestsOnly) => match self.limits.asks_tests() {
+                    true => self.tests_in_place(Tests::PlanOnly),
+                    false => self.tests_in_place(Tests::Examples),
+                },
                 _ => self.retry(),
             },
         }
@@ -505,8 +516,9 @@ impl Machine {
 
     fn proceed(&mut self) -> Step {
         match self.tests {
-            Tests::Missing { .. } => Step::Do(Action::AskTests),
-            Tests::Model | Tests::PlanOnly => self.implement(),
+            Tests::Missing { .. } if self.limits.asks_tests() => Step::Do(Action::AskTests),
+            Tests::Missing { .. } => Step::Do(Action::PlanTestsOnly),
+            Tests::Model | Tests::PlanOnly | Tests::Examples => self.implement(),
         }
     }
 
@@ -531,7 +543,7 @@ impl Machine {
         // again before it: the budget is for answers after it.
         let first = !self.asked_implementation;
         let candidates = match first {
-            true => self.limits.first_round(),
+            true => FIRST_ROUND,
             false => self.limits.candidates.max(1),
         };
         if std::mem::replace(&mut self.asked_implementation, true) {

@@ -29,7 +29,7 @@ use crate::records::{Departure, Diagnosis, LocalizedFix, NodeStatus, NodeWork, T
 use crate::rpg::{Node, NodePos};
 
 use super::ask::{Ahead, AskError, Sampling, ask, ask_many, unusable};
-use super::machine::{Action, Event, Limits, Machine, Step};
+use super::machine::{Action, Event, FIRST_ROUND, Limits, Machine, Step};
 use super::prompt::PromptInputs;
 use super::repair::{refuse_foreign, with_missing_imports};
 use super::testfile::without_broken_units;
@@ -226,7 +226,6 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
         candidates: ctx.settings.candidates,
         has_examples: leaf.site.has_examples(),
     };
-    leaf.rounds.first_round = limits.first_round();
     let mut machine = Machine::new(limits);
     // The machine decides; the driver only carries out its actions. A cancellation is an
     // event like any other, seen before every action.
@@ -304,7 +303,7 @@ impl<'a> Leaf<'a> {
             failure: None,
             ending: None,
             last_run: None,
-            rounds: Rounds::new(ctx.settings.candidates.max(1)),
+            rounds: Rounds::new(),
             fixing: Fixing::new(),
             runs: Runs::default(),
             diagnosis: None,
@@ -399,7 +398,7 @@ impl<'a> Leaf<'a> {
                 node,
                 (Role::Impl, attempt),
                 &self.inputs(attempt)?,
-                (self.rounds.first_round, Sampling::GreedyFirst),
+                (FIRST_ROUND, Sampling::GreedyFirst),
             );
         }
         let started = std::time::Instant::now();

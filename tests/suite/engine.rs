@@ -61,9 +61,9 @@ impl TestRunner for Counting {
             run.exit_code = Some(1);
             run.failed += 1;
             run.tests
-                .retain(|t| !t.name.ends_with("test_double_positive"));
+                .retain(|t| !t.name.ends_with("test_double_examples_from_spec"));
             run.tests.push(TestOutcome {
-                name: "tests.test_steps::test_double_positive".into(),
+                name: "tests.test_steps::test_double_examples_from_spec".into(),
                 outcome: "failed".into(),
             });
             return Ok(run);

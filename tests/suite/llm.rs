@@ -360,6 +360,8 @@ async fn generation_over_http_passes_and_no_artifact_contains_the_key_then_repla
             "openai:mock-model",
             "--llm-base-url",
             &base,
+            // Only with votes are the model's tests asked beside a node's examples.
+            "--votes",
             "--record",
         ])
         .arg(&recording)
@@ -369,12 +371,12 @@ async fn generation_over_http_passes_and_no_artifact_contains_the_key_then_repla
     assert_eq!(files_containing(&out, KEY), Vec::<String>::new());
     assert_eq!(files_containing(&recording, KEY), Vec::<String>::new());
     let requests = server.received_requests().await.unwrap();
-    // Per node one test request and three implementation candidates (the default); this
-    // provider is asked once per candidate; then the subgraph's integration test.
+    // Per node one test request and the first round's one implementation (the greedy
+    // answer); then the subgraph's integration test.
     assert_eq!(
         requests.len(),
-        13,
-        "tests and impl candidates for three nodes"
+        7,
+        "tests and implementations for three nodes"
     );
     // Token accounting per role lands in the checkpoint.
     let cp: Value = serde_json::from_str(
@@ -383,8 +385,8 @@ async fn generation_over_http_passes_and_no_artifact_contains_the_key_then_repla
     .unwrap();
     assert_eq!(cp["node_b"]["tokens"]["test"]["prompt_tokens"], 11);
     assert_eq!(
-        cp["node_b"]["tokens"]["impl"]["completion_tokens"], 15,
-        "three candidates of 5 tokens"
+        cp["node_b"]["tokens"]["impl"]["completion_tokens"], 5,
+        "one answer of 5 tokens"
     );
     // The recording replays the same generation without the server.
     let replayed = dir.path().join("replayed");
@@ -393,13 +395,14 @@ async fn generation_over_http_passes_and_no_artifact_contains_the_key_then_repla
         .arg(fixture("chain").join("rpg.json"))
         .arg("--out")
         .arg(&replayed)
+        .arg("--votes")
         .arg("--llm")
         .arg(format!("replay:{}", recording.display())));
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert_eq!(super::support::tree(&replayed), super::support::tree(&out));
     assert_eq!(
         server.received_requests().await.unwrap().len(),
-        13,
+        7,
         "replay made no request"
     );
 }
@@ -490,6 +493,8 @@ async fn two_endpoints_share_a_generation_and_a_failing_one_is_taken_out() {
             .arg("--out")
             .arg(out)
             .args(["--llm", "openai:mock-model", "--llm-base-url", &urls])
+            // Only with votes are the model's tests asked beside a node's examples.
+            .arg("--votes")
             .env("OPENAI_API_KEY", KEY))
     };
     let dir = tempfile::tempdir().unwrap();
@@ -501,8 +506,8 @@ async fn two_endpoints_share_a_generation_and_a_failing_one_is_taken_out() {
         a.received_requests().await.unwrap().len(),
         b.received_requests().await.unwrap().len(),
     );
-    assert_eq!(to_a + to_b, 13, "every request answered once");
-    assert!(to_a >= 3 && to_b >= 3, "spread: {to_a} and {to_b}");
+    assert_eq!(to_a + to_b, 7, "every request answered once");
+    assert!(to_a >= 2 && to_b >= 2, "spread: {to_a} and {to_b}");
 
     let broken = MockServer::start().await;
     Mock::given(method("POST"))
@@ -513,8 +518,8 @@ async fn two_endpoints_share_a_generation_and_a_failing_one_is_taken_out() {
     let urls = format!("{}/v1,{}/v1", broken.uri(), good.uri());
     let (code, stdout, stderr) = generate(dir.path().join("one"), urls);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
-    assert_eq!(good.received_requests().await.unwrap().len(), 13);
-    // Only the requests in flight when it first failed reached it (three candidates at most).
+    assert_eq!(good.received_requests().await.unwrap().len(), 7);
+    // Only the requests in flight when it first failed reached it (one per job at most).
     let to_broken = broken.received_requests().await.unwrap().len();
     assert!(
         to_broken <= 3,

@@ -165,7 +165,8 @@ fn known_secrets_never_reach_the_journal_checkpoint_report_or_logs() {
         dir.path(),
         &rpg.to_string(),
         &script,
-        &["--max-retries", "1", "-v"],
+        // `--votes`: only then is the model's test asked beside the node's example.
+        &["--max-retries", "1", "-v", "--votes"],
     );
     assert_eq!(code, 1, "the node must fail: {stderr}");
     let encoded: Vec<String> = {

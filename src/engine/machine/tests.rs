@@ -11,6 +11,11 @@ const IMPL: Step = Step::Do(Action::AskImplementation {
     role: Role::Impl,
     candidates: 3,
 });
+/// The first round: the greedy answer alone.
+const FIRST: Step = Step::Do(Action::AskImplementation {
+    role: Role::Impl,
+    candidates: 1,
+});
 const FIX: Step = Step::Do(Action::AskImplementation {
     role: Role::Fix,
     candidates: 3,
@@ -54,7 +59,7 @@ fn a_node_passes_on_the_first_round() {
         actions,
         [
             Step::Do(Action::AskTests),
-            IMPL,
+            FIRST,
             Step::Do(Action::RunTests),
             finish(LoopEnd::Passed)
         ]
@@ -84,7 +89,7 @@ fn without_usable_tests_the_plans_tests_judge_and_passing_code_is_only_reviewed(
             Step::Do(Action::AskTests),
             Step::Do(Action::AskTests),
             Step::Do(Action::PlanTestsOnly),
-            IMPL,
+            FIRST,
             Step::Do(Action::RunTests),
             FIX,
             Step::Do(Action::RunTests),
@@ -107,7 +112,7 @@ fn without_usable_tests_the_plans_tests_judge_and_passing_code_is_only_reviewed(
         [
             Step::Do(Action::AskTests),
             Step::Do(Action::AskTests),
-            IMPL,
+            FIRST,
             Step::Do(Action::RunTests),
             finish(LoopEnd::Passed)
         ]
@@ -130,7 +135,7 @@ fn failing_code_is_fixed_and_the_first_round_costs_no_budget() {
         actions,
         [
             Step::Do(Action::AskTests),
-            IMPL,
+            FIRST,
             Step::Do(Action::RunTests),
             FIX,
             Step::Do(Action::RunTests),
@@ -164,7 +169,7 @@ fn halfway_through_the_budget_the_loop_starts_over_and_then_runs_out() {
         actions,
         [
             Step::Do(Action::AskTests),
-            IMPL,
+            FIRST,
             Step::Do(Action::RunTests),
             FIX,
             Step::Do(Action::RunTests),
@@ -202,7 +207,7 @@ fn by_default_a_failing_node_gets_a_fix_and_a_fresh_start() {
         actions,
         [
             Step::Do(Action::AskTests),
-            IMPL,
+            FIRST,
             Step::Do(Action::RunTests),
             FIX,
             Step::Do(Action::RunTests),
@@ -237,7 +242,7 @@ fn tests_written_again_before_the_first_round_do_not_spend_its_candidates() {
             Step::Do(Action::AskTests),
             Step::Do(Action::AskTests),
             Step::Do(Action::AskTests),
-            IMPL
+            FIRST
         ]
     );
     // The tests' attempts spent 1 each and the first round nothing: attempt 3 has spent
@@ -509,7 +514,7 @@ fn an_unusable_answer_is_asked_again_and_only_existing_code_gets_a_fix() {
         [
             Step::Do(Action::AskTests),
             Step::Do(Action::AskTests),
-            IMPL,
+            FIRST,
             IMPL,
             Step::Do(Action::RunTests),
             FIX
@@ -732,25 +737,65 @@ fn without_fresh_starts_the_loop_goes_on_fixing_until_a_fix_changes_nothing() {
 }
 
 #[test]
-fn without_examples_the_first_round_is_the_greedy_answer_alone_and_fixes_get_all() {
+fn the_first_round_is_the_greedy_answer_alone_and_fixes_get_all() {
+    for has_examples in [true, false] {
+        let limits = Limits {
+            has_examples,
+            ..LIMITS
+        };
+        let (actions, machine) = drive(limits, &[Event::TestsWritten, WRITTEN, WRONG]);
+        assert_eq!(
+            actions[..4],
+            [
+                Step::Do(Action::AskTests),
+                FIRST,
+                Step::Do(Action::RunTests),
+                FIX
+            ]
+        );
+        // The fix round is the first the budget counts.
+        assert_eq!(machine.spent, 4);
+    }
+}
+
+#[test]
+fn with_examples_and_no_votes_the_examples_alone_judge_and_a_pass_is_a_pass() {
     let limits = Limits {
-        has_examples: false,
+        spend: Spend {
+            votes: false,
+            ..Spend::all(8)
+        },
         ..LIMITS
     };
-    let (actions, machine) = drive(limits, &[Event::TestsWritten, WRITTEN, WRONG]);
+    assert!(!limits.asks_tests());
+    let (actions, _) = drive(
+        limits,
+        &[Event::Done, WRITTEN, Event::Ran(TestsRan::Passed)],
+    );
     assert_eq!(
-        actions[..4],
+        actions,
         [
-            Step::Do(Action::AskTests),
-            Step::Do(Action::AskImplementation {
-                role: Role::Impl,
-                candidates: 1
-            }),
+            Step::Do(Action::PlanTestsOnly),
+            FIRST,
             Step::Do(Action::RunTests),
-            FIX
+            finish(LoopEnd::Passed)
         ]
     );
-    // The fix round is the first the budget counts.
-    assert_eq!(machine.spent, 4);
-    assert_eq!(LIMITS.first_round(), 3);
+    // Failing them is fixed as always, and a fresh start keeps them.
+    let (actions, _) = drive(limits, &[Event::Done, WRITTEN, WRONG, WRITTEN, WRONG]);
+    assert_eq!(
+        actions[3..],
+        [
+            FIX,
+            Step::Do(Action::RunTests),
+            Step::Do(Action::StartOver { keep_tests: true })
+        ]
+    );
+    // Without examples the model's tests are the only evidence: they are asked.
+    let prior = Limits {
+        has_examples: false,
+        ..limits
+    };
+    assert!(prior.asks_tests());
+    assert_eq!(drive(prior, &[]).0, [Step::Do(Action::AskTests)]);
 }

@@ -28,20 +28,16 @@ pub(super) struct Rounds {
     pub(super) lineage: Lineage,
     /// The first implementation round, asked while the tests are written ([`Ahead`]).
     pub(super) ahead: Option<Ahead>,
-    /// Candidates of the first implementation round
-    /// ([`super::super::machine::Limits::first_round`]).
-    pub(super) first_round: u32,
 }
 
 impl Rounds {
-    pub(super) fn new(first_round: u32) -> Rounds {
+    pub(super) fn new() -> Rounds {
         Rounds {
             best: None,
             samples: Vec::new(),
             tried: HashSet::new(),
             lineage: Lineage::default(),
             ahead: None,
-            first_round,
         }
     }
 

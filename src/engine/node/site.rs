@@ -318,17 +318,22 @@ impl<'a> Site<'a> {
         }
     }
 
-    /// The model gave no usable tests: the test file gets the plan's tests for the node (the
-    /// examples test, else a test that the function is defined) beside the earlier ones.
+    /// The test file gets the plan's tests for the node (the examples test, else a test that
+    /// the function is defined) beside the earlier ones: the model gave no usable tests, or
+    /// was not asked (a node with examples and no vote to hold).
     pub(super) fn plan_tests_only(&self) -> Result<(), FsError> {
         let own = examples::examples_test(self.node, &self.module)
             .or_else(|| examples::defined_test(self.node, &self.module));
         let base = self.test_text()?;
+        // The examples may use what they never import (`datetime.date(...)`): the imports
+        // are added as for the model's tests, else the test dies of a NameError in its own
+        // frame and fails every candidate.
         let merged = match own {
-            Some(own) => merge_python(&base, &own),
-            None => base,
+            Some(own) => with_missing_imports(self.ctx, self.position, &own, &base),
+            None => return Ok(()),
         };
-        tracing::info!(node = %self.node.id, "no usable tests from the model: the plan's tests judge the code");
+        let merged = merge_python(&base, &merged);
+        tracing::info!(node = %self.node.id, "no model-written tests: the plan's tests judge the code");
         self.ctx
             .workspace
             .write_if_changed(&self.test_file, &merged)
