@@ -74,16 +74,16 @@
 //!
 //! The node loop, decided by a pure state machine (`engine::machine`: events in, the next
 //! action or the node's outcome out, no I/O) that the async driver in `engine::node` carries
-//! out: tests first, then `--candidates` implementations (asked while the tests are written,
-//! `engine::ask::Ahead`), all run and chosen by evidence (`engine::node::choice`). The plan's
-//! examples, the earlier functions' tests and a body are gates; the model's tests are only
-//! evidence. With examples, gated candidates are told apart by agreement on the model's
-//! tests, and a dispute ends for review (with `--votes`, it goes to a vote: `engine::vote`).
-//! Without examples the model writes calls, not expected values (`engine::prompt::TestsAsked`),
-//! and the greedy answer (what asking once gives) is the prior: only strong evidence (a gate,
-//! a crash in the code) or two agreeing answers move the node off it, disputed values end it
-//! for review, crashes are fixed. Fixes see the failure localized (`engine::suspects`); a
-//! failed node keeps its best candidate or a stub and its dependents are skipped. Every
+//! out. The first round is the greedy answer alone (what asking once gives): it is the prior,
+//! and only evidence moves the node off it. The plan's examples, the earlier functions'
+//! tests and a body are gates. A node with examples is judged by them; the model's tests are
+//! asked there only with `--votes` (a dispute goes to a vote: `engine::vote`), since without
+//! a vote they could decide nothing. Without examples the model writes calls, not expected
+//! values (`engine::prompt::TestsAsked`), and they are the only evidence: disputed values end
+//! the node for review, crashes are fixed. A gate failed or a crash gets rounds of
+//! `--candidates` fixes, then a fresh start, chosen by evidence (`engine::node::choice`).
+//! Fixes see the failure localized (`engine::suspects`); a failed node keeps its best
+//! candidate or a stub and its dependents are skipped. Every
 //! departure from the greedy answer is recorded, and `eval` scores it against the reference.
 //! Votes, fix rounds and fresh starts are asked for only while this run shows they buy
 //! something (`returns`). The tuning history with its measurements is in `docs/loop.md`.

@@ -42,9 +42,9 @@ pub(crate) struct Args {
     /// ends `needs_review`). Compare with `zerorepo eval`.
     #[arg(long, conflicts_with = "start_from_node")]
     one_shot: bool,
-    /// Candidates asked for each implementation and fix round: all are run against the
-    /// node's tests and the best by evidence is kept (the local model decodes them together;
-    /// see reports/batching.md). 1 asks for one.
+    /// Candidates asked for each fix round and fresh start (the first round is the greedy
+    /// answer alone): all are run against the node's tests and the best by evidence is kept
+    /// (the local model decodes them together; see reports/batching.md). 1 asks for one.
     #[arg(long, value_name = "N", default_value_t = crate::engine::DEFAULT_CANDIDATES,
           value_parser = clap::value_parser!(u32).range(1..=4))]
     candidates: u32,

@@ -333,7 +333,7 @@ impl<'a> Site<'a> {
             None => return Ok(()),
         };
         let merged = merge_python(&base, &merged);
-        tracing::info!(node = %self.node.id, "no model-written tests: the plan's tests judge the code");
+        tracing::debug!(node = %self.node.id, "no model-written tests: the plan's tests judge the code");
         self.ctx
             .workspace
             .write_if_changed(&self.test_file, &merged)
