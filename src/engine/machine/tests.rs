@@ -11,7 +11,7 @@ const IMPL: Step = Step::Do(Action::AskImplementation {
     role: Role::Impl,
     candidates: 3,
 });
-/// The first round: the greedy answer alone.
+// The first round: the greedy answer alone.
 const FIRST: Step = Step::Do(Action::AskImplementation {
     role: Role::Impl,
     candidates: 1,
@@ -791,11 +791,10 @@ fn with_examples_and_no_votes_the_examples_alone_judge_and_a_pass_is_a_pass() {
             Step::Do(Action::StartOver { keep_tests: true })
         ]
     );
-    // Without examples the model's tests are the only evidence: they are asked.
+    // Without examples the model's tests are the only evidence, and are asked.
     let prior = Limits {
         has_examples: false,
         ..limits
     };
-    assert!(prior.asks_tests());
     assert_eq!(drive(prior, &[]).0, [Step::Do(Action::AskTests)]);
 }
