@@ -233,16 +233,17 @@ async fn side(
     }
     let started = Instant::now();
     let written = match single_answer {
-        None => code_corpus::apply_edits(dir, &request.reference)
-            .map(|()| true)
-            .map_err(|e| format!("the reference change: {e}")),
+        None => match code_corpus::apply_edits(dir, &request.reference) {
+            Ok(()) => Written::Changed,
+            Err(e) => Written::Stopped(format!("the reference change: {e}")),
+        },
         Some(single) => change(ctx, request, dir, single, &mut side).await?,
     };
     side.wall_s = started.elapsed().as_secs_f64();
     match written {
-        Err(why) => side.reason = Some(why),
-        Ok(false) => side.verdict = RequestVerdict::Unchanged,
-        Ok(true) => judge_side(ctx, request, dir, &mut side).await?,
+        Written::Stopped(why) => side.reason = Some(why),
+        Written::Unchanged => side.verdict = RequestVerdict::Unchanged,
+        Written::Changed => judge_side(ctx, request, dir, &mut side).await?,
     }
     eprintln!(
         "   {name}: {} ({:.0} s){}",
@@ -280,17 +281,27 @@ async fn judge_side(
     Ok(())
 }
 
+/// What one side did to its copy of the repository.
+enum Written {
+    /// The change was written (and committed): the judge decides whether it is correct.
+    Changed,
+    /// Nothing was written; the side's reason says why.
+    Unchanged,
+    /// The side could not run to an end (no model, the command stopped): why.
+    Stopped(String),
+}
+
 /// `zerorepo code --yes --git-commit --prompt TEXT --repo DIR` (`--single-answer` for the
-/// baseline) with the command's defaults; `Ok(true)` when it wrote the change.
+/// baseline) with the command's defaults.
 async fn change(
     ctx: &CodeCorpusBench,
     request: &CodeRequest,
     dir: &Path,
     single_answer: bool,
     side: &mut RequestSide,
-) -> Result<Result<bool, String>, Interrupted> {
+) -> Result<Written, Interrupted> {
     let Some(llm) = ctx.llm.clone() else {
-        return Ok(Err("no model".into()));
+        return Ok(Written::Stopped("no model".into()));
     };
     let asked = change::Request {
         repo: dir.to_path_buf(),
@@ -315,15 +326,15 @@ async fn change(
         return Err(Interrupted);
     }
     Ok(match outcome {
-        Err(e) => Err(format!("zerorepo code stopped: {e}")),
+        Err(e) => Written::Stopped(format!("zerorepo code stopped: {e}")),
         Ok(outcome) => {
             side.prompt_tokens = outcome.usage.prompt_tokens;
             side.completion_tokens = outcome.usage.completion_tokens;
             match outcome.status {
-                Status::Committed => Ok(true),
+                Status::Committed => Written::Changed,
                 _ => {
                     side.reason = outcome.reason.clone();
-                    Ok(false)
+                    Written::Unchanged
                 }
             }
         }
