@@ -80,8 +80,9 @@
 //! asked there only with `--votes` (a dispute goes to a vote: `engine::vote`), since without
 //! a vote they could decide nothing. Without examples the model writes calls, not expected
 //! values (`engine::prompt::TestsAsked`), and they are the only evidence: disputed values end
-//! the node for review, crashes are fixed. A gate failed or a crash gets rounds of
-//! `--candidates` fixes, then a fresh start, chosen by evidence (`engine::node::choice`).
+//! the node for review, a crash gets one round of fresh candidates run against the same
+//! calls. A gate failed gets rounds of `--candidates` fixes, then a fresh start, chosen by
+//! evidence (`engine::node::choice`).
 //! Fixes see the failure localized (`engine::suspects`); a failed node keeps its best
 //! candidate or a stub and its dependents are skipped. Every
 //! departure from the greedy answer is recorded, and `eval` scores it against the reference.

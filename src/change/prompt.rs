@@ -38,7 +38,7 @@ pub(super) const CORRECT_NODE: &str = "correct";
 pub(super) const PROBE_NODE: &str = "probe";
 pub(super) const REPRODUCE_NODE: &str = "reproduce";
 
-/// Tokens of a probes answer: four short calls (generate's probes are capped alike).
+/// Tokens of a probes answer: four short calls (generate asks three, within 240).
 const PROBE_ANSWER_TOKENS: u32 = 320;
 
 /// Tokens of a reproduction answer: three short tests.

@@ -26,7 +26,7 @@ pub const WRITE_TESTS: Template = Template {
 /// is whether the code crashes (role `test`; `engine::prompt::TestsAsked`).
 pub const WRITE_PROBES: Template = Template {
     id: "write_probes",
-    version: 2,
+    version: 3,
     body: include_str!("write_probes.md"),
 };
 /// A subgraph's integration test (node `integration:SUBGRAPH`, role `test`).

@@ -281,7 +281,7 @@ fn without_examples_starting_over_writes_new_tests() {
 }
 
 #[test]
-fn without_examples_disputed_values_end_for_review_and_crashes_are_fixed() {
+fn without_examples_disputed_values_end_for_review_and_a_crash_gets_fresh_candidates() {
     let limits = Limits {
         has_examples: false,
         ..LIMITS
@@ -289,40 +289,40 @@ fn without_examples_disputed_values_end_for_review_and_crashes_are_fixed() {
     // Only values disputed: kept for review at once, no vote, no fix.
     let (actions, _) = drive(limits, &[Event::TestsWritten, WRITTEN, DISPUTED]);
     assert_eq!(actions[3], finish(LoopEnd::NeedsReview));
-    // A crash: one fix of the kept code; a fix that leaves only disputed values ends it.
-    let (actions, _) = drive(
-        limits,
-        &[
-            Event::TestsWritten,
-            WRITTEN,
-            CRASHES,
-            Event::Done,
-            WRITTEN,
-            DISPUTED,
-        ],
-    );
-    assert_eq!(
-        actions[3..],
-        [
-            Step::Do(Action::FixBest),
-            FIX,
-            Step::Do(Action::RunTests),
-            finish(LoopEnd::NeedsReview)
-        ]
-    );
-    // A fix that changes nothing ends it too: the model holds the code right.
-    let (actions, _) = drive(
-        limits,
-        &[
-            Event::TestsWritten,
-            WRITTEN,
-            CRASHES,
-            Event::Done,
-            UNCHANGED,
-            CRASHES,
-        ],
-    );
-    assert_eq!(actions[6], finish(LoopEnd::NeedsReview));
+    // A crash: one round of fresh candidates against the same tests (not asked again); a
+    // second crash ends it for review with the best candidate.
+    let crash_twice = [
+        Event::TestsWritten,
+        WRITTEN,
+        CRASHES,
+        Event::Done,
+        WRITTEN,
+        CRASHES,
+    ];
+    let (actions, machine) = drive(limits, &crash_twice);
+    let fresh = Step::Do(Action::StartOver { keep_tests: true });
+    let run = Step::Do(Action::RunTests);
+    let review = finish(LoopEnd::NeedsReview);
+    assert_eq!(actions[3..], [fresh, IMPL, run, review]);
+    assert_eq!(machine.returns().fresh_starts.tries, 1);
+    assert_eq!(machine.returns().fixes.tries, 0);
+    // When this run's fresh starts stopped paying, a crash is fixed instead, and a fix that
+    // changes nothing ends it: the model holds the code right.
+    let spend = Spend {
+        fresh_starts: false,
+        ..Spend::all(8)
+    };
+    let fixing = Limits { spend, ..limits };
+    let unchanged = [
+        Event::TestsWritten,
+        WRITTEN,
+        CRASHES,
+        Event::Done,
+        UNCHANGED,
+        CRASHES,
+    ];
+    let (actions, _) = drive(fixing, &unchanged);
+    assert_eq!(actions[3..], [Step::Do(Action::FixBest), FIX, run, review]);
     // Passing every test still passes.
     let (actions, _) = drive(
         limits,
