@@ -308,9 +308,11 @@ fn failed_node_skips_its_dependents_and_is_reverted() {
         ("skipped".into(), "skipped".into())
     );
     let cp = checkpoint(&out);
+    // Skipped, as the seed says, yet written as `--one-shot` would write it: a failure
+    // upstream never leaves less than asking once.
     assert_eq!(
         cp["node_003"]["failure_reason"],
-        "skipped: dependency node_002 did not pass"
+        "skipped: dependency node_002 did not pass; its greedy answer is written, never run"
     );
     assert!(
         cp["node_002"]["failure_reason"]
@@ -336,14 +338,15 @@ fn failed_node_skips_its_dependents_and_is_reverted() {
     );
     assert!(!tests.contains("def test_capitalize_words"), "{tests}");
     assert!(!out.join("tests/test_titles.py").exists());
-    // The skipped functions never ran; assembly stubs them, so their module imports.
+    // The skipped functions never ran, but each is its greedy answer (a draft), not a stub.
     let titles = std::fs::read_to_string(out.join("src/textops/titles.py")).unwrap();
     for name in ["make_title", "make_banner"] {
-        let stub = titles
+        let draft = titles
             .split(&format!("def {name}("))
             .nth(1)
-            .unwrap_or_else(|| panic!("a stub of {name}: {titles}"));
-        assert!(stub.contains("skipped: dependency node_00"), "{titles}");
+            .unwrap_or_else(|| panic!("a draft of {name}: {titles}"));
+        let body = draft.split("\ndef ").next().unwrap();
+        assert!(!body.contains("NotImplementedError"), "{titles}");
     }
     // status tells the same story
     let (code, stdout, _) = run(zerorepo().arg("status").arg(&out));
@@ -401,22 +404,25 @@ fn malformed_answers_exhaust_the_retries_and_leave_nothing_behind() {
         reason.contains("unusable") && reason.contains("after 4 attempts"),
         "{reason}"
     );
-    // No answer was code: the module keeps a stub, not nothing; so do its skipped dependents.
+    // No answer was code: the module keeps a stub, not nothing; its skipped dependents are
+    // their greedy answers, never run (drafts).
     let steps = std::fs::read_to_string(out.join("src/chain/steps.py")).unwrap();
     assert_eq!(steps.matches("def ").count(), 3, "{steps}");
     assert_eq!(
         steps.matches("raise NotImplementedError(").count(),
-        3,
+        1,
         "{steps}"
     );
-    assert!(
-        steps.contains("unusable") && steps.contains("skipped: dependency"),
-        "{steps}"
-    );
+    assert!(steps.contains("unusable"), "{steps}");
     assert!(!out.join("tests/test_steps.py").exists());
     assert_eq!(
         (status_of(&out, "node_b"), status_of(&out, "node_c")),
         ("skipped".into(), "skipped".into())
+    );
+    let reason = cp["node_c"]["failure_reason"].as_str().unwrap();
+    assert!(
+        reason.ends_with("its greedy answer is written, never run"),
+        "{reason}"
     );
 }
 
@@ -506,9 +512,10 @@ fn a_function_without_a_body_never_counts_as_passed() {
 
 /// Issue 39: a name the function uses and nothing defines is a `NameError` waiting for the
 /// input that reaches it. Without examples it weighs as a crash: the greedy answer passes its
-/// tests (they never reach that line), yet a fix is asked, told the name, and kept.
+/// tests (they never reach that line), yet fresh candidates are asked, and one without the
+/// name is kept.
 #[test]
-fn without_examples_a_name_defined_nowhere_is_fixed() {
+fn without_examples_a_name_defined_nowhere_gets_fresh_candidates() {
     if require_python().is_none() || !super::support::require_ruff() {
         return;
     }
@@ -521,10 +528,10 @@ fn without_examples_a_name_defined_nowhere_is_fixed() {
             v["answer"] = "```python\ndef double(x: int) -> int:\n    if x < 0:\n        return negated(abs(x) * 2)\n    return x * 2\n```\n".into();
         }
     });
-    let fix = serde_json::json!({"node": "node_a", "role": "fix", "attempt": 0,
+    let fresh = serde_json::json!({"node": "node_a", "role": "impl", "attempt": 1,
         "answer": "```python\ndef double(x: int) -> int:\n    return x * 2\n```\n"});
     let mut text = std::fs::read_to_string(&script).unwrap();
-    text.push_str(&format!("{fix}\n"));
+    text.push_str(&format!("{fresh}\n"));
     std::fs::write(&script, text).unwrap();
     let out = dir.path().join("o");
     let (code, _, stderr) = generate_plan(&rpg, &script, &out, &[]);
@@ -533,7 +540,7 @@ fn without_examples_a_name_defined_nowhere_is_fixed() {
     let steps = std::fs::read_to_string(out.join("src/chain/steps.py")).unwrap();
     assert!(!steps.contains("negated"), "{steps}");
     let departure = &checkpoint(&out)["node_a"]["departure"];
-    assert_eq!(departure["kind"], "fix", "{departure}");
+    assert_eq!(departure["kind"], "fresh_start", "{departure}");
 }
 
 #[test]
