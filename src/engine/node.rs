@@ -135,7 +135,7 @@ pub fn files_of(node: &Node) -> Vec<String> {
     files
 }
 
-pub async fn run_node(ctx: &Context, position: NodePos, draft_of: Option<&str>) -> NodeResult {
+pub async fn run_node(ctx: &Context, position: NodePos) -> NodeResult {
     let node = ctx.rpg.node(position);
     let files = files_of(node);
     let snapshot = match ctx.workspace.snapshot(&files) {
@@ -148,9 +148,7 @@ pub async fn run_node(ctx: &Context, position: NodePos, draft_of: Option<&str>) 
     {
         return NodeResult::failed(format!("cannot save the node's snapshot: {e}"));
     }
-    let result = if let Some(cause) = draft_of {
-        draft(ctx, position, cause).await
-    } else if node.is_data() {
+    let result = if node.is_data() {
         super::data::run_data(ctx, position).await
     } else if node.is_leaf() {
         run_leaf(ctx, position).await
@@ -178,42 +176,6 @@ pub async fn run_node(ctx: &Context, position: NodePos, draft_of: Option<&str>) 
     }
     result
 }
-
-/// A node whose dependency `cause` did not pass. The seed skips it, and it stays `skipped`;
-/// but a function still gets what `--one-shot` writes, the greedy answer never run, so that a
-/// failure upstream never leaves the repository with less than asking once gives (on the dev
-/// plan boltons-strutils, six skipped dependents put the engine one reference test below
-/// one-shot). Anything else is only skipped.
-async fn draft(ctx: &Context, position: NodePos, cause: &str) -> Result<NodeResult, FsError> {
-    let node = ctx.rpg.node(position);
-    let skipped = format!("skipped: dependency {cause} did not pass");
-    let leaf = match node.is_leaf() && !node.is_data() {
-        true => Leaf::new(ctx, position)?,
-        false => None,
-    };
-    let Some(leaf) = leaf else {
-        return Ok(NodeResult {
-            failure_reason: Some(skipped),
-            ..NodeResult::new(NodeStatus::Skipped)
-        });
-    };
-    let drafted = leaf.one_shot().await?;
-    // Without a usable answer the node is skipped as the seed says, and assembly writes the
-    // stub that says why.
-    let (reason, keep) = match drafted.status {
-        NodeStatus::NeedsReview => (format!("{skipped}; {DRAFTED}"), drafted.keep),
-        _ => (skipped, None),
-    };
-    Ok(NodeResult {
-        status: NodeStatus::Skipped,
-        failure_reason: Some(reason),
-        keep,
-        ..drafted
-    })
-}
-
-/// What a skipped node's reason adds when its draft is written.
-const DRAFTED: &str = "its greedy answer is written, never run";
 
 /// A module gets its file with the module docstring; a package its `__init__.py`.
 fn write_composite(ctx: &Context, node: &Node) -> Result<NodeResult, FsError> {
