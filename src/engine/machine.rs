@@ -489,13 +489,8 @@ impl Machine {
                 (false, true) => return self.proceed(),
                 (false, false) => return self.finish_best(),
             }
-            let keep_tests = limits.has_examples;
-            if !keep_tests {
-                self.tests = Tests::Missing { then_run: false };
-            }
             self.started_over |= halfway;
-            self.code = Code::Absent;
-            return Step::Do(Action::StartOver { keep_tests });
+            return self.start_over(limits.has_examples);
         }
         self.proceed()
     }
@@ -621,11 +616,24 @@ impl Machine {
     /// nothing the reference saw (1 better, 6 the same) at the price of a round each; and
     /// asking the tests again cost as much as the round itself.
     fn fresh_candidates(&mut self) -> Step {
+        self.next_attempt();
+        self.started_over = true;
+        self.start_over(true)
+    }
+
+    /// Fresh candidates: the code goes, and the tests too unless `keep_tests`.
+    fn start_over(&mut self, keep_tests: bool) -> Step {
+        if !keep_tests {
+            self.tests = Tests::Missing { then_run: false };
+        }
+        self.code = Code::Absent;
+        Step::Do(Action::StartOver { keep_tests })
+    }
+
+    /// A new attempt; the budget counts at least one answer an attempt.
+    fn next_attempt(&mut self) {
         self.attempt += 1;
         self.spent = self.spent.max(self.attempt);
-        self.started_over = true;
-        self.code = Code::Absent;
-        Step::Do(Action::StartOver { keep_tests: true })
     }
 
     /// Generated tests fail: against gated code the vote decides, once; otherwise fix.
@@ -644,8 +652,7 @@ impl Machine {
             Some(Verdict::Test) => {
                 // A new attempt, so that its answer is asked (and recorded) apart.
                 self.vote = Vote::TestsRewritten;
-                self.attempt += 1;
-                self.spent = self.spent.max(self.attempt);
+                self.next_attempt();
                 Step::Do(Action::RewriteTests)
             }
             Some(Verdict::Environment) => self.finish(LoopEnd::SkippedEnvironment),
@@ -659,8 +666,7 @@ impl Machine {
     }
 
     fn retry(&mut self) -> Step {
-        self.attempt += 1;
-        self.spent = self.spent.max(self.attempt);
+        self.next_attempt();
         self.begin()
     }
 
