@@ -13,7 +13,9 @@ use llama_cpp_2::vocab::LlamaVocab;
 
 use super::draft;
 use super::{LlmRequest, Role};
-use crate::edit::cutoff::{MOST_TESTS, stop_after_tests};
+use crate::edit::cutoff::{
+    MOST_PROBES, MOST_TESTS, end_of_loop, stop_after_probes, stop_after_tests,
+};
 
 /// One candidate being decoded.
 pub(super) struct Sequence {
@@ -77,7 +79,11 @@ impl Sequence {
             history.push(token);
         }
         self.generated < u64::from(request.max_tokens)
-            && !answer_is_complete(&mut self.text, request.role)
+            && !answer_is_complete(
+                &mut self.text,
+                request.role,
+                request.template == crate::prompts::WRITE_PROBES.label(),
+            )
     }
 
     /// The drafts to check after the token just kept: `draft_tokens` of them or none (a
@@ -118,10 +124,24 @@ pub(super) fn sampler(model: &LlamaModel, request: &LlmRequest) -> LlamaSampler 
     }
 }
 
-/// Whether to stop generating: the fenced block is closed, or a test answer already holds as
-/// many tests as we keep (then `text` is cut to them).
-fn answer_is_complete(text: &mut Vec<u8>, role: Role) -> bool {
+/// Whether to stop generating: the fenced block is closed, a test answer already holds as
+/// many tests as we keep (a probes answer as many calls), or the answer loops over one block of lines (then `text` is cut to
+/// the tests, or to the block's first copy).
+fn answer_is_complete(text: &mut Vec<u8>, role: Role, probes: bool) -> bool {
     if closes_a_code_block(text) {
+        return true;
+    }
+    // Tokens carry a newline with the next line's indent, so every token is checked; only
+    // complete lines are compared.
+    if let Ok(whole) = std::str::from_utf8(text)
+        && let Some(end) = end_of_loop(whole)
+    {
+        text.truncate(end);
+        return true;
+    }
+    if probes && let Some(stopped) = stop_after_probes(&String::from_utf8_lossy(text), MOST_PROBES)
+    {
+        *text = stopped.into_bytes();
         return true;
     }
     if role == Role::Test
