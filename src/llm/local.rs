@@ -57,7 +57,7 @@ use llama_cpp_2::{
 
 use super::draft::{DraftCounters, DraftCounts, Drafting, MOST_DRAFT_TOKENS};
 use super::placement::{Placement, SlotView, place};
-use super::sequence::{Sequence, sampler};
+use super::sequence::{Holds, Sequence, sampler};
 use super::{LlmError, LlmProvider, LlmRequest, LlmResponse, Usage};
 
 // The most one request may take of the cache (its prompt and all its answers) is
@@ -661,6 +661,7 @@ impl<'m> ModelContext<'m> {
                         history: (greedy && draft_tokens > 0).then(|| prompt.clone()),
                         draft_tokens,
                         drafted: Vec::new(),
+                        holds: Holds::of(&candidate),
                     }
                 })
                 .collect();

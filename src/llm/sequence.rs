@@ -11,6 +11,8 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::vocab::LlamaVocab;
 
+use std::borrow::Cow;
+
 use super::draft;
 use super::{LlmRequest, Role};
 use crate::edit::cutoff::{
@@ -33,6 +35,29 @@ pub(super) struct Sequence {
     pub(super) draft_tokens: usize,
     /// The draft tokens the last batch carried after its token, at the positions after it.
     pub(super) drafted: Vec<LlamaToken>,
+    /// What the answer holds, which says where it may be cut short.
+    pub(super) holds: Holds,
+}
+
+/// What an answer holds, as far as its stop conditions care.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Holds {
+    /// Test functions: cut at [`MOST_TESTS`].
+    Tests,
+    /// Probes (`write_probes`): cut at [`MOST_PROBES`] calls (and as tests).
+    Probes,
+    /// Code or anything else: ends with its fenced block.
+    Code,
+}
+
+impl Holds {
+    pub(super) fn of(request: &LlmRequest) -> Holds {
+        match request.role {
+            Role::Test if request.template == crate::prompts::WRITE_PROBES.label() => Holds::Probes,
+            Role::Test => Holds::Tests,
+            _ => Holds::Code,
+        }
+    }
 }
 
 impl Sequence {
@@ -79,11 +104,7 @@ impl Sequence {
             history.push(token);
         }
         self.generated < u64::from(request.max_tokens)
-            && !answer_is_complete(
-                &mut self.text,
-                request.role,
-                request.template == crate::prompts::WRITE_PROBES.label(),
-            )
+            && !answer_is_complete(&mut self.text, self.holds)
     }
 
     /// The drafts to check after the token just kept: `draft_tokens` of them or none (a
@@ -124,38 +145,38 @@ pub(super) fn sampler(model: &LlamaModel, request: &LlmRequest) -> LlamaSampler 
     }
 }
 
-/// Whether to stop generating: the fenced block is closed, a test answer already holds as
-/// many tests as we keep (a probes answer as many calls), or the answer loops over one block of lines (then `text` is cut to
-/// the tests, or to the block's first copy).
-fn answer_is_complete(text: &mut Vec<u8>, role: Role, probes: bool) -> bool {
-    if closes_a_code_block(text) {
+/// Whether to stop generating: the fenced block is closed, a tests answer already holds as
+/// many tests as we keep (a probes answer as many calls), or the answer loops over one block
+/// of lines; `text` is then cut to the tests, the calls, or the block's first copy.
+fn answer_is_complete(text: &mut Vec<u8>, holds: Holds) -> bool {
+    let whole = String::from_utf8_lossy(text);
+    if closes_a_code_block(&whole) {
         return true;
     }
-    // Tokens carry a newline with the next line's indent, so every token is checked; only
-    // complete lines are compared.
-    if let Ok(whole) = std::str::from_utf8(text)
-        && let Some(end) = end_of_loop(whole)
-    {
-        text.truncate(end);
-        return true;
+    // Tokens carry a newline with the next line's indent, so every token is checked. A loop
+    // is looked for only while the text is whole characters, so its end is an offset of `text`.
+    let looped = match &whole {
+        Cow::Borrowed(valid) => end_of_loop(valid).map(|end| valid[..end].to_string()),
+        Cow::Owned(_) => None,
+    };
+    let stopped = looped.or_else(|| match holds {
+        Holds::Probes => {
+            stop_after_probes(&whole, MOST_PROBES).or_else(|| stop_after_tests(&whole, MOST_TESTS))
+        }
+        Holds::Tests => stop_after_tests(&whole, MOST_TESTS),
+        Holds::Code => None,
+    });
+    match stopped {
+        Some(stopped) => {
+            *text = stopped.into_bytes();
+            true
+        }
+        None => false,
     }
-    if probes && let Some(stopped) = stop_after_probes(&String::from_utf8_lossy(text), MOST_PROBES)
-    {
-        *text = stopped.into_bytes();
-        return true;
-    }
-    if role == Role::Test
-        && let Some(stopped) = stop_after_tests(&String::from_utf8_lossy(text), MOST_TESTS)
-    {
-        *text = stopped.into_bytes();
-        return true;
-    }
-    false
 }
 
 /// The answers we ask for are one fenced block: stop as soon as it is closed.
-fn closes_a_code_block(text: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(text);
+fn closes_a_code_block(text: &str) -> bool {
     text.match_indices("```").count() >= 2 && text.trim_end().ends_with("```")
 }
 
@@ -173,6 +194,7 @@ mod tests {
             history: Some(history.iter().map(|&t| LlamaToken(t)).collect()),
             draft_tokens: 3,
             drafted: Vec::new(),
+            holds: Holds::Code,
         }
     }
 
