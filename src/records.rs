@@ -313,6 +313,20 @@ pub struct FlowDebug {
     /// Where each fix looked first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub localizations: Vec<LocalizedFix>,
+    /// Why the blamed function was not diagnosed or fixed again for this case.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spared: Option<Spared>,
+}
+
+/// Why an integration case blamed on a function got no diagnosis or fix rounds: the run had
+/// already shown that more rounds on that function buy nothing (`crate::returns`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Spared {
+    /// The node's own fix rounds in the loop never made it pass.
+    FixesBoughtNothing,
+    /// An earlier case of this subgraph was debugged in the same function and kept no fix.
+    DebuggedBefore,
 }
 
 /// What a node's loop did: the figures behind the run's first-try rate and time split.

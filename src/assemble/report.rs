@@ -368,6 +368,22 @@ fn debugged(d: &crate::records::FlowDebug) -> String {
             d.case
         );
     };
+    use crate::records::Spared;
+    match d.spared {
+        Some(Spared::FixesBoughtNothing) => {
+            return format!(
+                "`{}` blamed on `{node}`: not debugged (its own fix rounds never made it pass)",
+                d.case
+            );
+        }
+        Some(Spared::DebuggedBefore) => {
+            return format!(
+                "`{}` blamed on `{node}`: not debugged (an earlier case found no fix there)",
+                d.case
+            );
+        }
+        None => {}
+    }
     let verdict = match d.verdict {
         Some(v) => format!("the vote ({}) blamed the {}", d.votes, v.as_str()),
         None if d.votes.is_empty() => "no vote was cast".to_string(),
@@ -753,6 +769,14 @@ mod tests {
             debugged(&unfixed),
             "`test_flow` blamed on `n1`: the vote (AAAAA) blamed the implementation; not fixed \
              in 2 round(s), 1 fix(es) reverted for breaking tests that passed"
+        );
+        let spared = FlowDebug {
+            spared: Some(crate::records::Spared::FixesBoughtNothing),
+            ..case(Some("n1"), "", None)
+        };
+        assert_eq!(
+            debugged(&spared),
+            "`test_flow` blamed on `n1`: not debugged (its own fix rounds never made it pass)"
         );
     }
 }

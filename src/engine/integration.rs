@@ -34,9 +34,9 @@ use crate::fsutil::{FsError, Workspace};
 use crate::layout::{INTEGRATION, INTEGRATION_TESTS};
 use crate::llm::{LlmRequest, Message, Role};
 use crate::prompts;
-use crate::records::{DisputedTest, FlowDebug, IntegrationRecord, NodeStatus};
+use crate::records::{DisputedTest, FlowDebug, IntegrationRecord, NodeStatus, Spared};
 use crate::rpg::flow::{Flow, flows, identifier};
-use crate::rpg::{NodePos, ValidRpg};
+use crate::rpg::{NodeId, NodePos, ValidRpg};
 use crate::sandbox::TestRun;
 use crate::usage::Usage;
 
@@ -74,6 +74,22 @@ pub enum IntegrationError {
     Fs(#[from] FsError),
     #[error(transparent)]
     Checkpoint(#[from] CheckpointError),
+}
+
+/// The nodes whose own fix rounds in the loop never made them pass: the same model asked
+/// again about the same function, now through a model-written integration case (weaker
+/// evidence than the node's own tests), has bought nothing on any run measured (one case
+/// fixed in twenty debugged, `reports/eval-corpus.md`).
+fn fixes_bought_nothing(records: &crate::checkpoint::CheckpointMap) -> BTreeMap<NodeId, Spared> {
+    records
+        .iter()
+        .filter(|(_, r)| {
+            r.work
+                .as_ref()
+                .is_some_and(|w| w.returns.fixes.tries > 0 && w.returns.fixes.paid == 0)
+        })
+        .map(|(id, _)| (id.clone(), Spared::FixesBoughtNothing))
+        .collect()
 }
 
 /// `tests/integration/test_<subgraph>_flow.py`, the subgraph name made an identifier.
@@ -173,6 +189,7 @@ impl Integration<'_> {
             false => Vec::new(),
         };
         let mut records = Vec::new();
+        let mut spared = fixes_bought_nothing(checkpoint.records());
         let tests = self.tests_for(&flows, progress).await?;
         for (i, (flow, tests)) in flows.iter().zip(tests).enumerate() {
             if self.ctx.cancel.is_cancelled() {
@@ -184,7 +201,7 @@ impl Integration<'_> {
                 flows.len(),
                 flow.subgraph
             ));
-            let (record, fixed) = self.one(flow, tests, progress).await?;
+            let (record, fixed) = self.one(flow, tests, &mut spared, progress).await?;
             let written = record.file.iter().chain(fixed.iter());
             let hashes = written
                 .map(|file| {
@@ -240,6 +257,7 @@ impl Integration<'_> {
         &self,
         flow: &Flow,
         tests: FlowTests,
+        spared: &mut BTreeMap<NodeId, Spared>,
         progress: &mut dyn FnMut(String),
     ) -> Result<(IntegrationRecord, Vec<String>), FsError> {
         let rpg = &self.ctx.rpg;
@@ -282,7 +300,7 @@ impl Integration<'_> {
             }
         };
         let fixed = self
-            .debug(flow, &file, &text, &mut run, &mut record, progress)
+            .debug(flow, &file, &text, &mut run, &mut record, spared, progress)
             .await?;
         let (passed, failed) = outcomes(&run);
         record.cases = (passed.len() + failed.len()) as u32;
@@ -328,7 +346,9 @@ impl Integration<'_> {
     /// Sends up to [`DEBUGGED`] failing cases of `run` to the diagnosis and debugging of the
     /// function each is blamed on, in a scratch copy of the output; a fix kept there is
     /// written to the output and the staging copy, and `run` becomes the file's run after
-    /// it. Returns the modules changed.
+    /// it. A function in `spared` is not diagnosed or fixed again; one debugged here without
+    /// a fix kept joins it. Returns the modules changed.
+    #[allow(clippy::too_many_arguments)]
     async fn debug(
         &self,
         flow: &Flow,
@@ -336,6 +356,7 @@ impl Integration<'_> {
         text: &str,
         run: &mut TestRun,
         record: &mut IntegrationRecord,
+        spared: &mut BTreeMap<NodeId, Spared>,
         progress: &mut dyn FnMut(String),
     ) -> Result<Vec<String>, FsError> {
         let mut changed: Vec<String> = Vec::new();
@@ -375,6 +396,16 @@ impl Integration<'_> {
                 });
                 continue;
             };
+            let id = &self.ctx.rpg.node(position).id;
+            if let Some(&why) = spared.get(id) {
+                record.debugged.push(FlowDebug {
+                    case: failure.case.clone(),
+                    node: Some(id.clone()),
+                    spared: Some(why),
+                    ..FlowDebug::default()
+                });
+                continue;
+            }
             progress(format!(
                 "integration test of {}: `{}` fails; diagnosing it in {} ({})",
                 flow.subgraph,
@@ -384,8 +415,12 @@ impl Integration<'_> {
             ));
             let fix: FlowFix = super::node::debug_flow_failure(&ctx, position, &failure).await?;
             record.tokens.add(fix.tokens);
+            let debugged = fix.record.attempts > 0;
             record.debugged.push(fix.record);
             let Some((module, code)) = fix.kept else {
+                if debugged {
+                    spared.insert(id.clone(), Spared::DebuggedBefore);
+                }
                 continue;
             };
             self.work.write(&module, &code)?;
@@ -669,6 +704,35 @@ mod tests {
         );
         assert!(fixed.contains("def test_flow():"), "{fixed}");
         assert_eq!(with_flow_imports(&fixed, &plan, flow), fixed);
+    }
+
+    #[test]
+    fn a_node_whose_own_fixes_bought_nothing_is_spared_the_integration_fixes() {
+        use crate::records::{NodeRecord, NodeStatus, NodeWork};
+        use crate::returns::{Payoff, Returns};
+        let record = |tries: u32, paid: u32| NodeRecord {
+            work: Some(NodeWork {
+                returns: Returns {
+                    fixes: Payoff { tries, paid },
+                    ..Returns::default()
+                },
+                ..NodeWork::default()
+            }),
+            ..NodeRecord::now(NodeStatus::NeedsReview)
+        };
+        let records: crate::checkpoint::CheckpointMap = [
+            (NodeId::from("barren"), record(3, 0)),
+            (NodeId::from("paid"), record(2, 1)),
+            (NodeId::from("untried"), record(0, 0)),
+            (NodeId::from("no_work"), NodeRecord::now(NodeStatus::Passed)),
+        ]
+        .into_iter()
+        .collect();
+        let spared = fixes_bought_nothing(&records);
+        assert_eq!(
+            spared.into_iter().collect::<Vec<_>>(),
+            vec![(NodeId::from("barren"), Spared::FixesBoughtNothing)]
+        );
     }
 
     #[test]
