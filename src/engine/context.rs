@@ -38,7 +38,7 @@ pub struct GenerateOptions {
 /// through the run's [`Context`] to each node's [`super::machine::Limits`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoopSettings {
-    /// Answers asked after the first implementation round (the seed's 8): a round of k
+    /// Answers asked after the first implementation round: a round of k
     /// candidates spends k.
     pub max_retries: u32,
     /// The baseline the engine is measured against: one implementation per node, asked once,
@@ -67,8 +67,11 @@ impl Default for LoopSettings {
     }
 }
 
-/// Candidates per implementation round by default (`--candidates`).
-pub const DEFAULT_CANDIDATES: u32 = 3;
+/// Candidates per fix round and fresh start by default (`--candidates`). Two, not three:
+/// the machine is compute-bound, so a third candidate costs about half a round more
+/// (reports/batching.md); the corpus's dev half and test half with each are in
+/// docs/loop.md ("Two candidates a round").
+pub const DEFAULT_CANDIDATES: u32 = 2;
 
 type PhaseReport = dyn Fn(&str, &str) + Send + Sync;
 

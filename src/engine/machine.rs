@@ -30,10 +30,10 @@ use crate::llm::Role;
 use crate::records::Verdict;
 use crate::returns::{Payoff, Returns, Spend};
 
-/// The default budget (`--max-retries`): with 3 candidates, a fix round and a fresh start
-/// after the first round. Measured on ml_lib, a fourth round (a fix of the fresh start)
-/// passed no node that the third had not, and cost about a tenth of the run.
-pub const DEFAULT_MAX_RETRIES: u32 = 5;
+/// The default budget (`--max-retries`): with 2 candidates a round, a fix round and a fresh
+/// start after the first round. Measured on ml_lib, a fourth round (a fix of the fresh
+/// start) passed no node that the third had not, and cost about a tenth of the run.
+pub const DEFAULT_MAX_RETRIES: u32 = 3;
 
 /// Unusable tests answers before the node goes on without model-written tests. They are
 /// evidence, not truth: on ml_lib the embedded model answered `count_batches`'s test prompt

@@ -188,6 +188,7 @@ fn halfway_through_the_budget_the_loop_starts_over_and_then_runs_out() {
 fn by_default_a_failing_node_gets_a_fix_and_a_fresh_start() {
     let limits = Limits {
         spend: Spend::all(DEFAULT_MAX_RETRIES),
+        candidates: crate::engine::DEFAULT_CANDIDATES,
         ..LIMITS
     };
     let (actions, machine) = drive(
@@ -203,21 +204,27 @@ fn by_default_a_failing_node_gets_a_fix_and_a_fresh_start() {
             WRONG,
         ],
     );
+    let round = |role| {
+        Step::Do(Action::AskImplementation {
+            role,
+            candidates: crate::engine::DEFAULT_CANDIDATES,
+        })
+    };
     assert_eq!(
         actions,
         [
             Step::Do(Action::AskTests),
             FIRST,
             Step::Do(Action::RunTests),
-            FIX,
+            round(Role::Fix),
             Step::Do(Action::RunTests),
             Step::Do(Action::StartOver { keep_tests: true }),
-            IMPL,
+            round(Role::Impl),
             Step::Do(Action::RunTests),
             finish(LoopEnd::Failed(Failure::Exhausted))
         ]
     );
-    assert_eq!((machine.retries(), machine.spent), (2, 7));
+    assert_eq!((machine.retries(), machine.spent), (2, 5));
 }
 
 #[test]
@@ -596,6 +603,7 @@ fn the_machine_counts_its_tries_and_credits_the_round_that_took_the_node_further
     // A fix that fails again buys nothing; the fresh start's round passes.
     let limits = Limits {
         spend: Spend::all(DEFAULT_MAX_RETRIES),
+        candidates: crate::engine::DEFAULT_CANDIDATES,
         ..LIMITS
     };
     let (_, machine) = drive(
