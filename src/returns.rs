@@ -50,6 +50,11 @@ impl Payoff {
         self.paid > 0 || self.tries < FAIR_TRIES
     }
 
+    /// Tried, and never paid.
+    pub(crate) fn bought_nothing(self) -> bool {
+        self.tries > 0 && self.paid == 0
+    }
+
     fn pays(self) -> bool {
         self.paid > 0 && self.paid * PAYING_SHARE >= self.tries
     }

@@ -368,21 +368,12 @@ fn debugged(d: &crate::records::FlowDebug) -> String {
             d.case
         );
     };
-    use crate::records::Spared;
-    match d.spared {
-        Some(Spared::FixesBoughtNothing) => {
-            return format!(
-                "`{}` blamed on `{node}`: not debugged (its own fix rounds never made it pass)",
-                d.case
-            );
-        }
-        Some(Spared::DebuggedBefore) => {
-            return format!(
-                "`{}` blamed on `{node}`: not debugged (an earlier case found no fix there)",
-                d.case
-            );
-        }
-        None => {}
+    if let Some(spared) = d.spared {
+        let why = match spared {
+            crate::records::Spared::FixesBoughtNothing => "its own fix rounds never made it pass",
+            crate::records::Spared::DebuggedBefore => "an earlier case found no fix there",
+        };
+        return format!("`{}` blamed on `{node}`: not debugged ({why})", d.case);
     }
     let verdict = match d.verdict {
         Some(v) => format!("the vote ({}) blamed the {}", d.votes, v.as_str()),

@@ -86,7 +86,7 @@ fn fixes_bought_nothing(records: &crate::checkpoint::CheckpointMap) -> BTreeMap<
         .filter(|(_, r)| {
             r.work
                 .as_ref()
-                .is_some_and(|w| w.returns.fixes.tries > 0 && w.returns.fixes.paid == 0)
+                .is_some_and(|w| w.returns.fixes.bought_nothing())
         })
         .map(|(id, _)| (id.clone(), Spared::FixesBoughtNothing))
         .collect()
@@ -300,7 +300,7 @@ impl Integration<'_> {
             }
         };
         let fixed = self
-            .debug(flow, &file, &text, &mut run, &mut record, spared, progress)
+            .debug(flow, &text, &mut run, &mut record, spared, progress)
             .await?;
         let (passed, failed) = outcomes(&run);
         record.cases = (passed.len() + failed.len()) as u32;
@@ -348,17 +348,16 @@ impl Integration<'_> {
     /// written to the output and the staging copy, and `run` becomes the file's run after
     /// it. A function in `spared` is not diagnosed or fixed again; one debugged here without
     /// a fix kept joins it. Returns the modules changed.
-    #[allow(clippy::too_many_arguments)]
     async fn debug(
         &self,
         flow: &Flow,
-        file: &str,
         text: &str,
         run: &mut TestRun,
         record: &mut IntegrationRecord,
         spared: &mut BTreeMap<NodeId, Spared>,
         progress: &mut dyn FnMut(String),
     ) -> Result<Vec<String>, FsError> {
+        let file = &file_of(&flow.subgraph);
         let mut changed: Vec<String> = Vec::new();
         let (_, failed) = outcomes(run);
         if failed.is_empty() {

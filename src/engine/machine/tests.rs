@@ -7,6 +7,13 @@ const LIMITS: Limits = Limits {
     has_examples: true,
 };
 
+// The defaults of `zerorepo generate`.
+const DEFAULTS: Limits = Limits {
+    spend: Spend::all(DEFAULT_MAX_RETRIES),
+    candidates: crate::engine::DEFAULT_CANDIDATES,
+    ..LIMITS
+};
+
 const IMPL: Step = Step::Do(Action::AskImplementation {
     role: Role::Impl,
     candidates: 3,
@@ -186,13 +193,8 @@ fn halfway_through_the_budget_the_loop_starts_over_and_then_runs_out() {
 
 #[test]
 fn by_default_a_failing_node_gets_a_fix_and_a_fresh_start() {
-    let limits = Limits {
-        spend: Spend::all(DEFAULT_MAX_RETRIES),
-        candidates: crate::engine::DEFAULT_CANDIDATES,
-        ..LIMITS
-    };
     let (actions, machine) = drive(
-        limits,
+        DEFAULTS,
         &[
             Event::TestsWritten,
             WRITTEN,

@@ -5,13 +5,8 @@ use super::*;
 #[test]
 fn the_machine_counts_its_tries_and_credits_the_round_that_took_the_node_further() {
     // A fix that fails again buys nothing; the fresh start's round passes.
-    let limits = Limits {
-        spend: Spend::all(DEFAULT_MAX_RETRIES),
-        candidates: crate::engine::DEFAULT_CANDIDATES,
-        ..LIMITS
-    };
     let (_, machine) = drive(
-        limits,
+        DEFAULTS,
         &[
             Event::TestsWritten,
             WRITTEN,
