@@ -84,7 +84,9 @@
 //! calls. A gate failed gets rounds of `--candidates` fixes, then a fresh start, chosen by
 //! evidence (`engine::node::choice`).
 //! Fixes see the failure localized (`engine::suspects`); a failed node keeps its best
-//! candidate or a stub and its dependents are skipped. Every
+//! candidate or a stub; its dependents are skipped, but each function among them still gets
+//! its greedy answer (a draft) when its module still imports with it, so a failure never
+//! leaves less code than asking once. Every
 //! departure from the greedy answer is recorded, and `eval` scores it against the reference.
 //! Votes, fix rounds and fresh starts are asked for only while this run shows they buy
 //! something (`returns`). The tuning history with its measurements is in `docs/loop.md`.

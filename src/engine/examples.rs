@@ -26,6 +26,19 @@ pub fn defined_test(node: &Node, module: &str) -> Option<String> {
     })
 }
 
+/// The test a draft must pass before it is written ([`super::node`]): `module` still imports
+/// with it, and a function is there and callable ([`defined_test`]). A module that raises on
+/// import fails every test file that imports anything from it, so a draft that breaks its
+/// module costs far more than the function it adds.
+pub fn imports_test(node: &Node, module: &str) -> String {
+    defined_test(node, module).unwrap_or_else(|| {
+        format!(
+            "import importlib\n\n\ndef test_{name}_module_imports():\n    importlib.import_module({module:?})\n",
+            name = node.name
+        )
+    })
+}
+
 /// The examples test for `node` importing from `module`, or `None` when it has no usable
 /// example. Checks follow doctest's rule (the shown output is the value's `repr`, or the text a
 /// `print(...)` wrote); statements without output (assignments) are kept as statements. An

@@ -17,7 +17,7 @@ use crate::fsutil::FsError;
 use crate::llm::LlmProvider;
 use crate::rpg::{NodePos, RpgError, ValidRpg};
 use crate::sandbox::TestRunner;
-use crate::schedule::{DependencyQueue, JobOutcome, drain};
+use crate::schedule::{DependencyQueue, JobOutcome, OnFailure, drain};
 use crate::workspace::git::GitError;
 use crate::workspace::publish;
 
@@ -160,17 +160,17 @@ pub async fn generate(
     drain(
         &mut queue,
         &cancel,
-        |job| {
+        |job, draft_of| {
             let context = context.clone();
             let position = rpg.order()[job];
-            async move { node::run_node(&context, position).await }
+            let cause = draft_of.map(|d| rpg.node(rpg.order()[d]).id.clone());
+            async move { node::run_node(&context, position, cause.as_deref()).await }
         },
-        |result: &NodeResult| {
-            if result.status.is_usable() {
-                JobOutcome::Passed
-            } else {
-                JobOutcome::Failed
-            }
+        |result: &NodeResult| match result.status.is_usable() {
+            true => JobOutcome::Passed,
+            // A composite, or a function whose files could not be written at all.
+            false if result.keep.is_none() => JobOutcome::FailedEmpty,
+            false => JobOutcome::Failed,
         },
         |event| run.handle_event(event),
     )
@@ -200,6 +200,8 @@ fn build_queue(rpg: &ValidRpg, jobs: usize) -> DependencyQueue {
         })
         .collect();
     let mut queue = DependencyQueue::new(deps, jobs);
+    // The dependents of a failed node still get a draft (`node::run_node`).
+    queue.on_failure(OnFailure::Draft);
     for (job, &position) in rpg.order().iter().enumerate() {
         queue.set_resources(job, node::files_of(rpg.node(position)));
     }

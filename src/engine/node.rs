@@ -135,7 +135,7 @@ pub fn files_of(node: &Node) -> Vec<String> {
     files
 }
 
-pub async fn run_node(ctx: &Context, position: NodePos) -> NodeResult {
+pub async fn run_node(ctx: &Context, position: NodePos, draft_of: Option<&str>) -> NodeResult {
     let node = ctx.rpg.node(position);
     let files = files_of(node);
     let snapshot = match ctx.workspace.snapshot(&files) {
@@ -148,7 +148,9 @@ pub async fn run_node(ctx: &Context, position: NodePos) -> NodeResult {
     {
         return NodeResult::failed(format!("cannot save the node's snapshot: {e}"));
     }
-    let result = if node.is_data() {
+    let result = if let Some(cause) = draft_of {
+        draft(ctx, position, cause).await
+    } else if node.is_data() {
         super::data::run_data(ctx, position).await
     } else if node.is_leaf() {
         run_leaf(ctx, position).await
@@ -176,6 +178,46 @@ pub async fn run_node(ctx: &Context, position: NodePos) -> NodeResult {
     }
     result
 }
+
+/// A node whose dependency `cause` did not pass. The seed skips it, and it stays `skipped`;
+/// but a function still gets what `--one-shot` writes, the greedy answer never run, so that a
+/// failure upstream never leaves the repository with less than asking once gives (on the dev
+/// plan boltons-strutils, six skipped dependents put the engine one reference test below
+/// one-shot). Anything else is only skipped.
+async fn draft(ctx: &Context, position: NodePos, cause: &str) -> Result<NodeResult, FsError> {
+    let node = ctx.rpg.node(position);
+    let skipped = format!("skipped: dependency {cause} did not pass");
+    let leaf = match node.is_leaf() && !node.is_data() {
+        true => Leaf::new(ctx, position)?,
+        false => None,
+    };
+    let Some(leaf) = leaf else {
+        return Ok(NodeResult {
+            failure_reason: Some(skipped),
+            ..NodeResult::new(NodeStatus::Skipped)
+        });
+    };
+    let drafted = leaf.draft().await?;
+    // Without a draft that holds, the node is skipped as the seed says, and assembly writes
+    // the stub that says why.
+    let (reason, keep) = match drafted.status {
+        NodeStatus::NeedsReview => (format!("{skipped}; {DRAFTED}"), drafted.keep),
+        _ => (format!("{skipped}; {DRAFT_REFUSED}"), None),
+    };
+    Ok(NodeResult {
+        status: NodeStatus::Skipped,
+        failure_reason: Some(reason),
+        keep,
+        ..drafted
+    })
+}
+
+/// What a skipped node's reason adds when its draft is written.
+const DRAFTED: &str = "its greedy answer is written: it imports and breaks no earlier test";
+
+/// What a skipped node's reason adds when its draft is not written.
+const DRAFT_REFUSED: &str =
+    "its greedy answer is not written: it has no body, or breaks its module or an earlier test";
 
 /// A module gets its file with the module docstring; a package its `__init__.py`.
 fn write_composite(ctx: &Context, node: &Node) -> Result<NodeResult, FsError> {
@@ -338,17 +380,57 @@ impl<'a> Leaf<'a> {
 
     /// The baseline: one implementation, no tests, nothing run; what came back is kept.
     async fn one_shot(mut self) -> Result<NodeResult, FsError> {
+        if let Some(failed) = self.write_greedy().await? {
+            return Ok(failed);
+        }
+        self.written("one-shot baseline: written once, never run")
+    }
+
+    /// A dependent of a node that did not pass ([`draft`]): the greedy answer as
+    /// [`Leaf::one_shot`] writes it, kept (`needs_review`) only when it has a body, its
+    /// module still imports with it and every earlier test of the module still passes, in
+    /// one sandbox run of [`examples::imports_test`] beside them; else `failed`. An unchecked
+    /// draft once made its module raise at import (a default argument naming what the
+    /// module never defines), and every later test of that module failed with it.
+    async fn draft(mut self) -> Result<NodeResult, FsError> {
+        if let Some(failed) = self.write_greedy().await? {
+            return Ok(failed);
+        }
+        self.site.draft_test_only()?;
+        let module = self.site.module_text()?;
+        let whole = match self.run_once().await {
+            Ok(run) => run.succeeded(),
+            Err(e) => {
+                tracing::debug!(node = %self.site.node.id, "the draft's check did not run: {e}");
+                false
+            }
+        };
+        match whole && !self.site.bodiless(&module) {
+            true => self.written(DRAFTED),
+            false => self.end(NodeResult::failed(DRAFT_REFUSED.into())),
+        }
+    }
+
+    /// Writes one implementation, the greedy answer; the node's failed result when none
+    /// could be written.
+    async fn write_greedy(&mut self) -> Result<Option<NodeResult>, FsError> {
         let inputs = self.inputs(0)?;
         match self.write_implementation(inputs, Role::Impl, 1, 0).await? {
-            Event::ImplementationWritten { .. } => {}
+            Event::ImplementationWritten { .. } => Ok(None),
             _ => {
                 let reason = self.ending.take().or(self.failure.take());
-                return self.end(NodeResult::failed(reason.unwrap_or_default()));
+                self.end(NodeResult::failed(reason.unwrap_or_default()))
+                    .map(Some)
             }
         }
+    }
+
+    /// What the workspace holds now, kept for review with `reason`.
+    fn written(&mut self, reason: &str) -> Result<NodeResult, FsError> {
         Ok(NodeResult {
-            failure_reason: Some("one-shot baseline: written once, never run".into()),
+            failure_reason: Some(reason.into()),
             usage: std::mem::take(&mut self.usage),
+            work: Some(std::mem::take(&mut self.work)),
             keep: self.site.ctx.workspace.read(&self.site.file)?,
             ..NodeResult::new(NodeStatus::NeedsReview)
         })

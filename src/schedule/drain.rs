@@ -17,7 +17,8 @@ pub enum DrainEvent<R> {
     Skipped(Finished),
 }
 
-/// Runs jobs from `queue` with `run(job)` until the queue is drained or `cancel` fires.
+/// Runs jobs from `queue` with `run(job, draft_of)` until the queue is drained or `cancel`
+/// fires (`draft_of`: the dependency that did not pass, when the job runs as a draft).
 /// `outcome` maps a job's result to pass/fail; `on_event` sees every start, end and skip
 /// (it is where the checkpoint is written, on the single task that owns it).
 pub async fn drain<R, F, Fut>(
@@ -28,7 +29,7 @@ pub async fn drain<R, F, Fut>(
     mut on_event: impl FnMut(DrainEvent<&R>),
 ) where
     R: Send + 'static,
-    F: FnMut(usize) -> Fut,
+    F: FnMut(usize, Option<usize>) -> Fut,
     Fut: Future<Output = R> + Send + 'static,
 {
     let mut running: JoinSet<(usize, R)> = JoinSet::new();
@@ -36,7 +37,7 @@ pub async fn drain<R, F, Fut>(
         while !cancel.is_cancelled() {
             let Some(job) = queue.next_ready() else { break };
             on_event(DrainEvent::Started(job));
-            let fut = run(job);
+            let fut = run(job, queue.draft_of(job));
             running.spawn(async move { (job, fut.await) });
         }
         let Some(joined) = running.join_next().await else {
@@ -71,7 +72,7 @@ mod tests {
         drain(
             &mut queue,
             &CancellationToken::new(),
-            |job| {
+            |job, _| {
                 let (live, peak) = (live.clone(), peak.clone());
                 async move {
                     let now = live.fetch_add(1, Ordering::SeqCst) + 1;
@@ -103,7 +104,7 @@ mod tests {
         drain(
             &mut queue,
             &cancel,
-            move |job| {
+            move |job, _| {
                 let c = c.clone();
                 async move {
                     c.cancel();

@@ -2,7 +2,8 @@
 //!
 //! [`queue::DependencyQueue`] is pure bookkeeping over integer jobs (positions in the
 //! generation order): it hands out ready jobs up to a concurrency limit, keeps jobs that share
-//! a file apart, and turns a failure into `skipped` for every transitive dependent.
+//! a file apart, and turns a failure into `skipped` for every transitive dependent, or (as
+//! `generate` asks) into a draft: the dependent still runs, told what did not pass.
 //! [`drain::drain`] is the async loop that feeds it; it never exits while work is running.
 //! [`plan`] renders the order for `zerorepo plan`.
 
@@ -11,4 +12,4 @@ pub mod plan;
 pub mod queue;
 
 pub use drain::drain;
-pub use queue::{DependencyQueue, Finished, JobOutcome};
+pub use queue::{DependencyQueue, Finished, JobOutcome, OnFailure};

@@ -16,6 +16,20 @@ use std::collections::{BTreeMap, BTreeSet};
 pub enum JobOutcome {
     Passed,
     Failed,
+    /// Failed and left nothing in its files: with [`OnFailure::Draft`] its dependents are
+    /// skipped all the same, since a draft written above a function that is not there yet
+    /// would put the module's functions out of plan order once it is.
+    FailedEmpty,
+}
+
+/// What becomes of the dependents of a job that did not pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnFailure {
+    /// Every transitive dependent is skipped: it never runs.
+    Skip,
+    /// Every transitive dependent still runs, as a draft ([`DependencyQueue::draft_of`]):
+    /// whoever runs it knows that something it needs did not pass.
+    Draft,
 }
 
 /// A job that will not run because something it needs did not pass.
@@ -51,6 +65,9 @@ pub struct DependencyQueue {
     unfinished: BTreeMap<String, BTreeSet<usize>>,
     running: usize,
     limit: usize,
+    on_failure: OnFailure,
+    /// For a job that runs as a draft, the dependency that did not pass (the first one).
+    draft_of: Vec<Option<usize>>,
 }
 
 impl DependencyQueue {
@@ -84,7 +101,19 @@ impl DependencyQueue {
             unfinished: BTreeMap::new(),
             running: 0,
             limit: limit.max(1),
+            on_failure: OnFailure::Skip,
+            draft_of: vec![None; n],
         }
+    }
+
+    /// What becomes of the dependents of a job that fails (skipped, unless set otherwise).
+    pub fn on_failure(&mut self, on_failure: OnFailure) {
+        self.on_failure = on_failure;
+    }
+
+    /// The dependency that did not pass, when `job` runs as a draft.
+    pub fn draft_of(&self, job: usize) -> Option<usize> {
+        self.draft_of.get(job).copied().flatten()
     }
 
     /// Jobs sharing a resource never run at the same time, and run in job order.
@@ -165,7 +194,9 @@ impl DependencyQueue {
     }
 
     /// Records the end of a running job. On failure every transitive dependent still waiting
-    /// is skipped, and returned so the caller can record it.
+    /// is skipped, and returned so the caller can record it; or, with [`OnFailure::Draft`],
+    /// its direct dependents stop waiting for it and will run as drafts (a draft never
+    /// passes, so theirs will too).
     pub fn finish(&mut self, job: usize, outcome: JobOutcome) -> Vec<Finished> {
         if self.state.get(job) != Some(&State::Running) {
             return Vec::new();
@@ -179,10 +210,32 @@ impl DependencyQueue {
                 self.pass(job);
                 Vec::new()
             }
-            JobOutcome::Failed => {
+            JobOutcome::Failed | JobOutcome::FailedEmpty => {
                 self.state[job] = State::Unavailable;
                 self.forget_resources(job);
-                self.skip_dependents_of(job)
+                match (self.on_failure, outcome) {
+                    (OnFailure::Skip, _) | (_, JobOutcome::FailedEmpty) => {
+                        self.skip_dependents_of(job)
+                    }
+                    (OnFailure::Draft, _) => {
+                        self.draft_dependents_of(job);
+                        Vec::new()
+                    }
+                }
+            }
+        }
+    }
+
+    /// The waiting dependents of `job` no longer wait for it, and run as drafts.
+    fn draft_dependents_of(&mut self, job: usize) {
+        for &next in &self.dependents[job] {
+            if self.state[next] != State::Waiting {
+                continue;
+            }
+            self.draft_of[next].get_or_insert(job);
+            self.unmet[next] -= 1;
+            if self.unmet[next] == 0 {
+                self.ready.insert(next);
             }
         }
     }
@@ -254,6 +307,36 @@ mod tests {
             skipped.extend(queue.finish(job, outcome).into_iter().map(|f| f.job));
         }
         (ran, skipped)
+    }
+
+    #[test]
+    fn with_drafts_a_failure_lets_every_transitive_dependent_run_as_a_draft() {
+        // 0 <- 1 <- 2 <- 3, and 4 independent, 5 needs 0 and 1.
+        let deps = vec![vec![], vec![0], vec![1], vec![2], vec![], vec![0, 1]];
+        let mut q = DependencyQueue::new(deps, 1);
+        q.on_failure(OnFailure::Draft);
+        // A draft never passes: its dependents are drafts too, because of it.
+        let (ran, skipped) = run_all(&mut q, &[1, 2, 3, 5]);
+        assert_eq!(ran, vec![0, 1, 2, 3, 4, 5]);
+        assert!(skipped.is_empty());
+        let drafts: Vec<_> = (0..6).map(|j| q.draft_of(j)).collect();
+        assert_eq!(drafts, [None, None, Some(1), Some(2), None, Some(1)]);
+        assert!(q.is_drained());
+        // A draft waits for its other dependencies as any job does.
+        let mut q = DependencyQueue::new(vec![vec![], vec![], vec![0, 1]], 2);
+        q.on_failure(OnFailure::Draft);
+        assert_eq!((q.next_ready(), q.next_ready()), (Some(0), Some(1)));
+        q.finish(0, JobOutcome::Failed);
+        assert_eq!(q.next_ready(), None, "2 still waits for 1");
+        q.finish(1, JobOutcome::Passed);
+        assert_eq!((q.next_ready(), q.draft_of(2)), (Some(2), Some(0)));
+        // A job that failed and left nothing skips its dependents even so.
+        let mut q = DependencyQueue::new(vec![vec![], vec![0], vec![1]], 1);
+        q.on_failure(OnFailure::Draft);
+        assert_eq!(q.next_ready(), Some(0));
+        let skipped = q.finish(0, JobOutcome::FailedEmpty);
+        assert_eq!(skipped.iter().map(|f| f.job).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(q.next_ready(), None);
     }
 
     #[test]

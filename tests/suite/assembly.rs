@@ -269,7 +269,7 @@ fn failures_are_reported_and_rollback_returns_to_the_last_passing_subgraph() {
         "- **Nodes Failed**: 1 (1%)",
         "### node_046: confusion_matrix",
         "- **Debug Iterations**: ",
-        "node_068: confusion_report (skipped: dependency node_046 did not pass)",
+        "node_068: confusion_report (skipped: dependency node_046 did not pass; its greedy answer is written: it imports and breaks no earlier test)",
         "**Manual Fix Required**: node_046 need human review",
         "**Re-run Generation**",
     ] {

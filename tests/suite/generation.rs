@@ -308,9 +308,11 @@ fn failed_node_skips_its_dependents_and_is_reverted() {
         ("skipped".into(), "skipped".into())
     );
     let cp = checkpoint(&out);
+    // Skipped, as the seed says, yet written as `--one-shot` would write it: a failure
+    // upstream never leaves less than asking once.
     assert_eq!(
         cp["node_003"]["failure_reason"],
-        "skipped: dependency node_002 did not pass"
+        "skipped: dependency node_002 did not pass; its greedy answer is written: it imports and breaks no earlier test"
     );
     assert!(
         cp["node_002"]["failure_reason"]
@@ -336,14 +338,15 @@ fn failed_node_skips_its_dependents_and_is_reverted() {
     );
     assert!(!tests.contains("def test_capitalize_words"), "{tests}");
     assert!(!out.join("tests/test_titles.py").exists());
-    // The skipped functions never ran; assembly stubs them, so their module imports.
+    // The skipped functions never ran, but each is its greedy answer (a draft), not a stub.
     let titles = std::fs::read_to_string(out.join("src/textops/titles.py")).unwrap();
     for name in ["make_title", "make_banner"] {
-        let stub = titles
+        let draft = titles
             .split(&format!("def {name}("))
             .nth(1)
-            .unwrap_or_else(|| panic!("a stub of {name}: {titles}"));
-        assert!(stub.contains("skipped: dependency node_00"), "{titles}");
+            .unwrap_or_else(|| panic!("a draft of {name}: {titles}"));
+        let body = draft.split("\ndef ").next().unwrap();
+        assert!(!body.contains("NotImplementedError"), "{titles}");
     }
     // status tells the same story
     let (code, stdout, _) = run(zerorepo().arg("status").arg(&out));
@@ -352,6 +355,46 @@ fn failed_node_skips_its_dependents_and_is_reverted() {
         stdout.contains("31 nodes: 28 passed (90%), 1 failed, 2 skipped"),
         "{stdout}"
     );
+}
+
+#[test]
+fn a_draft_that_breaks_its_module_at_import_is_not_written() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // node_002 fails, so node_003 and node_004 are drafts; node_004's greedy answer takes a
+    // default the module never defines, so the module would raise NameError at import.
+    let script = edited_script(dir.path(), "subgraphs20", |v| {
+        if v["node"] == "node_002" && v["role"] == "impl" {
+            v["fault"] = "permanent".into();
+        }
+        if v["node"] == "node_004" && v["role"] == "impl" {
+            let answer = v["answer"].as_str().unwrap().replace(
+                "width: int) -> str:",
+                "width: int = _DEFAULT_WIDTH) -> str:",
+            );
+            v["answer"] = answer.into();
+        }
+    });
+    let out = dir.path().join("o");
+    let (code, stdout, stderr) = generate("subgraphs20", &script, &out, &[]);
+    assert_eq!(code, 1, "{stdout}\n{stderr}");
+    let cp = checkpoint(&out);
+    assert_eq!(
+        cp["node_004"]["failure_reason"],
+        "skipped: dependency node_003 did not pass; its greedy answer is not written: it has no \
+         body, or breaks its module or an earlier test"
+    );
+    // make_title's draft held and is kept; make_banner is the stub that says why, and the
+    // module imports.
+    let titles = std::fs::read_to_string(out.join("src/textops/titles.py")).unwrap();
+    assert!(!titles.contains("_DEFAULT_WIDTH"), "{titles}");
+    let banner = titles.split("def make_banner(").nth(1).expect("a stub");
+    assert!(banner.contains("raise NotImplementedError("), "{titles}");
+    let title = titles.split("def make_title(").nth(1).expect("a draft");
+    let title = title.split("\ndef ").next().unwrap();
+    assert!(!title.contains("NotImplementedError"), "{titles}");
 }
 
 #[test]
@@ -401,22 +444,25 @@ fn malformed_answers_exhaust_the_retries_and_leave_nothing_behind() {
         reason.contains("unusable") && reason.contains("after 4 attempts"),
         "{reason}"
     );
-    // No answer was code: the module keeps a stub, not nothing; so do its skipped dependents.
+    // No answer was code: the module keeps a stub, not nothing; its skipped dependents are
+    // their greedy answers, never run (drafts).
     let steps = std::fs::read_to_string(out.join("src/chain/steps.py")).unwrap();
     assert_eq!(steps.matches("def ").count(), 3, "{steps}");
     assert_eq!(
         steps.matches("raise NotImplementedError(").count(),
-        3,
+        1,
         "{steps}"
     );
-    assert!(
-        steps.contains("unusable") && steps.contains("skipped: dependency"),
-        "{steps}"
-    );
+    assert!(steps.contains("unusable"), "{steps}");
     assert!(!out.join("tests/test_steps.py").exists());
     assert_eq!(
         (status_of(&out, "node_b"), status_of(&out, "node_c")),
         ("skipped".into(), "skipped".into())
+    );
+    let reason = cp["node_c"]["failure_reason"].as_str().unwrap();
+    assert!(
+        reason.ends_with("its greedy answer is written: it imports and breaks no earlier test"),
+        "{reason}"
     );
 }
 

@@ -117,7 +117,7 @@ impl Leaf<'_> {
     }
 
     /// Runs the node's test file in the sandbox once, counted and timed.
-    async fn run_once(&mut self) -> Result<TestRun, SandboxError> {
+    pub(super) async fn run_once(&mut self) -> Result<TestRun, SandboxError> {
         let ctx = self.site.ctx;
         let started = std::time::Instant::now();
         let run = ctx

@@ -339,6 +339,16 @@ impl<'a> Site<'a> {
             .write_if_changed(&self.test_file, &merged)
     }
 
+    /// The test file with [`examples::imports_test`] beside the earlier tests: all that a
+    /// draft is run against.
+    pub(super) fn draft_test_only(&self) -> Result<(), FsError> {
+        let own = examples::imports_test(self.node, &self.module);
+        let merged = merge_python(&self.test_text()?, &own);
+        self.ctx
+            .workspace
+            .write_if_changed(&self.test_file, &merged)
+    }
+
     /// The node's files as they were before it (its tests kept with `keep_tests`).
     pub(super) fn start_over(&self, keep_tests: bool) -> Result<(), FsError> {
         tracing::debug!(node = %self.node.id, keep_tests, "starting over");
