@@ -202,7 +202,11 @@ async fn draft(ctx: &Context, position: NodePos, cause: &str) -> Result<NodeResu
     // the stub that says why.
     let (reason, keep) = match drafted.status {
         NodeStatus::NeedsReview => (format!("{skipped}; {DRAFTED}"), drafted.keep),
-        _ => (format!("{skipped}; {DRAFT_REFUSED}"), None),
+        _ => {
+            let why = drafted.failure_reason.as_deref().unwrap_or_default();
+            let why = why.lines().next().unwrap_or("no answer");
+            (format!("{skipped}; its greedy answer is not written: {why}"), None)
+        }
     };
     Ok(NodeResult {
         status: NodeStatus::Skipped,
@@ -214,10 +218,6 @@ async fn draft(ctx: &Context, position: NodePos, cause: &str) -> Result<NodeResu
 
 /// What a skipped node's reason adds when its draft is written.
 const DRAFTED: &str = "its greedy answer is written: it imports and breaks no earlier test";
-
-/// What a skipped node's reason adds when its draft is not written.
-const DRAFT_REFUSED: &str =
-    "its greedy answer is not written: it has no body, or breaks its module or an earlier test";
 
 /// A module gets its file with the module docstring; a package its `__init__.py`.
 fn write_composite(ctx: &Context, node: &Node) -> Result<NodeResult, FsError> {
@@ -397,17 +397,15 @@ impl<'a> Leaf<'a> {
             return Ok(failed);
         }
         self.site.draft_test_only()?;
-        let module = self.site.module_text()?;
-        let whole = match self.run_once().await {
-            Ok(run) => run.succeeded(),
-            Err(e) => {
-                tracing::debug!(node = %self.site.node.id, "the draft's check did not run: {e}");
-                false
-            }
+        let refused = match self.run_once().await {
+            _ if self.site.bodiless(&self.site.module_text()?) => Some("it has no body".into()),
+            Ok(run) if run.succeeded() => None,
+            Ok(run) => Some(format!("its check failed: {}", run.failure_reason())),
+            Err(e) => Some(format!("its check did not run: {e}")),
         };
-        match whole && !self.site.bodiless(&module) {
-            true => self.written(DRAFTED),
-            false => self.end(NodeResult::failed(DRAFT_REFUSED.into())),
+        match refused {
+            None => self.written(DRAFTED),
+            Some(why) => self.end(NodeResult::failed(why)),
         }
     }
 
