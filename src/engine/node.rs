@@ -8,7 +8,9 @@
 //! dispute goes to a majority vote ([`super::vote`]) that has the tests written once more
 //! and drops those still failing (B), asks for one fix (A), skips the node (C), or, without a
 //! majority, keeps the code as `needs_review`; its dependents run on it.
-//! A failed node keeps its best candidate (or a stub), so its module stays importable.
+//! A failed node keeps its best candidate (or a stub), so its module stays importable; its
+//! dependents are skipped, each function among them written as its greedy answer (a draft)
+//! when one sandbox run shows its module still imports with it.
 //!
 //! What to do next is decided by [`super::machine`], which does no I/O; [`Leaf`] only
 //! carries out its actions (ask, write, run, vote) and reports what came of them. Its state is
@@ -180,10 +182,11 @@ pub async fn run_node(ctx: &Context, position: NodePos, draft_of: Option<&str>) 
 }
 
 /// A node whose dependency `cause` did not pass. The seed skips it, and it stays `skipped`;
-/// but a function still gets what `--one-shot` writes, the greedy answer never run, so that a
-/// failure upstream never leaves the repository with less than asking once gives (on the dev
-/// plan boltons-strutils, six skipped dependents put the engine one reference test below
-/// one-shot). Anything else is only skipped.
+/// but a function still gets what `--one-shot` writes, its greedy answer, when its module
+/// still imports with it ([`Leaf::draft`]), so that a failure upstream never leaves the
+/// repository with less than asking once gives (on the dev plan boltons-strutils, six skipped
+/// dependents put the engine one reference test below one-shot). Anything else is only
+/// skipped.
 async fn draft(ctx: &Context, position: NodePos, cause: &str) -> Result<NodeResult, FsError> {
     let node = ctx.rpg.node(position);
     let skipped = format!("skipped: dependency {cause} did not pass");
@@ -205,7 +208,10 @@ async fn draft(ctx: &Context, position: NodePos, cause: &str) -> Result<NodeResu
         _ => {
             let why = drafted.failure_reason.as_deref().unwrap_or_default();
             let why = why.lines().next().unwrap_or("no answer");
-            (format!("{skipped}; its greedy answer is not written: {why}"), None)
+            (
+                format!("{skipped}; its greedy answer is not written: {why}"),
+                None,
+            )
         }
     };
     Ok(NodeResult {
