@@ -32,7 +32,9 @@
 //! EXC     := an identifier that begins with an upper-case letter
 //! ```
 //!
-//! Every example ends at the end of a line or sentence (`. , ; : ! ? )`) or before a joining
+//! A line break inside a paragraph is a space (requests are wrapped prose); a blank line, a
+//! list item, a fence or a doctest line after it ends the sentence. Every example ends at the
+//! end of a line or sentence (`. , ; : ! ? )`, or a remark in brackets) or before a joining
 //! word (`and`, `but`, `or`, `for`, `when`, ...): "f(x) is 3 times faster" is no example.
 //! Backticks around calls and values are ignored. A quote right after a letter is an
 //! apostrophe ("don't"), and a string never spans lines. The forms without a call are tied to
@@ -165,6 +167,7 @@ fn lex_one(chars: &[char], i: usize) -> (Option<Tok>, usize) {
     let after_letter = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
     let next = chars.get(i + 1).copied();
     match c {
+        '\n' if soft_break(chars, i) => (None, i + 1),
         '\n' => (Some(Tok::Stop('\n')), i + 1),
         c if c.is_whitespace() || c == '`' => (None, i + 1),
         '\'' | '"' if !after_letter => match string_end(chars, i) {
@@ -176,17 +179,44 @@ fn lex_one(chars: &[char], i: usize) -> (Option<Tok>, usize) {
         '→' => (Some(Tok::Arrow), i + 1),
         '-' | '+' if !after_letter && next.is_some_and(|n| n.is_ascii_digit()) => number(chars, i),
         c if c.is_ascii_digit() && !after_letter => number(chars, i),
-        '[' | '(' | '{' => match group_end(chars, i) {
-            Some(end) => match value(&chars[i..end]) {
-                Tok::Other => (Some(Tok::Other), i + 1),
-                tok => (Some(tok), end),
-            },
-            None => (Some(Tok::Other), i + 1),
+        // A remark in brackets after an example ends it, as a comma would.
+        '[' | '(' | '{' => match group_end(chars, i).map(|end| (value(&chars[i..end]), end)) {
+            Some((Tok::Other, _)) | None if c == '(' => (Some(Tok::Stop('(')), i + 1),
+            Some((Tok::Other, _)) | None => (Some(Tok::Other), i + 1),
+            Some((tok, end)) => (Some(tok), end),
         },
         '.' | ',' | ';' | ':' | '!' | '?' | ')' | ']' | '}' => (Some(Tok::Stop(c)), i + 1),
         c if (c.is_ascii_alphabetic() || c == '_') && !after_letter => word(chars, i),
         _ => (Some(Tok::Other), i + 1),
     }
+}
+
+/// Whether the line break at `i` only wraps a sentence of prose (Markdown's soft break: the
+/// request `so f(x) is` / `[3, 5, 7]` on two lines is one example): both lines are prose and
+/// the next one starts no paragraph, list item, quote, heading, table, fence or doctest.
+fn soft_break(chars: &[char], i: usize) -> bool {
+    let line_start = chars[..i]
+        .iter()
+        .rposition(|&c| c == '\n')
+        .map_or(0, |p| p + 1);
+    let this: String = chars[line_start..i].iter().collect();
+    let next_end = (i + 1..chars.len())
+        .find(|&k| chars[k] == '\n')
+        .unwrap_or(chars.len());
+    let next: String = chars[i + 1..next_end].iter().collect();
+    let (this, next) = (this.trim(), next.trim_start());
+    let starts_block = |line: &str| {
+        line.is_empty()
+            || line.starts_with(['-', '*', '+', '>', '#', '|'])
+            || line.starts_with("```")
+            || line.starts_with("~~~")
+            || line.starts_with("...")
+            || line
+                .split_once(['.', ')'])
+                .is_some_and(|(n, _)| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    };
+    let code = |line: &str| line.starts_with(['>', '|']) || line.starts_with("```");
+    !this.is_empty() && !code(this) && !starts_block(next)
 }
 
 /// A number at `i`; digits glued to letters ("3rd", "2x") are a word, not a value.

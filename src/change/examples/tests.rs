@@ -297,3 +297,28 @@ fn examples_read_as_calls_and_words() {
         "`p('')` should raise ValueError"
     );
 }
+
+#[test]
+fn a_sentence_wrapped_over_two_lines_is_read_whole() {
+    let request = "Add `pairwise_differences(iterable)`: it yields each item minus the one before\nit, so `list(pairwise_differences([1, 4, 9, 16]))` is\n`[3, 5, 7]`. Add it to `__all__`.";
+    let found = extract(request);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].call(), "list(pairwise_differences([1, 4, 9, 16]))");
+    assert_eq!(found[0].expect, Expect::Returns("[3, 5, 7]".into()));
+    // A list item, a blank line or a doctest line after the break still ends the sentence.
+    assert!(extract("`f(1)` is\n- 2 of them").is_empty());
+    assert!(extract("`f(1)` is\n\n2").is_empty());
+}
+
+#[test]
+fn a_remark_in_brackets_after_an_example_ends_it() {
+    let request = "For example `wcljust('x', 4)` returns `'x   '` (the letter\ntakes one cell).";
+    let found = extract(request);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].expect, Expect::Returns("'x   '".into()));
+    // A bracketed value is still a value.
+    assert_eq!(
+        extract("`f(1)` returns (1, 2).")[0].expect,
+        Expect::Returns("(1, 2)".into())
+    );
+}
