@@ -12,7 +12,7 @@
 //! defines `double` inside `tests/test_core.py`, where the package defines it, makes the
 //! suite pass against the copy while the package stays as it was.
 
-use super::anchor::{Block, Place, apply_block, placed_blocks, top_gap, unglue};
+use super::anchor::{Block, Place, apply_block, import_order, placed_blocks, top_gap, unglue};
 use crate::edit::hunk::Hunk;
 use crate::edit::parse::{EditKind, parse_answer};
 
@@ -89,7 +89,7 @@ pub(super) fn apply_answer(
         text = apply_block(&text, block, gap)?;
     }
     if path.ends_with(".py") {
-        text = unglue(current, &text, gap);
+        text = import_order(current, &unglue(current, &text, gap), gap);
     }
     Ok(text)
 }

@@ -229,6 +229,30 @@ pub fn replace_definition(source: &str, name: &str, code: &str) -> Result<Edited
     Ok(splice(source, start, end, &text))
 }
 
+/// Takes the definition `name` (its decorators with it) out of `source`, with the blank lines
+/// that followed it, so the definitions around it keep their spacing. Returns the new source
+/// and the definition's text (from its first decorator, no trailing newline).
+pub fn remove_definition(source: &str, name: &str) -> Result<(String, String), EditError> {
+    let loc = find_located(source, name)?;
+    let start = line_start(source, loc.symbol.start_byte);
+    let last = trim_end(source, loc.symbol.start_byte, loc.symbol.end_byte);
+    let code = source[start..last].to_string();
+    let mut end = next_line_start(source, last);
+    while end < source.len() {
+        let next = next_line_start(source, end);
+        if !source[end..next].trim().is_empty() {
+            break;
+        }
+        end = next;
+    }
+    let mut out = splice(source, start, end, "").source;
+    if end >= source.len() {
+        // It was the last definition: the blank lines above it end the file now.
+        out = format!("{}\n", out.trim_end());
+    }
+    Ok((out, code))
+}
+
 /// Inserts `code` as a sibling right before the definition `name`, above its decorators and
 /// the comment lines directly above it.
 pub fn insert_before(source: &str, name: &str, code: &str) -> Result<Edited, EditError> {
@@ -286,6 +310,21 @@ mod tests {
             "{}",
             out.source
         );
+    }
+
+    #[test]
+    fn remove_definition_takes_decorators_and_the_blank_lines_after() {
+        let (out, code) = remove_definition(SOURCE, "area").unwrap();
+        assert!(code.starts_with("@cache  # keep me\ndef area("), "{code}");
+        assert!(code.ends_with("return math.pi * r * r"), "{code}");
+        assert_eq!(
+            out,
+            "import math\n\n\nclass Shape:\n    def a(self):\n        return 1\n\n    def b(self):\n        return 2\n"
+        );
+        let (out, code) = remove_definition(SOURCE, "Shape").unwrap();
+        assert!(code.starts_with("class Shape:"), "{code}");
+        assert!(out.ends_with("return math.pi * r * r\n"), "{out}");
+        assert!(remove_definition(SOURCE, "missing").is_err());
     }
 
     #[test]
