@@ -46,6 +46,26 @@ pub(super) fn with_exported(source: &str, names: &[String]) -> Option<String> {
         None => "'",
     };
     let items: Vec<String> = names.iter().map(|n| format!("{quote}{n}{quote}")).collect();
+    // A list written one name a line gets one name a line, in its indentation and commas.
+    let last_line = &before[before.rfind('\n').map_or(0, |at| at + 1)..];
+    let indent = &last_line[..last_line.len() - last_line.trim_start().len()];
+    let list = &before[before.rfind("__all__").unwrap_or(0)..];
+    let mut lines = list.lines();
+    let one_a_line = lines
+        .next()
+        .is_some_and(|first| !first.contains(['"', '\'']))
+        && lines.all(|l| l.matches(['"', '\'']).count() <= 2);
+    if one_a_line && !indent.is_empty() && last_line.trim_start().starts_with(quote) {
+        let trailing = before.ends_with(',');
+        let mut text = before.trim_end_matches(',').to_string();
+        for item in &items {
+            text.push_str(&format!(",\n{indent}{item}"));
+        }
+        if trailing {
+            text.push(',');
+        }
+        return Some(format!("{text}{}", &source[before.len()..]));
+    }
     let (separator, last) = match before.chars().last() {
         Some('[') => ("", ""),
         // A tuple of one needs its comma.
@@ -141,7 +161,17 @@ mod tests {
         let multiline = "__all__ = [\n    \"a\",\n    \"b\",\n]\nX = 1\n";
         assert_eq!(
             with_exported(multiline, &names).unwrap(),
-            "__all__ = [\n    \"a\",\n    \"b\", \"count_where\"\n]\nX = 1\n"
+            "__all__ = [\n    \"a\",\n    \"b\",\n    \"count_where\",\n]\nX = 1\n"
+        );
+        assert_eq!(
+            with_exported("__all__ = [\n    'a',\n    'b'\n]\n", &names).unwrap(),
+            "__all__ = [\n    'a',\n    'b',\n    'count_where'\n]\n"
+        );
+        let two_a_line = "__all__ = ['a', 'b',\n           'c']\n";
+        assert_eq!(
+            with_exported(two_a_line, &names).unwrap(),
+            "__all__ = ['a', 'b',\n           'c', 'count_where']\n",
+            "a list that wraps several names a line is not one name a line"
         );
         assert_eq!(
             with_exported("__all__ = ()\n", &names).unwrap(),
