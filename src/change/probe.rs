@@ -326,7 +326,8 @@ impl Run {
         let crashed = crashes(&check.output, &self.probes.functions, &documented);
         let disputed = disputed(&check.output, &crashed);
         // A file pytest could not collect ran no call, and a call that failed in its own
-        // frame never reached the function: no evidence, never a pass.
+        // frame never reached the function: no evidence, never a pass. Nor is an assert that
+        // compared the iterator a call returned: no value of it was looked at.
         if crashed.is_empty() && disputed.is_empty() && passed(&check.output) == 0 {
             let why = summary(&check.output);
             self.audit.record(
@@ -521,9 +522,30 @@ pub(super) fn disputed(output: &str, crashed: &[(String, String)]) -> Vec<(Strin
                     .map(str::trim_start)
                     .is_some_and(|e| e.starts_with("assert ") || e.starts_with("AssertionError"))
             });
-            in_file && assertion
+            in_file && assertion && !compares_an_iterator(section)
         })
         .collect()
+}
+
+/// Whether the failed assert compared a lazy iterator's object (`<generator object f at
+/// 0x…>`, `<map object …>`) with a value: the function's values were never looked at (a
+/// model's `assert f(x) == [3, 5, 7]` for a generator, seen on the dev half), so the call
+/// disputes nothing.
+fn compares_an_iterator(section: &str) -> bool {
+    section.lines().any(|l| {
+        let Some(compared) = l
+            .strip_prefix('E')
+            .map(str::trim_start)
+            .and_then(|e| e.strip_prefix("assert <"))
+        else {
+            return false;
+        };
+        let kind = compared.split([' ', '.']).next().unwrap_or_default();
+        matches!(
+            kind,
+            "generator" | "map" | "filter" | "zip" | "itertools" | "enumerate" | "reversed"
+        ) || kind.ends_with("iterator")
+    })
 }
 
 /// pytest's short summary of the failures (`FAILED …`, `ERROR …` lines), cut short: why no
@@ -709,6 +731,12 @@ FAILED test_zerorepo_probes.py::test_re_count_typical - TypeError
             ["test_f_a", "test_f_c"],
             "a call that never returned, or an assert in the function's own code, disputes \
              no value"
+        );
+        let lazy = "F\n=== FAILURES ===\n___ test_g ___\n\
+            test_zerorepo_probes.py:4: in test_g\n    assert result == []\nE   assert <generator ob...x7f1e99510b80> == []\n";
+        assert!(
+            disputed(lazy, &[]).is_empty(),
+            "a generator compared with a list disputes no value"
         );
         let crashed = vec![("test_f_a".to_string(), String::new())];
         assert_eq!(names(disputed(output, &crashed)), ["test_f_c"]);
