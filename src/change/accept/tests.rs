@@ -257,11 +257,19 @@ fn hostile_examples_stay_values_in_the_test_file() {
         ],
         "{text}"
     );
+    // The example, then its variant with an iterable given as an iterator (the arguments
+    // again, as values of a call).
     let returns = [
         "import_from_statement",
         "expression_statement",
         "expression_statement",
         "assert_statement",
+        "import_statement",
+        "expression_statement",
+        "try_statement",
+        "expression_statement",
+        "for_statement",
+        "if_statement",
     ];
     for body in &bodies[..3] {
         assert_eq!(body, &returns, "{text}");
@@ -277,4 +285,56 @@ fn hostile_examples_stay_values_in_the_test_file() {
         "{text}"
     );
     assert!(text.contains("_zr_function('\"); import os; os.system(\"id\") #')"));
+}
+
+#[test]
+fn an_iterable_parameter_is_also_given_an_iterator() {
+    let python = std::env::var_os("ZEROREPO_PYTHON").unwrap_or_else(|| "python3".into());
+    let has_pytest = std::process::Command::new(&python)
+        .args(["-c", "import pytest"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_pytest {
+        eprintln!("SKIPPED an_iterable_parameter_is_also_given_an_iterator: no Python with pytest");
+        return;
+    }
+    let mut diffs = example("diffs", "[1, 4, 9]", Expect::Returns("[3, 5]".into()));
+    diffs.wrap = Some("list".into());
+    let target = ImportSite {
+        path: "calc.py".into(),
+        module: "calc".into(),
+        root: String::new(),
+    };
+    let text = render(&[diffs], &[Some(target)]);
+    let run = |code: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("calc.py"), code).unwrap();
+        std::fs::write(dir.path().join("test_accept.py"), &text).unwrap();
+        let out = std::process::Command::new(&python)
+            .args([
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "test_accept.py",
+            ])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let lists_only = "def diffs(iterable):\n    for i in range(1, len(iterable)):\n        yield iterable[i] - iterable[i - 1]\n";
+    let (passed, output) = run(lists_only);
+    assert!(!passed, "{output}");
+    assert!(output.contains("given as an iterator"), "{output}");
+    let any = "def diffs(iterable):\n    it = iter(iterable)\n    prev = next(it, None)\n    for x in it:\n        yield x - prev\n        prev = x\n";
+    let (passed, output) = run(any);
+    assert!(passed, "{output}");
+    // No parameter named so: the example alone is checked.
+    let (passed, output) = run(&lists_only.replace("iterable", "values"));
+    assert!(passed, "{output}");
 }
