@@ -53,6 +53,25 @@ pub(super) fn bytes(tokens: u64) -> usize {
     (tokens * BYTES_PER_TOKEN) as usize
 }
 
+/// The least room each of several answers decoded together keeps: a correction's
+/// definitions with room to spare. Below it, fewer answers are asked.
+const MIN_CANDIDATE_ANSWER_TOKENS: u64 = 1_024;
+
+/// How many of `wanted` answers to `request` fit the context beside its prompt, each with at
+/// least [`MIN_CANDIDATE_ANSWER_TOKENS`] (1 at least), and the `max_tokens` each may fill:
+/// the answers of one request share one context, the prompt evaluated once.
+pub(super) fn candidates(request: &LlmRequest, wanted: u32) -> (u32, u32) {
+    let room = CONTEXT_TOKENS.saturating_sub(prompt_tokens(request) + CHAT_TOKENS);
+    let fits = (1..=wanted.max(1))
+        .rev()
+        .find(|&n| room / u64::from(n) >= MIN_CANDIDATE_ANSWER_TOKENS)
+        .unwrap_or(1);
+    match fits {
+        1 => (1, request.max_tokens),
+        n => (n, request.max_tokens.min((room / u64::from(n)) as u32)),
+    }
+}
+
 /// The tokens a prompt may take beside an answer of `max_tokens`.
 pub(super) fn prompt_limit(max_tokens: u32) -> u64 {
     CONTEXT_TOKENS.saturating_sub(u64::from(max_tokens) + CHAT_TOKENS)
@@ -174,5 +193,32 @@ mod tests {
         assert_eq!(head(text, 100), text);
         assert_eq!(head(text, 9), "one\ntwo\n[... 1 more line(s) not shown]\n");
         assert!(head("ééé", 3).starts_with('é'));
+    }
+
+    #[test]
+    fn several_answers_share_what_the_prompt_leaves() {
+        let ask = |prompt_bytes: usize| LlmRequest {
+            node_id: "correct".into(),
+            role: crate::llm::Role::Fix,
+            attempt: 0,
+            messages: vec![crate::llm::Message {
+                role: "user".into(),
+                content: "x".repeat(prompt_bytes),
+            }],
+            temperature: 0.3,
+            max_tokens: 2_048,
+            seed: None,
+            template: String::new(),
+            candidate: 0,
+            prefill: None,
+        };
+        // 1,000 tokens of prompt: three answers of 2,048 fit whole.
+        assert_eq!(candidates(&ask(3_000), 3), (3, 2_048));
+        // 4,000: three share the rest; 5,500: two; 6,700: one, as built.
+        let (n, each) = candidates(&ask(12_000), 3);
+        assert_eq!(n, 3);
+        assert!((1_024..2_048).contains(&each) && 4_064 + 3 * u64::from(each) <= 8_192);
+        assert_eq!(candidates(&ask(16_500), 3).0, 2);
+        assert_eq!(candidates(&ask(20_000), 3), (1, 2_048));
     }
 }

@@ -1,9 +1,13 @@
 //! Steps 6 and 7 of a change ([`super`]): verify the staged change, and on a failure let
 //! the model correct the file at fault, within `--max-corrections` rounds.
 //!
-//! A correction whose answer cannot be used is asked again at once with the reason (the
-//! check is not run again on a change that did not change), in the same rounds; when they
-//! are spent the run rolls back and says the last reason.
+//! Each round asks for up to [`CANDIDATES`] answers, decoded together over one reading of
+//! the prompt (as many as the context holds). Each usable one is verified in the scratch copy
+//! and the best kept: fewest of the request's own checks failing, then fewest in all; when
+//! every one is worse than the staged change, the change stays as it was and the round is
+//! spent. A correction whose answers cannot be used is asked again with the reason (the check
+//! is not run again on a change that did not change), in the same rounds; when they are
+//! spent the run rolls back and says the last reason.
 
 use super::answer::apply_answer;
 use super::plan::ChangePlan;
@@ -13,6 +17,11 @@ use super::{
     Check, CodeError, Request, Run, Status, fault, list_files, profile_commands, run_check,
     scratch_copy,
 };
+
+/// Answers asked of the model in one correction round, decoded together: a 1.5B model gave
+/// back the code that had just failed in two rounds of three, and one of several samples
+/// differs where one alone does not. Each usable one is verified; the best is kept.
+const CANDIDATES: u32 = 3;
 
 /// What one correction round is about: `retry` is why the previous answer of this round's
 /// failure could not be used.
@@ -44,7 +53,10 @@ impl Run {
                 )));
             }
             if unusable.is_none() || failing.is_none() {
-                let checks = self.verify(request).await?;
+                let mut checks = self.verify(request).await?;
+                if checks.iter().any(|c| !c.passed && !c.unavailable) {
+                    checks = self.trim(request, checks).await?;
+                }
                 self.outcome.checks = checks.clone();
                 failing = checks.iter().find(|c| !c.passed && !c.unavailable).cloned();
             }
@@ -158,6 +170,99 @@ impl Run {
         Ok(())
     }
 
+    /// An answer of a correction as the new text of `path`, or why it cannot be used.
+    fn usable(
+        &self,
+        request: &Request,
+        ask: &CorrectAsk<'_>,
+        path: &str,
+        current: &str,
+        answer: &str,
+        form: super::answer::Form,
+    ) -> Result<Result<String, Unusable>, CodeError> {
+        Ok(match apply_answer(answer, path, current, form) {
+            Ok(text)
+                if self
+                    .failed_texts
+                    .contains(&(path.to_string(), text.clone())) =>
+            {
+                Err(Unusable::Reverted {
+                    path: path.to_string(),
+                    command: ask.failed.command.clone(),
+                })
+            }
+            Ok(text) => match super::staging::dropped(request, path, &text, ask.spec) {
+                Some(why) => Err(Unusable::Dropped(why)),
+                None => Ok(text),
+            },
+            Err(why) => Err(Unusable::Apply(why)),
+        })
+    }
+
+    /// The candidate whose checks score best ([`Run::score`]; the first of equals, and one
+    /// that passes them all ends the search), unless every one scores worse than the staged
+    /// change: then why, and the change stays as it is. `Err(None)`: no candidate.
+    async fn best_of(
+        &mut self,
+        request: &Request,
+        path: &str,
+        candidates: Vec<String>,
+    ) -> Result<Result<String, Option<Unusable>>, CodeError> {
+        // One that does not parse is told apart without a run (write_checked says why).
+        let (parsing, broken): (Vec<String>, Vec<String>) = candidates
+            .into_iter()
+            .partition(|t| !path.ends_with(".py") || crate::symbols::check::parses(t));
+        if parsing.len() < 2 {
+            return Ok(parsing.into_iter().chain(broken).next().ok_or(None));
+        }
+        let staged = self.score(&self.outcome.checks);
+        let mut best: Option<((usize, usize), String)> = None;
+        let count = parsing.len();
+        for (i, text) in parsing.into_iter().enumerate() {
+            let trial = self.trial(request, path, text.clone()).await?;
+            let score = self.score(&trial.checks);
+            let detail = format!(
+                "candidate {} of {count}: {} of the request's checks and {} in all fail",
+                i + 1,
+                score.0,
+                score.1
+            );
+            self.audit
+                .record("correct", None, "tried", &detail, "", None)?;
+            if best.as_ref().is_none_or(|(b, _)| score < *b) {
+                best = Some((score, text));
+            }
+            if score == (0, 0) {
+                break;
+            }
+        }
+        Ok(match best {
+            Some((score, text)) if score <= staged => Ok(text),
+            Some(_) => Err(Some(Unusable::Worse {
+                path: path.to_string(),
+            })),
+            None => Err(None),
+        })
+    }
+
+    /// A verification's failures, the request's own checks first (its examples, the
+    /// reproduction, the calls of a new function: what the change must do), then all: a
+    /// candidate that does what was asked and breaks a test elsewhere is nearer than one that
+    /// does not, since [`Run::trim`] may put back what it broke.
+    pub(super) fn score(&self, checks: &[Check]) -> (usize, usize) {
+        let failed: Vec<&Check> = (checks.iter())
+            .filter(|c| !c.passed && !c.unavailable)
+            .collect();
+        let own = (failed.iter())
+            .filter(|c| {
+                self.accept.is_check(c)
+                    || self.reproduction.is_check(c)
+                    || c.command.contains(super::probe::FILE)
+            })
+            .count();
+        (own, failed.len())
+    }
+
     /// One correction round: the file the failure points at, changed by the model.
     /// `Some(why)` when the answer could not be used.
     async fn correct(
@@ -209,19 +314,21 @@ impl Run {
             retry: ask.retry,
             round: ask.round,
         })?;
-        let answer = self.ask(request, &asked).await?;
-        let result = match apply_answer(&answer, &path, &current, form) {
-            Ok(text) if self.failed_texts.contains(&(path.clone(), text.clone())) => {
-                Err(Unusable::Reverted {
-                    path: path.clone(),
-                    command: failed.command.clone(),
-                })
+        let answers = self.ask_many(request, &asked, CANDIDATES).await?;
+        let mut usable = Vec::new();
+        let mut reasons = Vec::new();
+        for answer in &answers {
+            match self.usable(request, ask, &path, &current, answer, form)? {
+                Ok(text) if !usable.contains(&text) => usable.push(text),
+                Ok(_) => {}
+                Err(why) => reasons.push(why),
             }
-            Ok(text) => match super::staging::dropped(request, &path, &text, ask.spec) {
-                Some(why) => Err(Unusable::Dropped(why)),
-                None => self.write_checked(&path, text)?,
-            },
-            Err(why) => Err(Unusable::Apply(why)),
+        }
+        let result = match self.best_of(request, &path, usable).await? {
+            Ok(text) => self.write_checked(&path, text)?,
+            Err(worse) => Err(worse
+                .or(reasons.into_iter().next())
+                .unwrap_or(Unusable::Unchanged { path: path.clone() })),
         };
         let outcome = if result.is_ok() {
             "applied"

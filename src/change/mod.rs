@@ -30,17 +30,21 @@
 //! 6. **Verify**: a new public function is added to its module's literal `__all__` when the
 //!    module keeps one ([`exports`]); the overlay is materialised in a scratch copy and the
 //!    profile's checks run there, in the sandbox; then, when the copy has Python files, the
-//!    request's examples,
-//!    as acceptance tests written into that copy only (never into the overlay, so never
-//!    committed), in every profile; a new public function no example covers is called on
+//!    request's examples, as acceptance tests written into that copy only (never into the
+//!    overlay, so never committed), in every profile (a list given to a parameter named
+//!    `iterable` is given again as an iterator); a new public function no example covers is called on
 //!    inputs the model picks, asserting the values it expects, and fails by crashing in its
 //!    own code ([`probe`]; when no call reaches it, asked twice, or the asserts dispute as
 //!    many calls as they confirm, the change is not written); the tests kept in step 4 must
 //!    pass, one of them at least.
+//!    When they fail, each definition of the repository the change altered is put back as it
+//!    was, one at a time, and stays back when fewer checks fail ([`trim`]: a small model's
+//!    correction re-types and breaks neighbours it was not asked about).
 //! 7. **Self-correct** ([`correct`]): on failure the model gets the error, cut to its
 //!    failures ([`failures`]), and the file it points at ([`fault`]; for a failing example,
 //!    the file its function is or should be in), up to `max_corrections` rounds shared with
-//!    step 5; an unusable correction is asked again with the reason. A change is written only
+//!    step 5; each round's few answers are verified and the best kept; an unusable
+//!    correction is asked again with the reason. A change is written only
 //!    when the checks and the examples pass; otherwise the reason names the example that
 //!    failed and why.
 //! 8. **Commit or roll back**: the overlay commits all at once, refusing files changed on
@@ -74,6 +78,7 @@ mod probe;
 mod prompt;
 mod reproduce;
 mod staging;
+mod trim;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -573,6 +578,42 @@ impl Run {
                 .record("plan", None, "retargeted", &detail, &why, None)?;
         }
         Ok(plan)
+    }
+
+    /// `n` answers to one request, decoded together by the embedded model; their tokens are
+    /// counted. A provider error in any ends the run (nothing has been written).
+    async fn ask_many(
+        &mut self,
+        request: &Request,
+        asked: &LlmRequest,
+        n: u32,
+    ) -> Result<Vec<String>, CodeError> {
+        let (n, max_tokens) = budget::candidates(asked, n);
+        if n == 1 {
+            return Ok(vec![self.ask(request, asked).await?]);
+        }
+        let shared = LlmRequest {
+            max_tokens,
+            ..asked.clone()
+        };
+        let mut texts = Vec::new();
+        let mut usage = Usage::default();
+        for response in request.llm.complete_many(&shared, n).await {
+            match response {
+                Ok(response) => {
+                    usage.add(response.usage);
+                    texts.push(response.text);
+                }
+                // The estimate was low for this prompt: one answer, as every prompt is built.
+                Err(_) if texts.is_empty() => {
+                    return Ok(vec![self.ask(request, asked).await?]);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.usage.add(usage);
+        self.last_usage = Some(usage);
+        Ok(texts)
     }
 
     /// One model call; its tokens are counted. A provider error ends the run (nothing has

@@ -60,6 +60,8 @@ pub(super) enum Unusable {
     Unparsable { path: String, why: String },
     /// A correction that gives the file back as it was when `command` failed.
     Reverted { path: String, command: String },
+    /// Every candidate of a correction left more of the checks failing than the change had.
+    Worse { path: String },
 }
 
 impl std::fmt::Display for Unusable {
@@ -75,6 +77,11 @@ impl std::fmt::Display for Unusable {
             Unusable::Unparsable { path, why } => {
                 write!(f, "the new {path} does not parse: {why}")
             }
+            Unusable::Worse { path } => write!(
+                f,
+                "the answers for {path} made more checks fail than before; change only what \
+                 the failure shows"
+            ),
             Unusable::Reverted { path, command } => write!(
                 f,
                 "the answer gives {path} back as it was when `{command}` failed; change the \
