@@ -111,6 +111,16 @@ pub(crate) struct Args {
     /// and check its acceptance tests fail before and pass after.
     #[arg(long, requires = "code_corpus")]
     self_check: bool,
+    /// With --code-corpus: which side runs (default both; one side alone halves a tuning
+    /// round, and the report shows the other as "—").
+    #[arg(
+        long,
+        value_enum,
+        default_value = "both",
+        requires = "code_corpus",
+        conflicts_with = "self_check"
+    )]
+    side: code_corpus::Sides,
     /// With --corpus or --code-corpus: also write the Markdown table to PATH and the JSON to
     /// PATH with `.json`.
     #[arg(long, value_name = "PATH", requires = "corpus_mode")]

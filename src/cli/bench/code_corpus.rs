@@ -37,6 +37,16 @@ struct CodeCorpusBench {
     cancel: CancellationToken,
 }
 
+/// Which sides of each request run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum Sides {
+    Both,
+    /// `zerorepo code` only.
+    Engine,
+    /// The single-answer baseline only.
+    Baseline,
+}
+
 /// A side's run stopped because the user interrupted it.
 struct Interrupted;
 
@@ -67,7 +77,11 @@ pub(super) async fn run(args: &Args, file: &Path, date: &str) -> Result<u8, CliE
             continue;
         }
         eprintln!("== {} ({} half)", request.name, request.half.as_str());
-        let result = one(&ctx, args.self_check, request, &run_dir.join(&request.name)).await;
+        let sides = match args.self_check {
+            true => None,
+            false => Some(args.side),
+        };
+        let result = one(&ctx, sides, request, &run_dir.join(&request.name)).await;
         match result {
             Ok(result) => results.push(result),
             // What finished is reported; the request cut off and the rest are named.
@@ -101,10 +115,11 @@ pub(super) async fn run(args: &Args, file: &Path, date: &str) -> Result<u8, CliE
     })
 }
 
-/// One request: ready, judged before, then each side.
+/// One request: ready, judged before, then each side (`None`: the reference change alone,
+/// a self-check).
 async fn one(
     ctx: &CodeCorpusBench,
-    self_check: bool,
+    sides: Option<Sides>,
     request: &CodeRequest,
     work: &Path,
 ) -> Result<RequestResult, Interrupted> {
@@ -136,12 +151,17 @@ async fn one(
             return Ok(result);
         }
     }
-    if self_check {
+    let Some(sides) = sides else {
         result.reference = Some(side(ctx, request, &root, &work.join("reference"), None).await?);
         return Ok(result);
+    };
+    if sides != Sides::Baseline {
+        result.engine = Some(side(ctx, request, &root, &work.join("engine"), Some(false)).await?);
     }
-    result.engine = Some(side(ctx, request, &root, &work.join("engine"), Some(false)).await?);
-    result.baseline = Some(side(ctx, request, &root, &work.join("baseline"), Some(true)).await?);
+    if sides != Sides::Engine {
+        result.baseline =
+            Some(side(ctx, request, &root, &work.join("baseline"), Some(true)).await?);
+    }
     Ok(result)
 }
 
