@@ -14,9 +14,10 @@ use super::plan::ChangePlan;
 use super::prompt::{self, Correction};
 use super::staging::Unusable;
 use super::{
-    Check, CodeError, Request, Run, Status, fault, list_files, profile_commands, run_check,
+    Check, CodeError, Request, Run, Status, budget, fault, list_files, profile_commands, run_check,
     scratch_copy,
 };
+use crate::llm::{LlmRequest, Usage};
 
 /// Answers asked of the model in one correction round, decoded together: a 1.5B model gave
 /// back the code that had just failed in two rounds of three, and one of several samples
@@ -168,6 +169,42 @@ impl Run {
             }
         }
         Ok(())
+    }
+
+    /// `n` answers to one request, decoded together by the embedded model; their tokens are
+    /// counted. A provider error in any ends the run (nothing has been written).
+    async fn ask_many(
+        &mut self,
+        request: &Request,
+        asked: &LlmRequest,
+        n: u32,
+    ) -> Result<Vec<String>, CodeError> {
+        let (n, max_tokens) = budget::candidates(asked, n);
+        if n == 1 {
+            return Ok(vec![self.ask(request, asked).await?]);
+        }
+        let shared = LlmRequest {
+            max_tokens,
+            ..asked.clone()
+        };
+        let mut texts = Vec::new();
+        let mut usage = Usage::default();
+        for response in request.llm.complete_many(&shared, n).await {
+            match response {
+                Ok(response) => {
+                    usage.add(response.usage);
+                    texts.push(response.text);
+                }
+                // The estimate was low for this prompt: one answer, as every prompt is built.
+                Err(_) if texts.is_empty() => {
+                    return Ok(vec![self.ask(request, asked).await?]);
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.usage.add(usage);
+        self.last_usage = Some(usage);
+        Ok(texts)
     }
 
     /// An answer of a correction as the new text of `path`, or why it cannot be used.

@@ -580,42 +580,6 @@ impl Run {
         Ok(plan)
     }
 
-    /// `n` answers to one request, decoded together by the embedded model; their tokens are
-    /// counted. A provider error in any ends the run (nothing has been written).
-    async fn ask_many(
-        &mut self,
-        request: &Request,
-        asked: &LlmRequest,
-        n: u32,
-    ) -> Result<Vec<String>, CodeError> {
-        let (n, max_tokens) = budget::candidates(asked, n);
-        if n == 1 {
-            return Ok(vec![self.ask(request, asked).await?]);
-        }
-        let shared = LlmRequest {
-            max_tokens,
-            ..asked.clone()
-        };
-        let mut texts = Vec::new();
-        let mut usage = Usage::default();
-        for response in request.llm.complete_many(&shared, n).await {
-            match response {
-                Ok(response) => {
-                    usage.add(response.usage);
-                    texts.push(response.text);
-                }
-                // The estimate was low for this prompt: one answer, as every prompt is built.
-                Err(_) if texts.is_empty() => {
-                    return Ok(vec![self.ask(request, asked).await?]);
-                }
-                Err(e) => return Err(e.into()),
-            }
-        }
-        self.usage.add(usage);
-        self.last_usage = Some(usage);
-        Ok(texts)
-    }
-
     /// One model call; its tokens are counted. A provider error ends the run (nothing has
     /// been written).
     async fn ask(&mut self, request: &Request, asked: &LlmRequest) -> Result<String, CodeError> {
