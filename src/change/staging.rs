@@ -285,6 +285,19 @@ impl Run {
         else {
             return Ok(Ok(()));
         };
+        self.put_back(path, before)?;
+        Ok(Err(Unusable::Unparsable {
+            path: path.into(),
+            why,
+        }))
+    }
+
+    /// `path` in the overlay as `before` had it (not staged at all when `None`).
+    pub(super) fn put_back(
+        &mut self,
+        path: &str,
+        before: Option<crate::workspace::overlay::Entry>,
+    ) -> Result<(), CodeError> {
         self.overlay.discard(path);
         if let Some(entry) = before {
             match entry.content {
@@ -292,10 +305,7 @@ impl Run {
                 None => self.overlay.remove(path, Author::Generated)?,
             }
         }
-        Ok(Err(Unusable::Unparsable {
-            path: path.into(),
-            why,
-        }))
+        Ok(())
     }
 
     /// The staged text of the files of the tasks `task` depends on.

@@ -124,13 +124,7 @@ impl Run {
             checks,
             seen: self.seen(),
         };
-        self.overlay.discard(path);
-        if let Some(entry) = before {
-            match entry.content {
-                Some(old) => self.overlay.write(path, old, Author::Generated)?,
-                None => self.overlay.remove(path, Author::Generated)?,
-            }
-        }
+        self.put_back(path, before)?;
         (
             self.accept,
             self.probes,

@@ -96,14 +96,7 @@ fn the_test_file_holds_one_test_per_example_and_only_checked_text() {
     }
     assert_eq!(text.matches("\ndef test_example_").count(), 4);
     // A generator's example is compared as the request wrote it: `list(f(x))`.
-    let mut diffs = example("diffs", "[1, 4]", Expect::Returns("[3]".into()));
-    diffs.wrap = Some("list".into());
-    let target = ImportSite {
-        path: "calc.py".into(),
-        module: "calc".into(),
-        root: String::new(),
-    };
-    let text = render(&[diffs], &[Some(target)]);
+    let text = listed_diffs("[1, 4]", "[3]");
     assert!(
         text.contains("    _zr_result = list(_zr_function([1, 4]))\n"),
         "{text}"
@@ -298,14 +291,7 @@ fn an_iterable_parameter_is_also_given_an_iterator() {
         eprintln!("SKIPPED an_iterable_parameter_is_also_given_an_iterator: no Python with pytest");
         return;
     }
-    let mut diffs = example("diffs", "[1, 4, 9]", Expect::Returns("[3, 5]".into()));
-    diffs.wrap = Some("list".into());
-    let target = ImportSite {
-        path: "calc.py".into(),
-        module: "calc".into(),
-        root: String::new(),
-    };
-    let text = render(&[diffs], &[Some(target)]);
+    let text = listed_diffs("[1, 4, 9]", "[3, 5]");
     let run = |code: &str| {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("calc.py"), code).unwrap();
@@ -337,4 +323,16 @@ fn an_iterable_parameter_is_also_given_an_iterator() {
     // No parameter named so: the example alone is checked.
     let (passed, output) = run(&lists_only.replace("iterable", "values"));
     assert!(passed, "{output}");
+}
+
+/// The test file of one example `list(diffs(ARGS))` is `EXPECTED`, diffs in `calc.py`.
+fn listed_diffs(args: &str, expected: &str) -> String {
+    let mut diffs = example("diffs", args, Expect::Returns(expected.into()));
+    diffs.wrap = Some("list".into());
+    let target = ImportSite {
+        path: "calc.py".into(),
+        module: "calc".into(),
+        root: String::new(),
+    };
+    render(&[diffs], &[Some(target)])
 }
