@@ -47,6 +47,20 @@ struct Intent {
     created_dirs: Vec<String>,
 }
 
+impl Intent {
+    /// The record is a file of the repository, so it may have come with it (a cloned
+    /// `.zerorepo/`): only paths a commit could have written are put back or removed, never
+    /// git's store or zerorepo's own state (a hostile record wrote `.git/config` and a hook).
+    fn check(&self) -> Result<(), IntentError> {
+        for path in self.paths.iter().chain(&self.created_dirs) {
+            beneath::check_repo_path(path).map_err(|why| {
+                IntentError::Corrupt(format!("a path it names is refused: {why}"))
+            })?;
+        }
+        Ok(())
+    }
+}
+
 /// Saves the record of a commit about to write `paths` in `repo` (before any of them).
 pub fn begin(repo: &Path, paths: &[String]) -> Result<(), IntentError> {
     let ws = Workspace::new(repo);
@@ -101,6 +115,7 @@ pub fn recover(repo: &Path) -> Result<Option<usize>, IntentError> {
     };
     let intent: Intent =
         serde_json::from_slice(&bytes).map_err(|e| IntentError::Corrupt(e.to_string()))?;
+    intent.check()?;
     let mut restored = 0;
     for path in &intent.paths {
         let Some(old) = intent.before.content(path) else {
@@ -199,6 +214,60 @@ mod tests {
         ws.write("new/deep/b.py", "b\n").unwrap();
         assert_eq!(recover(repo).unwrap(), Some(1));
         assert!(!repo.join("new").exists());
+    }
+
+    #[test]
+    fn a_record_that_names_gits_store_is_refused_and_no_mode_bit_beyond_permissions_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path();
+        std::fs::create_dir_all(repo.join(".git/hooks")).unwrap();
+        std::fs::write(repo.join(".git/config"), "[core]\n").unwrap();
+        let ws = Workspace::new(repo);
+        let hostile = |paths: &[&str], mode: u32| {
+            let mut files = BTreeMap::new();
+            let mut modes = BTreeMap::new();
+            for path in paths {
+                files.insert(path.to_string(), Some(b"#!/bin/sh\nid\n".to_vec()));
+                modes.insert(path.to_string(), mode);
+            }
+            serde_json::json!({
+                "paths": paths,
+                "before": {"files": files},
+                "modes": modes,
+                "created_dirs": [],
+            })
+            .to_string()
+        };
+        for path in [
+            ".git/config",
+            ".git/hooks/pre-commit",
+            ".GIT/config",
+            ".zerorepo/x",
+            "../x",
+        ] {
+            ws.write(INTENT_FILE, &hostile(&["a.py", path], 0o755))
+                .unwrap();
+            let refused = recover(repo).unwrap_err();
+            assert!(
+                matches!(refused, IntentError::Corrupt(_)),
+                "{path}: {refused}"
+            );
+            assert!(!repo.join("a.py").exists(), "{path}: nothing is put back");
+        }
+        assert_eq!(
+            std::fs::read_to_string(repo.join(".git/config")).unwrap(),
+            "[core]\n"
+        );
+        assert!(!repo.join(".git/hooks/pre-commit").exists());
+        ws.write(INTENT_FILE, &hostile(&["x"], 0o4755)).unwrap();
+        assert_eq!(recover(repo).unwrap(), Some(1));
+        assert_eq!(ws.mode("x").unwrap(), Some(0o755), "no setuid bit");
+        use std::os::unix::fs::PermissionsExt;
+        let on_disk = std::fs::metadata(repo.join("x"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(on_disk & 0o7000, 0, "{on_disk:o}");
     }
 
     #[test]

@@ -32,6 +32,9 @@ use nix::unistd::{UnlinkatFlags, unlinkat};
 /// a tool may copy the tree to one).
 pub(crate) const PRIVATE_DIRS: &[&str] = &[".git", ".zerorepo"];
 
+/// The bits of a mode zerorepo reads and writes: read, write and execute for each class.
+pub(crate) const PERMISSION_BITS: u32 = 0o777;
+
 /// Why `rel` is not a path zerorepo may create, change or delete in a repository.
 pub fn check_repo_path(rel: &str) -> Result<(), String> {
     let shown = rel.escape_debug();
@@ -198,7 +201,7 @@ pub fn mode(root: &Path, rel: &str) -> io::Result<Option<u32>> {
     match open(&root, rel, OFlag::O_PATH, Mode::empty()) {
         Ok(fd) => {
             let stat = fstat(&fd).map_err(io::Error::from)?;
-            Ok(is_regular(&stat).then_some(stat.st_mode & 0o7777))
+            Ok(is_regular(&stat).then_some(stat.st_mode & PERMISSION_BITS))
         }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
@@ -264,12 +267,14 @@ pub fn write_atomic(root: &Path, rel: &str, content: &[u8], mode: Option<u32>) -
     let Some((dir, name)) = parent(&root_fd, rel, true)? else {
         return Err(refused(rel, "has no directory to write to"));
     };
+    // Permission bits only: no setuid, setgid or sticky bit is ever written, whatever a
+    // record or the file before asked (a hostile intent record asked for 0o4755).
     let mode = match mode {
-        Some(mode) => Some(mode),
+        Some(mode) => Some(mode & PERMISSION_BITS),
         None => match openat(&dir, name, OFlag::O_PATH | OFlag::O_NOFOLLOW, Mode::empty()) {
             Ok(fd) => {
                 let stat = fstat(&fd).map_err(io::Error::from)?;
-                is_regular(&stat).then_some(stat.st_mode & 0o7777)
+                is_regular(&stat).then_some(stat.st_mode & PERMISSION_BITS)
             }
             Err(_) => None,
         },

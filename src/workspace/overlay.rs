@@ -162,7 +162,7 @@ impl Overlay {
             .entries
             .get(&key(&self.disk, path)?)
             .map_or(Author::Generated, |e| e.source);
-        self.entry(path, source)?.mode = Some(mode & 0o7777);
+        self.entry(path, source)?.mode = Some(mode & crate::fsutil::beneath::PERMISSION_BITS);
         Ok(())
     }
 
