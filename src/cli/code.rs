@@ -167,19 +167,12 @@ pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
     })
 }
 
-/// `--git-commit` commits into the repository's own `.git` only: a `.git` that is a symlink
-/// or a `gitdir:` file would send the commit into a repository the user never named.
+/// `--git-commit` commits into the repository's own `.git` only, and through nothing the
+/// repository links elsewhere ([`crate::workspace::git::refuse_foreign_store`]): refused
+/// before any work.
 fn refuse_a_borrowed_git(repo: &std::path::Path) -> Result<(), CliError> {
-    let git = repo.join(".git");
-    match std::fs::symlink_metadata(&git) {
-        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
-            Err(CliError::bad_input(format!(
-                "--git-commit: {} is not a directory (a symlink or a `gitdir:` file): the commit would land in another repository",
-                git.display()
-            )))
-        }
-        _ => Ok(()),
-    }
+    crate::workspace::git::refuse_foreign_store(repo)
+        .map_err(|why| CliError::bad_input(format!("--git-commit: {why}")))
 }
 
 fn spec_text(args: &Args) -> Result<String, CliError> {
@@ -251,12 +244,25 @@ impl Approver for Dialogue {
     }
 
     fn confirm_high_risk(&mut self, task: &Task, reasons: &[String]) -> bool {
-        eprintln!("task {} is HIGH risk: {}", task.id, reasons.join("; "));
-        yes_no(&format!("run task {} anyway? [y/N] ", task.id))
+        eprint!(
+            "{}",
+            render::terminal(&format!(
+                "task {} is HIGH risk: {}\n",
+                task.id,
+                reasons.join("; ")
+            ))
+        );
+        yes_no(&render::terminal(&format!(
+            "run task {} anyway? [y/N] ",
+            task.id
+        )))
     }
 
     fn repair(&mut self, task: &Task, failure: &str) -> bool {
-        eprintln!("task {} failed: {failure}", task.id);
+        eprint!(
+            "{}",
+            render::terminal(&format!("task {} failed: {failure}\n", task.id))
+        );
         yes_no(
             "the correction rounds are spent; let the model try once more? (no: roll back, nothing is written) [y/N] ",
         )

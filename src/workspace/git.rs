@@ -54,6 +54,58 @@ fn init_without_hooks(dir: &Path) -> Result<Repository, git2::Error> {
     Ok(repo)
 }
 
+/// Why zerorepo must not commit into the repository at `dir` (`Ok` also when it has no
+/// `.git`: then there is nothing to commit into). The repository of `zerorepo code` is
+/// hostile, and libgit2 goes where its store says: a `.git` that is a link or a `gitdir:`
+/// file, or a `core.worktree` elsewhere, sends the commit (and the files it reads into it) to
+/// a tree the user never named; a link inside `.git` (a reflog, a ref, the object store) makes
+/// the commit write through it, outside the repository.
+pub fn refuse_foreign_store(dir: &Path) -> Result<(), String> {
+    let store = dir.join(".git");
+    match std::fs::symlink_metadata(&store) {
+        Err(_) => return Ok(()),
+        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
+            return Err(format!(
+                "{} is not a directory (a symlink or a `gitdir:` file): the commit would land in another repository",
+                store.display()
+            ));
+        }
+        Ok(_) => {}
+    }
+    if let Some(link) = first_link(&store).map_err(|e| format!("{}: {e}", store.display()))? {
+        return Err(format!(
+            "{} is a symbolic link: the commit would write through it, outside the repository",
+            link.display()
+        ));
+    }
+    let repo = Repository::open(dir).map_err(|e| format!("{}: {e}", store.display()))?;
+    let same = |a: &Path| a.canonicalize().ok() == dir.canonicalize().ok();
+    match repo.workdir() {
+        Some(workdir) if same(workdir) => Ok(()),
+        _ => Err(format!(
+            "{} names another work tree (`core.worktree`, or a bare repository): the commit would read files from outside the repository",
+            store.display()
+        )),
+    }
+}
+
+/// The first symbolic link under `dir` (which is no link itself), depth first.
+fn first_link(dir: &Path) -> std::io::Result<Option<PathBuf>> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        if kind.is_symlink() {
+            return Ok(Some(entry.path()));
+        }
+        if kind.is_dir()
+            && let Some(link) = first_link(&entry.path())?
+        {
+            return Ok(Some(link));
+        }
+    }
+    Ok(None)
+}
+
 impl Git {
     /// Opens the repository at `dir`, creating it (`git init`) on the first run.
     pub fn open_or_init(dir: &Path) -> Result<Git, GitError> {
@@ -240,6 +292,57 @@ mod tests {
         let path = dir.join(rel);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn a_store_that_links_or_points_elsewhere_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        write(&outside, "a.py", "SECRET = 1\n");
+        let fresh = |name: &str| {
+            let repo = dir.path().join(name);
+            write(&repo, "a.py", "x = 1\n");
+            let git = Git::open_or_init(&repo).unwrap();
+            git.commit_paths(&["a.py".to_string()], "first").unwrap();
+            repo
+        };
+        let plain = fresh("plain");
+        assert_eq!(refuse_foreign_store(&plain), Ok(()));
+        assert_eq!(
+            refuse_foreign_store(&dir.path().join("none")),
+            Ok(()),
+            "no .git"
+        );
+
+        let reflog = fresh("reflog");
+        std::fs::create_dir_all(reflog.join(".git/logs")).unwrap();
+        let _ = std::fs::remove_file(reflog.join(".git/logs/HEAD"));
+        std::os::unix::fs::symlink(outside.join("log"), reflog.join(".git/logs/HEAD")).unwrap();
+        let why = refuse_foreign_store(&reflog).unwrap_err();
+        assert!(
+            why.contains("logs/HEAD") && why.contains("symbolic link"),
+            "{why}"
+        );
+
+        let worktree = fresh("worktree");
+        let config = worktree.join(".git/config");
+        let text = std::fs::read_to_string(&config).unwrap();
+        let text = text.replace(
+            "[core]",
+            &format!("[core]\n\tworktree = {}", outside.display()),
+        );
+        std::fs::write(&config, text).unwrap();
+        let why = refuse_foreign_store(&worktree).unwrap_err();
+        assert!(why.contains("another work tree"), "{why}");
+
+        let file = dir.path().join("gitdir");
+        write(
+            &file,
+            ".git",
+            &format!("gitdir: {}\n", plain.join(".git").display()),
+        );
+        let why = refuse_foreign_store(&file).unwrap_err();
+        assert!(why.contains("not a directory"), "{why}");
     }
 
     #[test]
