@@ -527,7 +527,8 @@ pub(crate) fn eval_interrupted() -> String {
     "eval: interrupted; no figure (the scratch copy was removed, the output directory is untouched)\n".into()
 }
 
-/// `code`: the plan as a tree, each task with its risk and why.
+/// `code`: the plan as a tree, each task with its risk and why. The model wrote the plan, so
+/// it reaches the terminal escaped ([`terminal`]).
 pub(crate) fn code_plan(reviewed: &crate::change::Reviewed) -> String {
     let tasks = &reviewed.plan.tasks;
     let mut out = format!("Plan ({} task{}):\n", tasks.len(), plural(tasks.len()));
@@ -562,10 +563,11 @@ pub(crate) fn code_plan(reviewed: &crate::change::Reviewed) -> String {
             out.push_str(&format!("{stem}  risk: {}\n", risk.reasons.join("; ")));
         }
     }
-    out
+    terminal(&out)
 }
 
-/// `code`: what happened, the diff of a dry run, and where the audit trail is.
+/// `code`: what happened, the diff of a dry run, and where the audit trail is; escaped, as
+/// the diff, the checks and the reason carry the model's and the repository's text.
 pub(crate) fn code_outcome(outcome: &crate::change::Outcome) -> String {
     use crate::change::Status;
     let mut out = String::new();
@@ -631,10 +633,11 @@ pub(crate) fn code_outcome(outcome: &crate::change::Outcome) -> String {
     if let Some(history) = &outcome.history {
         out.push_str(&format!("audit trail: {}\n", history.display()));
     }
-    out
+    terminal(&out)
 }
 
-/// `history`: one line per action, runs separated.
+/// `history`: one line per action, runs separated; escaped, as the trail is a file of the
+/// repository and may have been written by anyone.
 pub(crate) fn history(repo: &Path, entries: &[crate::change::audit::AuditEntry]) -> String {
     if entries.is_empty() {
         return format!("{}: no `zerorepo code` runs recorded\n", repo.display());
@@ -659,7 +662,7 @@ pub(crate) fn history(repo: &Path, entries: &[crate::change::audit::AuditEntry])
             entry.outcome
         ));
     }
-    out
+    terminal(&out)
 }
 
 fn plural(n: usize) -> &'static str {

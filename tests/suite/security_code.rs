@@ -516,3 +516,52 @@ fn kill_9_during_the_final_write_then_any_command_gives_before_or_after() {
     eprintln!("{partial} of 6 kills left a half-written tree; {finished} runs finished first");
     assert!(finished < 6, "no run was killed: every run finished first");
 }
+
+/// A repository can carry its own `.zerorepo/` (it is only a directory of the clone), so an
+/// intent record in it is the attacker's: every command that takes the repository recovers
+/// first, and a record naming git's store (a hook, `.git/config`) is refused and left in
+/// place, nothing put back. The audit trail is the attacker's too: `history` shows it with
+/// every control character escaped, so it cannot move the cursor or rewrite a line.
+#[test]
+fn a_cloned_intent_record_and_audit_trail_are_hostile_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    write(&repo, ".git/config", "[core]\n");
+    let hook = "#!/bin/sh\nid > /tmp/owned\n".as_bytes().to_vec();
+    let intent = json!({
+        "paths": [".git/hooks/pre-commit", "x.py"],
+        "before": {"files": {".git/hooks/pre-commit": hook, "x.py": b"y = 1\n".to_vec()}},
+        "modes": {".git/hooks/pre-commit": 0o4755, "x.py": 0o644},
+        "created_dirs": [".git/hooks"],
+    });
+    write(&repo, ".zerorepo/intent.json", &intent.to_string());
+    let before = everything(&repo);
+    for command in ["detect", "history"] {
+        let (status, _, stderr) = run(zerorepo().arg(command).arg(&repo));
+        assert_ne!(status, 0, "{command}: {stderr}");
+        assert!(stderr.contains("intent"), "{command}: {stderr}");
+        assert_eq!(everything(&repo), before, "{command}: nothing put back");
+    }
+    std::fs::remove_file(repo.join(".zerorepo/intent.json")).unwrap();
+    let entry = json!({
+        "at": "2026-11-28T01:00:00Z",
+        "run": "r\u{1b}[2J",
+        "action": "task\u{1b}]0;owned\u{7}",
+        "task": "1\u{1b}[1A",
+        "outcome": "ok\u{202e}",
+        "detail": "\u{1b}[2K[HIGH] none",
+    });
+    write(
+        &repo,
+        ".zerorepo/execution_history.json",
+        &json!([entry]).to_string(),
+    );
+    let (status, stdout, stderr) = run(zerorepo().arg("history").arg(&repo));
+    assert_eq!(status, 0, "{stderr}");
+    assert!(
+        !stdout.contains('\u{1b}') && !stdout.contains('\u{7}'),
+        "{stdout:?}"
+    );
+    assert!(!stdout.contains('\u{202e}'), "{stdout:?}");
+    assert!(stdout.contains("[HIGH] none"), "{stdout:?}");
+}
