@@ -8,7 +8,9 @@
 //! profile...): a key in [`TRUSTED_ONLY`] there (the sandbox backend, the Docker engines,
 //! the model provider, its file, its endpoints, the variable that holds the key) is an
 //! error naming the key and the file, before anything runs. Those settings come only from
-//! the user's file, `--config`, flags and the environment.
+//! the user's file, `--config`, flags and the environment. There, too, a sandbox limit may
+//! be lowered but not raised above the built-in one ([`Ceilings`]): the limits bound that
+//! repository's own tests.
 //!
 //! Each setting is the default of a command-line flag (the table in [`Config::settings`]),
 //! so the precedence is the command line's own: a flag beats its environment variable, which
@@ -77,6 +79,30 @@ pub enum ConfigError {
         path.display()
     )]
     Untrusted { path: PathBuf, key: String },
+    #[error(
+        "{}: `{key} = {value}` raises a sandbox limit above its default ({ceiling}), and a \
+         zerorepo.toml in the current directory may be an untrusted repository's, whose own \
+         tests that limit bounds; there a limit may only be lowered; raise it in your own \
+         configuration, with --config FILE, a flag or the environment; nothing was run",
+        path.display()
+    )]
+    Loosens {
+        path: PathBuf,
+        key: &'static str,
+        value: u64,
+        ceiling: u64,
+    },
+}
+
+/// The sandbox's built-in limits, which a file that may be an untrusted repository's may
+/// lower but never raise: they bound that repository's own tests (a fork bomb, a memory hog,
+/// a test that never ends). The caller gives them, as the sandbox owns them.
+#[derive(Debug, Clone, Copy)]
+pub struct Ceilings {
+    pub test_timeout_secs: u64,
+    pub memory_mb: u64,
+    pub max_processes: u64,
+    pub cpu_secs: u64,
 }
 
 /// The whole file. Every section and key is optional.
@@ -292,16 +318,46 @@ pub fn locate(
     (user, local)
 }
 
-/// Reads a file that may be an untrusted repository's: any key of [`TRUSTED_ONLY`] in it is
-/// an error naming the key and the file.
-pub fn load_untrusted(path: &Path) -> Result<Config, ConfigError> {
+/// Reads a file that may be an untrusted repository's: any key of [`TRUSTED_ONLY`] in it, or
+/// a sandbox limit above `ceilings`, is an error naming the key and the file.
+pub fn load_untrusted(path: &Path, ceilings: &Ceilings) -> Result<Config, ConfigError> {
     let config = load(path)?;
-    untrusted_key(&config).map_or(Ok(config), |key| {
-        Err(ConfigError::Untrusted {
+    if let Some(key) = untrusted_key(&config) {
+        return Err(ConfigError::Untrusted {
             path: path.to_path_buf(),
             key: key.to_string(),
-        })
-    })
+        });
+    }
+    match loosened(&config, ceilings) {
+        Some((key, value, ceiling)) => Err(ConfigError::Loosens {
+            path: path.to_path_buf(),
+            key,
+            value,
+            ceiling,
+        }),
+        None => Ok(config),
+    }
+}
+
+/// The first sandbox limit `config` raises above `ceilings`: its key, value and ceiling.
+fn loosened(config: &Config, ceilings: &Ceilings) -> Option<(&'static str, u64, u64)> {
+    let s = &config.sandbox;
+    [
+        (
+            "sandbox.test_timeout_secs",
+            s.test_timeout_secs,
+            ceilings.test_timeout_secs,
+        ),
+        ("sandbox.memory_mb", s.memory_mb, ceilings.memory_mb),
+        (
+            "sandbox.max_processes",
+            s.max_processes,
+            ceilings.max_processes,
+        ),
+        ("sandbox.cpu_secs", s.cpu_secs, ceilings.cpu_secs),
+    ]
+    .into_iter()
+    .find_map(|(key, value, ceiling)| value.filter(|v| *v > ceiling).map(|v| (key, v, ceiling)))
 }
 
 /// The first key of [`TRUSTED_ONLY`] that `config` sets.
@@ -571,5 +627,41 @@ mod tests {
         let merged = user.overlaid_by(harmless);
         assert_eq!(merged.sandbox.backend, Some(Backend::Docker));
         assert_eq!(merged.sandbox.test_timeout_secs, Some(9));
+    }
+
+    #[test]
+    fn a_local_file_may_lower_a_sandbox_limit_but_not_raise_it() {
+        let ceilings = Ceilings {
+            test_timeout_secs: 30,
+            memory_mb: 512,
+            max_processes: 64,
+            cpu_secs: 30,
+        };
+        let lower = parse_text(
+            "[sandbox]\ntest_timeout_secs = 10\nmemory_mb = 512\nmax_processes = 8\ncpu_secs = 5\n",
+        )
+        .unwrap();
+        assert_eq!(loosened(&lower, &ceilings), None);
+        for (key, value) in [
+            ("test_timeout_secs", 86_400),
+            ("memory_mb", 1 << 20),
+            ("max_processes", 65_536),
+            ("cpu_secs", 31),
+        ] {
+            let config = parse_text(&format!("[sandbox]\n{key} = {value}\n")).unwrap();
+            let found = loosened(&config, &ceilings).unwrap();
+            assert_eq!(
+                (found.0, found.1),
+                (format!("sandbox.{key}").as_str(), value)
+            );
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(FILE_NAME);
+        std::fs::write(&path, "[sandbox]\nmax_processes = 65536\n").unwrap();
+        let refused = load_untrusted(&path, &ceilings).unwrap_err().to_string();
+        assert!(
+            refused.contains("`sandbox.max_processes = 65536`") && refused.contains("(64)"),
+            "{refused}"
+        );
     }
 }

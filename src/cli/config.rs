@@ -51,7 +51,7 @@ pub(crate) fn load(args: &[OsString]) -> Result<Loaded, ConfigError> {
         None => Config::default(),
     };
     if let Some(local) = &local {
-        config = config.overlaid_by(config::load_untrusted(local)?);
+        config = config.overlaid_by(config::load_untrusted(local, &ceilings())?);
     }
     Ok(Loaded {
         path,
@@ -220,6 +220,17 @@ fn text(shown: &ShownConfig) -> String {
 /// The file named `path` is the user's input: an error in it is exit 2.
 pub(crate) fn bad_file(e: ConfigError) -> CliError {
     CliError::bad_input(e)
+}
+
+/// The sandbox's built-in limits: the most a `./zerorepo.toml` may ask for.
+fn ceilings() -> config::Ceilings {
+    let policy = crate::sandbox::SandboxPolicy::default();
+    config::Ceilings {
+        test_timeout_secs: crate::sandbox::DEFAULT_TIMEOUT.as_secs(),
+        memory_mb: policy.memory_mb,
+        max_processes: policy.max_processes,
+        cpu_secs: policy.cpu_seconds,
+    }
 }
 
 #[cfg(test)]
