@@ -45,6 +45,9 @@ pub fn problems(out: &Path) -> Vec<String> {
                 "{} is a file (a `gitdir:` link to another repository): zerorepo would commit into that repository",
                 git.display()
             ));
+        } else if let Err(why) = crate::workspace::git::refuse_foreign_store(out) {
+            // A link inside `.git`, or `core.worktree` elsewhere.
+            found.push(why);
         }
     }
     for state in [STATE_DIR, WORK_DIR] {
@@ -157,5 +160,17 @@ mod tests {
         let found = problems(&foreign);
         assert_eq!(found.len(), 1);
         assert!(found[0].contains("(.git, notes.txt)"), "{found:?}");
+
+        // A store whose work tree is elsewhere: commits and resets would go there.
+        let elsewhere = dir.path().join("elsewhere");
+        crate::workspace::git::Git::open_or_init(&elsewhere).unwrap();
+        let config = elsewhere.join(".git/config");
+        let text = std::fs::read_to_string(&config).unwrap();
+        let text = text.replace(
+            "[core]",
+            &format!("[core]\n\tworktree = {}", dir.path().display()),
+        );
+        std::fs::write(&config, text).unwrap();
+        assert!(problems(&elsewhere)[0].contains("another work tree"));
     }
 }

@@ -39,6 +39,11 @@ pub fn rollback(out: &Path) -> Result<Rollback, EngineError> {
             out.display()
         ))
     })?;
+    // The directory may not be what generate left (a hard reset through a `.git` naming
+    // another work tree writes there): the checks generate makes before writing.
+    if let Some(problem) = super::outdir::problems(out).into_iter().next() {
+        return Err(bad(problem));
+    }
     let rpg = plan_of(out)?;
     let (mut checkpoint, _) = Checkpoint::open(out, &rpg_sha256(&rpg)?)?;
     let (subgraph, kept) = target(&git, &rpg, &checkpoint)?;

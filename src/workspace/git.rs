@@ -78,7 +78,10 @@ pub fn refuse_foreign_store(dir: &Path) -> Result<(), String> {
             link.display()
         ));
     }
-    let repo = Repository::open(dir).map_err(|e| format!("{}: {e}", store.display()))?;
+    // What libgit2 cannot open, it commits nothing into (and `open_or_init` starts afresh).
+    let Ok(repo) = Repository::open(dir) else {
+        return Ok(());
+    };
     let same = |a: &Path| a.canonicalize().ok() == dir.canonicalize().ok();
     match repo.workdir() {
         Some(workdir) if same(workdir) => Ok(()),
