@@ -43,7 +43,10 @@ pub struct Flushed {
 }
 
 /// Every file under `root` (relative paths), outside hidden directories (git's store, the
-/// engine's state, virtual environments) and caches, for dirty tracking and assembly.
+/// engine's state, virtual environments) and caches, for dirty tracking and assembly. Regular
+/// files and real directories only: a link or a FIFO in an output directory is none of
+/// zerorepo's, and followed it would copy a host file into the staging copy (which the
+/// sandbox and the model both see), loop, or hang.
 pub fn files_under(root: &Path) -> Vec<String> {
     let mut found = Vec::new();
     let mut stack = vec![root.to_path_buf()];
@@ -54,12 +57,18 @@ pub fn files_under(root: &Path) -> Vec<String> {
         for entry in entries.filter_map(Result::ok) {
             let path = entry.path();
             let name = entry.file_name();
-            if path.is_dir() {
+            // `file_type` does not follow a link.
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_dir() {
                 let hidden = name.to_string_lossy().starts_with('.');
                 if !hidden && name != "__pycache__" {
                     stack.push(path);
                 }
-            } else if let Ok(rel) = path.strip_prefix(root) {
+            } else if kind.is_file()
+                && let Ok(rel) = path.strip_prefix(root)
+            {
                 let rel = rel.to_string_lossy().into_owned();
                 if !rel.contains(crate::fsutil::TEMP_MARKER) {
                     found.push(rel);
@@ -206,6 +215,26 @@ mod tests {
         let work = Workspace::new(dir.path().join(".zerorepo/work"));
         let (checkpoint, _) = Checkpoint::open(dir.path(), "rpg-hash").unwrap();
         (dir, out, work, checkpoint)
+    }
+
+    #[test]
+    fn links_and_fifos_in_the_output_are_not_its_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let outside = dir.path().join("outside");
+        std::fs::create_dir_all(out.join("src")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("secret.py"), "KEY = 1\n").unwrap();
+        std::fs::write(out.join("src/a.py"), "A = 1\n").unwrap();
+        std::os::unix::fs::symlink(outside.join("secret.py"), out.join("src/leak.py")).unwrap();
+        std::os::unix::fs::symlink(&outside, out.join("src/dir")).unwrap();
+        std::os::unix::fs::symlink(".", out.join("loop")).unwrap();
+        nix::unistd::mkfifo(&out.join("src/pipe.py"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert_eq!(files_under(&out), ["src/a.py"]);
+        let work = out.join(".zerorepo/work");
+        ensure_staging(&out, &work).unwrap();
+        assert!(work.join("src/a.py").is_file());
+        assert!(!work.join("src/leak.py").exists() && !work.join("src/dir").exists());
     }
 
     #[test]
