@@ -215,6 +215,11 @@ pub(crate) fn download_argv() -> Vec<String> {
 /// Unpacks the gzipped tar `archive` into `dest` (which must not exist yet) and returns the
 /// directory it unpacks to: the one top-level directory every sdist has.
 pub fn unpack(archive: &Path, dest: &Path) -> Result<PathBuf, SdistError> {
+    unpack_at_most(archive, dest, MAX_UNPACKED_BYTES)
+}
+
+/// [`unpack`], refusing an archive whose files add up to more than `most` bytes.
+fn unpack_at_most(archive: &Path, dest: &Path, most: u64) -> Result<PathBuf, SdistError> {
     std::fs::create_dir(dest).map_err(io(dest))?;
     let file = std::fs::File::open(archive).map_err(io(archive))?;
     let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(file));
@@ -262,11 +267,14 @@ pub fn unpack(archive: &Path, dest: &Path) -> Result<PathBuf, SdistError> {
             std::fs::create_dir_all(&target).map_err(io(&target))?;
             continue;
         }
-        written += entry.header().size().map_err(broken)?;
-        if written > MAX_UNPACKED_BYTES {
+        // The size the entry's data has, a PAX `size` included (the ustar header's field
+        // can say 0 before a PAX record of 100 GB); the copy is held to it as well.
+        let size = entry.size();
+        written = written.saturating_add(size);
+        if written > most {
             return Err(refuse(&member, "the archive unpacks to too many bytes"));
         }
-        write_member(&mut entry, &target)?;
+        write_member(&mut entry.by_ref().take(size), &target)?;
     }
     match tops.as_slice() {
         [one] if dest.join(one).is_dir() => Ok(dest.join(one)),
@@ -350,6 +358,39 @@ mod tests {
     }
 
     use tar::EntryType::{Directory, Regular, Symlink};
+
+    #[test]
+    fn a_pax_size_above_the_limit_is_refused_whatever_the_ustar_size_says() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x-1.0.tar.gz");
+        let gz = flate2::write::GzEncoder::new(
+            std::fs::File::create(&path).unwrap(),
+            flate2::Compression::fast(),
+        );
+        let mut builder = tar::Builder::new(gz);
+        let body = vec![0u8; 4096];
+        builder
+            .append_pax_extensions([("size", body.len().to_string().as_bytes())])
+            .unwrap();
+        let mut header = tar::Header::new_ustar();
+        header.set_path("x-1.0/big.py").unwrap();
+        header.set_entry_type(Regular);
+        header.set_mode(0o644);
+        header.set_size(0);
+        header.set_cksum();
+        builder.append(&header, std::io::empty()).unwrap();
+        // The bytes the PAX size announces, zeros, follow the header (after the end blocks
+        // the builder wrote, which are zeros too).
+        let mut raw = builder.into_inner().unwrap();
+        raw.write_all(&body).unwrap();
+        raw.write_all(&[0u8; 1024]).unwrap();
+        raw.finish().unwrap();
+        let refused = unpack_at_most(&path, &dir.path().join("out"), 1024).unwrap_err();
+        assert!(refused.to_string().contains("too many bytes"), "{refused}");
+        let root = unpack_at_most(&path, &dir.path().join("out2"), 8192).unwrap();
+        assert_eq!(std::fs::metadata(root.join("big.py")).unwrap().len(), 4096);
+    }
 
     #[test]
     fn a_plain_sdist_unpacks_to_its_one_directory() {
