@@ -112,7 +112,7 @@ pub fn render_markdown(report: &CorpusReport) -> String {
         ));
         for (side, name) in [(engine, "engine"), (one_shot, "one-shot")] {
             if let Some(problem) = &side.problem {
-                problems.push(format!("- {} ({name}): {problem}", plan.name));
+                problems.push(format!("- {} ({name}): {}", plan.name, one_line(problem)));
             }
         }
     }
@@ -249,17 +249,29 @@ fn totals(plans: &[PlanResult]) -> Option<String> {
     ))
 }
 
-/// A reason on one table line: no newline, no `|`.
+/// A reason on one table line, escaped: it quotes archive member names and pip's output,
+/// which an sdist's author writes (no newline, no `|`, no HTML, no link).
 fn one_line(text: &str) -> String {
-    text.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .replace('|', "\\|")
+    crate::assemble::markdown::line(&text.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reason_from_an_archive_is_one_escaped_table_line() {
+        let reason = one_line("member x-1.0/<img src=x onerror=y>\n[a](javascript:b) | c");
+        assert!(
+            !reason.contains('\n') && !reason.contains("<img"),
+            "{reason}"
+        );
+        assert!(
+            reason.contains("&lt;img") && reason.contains("\\|"),
+            "{reason}"
+        );
+        assert!(reason.contains("\\[a\\]"), "{reason}");
+    }
 
     fn side(passed: u32, total: u32, wall_s: f64) -> PlanSide {
         PlanSide {

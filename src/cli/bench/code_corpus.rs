@@ -138,7 +138,7 @@ async fn one(
     let root = match ready(ctx, request, work).await {
         Ok(root) => root,
         Err(why) => {
-            eprintln!("   not run: {why}");
+            eprintln!("   not run: {}", crate::cli::render::terminal(&why));
             result.not_run = Some(why);
             return Ok(result);
         }
@@ -146,7 +146,7 @@ async fn one(
     match before(ctx, request, &root, &work.join("before")).await {
         Ok(before) => result.before = Some(before),
         Err(why) => {
-            eprintln!("   not run: {why}");
+            eprintln!("   not run: {}", crate::cli::render::terminal(&why));
             result.not_run = Some(why);
             return Ok(result);
         }
@@ -271,7 +271,7 @@ async fn side(
         side.wall_s,
         side.reason
             .as_deref()
-            .map(|r| format!(": {}", first_line(r)))
+            .map(|r| format!(": {}", crate::cli::render::terminal(first_line(r))))
             .unwrap_or_default()
     );
     Ok(side)

@@ -66,7 +66,11 @@ pub(super) async fn run(
             match corpus::prepare(plan, &work, &cache, fetcher.as_ref(), &ctx.cancel).await {
                 Ok(prepared) => measure(&ctx, &prepared, &work).await?,
                 Err(e) => {
-                    eprintln!("   not run ({}): {e}", e.stage());
+                    eprintln!(
+                        "   not run ({}): {}",
+                        e.stage(),
+                        crate::cli::render::terminal(&e.to_string())
+                    );
                     PlanOutcome::NotRun {
                         stage: e.stage().into(),
                         reason: e.to_string(),
