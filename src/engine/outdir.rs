@@ -1,8 +1,10 @@
 //! Checks of the output directory itself, before anything is written into it.
 //!
 //! The engine writes only inside DIR, so what DIR already holds decides whether a run is
-//! safe: a `.git` that is a symlink or a `gitdir:` file would make every commit land in some
-//! other repository; a git history or files that zerorepo did not make would be committed
+//! safe: a `.git` that is a symlink or a `gitdir:` file, holds a symlink or names another
+//! work tree would make every commit land, or write, somewhere else
+//! ([`crate::workspace::git::refuse_foreign_store`], the check `code --git-commit` makes
+//! too); a git history or files that zerorepo did not make would be committed
 //! along with the generated code (or break assembly on every run). Each is refused, with
 //! nothing written, as bad input. DIR is generate's only when it holds generate's mark
 //! ([`GENERATED_MARK`]), which `zerorepo code` never writes: a user's repository that holds
@@ -33,22 +35,9 @@ pub fn problems(out: &Path) -> Vec<String> {
         )];
     }
     let mut found = Vec::new();
-    let git = out.join(".git");
-    if let Ok(meta) = std::fs::symlink_metadata(&git) {
-        if meta.file_type().is_symlink() {
-            found.push(format!(
-                "{} is a symlink: zerorepo would write git history wherever it points",
-                git.display()
-            ));
-        } else if !meta.is_dir() {
-            found.push(format!(
-                "{} is a file (a `gitdir:` link to another repository): zerorepo would commit into that repository",
-                git.display()
-            ));
-        } else if let Err(why) = crate::workspace::git::refuse_foreign_store(out) {
-            // A link inside `.git`, or `core.worktree` elsewhere.
-            found.push(why);
-        }
+    // A `.git` that is a link or a `gitdir:` file, holds a link, or names another work tree.
+    if let Err(why) = crate::workspace::git::refuse_foreign_store(out) {
+        found.push(why);
     }
     for state in [STATE_DIR, WORK_DIR] {
         let path = out.join(state);

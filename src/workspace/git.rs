@@ -64,9 +64,15 @@ pub fn refuse_foreign_store(dir: &Path) -> Result<(), String> {
     let store = dir.join(".git");
     match std::fs::symlink_metadata(&store) {
         Err(_) => return Ok(()),
-        Ok(meta) if meta.file_type().is_symlink() || !meta.is_dir() => {
+        Ok(meta) if meta.file_type().is_symlink() => {
             return Err(format!(
-                "{} is not a directory (a symlink or a `gitdir:` file): the commit would land in another repository",
+                "{} is a symlink: zerorepo would write git history wherever it points",
+                store.display()
+            ));
+        }
+        Ok(meta) if !meta.is_dir() => {
+            return Err(format!(
+                "{} is a file (a `gitdir:` link to another repository): zerorepo would commit into that repository",
                 store.display()
             ));
         }
@@ -345,7 +351,7 @@ mod tests {
             &format!("gitdir: {}\n", plain.join(".git").display()),
         );
         let why = refuse_foreign_store(&file).unwrap_err();
-        assert!(why.contains("not a directory"), "{why}");
+        assert!(why.contains("gitdir:"), "{why}");
     }
 
     #[test]
