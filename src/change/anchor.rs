@@ -330,13 +330,13 @@ fn why(error: &EditError, form: &str) -> String {
 }
 
 /// Whether `text` has a definition of exactly this qualified name.
-fn defines(text: &str, qualified: &str) -> bool {
+pub(super) fn defines(text: &str, qualified: &str) -> bool {
     outline(text).is_ok_and(|all| all.iter().any(|s| s.qualified_name == qualified))
 }
 
 /// `code` at the end of the module, or above its `if __name__ == "__main__":` block, with
 /// `gap` blank lines around it.
-fn append(text: &str, code: &str, gap: usize) -> String {
+pub(super) fn append(text: &str, code: &str, gap: usize) -> String {
     let blank = "\n".repeat(gap);
     let main = text
         .rfind("\nif __name__")
@@ -363,7 +363,7 @@ fn append(text: &str, code: &str, gap: usize) -> String {
 }
 
 /// `import` joined to the module's imports, unless a line of the module is already it.
-fn add_import(text: &str, import: &str) -> String {
+pub(super) fn add_import(text: &str, import: &str) -> String {
     let present = |line: &str| text.lines().any(|l| l.trim_end() == line.trim_end());
     if import.lines().count() == 1 && present(import) {
         return text.to_string();

@@ -2,16 +2,19 @@
 //! neighbours too, and now and then breaks one: a correction round that made the request's
 //! example pass had also rewritten `indent` of the same module, so the repository's suite
 //! failed and the whole change was rolled back (code corpus, dev half). After a verification
-//! that failed, each definition the repository already had and the staged change altered is
-//! put back as it was, one at a time, and stays put back when the checks then fail on
-//! strictly fewer commands. Sandbox runs are cheap beside a model call; this asks the model
-//! nothing. What the checks need changed stays changed, so a fix or a change of behaviour is
-//! never undone by it.
+//! that failed, what the repository's file had and the staged change lost or altered is put
+//! back, one step at a time (the lost imports; the lost definitions, together; each altered
+//! definition), and stays put back when the checks then fail on strictly fewer commands.
+//! Sandbox runs are cheap beside a model call; this asks the model nothing. What the checks
+//! need changed stays changed, so a fix or a change of behaviour is never undone by it.
 
 use std::collections::BTreeSet;
 
+use super::anchor::{add_import, append, defines, top_gap};
 use super::{Check, CodeError, Request, Run};
 use crate::symbols::edit::replace_definition;
+use crate::symbols::edit::{insert_after_spaced, insert_before};
+use crate::symbols::{UnitKind, split_units};
 use crate::workspace::overlay::Author;
 
 /// The most definitions tried back in one verification's trim.
@@ -44,10 +47,7 @@ impl Run {
                 true => BTreeSet::new(),
                 false => crate::symbols::identifiers(&request.spec),
             };
-            let unasked = altered(&original, &current)
-                .into_iter()
-                .filter(|(name, _)| !named.contains(name));
-            for (name, code) in unasked {
+            for back in put_backs(&original, &current, &named) {
                 if tried == MAX_TRIED || failing(&checks).is_empty() {
                     return Ok(checks);
                 }
@@ -55,10 +55,11 @@ impl Run {
                 let Some(now) = self.overlay.read(&path)? else {
                     break;
                 };
-                let Ok(back) = replace_definition(&now, &name, &code) else {
+                let Some(text) = back.apply(&original, &now) else {
                     continue;
                 };
-                let trial = self.trial(request, &path, back.source).await?;
+                let name = back.name();
+                let trial = self.trial(request, &path, text).await?;
                 let better = failing(&trial.checks).is_subset(&failing(&checks))
                     && failing(&trial.checks) != failing(&checks);
                 let (outcome, detail) = match better {
@@ -77,6 +78,114 @@ impl Run {
         }
         Ok(checks)
     }
+}
+
+/// One thing of the repository's file the change altered or dropped, to put back.
+#[derive(Debug, PartialEq, Eq)]
+enum PutBack {
+    /// A definition kept under its name with other text: its original text.
+    Altered { name: String, code: String },
+    /// The definitions the change no longer has, all at once (lost together, and needed
+    /// together): a small model re-typing a module left out the two functions its own new
+    /// code called (code corpus, dev half: `NameError` at import).
+    Dropped(Vec<String>),
+    /// The import lines the change lost (a re-typed module without `import textwrap` broke
+    /// `indent`, dev half).
+    Imports,
+}
+
+impl PutBack {
+    fn name(&self) -> String {
+        match self {
+            PutBack::Altered { name, .. } => name.clone(),
+            PutBack::Dropped(names) => names.join(", "),
+            PutBack::Imports => "its imports".into(),
+        }
+    }
+
+    /// `now` with this put back; `None` when it cannot be.
+    fn apply(&self, original: &str, now: &str) -> Option<String> {
+        match self {
+            PutBack::Altered { name, code } => {
+                replace_definition(now, name, code).ok().map(|e| e.source)
+            }
+            PutBack::Dropped(names) => names.iter().try_fold(now.to_string(), |text, name| {
+                restore_definition(original, &text, name)
+            }),
+            PutBack::Imports => restore_imports(original, now),
+        }
+    }
+}
+
+/// What of `original` the staged `current` lost or altered: lost imports first, then the
+/// lost definitions (one trial for all), then each altered one whose name is not in `named`.
+fn put_backs(original: &str, current: &str, named: &BTreeSet<String>) -> Vec<PutBack> {
+    let imports = restore_imports(original, current).map(|_| PutBack::Imports);
+    // Named or not: one the request asked to remove never makes fewer checks fail put back.
+    let dropped = dropped_definitions(original, current);
+    let dropped = (!dropped.is_empty()).then_some(PutBack::Dropped(dropped));
+    let altered = altered(original, current)
+        .into_iter()
+        .filter(|(name, _)| !named.contains(name))
+        .map(|(name, code)| PutBack::Altered { name, code });
+    imports.into_iter().chain(dropped).chain(altered).collect()
+}
+
+/// The top-level definitions of `original` that `staged` no longer binds (by a definition,
+/// an assignment or an import), in their order.
+fn dropped_definitions(original: &str, staged: &str) -> Vec<String> {
+    let bound: BTreeSet<String> = split_units(staged)
+        .iter()
+        .flat_map(|u| {
+            (u.def_name().into_iter().map(str::to_string))
+                .chain(u.assigned_name().map(str::to_string))
+                .chain(u.imported_names())
+        })
+        .collect();
+    let mut seen = BTreeSet::new();
+    split_units(original)
+        .iter()
+        .filter_map(|u| u.def_name())
+        .filter(|name| !bound.contains(*name) && seen.insert(name.to_string()))
+        .map(str::to_string)
+        .collect()
+}
+
+/// `staged` with `original`'s top-level definition `name` put back where it was: after the
+/// nearest definition above it in `original` that `staged` still has, else before the
+/// nearest one below it, else at the end. `None` when `original` does not define it.
+fn restore_definition(original: &str, staged: &str, name: &str) -> Option<String> {
+    let units = split_units(original);
+    let at = units.iter().position(|u| u.def_name() == Some(name))?;
+    let code = &units[at].text;
+    fn kept<'u>(unit: &'u crate::symbols::Unit, staged: &str) -> Option<&'u str> {
+        unit.def_name().filter(|n| defines(staged, n))
+    }
+    if let Some(above) = units[..at].iter().rev().find_map(|u| kept(u, staged))
+        && let Ok(edited) = insert_after_spaced(staged, above, code, top_gap(staged))
+    {
+        return Some(edited.source);
+    }
+    if let Some(below) = units[at + 1..].iter().find_map(|u| kept(u, staged))
+        && let Ok(edited) = insert_before(staged, below, code)
+    {
+        return Some(edited.source);
+    }
+    Some(append(staged, code, top_gap(staged)))
+}
+
+/// `staged` with each import line of `original` it lost joined back to its imports; `None`
+/// when it lost none.
+fn restore_imports(original: &str, staged: &str) -> Option<String> {
+    let lost: Vec<String> = split_units(original)
+        .into_iter()
+        .filter(|u| u.kind == UnitKind::Import && !staged.contains(u.text.trim()))
+        .map(|u| u.text)
+        .collect();
+    (!lost.is_empty()).then(|| {
+        lost.iter()
+            .fold(staged.to_string(), |t, i| add_import(&t, i))
+    })
 }
 
 /// A state tried: `path` written, verified, and everything put back as it was, the checks
@@ -196,6 +305,46 @@ mod tests {
             back.source
                 .contains("def b():\n    return 2\n\n\ndef new():")
         );
+    }
+
+    #[test]
+    fn lost_imports_and_definitions_are_put_back_where_they_were() {
+        let original = "import re\nimport textwrap\n\n\ndef a():\n    return 1\n\n\ndef b():\n    return textwrap.dedent('x')\n\n\ndef c():\n    return 3\n";
+        // Re-typed: textwrap's import and b lost, a new d that calls b added after a.
+        let staged = "import re\n\n\ndef a():\n    return 1\n\n\ndef d():\n    return b()\n\n\ndef c():\n    return 3\n";
+        let backs = put_backs(original, staged, &BTreeSet::new());
+        assert_eq!(
+            backs,
+            vec![PutBack::Imports, PutBack::Dropped(vec!["b".into()])]
+        );
+        let mut text = staged.to_string();
+        for back in &backs {
+            text = back.apply(original, &text).unwrap();
+        }
+        assert_eq!(
+            text,
+            "import re\nimport textwrap\n\n\ndef a():\n    return 1\n\n\ndef b():\n    return textwrap.dedent('x')\n\n\ndef d():\n    return b()\n\n\ndef c():\n    return 3\n"
+        );
+        // A lost definition the request names is tried too: kept back only when fewer checks
+        // fail, which one the request asked to remove never does.
+        let named = BTreeSet::from(["b".to_string()]);
+        assert_eq!(put_backs(original, staged, &named), backs);
+        // Nothing lost, nothing to put back; a name bound by an import is not lost.
+        assert!(put_backs(original, original, &BTreeSet::new()).is_empty());
+        let imported = original
+            .replace("def b():\n    return textwrap.dedent('x')\n\n\n", "")
+            .replace("import re\n", "import re\nfrom other import b\n");
+        assert!(dropped_definitions(original, &imported).is_empty());
+    }
+
+    #[test]
+    fn a_lost_first_definition_goes_back_above_the_next_one() {
+        let original = "import os\n\n\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n";
+        let staged = "import os\n\n\ndef b():\n    return 2\n";
+        let back = PutBack::Dropped(vec!["a".into()])
+            .apply(original, staged)
+            .unwrap();
+        assert_eq!(back, original);
     }
 
     #[test]

@@ -56,6 +56,18 @@ pub struct Issue {
     pub message: String,
 }
 
+/// `line 3, column 7: message` (the rule first for a finding): for people and for a model
+/// told why its answer cannot be used.
+impl std::fmt::Display for Issue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}, column {}: ", self.line, self.column)?;
+        if let Some(code) = &self.code {
+            write!(f, "{code} ")?;
+        }
+        f.write_str(&self.message)
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct CheckReport {
     /// No syntax error according to `checker`.

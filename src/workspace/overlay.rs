@@ -190,7 +190,7 @@ impl Overlay {
             .filter_map(|(path, entry)| {
                 let text = entry.content.as_deref()?;
                 let why = match crate::symbols::check::tree_sitter_errors(text) {
-                    Ok(errors) => format!("{:?}", errors.first()?),
+                    Ok(errors) => errors.first()?.to_string(),
                     Err(e) => e.to_string(),
                 };
                 Some((path.clone(), why))
@@ -569,6 +569,8 @@ mod tests {
             matches!(err, OverlayError::Unparsable(ref f) if f[0].0 == "c.py"),
             "{err}"
         );
+        // Said in words (a model is told it too), not as a struct's debug form.
+        assert!(err.to_string().contains("c.py (line 1, column "), "{err}");
         assert_eq!(ws.read("b.py").unwrap(), None, "nothing written");
         overlay.discard("c.py");
         overlay

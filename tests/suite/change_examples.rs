@@ -157,6 +157,31 @@ fn a_change_that_never_does_what_was_asked_is_not_written() {
 }
 
 #[test]
+fn a_function_the_answer_dropped_and_its_new_code_calls_is_put_back() {
+    let repo = project();
+    // The module re-typed without join_dashes, which the new function calls (the request
+    // names it, so the answer is not refused for dropping it): the example fails on a
+    // NameError until the definition is put back where it was.
+    let dropping = "```python\ndef lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n\n\ndef slugify_title(s):\n    \"\"\"Return s lower-cased, its words joined by dashes.\"\"\"\n    return join_dashes(lower_words(s))\n```";
+    let script = [one_task(), answer("1", "impl", dropping)];
+    let (status, outcome, stderr) = code(repo.path(), REQUEST, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    assert_eq!(outcome["corrections"], 0, "{outcome:#}");
+    let text = std::fs::read_to_string(repo.path().join("text.py")).unwrap();
+    assert!(
+        text.starts_with(MODULE) && text.contains("return join_dashes(lower_words(s))"),
+        "join_dashes back where it was, the new function after it:\n{text}"
+    );
+    let trims = trail(repo.path(), "trim");
+    assert_eq!(outcomes(&trims), ["put back"], "{trims:#?}");
+    assert!(
+        (trims[0]["detail"].as_str().unwrap()).contains("join_dashes as the repository has it"),
+        "{trims:#?}"
+    );
+}
+
+#[test]
 fn an_answer_cut_off_by_its_token_budget_is_never_written() {
     let repo = project();
     let before = tree(repo.path());
