@@ -440,10 +440,7 @@ fn misplaced(text: &str, old: &BTreeSet<String>) -> Option<(String, String)> {
     // Where each top-level name is first bound: a definition, an assignment or an import.
     let mut first: std::collections::BTreeMap<String, usize> = Default::default();
     for (i, unit) in units.iter().enumerate() {
-        let bound = (unit.def_name().into_iter().map(str::to_string))
-            .chain(unit.assigned_name().map(str::to_string))
-            .chain(unit.imported_names());
-        for name in bound {
+        for name in unit.bound_names() {
             first.entry(name).or_insert(i);
         }
     }

@@ -12,8 +12,7 @@ use std::collections::BTreeSet;
 
 use super::anchor::{add_import, append, defines, top_gap};
 use super::{Check, CodeError, Request, Run};
-use crate::symbols::edit::replace_definition;
-use crate::symbols::edit::{insert_after_spaced, insert_before};
+use crate::symbols::edit::{insert_after_spaced, insert_before, replace_definition};
 use crate::symbols::{UnitKind, split_units};
 use crate::workspace::overlay::Author;
 
@@ -134,13 +133,8 @@ fn put_backs(original: &str, current: &str, named: &BTreeSet<String>) -> Vec<Put
 /// The top-level definitions of `original` that `staged` no longer binds (by a definition,
 /// an assignment or an import), in their order.
 fn dropped_definitions(original: &str, staged: &str) -> Vec<String> {
-    let bound: BTreeSet<String> = split_units(staged)
-        .iter()
-        .flat_map(|u| {
-            (u.def_name().into_iter().map(str::to_string))
-                .chain(u.assigned_name().map(str::to_string))
-                .chain(u.imported_names())
-        })
+    let bound: BTreeSet<String> = (split_units(staged).iter())
+        .flat_map(|u| u.bound_names())
         .collect();
     let mut seen = BTreeSet::new();
     split_units(original)

@@ -89,6 +89,15 @@ impl Unit {
         }
     }
 
+    /// Every name the unit binds at the top level: a definition's, an assignment's, an
+    /// import's.
+    pub fn bound_names(&self) -> Vec<String> {
+        let own = self.def_name().into_iter().chain(self.assigned_name());
+        own.map(str::to_string)
+            .chain(self.imported_names())
+            .collect()
+    }
+
     /// Names an import statement binds (`import a.b` binds `a`; `from m import x as y` binds `y`).
     pub fn imported_names(&self) -> Vec<String> {
         if self.kind != UnitKind::Import {
