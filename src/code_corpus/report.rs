@@ -89,7 +89,8 @@ pub struct CodeCorpusReport {
     pub self_check: bool,
     pub requests: Vec<RequestResult>,
     /// Requests selected that did not run: the run was interrupted before them (the
-    /// report of those that finished is written all the same, and is not complete).
+    /// report of those that finished is written all the same, and is not complete), or, in
+    /// the files rewritten after each request, has not reached them yet.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_reached: Vec<String>,
     pub command: String,
@@ -234,7 +235,7 @@ pub fn render_markdown(report: &CodeCorpusReport) -> String {
     }
     if !report.not_reached.is_empty() {
         out.push_str(&format!(
-            "\nInterrupted: {} selected request(s) did not run: {}.\n",
+            "\nNot run: {} selected request(s), the run interrupted before them or still going: {}.\n",
             report.not_reached.len(),
             report.not_reached.join(", ")
         ));
@@ -338,7 +339,9 @@ mod tests {
         };
         assert!(!cut.complete());
         assert!(
-            render_markdown(&cut).contains("Interrupted: 2 selected request(s) did not run: d, e."),
+            render_markdown(&cut).contains(
+                "Not run: 2 selected request(s), the run interrupted before them or still going: d, e."
+            ),
             "{}",
             render_markdown(&cut)
         );

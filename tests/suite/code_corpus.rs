@@ -168,10 +168,21 @@ fn the_engine_corrects_what_the_single_answer_writes_wrong_and_no_code_is_unchan
     assert_eq!(verdict(&report, "engine"), "unchanged", "{report:#}");
     assert_eq!(verdict(&report, "baseline"), "unchanged", "{report:#}");
 
-    let (code, report, stderr) = bench(dir.path(), &corpus, &["--self-check"]);
+    // With --report the files hold what standard output holds (they are also rewritten after
+    // each request, so that a run quit at once keeps the requests that finished).
+    let saved = dir.path().join("reports/self.md");
+    let flag = format!("--report={}", saved.display());
+    let (code, report, stderr) = bench(dir.path(), &corpus, &["--self-check", &flag]);
     assert_eq!(code, 0, "{stderr}\n{report:#}");
     assert_eq!(verdict(&report, "reference"), "correct", "{report:#}");
     assert!(report["command"].as_str().unwrap().contains("--self-check"));
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(saved.with_extension("json")).unwrap())
+            .unwrap();
+    assert_eq!(json, report);
+    let markdown = std::fs::read_to_string(&saved).unwrap();
+    assert!(markdown.contains("| tiny-quad |"), "{markdown}");
+    assert!(!markdown.contains("Not run:"), "{markdown}");
 }
 
 #[test]

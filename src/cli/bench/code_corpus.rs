@@ -69,28 +69,7 @@ pub(super) async fn run(args: &Args, file: &Path, date: &str) -> Result<u8, CliE
     };
     super::super::generate::spawn_signal_handler(ctx.cancel.clone());
     let run_dir = super::run_dir(args.work.as_deref(), "code-corpus", date);
-    let mut results = Vec::new();
-    let mut not_reached = Vec::new();
-    for request in chosen {
-        if !not_reached.is_empty() || ctx.cancel.is_cancelled() {
-            not_reached.push(request.name.clone());
-            continue;
-        }
-        eprintln!("== {} ({} half)", request.name, request.half.as_str());
-        let sides = match args.self_check {
-            true => None,
-            false => Some(args.side),
-        };
-        let result = one(&ctx, sides, request, &run_dir.join(&request.name)).await;
-        match result {
-            Ok(result) => results.push(result),
-            // What finished is reported; the request cut off and the rest are named.
-            Err(Interrupted) => not_reached.push(request.name.clone()),
-        }
-    }
-    ctx.fetcher.shutdown().await;
-    ctx.runner.shutdown().await;
-    let report = CodeCorpusReport {
+    let mut report = CodeCorpusReport {
         date: date.to_string(),
         version: env!("CARGO_PKG_VERSION").into(),
         corpus: file.display().to_string(),
@@ -99,10 +78,33 @@ pub(super) async fn run(args: &Args, file: &Path, date: &str) -> Result<u8, CliE
             None => "reference (self-check)".into(),
         },
         self_check: args.self_check,
-        requests: results,
-        not_reached,
+        requests: Vec::new(),
+        not_reached: chosen.iter().map(|r| r.name.clone()).collect(),
         command: super::corpus::reproducing_command(),
     };
+    for request in chosen {
+        if ctx.cancel.is_cancelled() {
+            break;
+        }
+        eprintln!("== {} ({} half)", request.name, request.half.as_str());
+        let sides = match args.self_check {
+            true => None,
+            false => Some(args.side),
+        };
+        match one(&ctx, sides, request, &run_dir.join(&request.name)).await {
+            Ok(result) => {
+                report.not_reached.retain(|name| *name != request.name);
+                report.requests.push(result);
+                // The report so far, the requests not yet run named as such: a second
+                // Ctrl-C, which quits at once, or a crash keeps every finished request.
+                save_so_far(args, &report)?;
+            }
+            // What finished is reported; the request cut off and the rest are named.
+            Err(Interrupted) => break,
+        }
+    }
+    ctx.fetcher.shutdown().await;
+    ctx.runner.shutdown().await;
     let markdown = code_corpus::render_markdown(&report);
     super::corpus::write_outputs(args, &markdown, &crate::cli::render::json(&report)?)?;
     Ok(match (report.not_reached.is_empty(), report.complete()) {
@@ -113,6 +115,15 @@ pub(super) async fn run(args: &Args, file: &Path, date: &str) -> Result<u8, CliE
         (true, true) => exit::OK,
         (true, false) => exit::FAILED,
     })
+}
+
+/// The report files (`--report`) as they stand, and nothing on standard output.
+fn save_so_far(args: &Args, report: &CodeCorpusReport) -> Result<(), CliError> {
+    let Some(path) = &args.report else {
+        return Ok(());
+    };
+    let markdown = code_corpus::render_markdown(report);
+    super::corpus::write_report_files(path, &markdown, &crate::cli::render::json(report)?)
 }
 
 /// One request: ready, judged before, then each side (`None`: the reference change alone,

@@ -276,23 +276,27 @@ fn write_report(args: &Args, report: &CorpusReport) -> Result<(), CliError> {
     write_outputs(args, &markdown, &json)
 }
 
+/// The report at `path` and its JSON beside it (`.json`), each written atomically.
+pub(super) fn write_report_files(path: &Path, markdown: &str, json: &str) -> Result<(), CliError> {
+    let failed = |e: crate::fsutil::FsError| {
+        CliError::Failed(anyhow::Error::new(e).context("writing the corpus report"))
+    };
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| {
+            CliError::Failed(
+                anyhow::Error::new(e).context(format!("creating {}", parent.display())),
+            )
+        })?;
+    }
+    crate::fsutil::write_atomic(path, markdown.as_bytes()).map_err(failed)?;
+    crate::fsutil::write_atomic(&path.with_extension("json"), json.as_bytes()).map_err(failed)
+}
+
 /// Writes a corpus report's Markdown and JSON where `--report` and `--json` say (shared by
 /// `--corpus` and `--code-corpus`).
 pub(super) fn write_outputs(args: &Args, markdown: &str, json: &str) -> Result<(), CliError> {
     if let Some(path) = &args.report {
-        let failed = |e: crate::fsutil::FsError| {
-            CliError::Failed(anyhow::Error::new(e).context("writing the corpus report"))
-        };
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| {
-                CliError::Failed(
-                    anyhow::Error::new(e).context(format!("creating {}", parent.display())),
-                )
-            })?;
-        }
-        crate::fsutil::write_atomic(path, markdown.as_bytes()).map_err(failed)?;
-        crate::fsutil::write_atomic(&path.with_extension("json"), json.as_bytes())
-            .map_err(failed)?;
+        write_report_files(path, markdown, json)?;
         eprintln!("report: {} (and .json)", path.display());
     }
     if args.json {
