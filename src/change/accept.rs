@@ -437,6 +437,7 @@ fn body(example: &Example) -> String {
                 "    _zr_expected = {value}\n    _zr_result = {call}\n    assert _zr_result == {compare}, \
                  'got ' + repr(_zr_result) + ', expected ' + repr(_zr_expected)\n{}",
                 ITERATOR_VARIANT
+                    .replace("SAID", &said(&example.params))
                     .replace("ARGS", &example.args)
                     .replace("AGAIN", &again)
                     .replace("COMPARE", compare)
@@ -455,19 +456,33 @@ fn body(example: &Example) -> String {
 /// anything `for` can walk once, and a function written for lists only (`len(iterable)`,
 /// `iterable[i - 1]`) passed the request's own example and failed every generator the
 /// library's users pass (code corpus, dev half). The names are read from the function at run
-/// time; with no such parameter the variant checks nothing.
-const ITERATOR_VARIANT: &str = "    import inspect as _inspect\n    _zr_pos, _zr_kw = (lambda *a, **k: (list(a), k))(ARGS)\n    \
+/// time, and from the request's own signature of it at the same place: the model renamed the
+/// request's `iterable` to `possible_sequence` and indexed it (dev half again). With no such
+/// parameter the variant checks nothing.
+const ITERATOR_VARIANT: &str = "    import inspect as _inspect\n    _zr_said = SAID\n    _zr_pos, _zr_kw = (lambda *a, **k: (list(a), k))(ARGS)\n    \
 try:\n        _zr_params = list(_inspect.signature(_zr_function).parameters.values())\n    \
 except (TypeError, ValueError):\n        _zr_params = []\n    _zr_turned = []\n    \
 for _zr_at, _zr_value in enumerate(_zr_pos):\n        \
 _zr_param = _zr_params[min(_zr_at, len(_zr_params) - 1)] if _zr_params else None\n        \
 if _zr_param is None or (_zr_at >= len(_zr_params) and _zr_param.kind != _zr_param.VAR_POSITIONAL):\n            break\n        \
-if 'iterable' in _zr_param.name.lower() and isinstance(_zr_value, (list, tuple)):\n            \
+_zr_names = _zr_param.name + ' ' + (_zr_said[_zr_at] if _zr_at < len(_zr_said) else '')\n        \
+if 'iterable' in _zr_names.lower() and isinstance(_zr_value, (list, tuple)):\n            \
 _zr_pos[_zr_at] = iter(_zr_value)\n            _zr_turned.append(_zr_param.name)\n    \
 if _zr_turned:\n        _zr_how = 'with ' + ', '.join(_zr_turned) + ' given as an iterator (the request says iterable), '\n        \
 try:\n            _zr_again = AGAIN\n        except Exception as _zr_error:\n            \
 raise AssertionError(_zr_how + 'the call raised ' + type(_zr_error).__name__ + ': ' + str(_zr_error)) from None\n        \
 assert _zr_again == COMPARE, _zr_how + 'got ' + repr(_zr_again) + ', expected ' + repr(_zr_expected)\n";
+
+/// `params` as a Python list of strings; each is an identifier ([`super::examples`] keeps no
+/// other), so nothing of the request can close the quotes.
+fn said(params: &[String]) -> String {
+    let quoted: Vec<String> = params
+        .iter()
+        .filter(|p| crate::python::is_identifier(p))
+        .map(|p| format!("'{p}'"))
+        .collect();
+    format!("[{}]", quoted.join(", "))
+}
 
 fn is_float(value: &str) -> bool {
     let digits = value.trim_start_matches(['-', '+']);

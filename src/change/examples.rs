@@ -79,6 +79,9 @@ pub(crate) struct Example {
     pub expect: Expect,
     /// A bug report: the example must fail on the repository before the change.
     pub bug: bool,
+    /// The parameter names of the function as the request writes its signature
+    /// (`pairwise_differences(iterable)`); empty when it writes none.
+    pub params: Vec<String>,
 }
 
 impl Example {
@@ -112,9 +115,43 @@ pub(crate) fn extract(request: &str) -> Vec<Example> {
     let mut out = settle(found);
     for example in &mut out {
         example.bug |= bug_words;
+        example.params = signature(text, &example.function);
     }
     out.truncate(MAX_EXAMPLES);
     out
+}
+
+/// The parameter names of the first signature of `function` in `text`: `function(` then
+/// parameters only (`a`, `a=1`, `a: int`, `*args`, `**kw`) up to `)`. A call on values
+/// (`f([1, 2])`) is no signature; nor is a name inside a longer one (`my_f(a)`).
+fn signature(text: &str, function: &str) -> Vec<String> {
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    for (at, _) in text.match_indices(&format!("{function}(")) {
+        if text[..at].ends_with(word) || text[..at].ends_with('.') {
+            continue;
+        }
+        let rest = &text[at + function.len() + 1..];
+        let Some(inner) = rest.split_once(')').map(|(inner, _)| inner) else {
+            continue;
+        };
+        if inner.contains(['(', '\n']) {
+            continue;
+        }
+        let names: Option<Vec<String>> = inner
+            .split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty() && !matches!(*item, "*" | "/"))
+            .map(|item| {
+                let name = item.trim_start_matches('*');
+                let name = name.split([':', '=']).next().unwrap_or_default().trim();
+                is_identifier(name).then(|| name.to_string())
+            })
+            .collect();
+        if let Some(names) = names.filter(|n| !n.is_empty()) {
+            return names;
+        }
+    }
+    Vec::new()
 }
 
 fn speaks_of_a_bug(text: &str) -> bool {

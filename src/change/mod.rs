@@ -23,7 +23,8 @@
 //!    Each prompt is built to the model's context ([`budget`]; the file cut to what the task
 //!    touches, [`focus`]). New and short files are answered whole; longer Python files by
 //!    symbol ([`anchor`]: a new definition inserted after a named one or at the end, a
-//!    changed one replaced by name, the rest byte for byte); SEARCH blocks are short
+//!    changed one replaced by name, the rest byte for byte), the answer begun at the
+//!    definition the request or the failure names ([`start`]); SEARCH blocks are short
 //!    ([`answer`]). An answer that cannot be used (cut off, not in the file, a module that
 //!    does not parse) is asked again with the reason within `max_corrections`; when they are
 //!    spent the run rolls back with it (the approver may allow one more try).
@@ -78,6 +79,7 @@ mod probe;
 mod prompt;
 mod reproduce;
 mod staging;
+mod start;
 mod trim;
 
 use std::path::{Path, PathBuf};

@@ -19,6 +19,7 @@ use super::answer::{Form, MAX_SEARCH_LINES};
 use super::budget::{self, TooLarge, bytes, head, tokens};
 use super::focus::{Focus, show};
 use super::plan::{ChangePlan, Task};
+use super::start::{self, Start};
 use crate::llm::{LlmRequest, Message, Role, estimate_tokens};
 use crate::prompts::{self, PromptError, Template};
 
@@ -122,6 +123,7 @@ pub(super) fn edit_request(ask: &EditAsk<'_>) -> Result<(LlmRequest, Form), FitE
     let focus = Focus::of(&format!("{}\n{}", ask.task.description, ask.spec), &path);
     let what = format!("task {}'s prompt", ask.task.id);
     let forms = forms(&path, ask.current);
+    let start = start::for_task(ask.spec, &ask.task.description, ask.current);
     for (i, form) in forms.iter().copied().enumerate() {
         let build = |current: String, context: String| {
             let values = BTreeMap::from([
@@ -147,7 +149,7 @@ pub(super) fn edit_request(ask: &EditAsk<'_>) -> Result<(LlmRequest, Form), FitE
                 max,
             )?;
             request.temperature = retry_temperature(ask.retry, request.temperature);
-            request.prefill = prefill(form, &path);
+            request.prefill = prefill(form, &path, start.as_ref());
             Ok::<_, PromptError>(request)
         };
         let parts = Parts {
@@ -199,6 +201,7 @@ pub(super) fn correct_request(ask: &Correction<'_>) -> Result<(LlmRequest, Form)
         &task_list(ask.plan),
         bytes(budget::prompt_limit(budget::ANCHORED_ANSWER_TOKENS) / 8),
     );
+    let start = start::for_correction(ask.failure.output, ask.current);
     let build_with = |error: String, current: String, context: String, form: Form| {
         let values = BTreeMap::from([
             ("spec", ask.spec.to_string()),
@@ -223,7 +226,7 @@ pub(super) fn correct_request(ask: &Correction<'_>) -> Result<(LlmRequest, Form)
             answer_tokens(form, ask.current),
         )?;
         request.temperature = retry_temperature(ask.retry, 0.3);
-        request.prefill = prefill(form, ask.path);
+        request.prefill = prefill(form, ask.path, start.as_ref());
         Ok::<_, PromptError>(request)
     };
     let what = format!("the correction of {}", ask.path);
@@ -365,8 +368,14 @@ fn answer_tokens(form: Form, current: &str) -> u32 {
     }
 }
 
-fn prefill(form: Form, path: &str) -> Option<String> {
-    (form == Form::Whole).then(|| format!("```{}\n", language(path)))
+/// How the answer begins: a whole file at its fence; one by symbol at the definition the
+/// evidence names, when it names one ([`Start`]).
+fn prefill(form: Form, path: &str, start: Option<&Start>) -> Option<String> {
+    match (form, start) {
+        (Form::Whole, _) => Some(format!("```{}\n", language(path))),
+        (Form::Symbols, Some(start)) => Some(start.prefill()),
+        (Form::Symbols | Form::Search, _) => None,
+    }
 }
 
 /// How the answer must look.

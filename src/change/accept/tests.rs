@@ -11,6 +11,7 @@ fn example(function: &str, args: &str, expect: Expect) -> Example {
         wrap: None,
         expect,
         bug: false,
+        params: Vec::new(),
     }
 }
 
@@ -96,7 +97,7 @@ fn the_test_file_holds_one_test_per_example_and_only_checked_text() {
     }
     assert_eq!(text.matches("\ndef test_example_").count(), 4);
     // A generator's example is compared as the request wrote it: `list(f(x))`.
-    let text = listed_diffs("[1, 4]", "[3]");
+    let text = listed_diffs("[1, 4]", "[3]", &[]);
     assert!(
         text.contains("    _zr_result = list(_zr_function([1, 4]))\n"),
         "{text}"
@@ -259,6 +260,7 @@ fn hostile_examples_stay_values_in_the_test_file() {
         "assert_statement",
         "import_statement",
         "expression_statement",
+        "expression_statement",
         "try_statement",
         "expression_statement",
         "for_statement",
@@ -291,8 +293,8 @@ fn an_iterable_parameter_is_also_given_an_iterator() {
         eprintln!("SKIPPED an_iterable_parameter_is_also_given_an_iterator: no Python with pytest");
         return;
     }
-    let text = listed_diffs("[1, 4, 9]", "[3, 5]");
-    let run = |code: &str| {
+    let run = |code: &str, params: &[&str]| {
+        let text = listed_diffs("[1, 4, 9]", "[3, 5]", params);
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("calc.py"), code).unwrap();
         std::fs::write(dir.path().join("test_accept.py"), &text).unwrap();
@@ -314,21 +316,28 @@ fn an_iterable_parameter_is_also_given_an_iterator() {
         )
     };
     let lists_only = "def diffs(iterable):\n    for i in range(1, len(iterable)):\n        yield iterable[i] - iterable[i - 1]\n";
-    let (passed, output) = run(lists_only);
+    let (passed, output) = run(lists_only, &[]);
     assert!(!passed, "{output}");
     assert!(output.contains("given as an iterator"), "{output}");
     let any = "def diffs(iterable):\n    it = iter(iterable)\n    prev = next(it, None)\n    for x in it:\n        yield x - prev\n        prev = x\n";
-    let (passed, output) = run(any);
+    let (passed, output) = run(any, &[]);
     assert!(passed, "{output}");
     // No parameter named so: the example alone is checked.
-    let (passed, output) = run(&lists_only.replace("iterable", "values"));
+    let renamed = lists_only.replace("iterable", "values");
+    let (passed, output) = run(&renamed, &[]);
     assert!(passed, "{output}");
+    // Unless the request's own signature names it so: the code's name does not decide.
+    let (passed, output) = run(&renamed, &["iterable"]);
+    assert!(!passed, "{output}");
+    assert!(output.contains("values given as an iterator"), "{output}");
 }
 
-/// The test file of one example `list(diffs(ARGS))` is `EXPECTED`, diffs in `calc.py`.
-fn listed_diffs(args: &str, expected: &str) -> String {
+/// The test file of one example `list(diffs(ARGS))` is `EXPECTED`, diffs in `calc.py`, the
+/// request's signature of it naming `params`.
+fn listed_diffs(args: &str, expected: &str, params: &[&str]) -> String {
     let mut diffs = example("diffs", args, Expect::Returns(expected.into()));
     diffs.wrap = Some("list".into());
+    diffs.params = params.iter().map(|p| p.to_string()).collect();
     let target = ImportSite {
         path: "calc.py".into(),
         module: "calc".into(),

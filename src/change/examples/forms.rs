@@ -51,6 +51,7 @@ fn found(function: &str, args: &str, expect: Expect, should: bool, bug: bool) ->
             wrap: None,
             expect,
             bug,
+            params: Vec::new(),
         },
         should,
         current: false,

@@ -7,6 +7,7 @@ fn returns(function: &str, args: &str, value: &str, bug: bool) -> Example {
         wrap: None,
         expect: Expect::Returns(value.into()),
         bug,
+        params: Vec::new(),
     }
 }
 
@@ -17,6 +18,7 @@ fn raises(function: &str, args: &str, exception: &str) -> Example {
         wrap: None,
         expect: Expect::Raises(exception.into()),
         bug: false,
+        params: Vec::new(),
     }
 }
 
@@ -24,11 +26,20 @@ fn raises(function: &str, args: &str, exception: &str) -> Example {
 fn becomes_is_tied_to_the_function_the_request_names() {
     let request = "Add `slugify_title(s)` to the module, built from the two helpers, so that \
                    'A B' becomes 'a-b' and \"Hello  World\" becomes 'hello-world'.";
+    let said = |mut e: Example| {
+        e.params = vec!["s".into()];
+        e
+    };
     assert_eq!(
         extract(request),
         vec![
-            returns("slugify_title", "'A B'", "'a-b'", false),
-            returns("slugify_title", "\"Hello  World\"", "'hello-world'", false),
+            said(returns("slugify_title", "'A B'", "'a-b'", false)),
+            said(returns(
+                "slugify_title",
+                "\"Hello  World\"",
+                "'hello-world'",
+                false
+            )),
         ]
     );
     // A backticked name is a function too; `lower()` is a builtin method, never the one.
@@ -47,7 +58,7 @@ fn becomes_is_tied_to_the_function_the_request_names() {
     let request = "Add a function `dashes(s)` that turns 'a b c' into 'a-b-c'.";
     assert_eq!(
         extract(request),
-        vec![returns("dashes", "'a b c'", "'a-b-c'", false)]
+        vec![said(returns("dashes", "'a b c'", "'a-b-c'", false))]
     );
 }
 
@@ -57,6 +68,8 @@ fn a_generators_example_wraps_its_call_in_list() {
                    before it, so `list(pairwise_differences([1, 4, 9, 16]))` is `[3, 5, 7]`.";
     let mut expected = returns("pairwise_differences", "[1, 4, 9, 16]", "[3, 5, 7]", false);
     expected.wrap = Some("list".into());
+    // The request's signature names the parameter (checked again with an iterator).
+    expected.params = vec!["iterable".into()];
     assert_eq!(extract(request), vec![expected.clone()]);
     assert_eq!(
         expected.describe(),
@@ -65,6 +78,17 @@ fn a_generators_example_wraps_its_call_in_list() {
     // A wrapper around anything but one call on literals is no example.
     assert!(extract("so `list(f(x) + g(1))` is `[1]`.").is_empty());
     assert!(extract("so `len(f(1))` is `2`.").is_empty());
+}
+
+#[test]
+fn a_signature_is_parameters_only_and_the_first_of_its_function() {
+    let text =
+        "Unlike my_f(a), `f(x)` is 2 and f(iterable, n=2, *rest, key: str = 'k', **kw) holds.";
+    assert_eq!(signature(text, "f"), ["x"]);
+    let text = "Call f([1, 2]) or obj.f(q); its signature is f(items, /, *, key=None).";
+    assert_eq!(signature(text, "f"), ["items", "key"]);
+    assert!(signature("f() and f(1) and f(g(x))", "f").is_empty());
+    assert!(signature("f(a,\nb)", "f").is_empty());
 }
 
 #[test]
@@ -180,9 +204,11 @@ fn exceptions_are_examples_too() {
         extract("`parse(None)` should raise a TypeError"),
         vec![raises("parse", "None", "TypeError")]
     );
+    let mut said = raises("parse", "''", "ValueError");
+    said.params = vec!["s".into()];
     assert_eq!(
         extract("Add `parse(s)`; '' must raise ValueError."),
-        vec![raises("parse", "''", "ValueError")]
+        vec![said]
     );
     // Not an exception's name: lower case, or a sentence going on.
     assert!(extract("parse('') raises an error").is_empty());

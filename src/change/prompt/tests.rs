@@ -66,7 +66,11 @@ fn short_files_are_asked_whole_and_long_ones_by_symbol() {
     let long: String = (0..300).map(|i| format!("x{i} = {i}\n")).collect();
     let (long, form) = edit("calc.py", &long);
     assert_eq!(form, Form::Symbols);
-    assert_eq!(long.prefill, None);
+    assert_eq!(
+        long.prefill.as_deref(),
+        Some("ADD AT END\n```python\ndef slug"),
+        "the one new function the task names, begun where it goes"
+    );
     let prompt = &long.messages[1].content;
     assert!(prompt.contains("ADD AFTER name") && prompt.contains("REPLACE name"));
     assert!(prompt.contains("<<<<<<< SEARCH") && prompt.contains("at most 30 lines"));
@@ -102,6 +106,11 @@ fn a_file_too_long_to_show_whole_is_cut_to_what_the_task_touches() {
             || prompt.contains("not shown")
     );
     assert!(prompt.contains("cut to what the task touches"));
+    assert_eq!(
+        request.prefill.as_deref(),
+        Some("ADD AFTER f40\n```python\ndef slug"),
+        "after the last function the task names"
+    );
 }
 
 #[test]
@@ -155,6 +164,11 @@ fn a_correction_prompt_with_a_long_failing_output_fits_and_keeps_the_failure() {
     );
     assert!(prompt.contains("could not be used\nhunk 1 for m.py"));
     assert_eq!((request.node_id.as_str(), request.attempt), ("correct", 1));
+    assert_eq!(
+        request.prefill.as_deref(),
+        Some("REPLACE f20\n```python\ndef f20"),
+        "the one function the failure calls is replaced, its `def` begun"
+    );
 }
 
 #[test]

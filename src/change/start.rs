@@ -1,0 +1,211 @@
+//! How an answer by symbol begins, when the evidence names the one definition it is about.
+//! Pure.
+//!
+//! Asked for changed blocks only ([`super::anchor`]), the 1.5B model often began by re-typing
+//! the shown file from its first line (a licence header, the imports) and ran out of tokens,
+//! or glued the placing words to a `def` line it then left out (code corpus, dev half: three
+//! of the four corrections of one request re-typed the file). The embedded model continues an
+//! answer the engine begins ([`crate::llm::LlmRequest::prefill`]), so the answer is begun at
+//! its placing line and its `def`:
+//! - a correction whose failing output names one top-level function of the file, by a call
+//!   (`name(`) or a traceback frame (`in name`), begins as that function's `REPLACE`;
+//! - a task that asks for something new (its words or the request's begin with "add",
+//!   "write", ... as [`asks`] reads them) and names one new function (`name(`, not in the
+//!   file) begins as its `ADD AFTER` the last function of the file the task names (`ADD AT
+//!   END` when none), so it is placed where the request says;
+//! - otherwise a task that names one function of the file and no new one begins as that
+//!   function's `REPLACE`, unless it asks for the same behaviour in another form (a
+//!   refactoring may touch more than one definition).
+//!
+//! Otherwise the answer is not begun. The `def` is begun up to its name: begun at `(`, the
+//! model's tokens put a space after it. Only plain functions are begun (`async def` and
+//! classes keep their own first lines); what follows the first block is the model's, so an
+//! answer that must also change something else still can.
+
+use std::collections::BTreeSet;
+
+use super::reproduce::{Asks, asks};
+use crate::symbols::outline::{SymbolKind, locate_all};
+
+/// The definition an answer is begun at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Start {
+    /// `REPLACE name`, then its `def`.
+    Replace(String),
+    /// `ADD AFTER after` (`ADD AT END` without one), then the new `def name`.
+    Add { name: String, after: Option<String> },
+}
+
+impl Start {
+    /// The answer's first lines.
+    pub(super) fn prefill(&self) -> String {
+        match self {
+            Start::Replace(name) => format!("REPLACE {name}\n```python\ndef {name}"),
+            Start::Add {
+                name,
+                after: Some(after),
+            } => format!("ADD AFTER {after}\n```python\ndef {name}"),
+            Start::Add { name, after: None } => format!("ADD AT END\n```python\ndef {name}"),
+        }
+    }
+}
+
+/// The start of a correction of `source` after a check printed `output` (see the module doc).
+pub(super) fn for_correction(output: &str, source: &str) -> Option<Start> {
+    let called = called_in(output);
+    let mut named = functions(source)?
+        .into_iter()
+        .filter(|f| called.contains(f.as_str()));
+    let first = named.next()?;
+    named.next().is_none().then_some(Start::Replace(first))
+}
+
+/// The start of the first answer to a task on `source` (see the module doc): `spec` is the
+/// request, `description` the task's.
+pub(super) fn for_task(spec: &str, description: &str, source: &str) -> Option<Start> {
+    let text = format!("{description}\n{spec}");
+    let said = words(&text);
+    let in_source = words(source);
+    let named: Vec<String> = functions(source)?
+        .into_iter()
+        .filter(|f| said.contains(f.as_str()))
+        .collect();
+    let new: BTreeSet<&str> = called_in(&text)
+        .into_iter()
+        .filter(|n| !in_source.contains(n) && !crate::python::BUILTINS.contains(n))
+        .filter(|n| crate::python::is_identifier(n))
+        .collect();
+    // The request may begin with where ("In m.py, add ..."); the planner's task says what.
+    let kinds = [asks(description), asks(spec)];
+    if kinds.contains(&Asks::New) && new.len() == 1 {
+        return Some(Start::Add {
+            name: new.first()?.to_string(),
+            after: named.last().cloned(),
+        });
+    }
+    let same = kinds.contains(&Asks::SameBehaviour);
+    (!same && new.is_empty() && named.len() == 1).then(|| Start::Replace(named[0].clone()))
+}
+
+/// The plain top-level functions of a Python `source`, in file order; `None` when it does not
+/// parse.
+fn functions(source: &str) -> Option<Vec<String>> {
+    Some(
+        locate_all(source)
+            .ok()?
+            .into_iter()
+            .filter(|l| !l.symbol.qualified_name.contains('.'))
+            .filter(|l| l.symbol.kind == SymbolKind::Function)
+            .map(|l| l.symbol.name)
+            .collect(),
+    )
+}
+
+fn is_word(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+fn words(text: &str) -> BTreeSet<&str> {
+    text.split(|c: char| !is_word(c))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// The identifiers `text` calls (`name(`; `obj.name(` is a method of something else) and the
+/// traceback frames it names (`..., in name` at a line's end).
+fn called_in(text: &str) -> BTreeSet<&str> {
+    let mut named = BTreeSet::new();
+    for line in text.lines() {
+        if let Some((_, frame)) = line.trim_end().rsplit_once(" in ")
+            && !frame.is_empty()
+            && frame.chars().all(is_word)
+        {
+            named.insert(frame);
+        }
+        for (at, _) in line.match_indices('(') {
+            let before = &line[..at];
+            let start = before.rfind(|c: char| !is_word(c)).map_or(0, |i| i + 1);
+            if start < at && !before[..start].ends_with('.') {
+                named.insert(&before[start..]);
+            }
+        }
+    }
+    named
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SOURCE: &str = "import re\n\n\ndef camel2under(s):\n    return s\n\n\ndef camel2kebab(s):\n    return s\n\n\nclass Text:\n    def lower(self):\n        pass\n\n\nasync def fetch(u):\n    pass\n";
+
+    fn replace(name: &str) -> Option<Start> {
+        Some(Start::Replace(name.into()))
+    }
+
+    #[test]
+    fn a_correction_begins_at_the_one_function_its_failure_calls_or_passes_through() {
+        let example = "E   AssertionError: got 'a_b', expected 'a-b'\n- FAILED: `camel2kebab('AB')` should return `'a-b'`";
+        assert_eq!(for_correction(example, SOURCE), replace("camel2kebab"));
+        let frame = "tests/test_s.py:4: in test_x\n    assert f(1)\nm.py:9: in camel2under\n    raise ValueError";
+        assert_eq!(for_correction(frame, SOURCE), replace("camel2under"));
+        // Two of its functions, a method, a class, an async function, or none: not begun.
+        for output in [
+            "camel2kebab('x') == camel2under('x')",
+            "t.lower() and Text()",
+            "s.camel2kebab('x')",
+            "await fetch(u)",
+            "1 failed",
+        ] {
+            assert_eq!(for_correction(output, SOURCE), None, "{output}");
+        }
+        assert_eq!(for_correction("camel2kebab(1)", "def (:\n"), None);
+        assert_eq!(
+            replace("f").unwrap().prefill(),
+            "REPLACE f\n```python\ndef f",
+            "begun up to the name"
+        );
+    }
+
+    #[test]
+    fn a_new_function_is_begun_after_the_last_function_the_task_names() {
+        let spec = "Add `snake2kebab(s)` next to camel2under and camel2kebab: `snake2kebab('a_b')` is 'a-b'.";
+        let start = for_task(spec, "Add snake2kebab(s) to m.py.", SOURCE);
+        assert_eq!(
+            start.as_ref().map(Start::prefill).as_deref(),
+            Some("ADD AFTER camel2kebab\n```python\ndef snake2kebab")
+        );
+        let start = for_task("Add `dashes(s)`, so 'a b' becomes 'a-b'.", "", SOURCE);
+        assert_eq!(
+            start.map(|s| s.prefill()).as_deref(),
+            Some("ADD AT END\n```python\ndef dashes")
+        );
+        // The task's words say what when the request begins with where.
+        let start = for_task("In m.py, add `dashes(s)`.", "Add dashes(s).", SOURCE);
+        assert!(matches!(start, Some(Start::Add { .. })), "{start:?}");
+        // Two new names, a builtin or a name the file already has are no new function.
+        assert_eq!(for_task("Add f(x) and g(x).", "", SOURCE), None);
+        assert_eq!(for_task("Add a check: len(s) is 2.", "", SOURCE), None);
+        assert_eq!(for_task("Add a use of re.sub(a).", "", SOURCE), None);
+        assert_eq!(
+            for_task("Add caching to camel2under(s).", "", SOURCE),
+            replace("camel2under"),
+            "something added to the one function named"
+        );
+    }
+
+    #[test]
+    fn a_change_is_begun_at_the_one_function_it_names() {
+        let spec = "Change camel2under so that digits start a word.";
+        assert_eq!(for_task(spec, "", SOURCE), replace("camel2under"));
+        let both = "Change camel2under and camel2kebab so that digits start a word.";
+        assert_eq!(for_task(both, "", SOURCE), None);
+        // A new name in a change, or a request of the same behaviour: not begun.
+        assert_eq!(
+            for_task("Fix camel2under: use helper(s).", "", SOURCE),
+            None
+        );
+        assert_eq!(for_task("Refactor camel2under.", "", SOURCE), None);
+        assert_eq!(for_task("Change camel2under.", "", "def (:\n"), None);
+    }
+}
