@@ -9,7 +9,8 @@
 //! - `ADD AT END` then a new definition: at the end of the module (above an
 //!   `if __name__ == "__main__":` block);
 //! - `REPLACE name` then the whole new definition: the old one is replaced by name
-//!   (tree-sitter), its decorators kept when the new one brings none;
+//!   (tree-sitter), its decorators kept when the new one brings none; when the definition
+//!   is another one the module has, that one is replaced;
 //! - a block with no such line: each definition in it replaces the one of its name; a new
 //!   one goes after the definition before it in the block, or at the end.
 //!
@@ -278,6 +279,12 @@ fn place_definition(
         }
     };
     if let Some(target) = target {
+        // `REPLACE f` over `def g`, g another definition of the module: the code says which
+        // it replaces (an answer begun at `def f` may go on to name `f_iter`).
+        let target = match !target.contains('.') && target != name && defines(text, name) {
+            true => name.to_string(),
+            false => target,
+        };
         return Ok((replace(&target)?, Some(target)));
     }
     // Beside a method, a new definition is a method of the same class.
@@ -625,6 +632,24 @@ mod tests {
                 &format!("    return s.lower()\n{new}"),
                 1
             )
+        );
+    }
+
+    #[test]
+    fn a_replace_over_another_definition_of_the_module_replaces_that_one() {
+        let answer = "REPLACE lower_words\n```python\ndef join_dashes(s):\n    return \"_\".join(s.split())\n```";
+        let text = apply(answer).unwrap();
+        assert!(text.contains("    return s.lower()\n"), "{text}");
+        assert!(
+            text.contains("@cache\ndef join_dashes(s):\n    return \"_\""),
+            "{text}"
+        );
+        // Over a name the module does not have, it is a renaming: the target goes.
+        let text =
+            apply("REPLACE lower_words\n```python\ndef lower(s):\n    return s\n```").unwrap();
+        assert!(
+            !text.contains("def lower_words") && text.contains("def lower(s):"),
+            "{text}"
         );
     }
 

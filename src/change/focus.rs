@@ -2,7 +2,8 @@
 //!
 //! Whole when it fits. Otherwise a Python file keeps what the task touches: its header (the
 //! imports), the top-level definitions the focus names (the task's words, the functions a
-//! traceback passes through, the lines an error points at) and their neighbours, verbatim so
+//! traceback passes through, the lines an error points at), those they call, and their
+//! neighbours, verbatim so
 //! that an answer can quote them; every other definition is one comment line with its
 //! signature and the first line of its docstring, in place, so the model still sees what the
 //! module has and where. With nothing named, the end of the module is shown, where a new
@@ -92,6 +93,13 @@ fn by_symbols(text: &str, lines: &[&str], focus: &Focus, max: usize) -> Option<K
     } else {
         touched.clone()
     };
+    // What a touched definition calls may hold the fault: shown before the neighbours.
+    for &i in &touched {
+        let calls = super::start::calls_of(text, top[i]);
+        order.extend(
+            (0..top.len()).filter(|&j| j != i && calls.contains(top[j].symbol.name.as_str())),
+        );
+    }
     for &i in &touched {
         order.extend([i.checked_sub(1), Some(i + 1)].into_iter().flatten());
     }
@@ -341,6 +349,31 @@ mod tests {
         assert!(shown.text.contains("not shown; they define:"));
         // A kept definition keeps its lines verbatim, blank lines between neighbours too.
         assert!(shown.text.contains("    return y + \"20\"\n\n\ndef f21("));
+    }
+
+    #[test]
+    fn what_a_touched_definition_calls_is_shown_before_its_neighbours() {
+        let text = module(60).replace(
+            "x = s.strip()\n    y = x.lower()\n    return y + \"20\"",
+            "return f45(s)",
+        );
+        let focus = Focus::of("E   assert f20('a') == 'b'", "m.py");
+        let shown = show("m.py", &text, &focus, 1_550);
+        assert!(
+            shown.text.contains("def f20(s: str) -> str:\n"),
+            "{}",
+            shown.text
+        );
+        assert!(
+            shown.text.contains("    return y + \"45\"\n"),
+            "{}",
+            shown.text
+        );
+        assert!(
+            !shown.text.contains("    return y + \"21\"\n"),
+            "no room for the neighbours: {}",
+            shown.text
+        );
     }
 
     #[test]

@@ -201,7 +201,7 @@ pub(super) fn correct_request(ask: &Correction<'_>) -> Result<(LlmRequest, Form)
         &task_list(ask.plan),
         bytes(budget::prompt_limit(budget::ANCHORED_ANSWER_TOKENS) / 8),
     );
-    let start = start::for_correction(ask.failure.output, ask.current);
+    let start = start::for_correction(ask.failure.output, ask.current, ask.round);
     let build_with = |error: String, current: String, context: String, form: Form| {
         let values = BTreeMap::from([
             ("spec", ask.spec.to_string()),

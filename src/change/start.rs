@@ -8,7 +8,9 @@
 //! answer the engine begins ([`crate::llm::LlmRequest::prefill`]), so the answer is begun at
 //! its placing line and its `def`:
 //! - a correction whose failing output names one top-level function of the file, by a call
-//!   (`name(`) or a traceback frame (`in name`), begins as that function's `REPLACE`;
+//!   (`name(`) or a traceback frame (`in name`), begins as that function's `REPLACE`; when
+//!   that function calls other functions of the file, the fault may be theirs (a function
+//!   that delegates), so round after round begins at the next of them, then the first again;
 //! - a task that asks for something new (its words or the request's begin with "add",
 //!   "write", ... as [`asks`] reads them) and names one new function (`name(`, not in the
 //!   file) begins as its `ADD AFTER` the last function of the file the task names (`ADD AT
@@ -25,7 +27,7 @@
 use std::collections::BTreeSet;
 
 use super::reproduce::{Asks, asks};
-use crate::symbols::outline::{SymbolKind, locate_all};
+use crate::symbols::outline::{Located, SymbolKind, locate_all};
 
 /// The definition an answer is begun at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,14 +52,43 @@ impl Start {
     }
 }
 
-/// The start of a correction of `source` after a check printed `output` (see the module doc).
-pub(super) fn for_correction(output: &str, source: &str) -> Option<Start> {
+/// The start of correction `round` (from 0) of `source` after a check printed `output` (see
+/// the module doc).
+pub(super) fn for_correction(output: &str, source: &str, round: u32) -> Option<Start> {
     let called = called_in(output);
-    let mut named = functions(source)?
-        .into_iter()
-        .filter(|f| called.contains(f.as_str()));
+    let all = locate_all(source).ok()?;
+    let functions = plain_functions(&all);
+    let mut named = functions
+        .iter()
+        .filter(|f| called.contains(f.symbol.name.as_str()));
     let first = named.next()?;
-    named.next().is_none().then_some(Start::Replace(first))
+    if named.next().is_some() {
+        return None;
+    }
+    // The fault may be in what the failing function calls: each round begins at the next.
+    let calls = calls_of(source, first);
+    let suspects: Vec<&str> = std::iter::once(first.symbol.name.as_str())
+        .chain(
+            (functions.iter())
+                .map(|f| f.symbol.name.as_str())
+                .filter(|f| *f != first.symbol.name && calls.contains(f)),
+        )
+        .collect();
+    let at = round as usize % suspects.len();
+    Some(Start::Replace(suspects[at].to_string()))
+}
+
+/// The names the code of `def` calls (`name(`), its docstring left out (a docstring's
+/// examples call the function itself, and its prose names others it does not call).
+pub(super) fn calls_of<'s>(source: &'s str, def: &Located) -> BTreeSet<&'s str> {
+    let (start, end) = (def.colon_end, def.symbol.end_byte);
+    let (code_before, code_after) = match def.docstring {
+        Some((a, b)) if start <= a && b <= end => (&source[start..a], &source[b..end]),
+        _ => (&source[start..end], ""),
+    };
+    let mut calls = calls_in(code_before);
+    calls.extend(calls_in(code_after));
+    calls
 }
 
 /// The start of the first answer to a task on `source` (see the module doc): `spec` is the
@@ -87,18 +118,23 @@ pub(super) fn for_task(spec: &str, description: &str, source: &str) -> Option<St
     (!same && new.is_empty() && named.len() == 1).then(|| Start::Replace(named[0].clone()))
 }
 
-/// The plain top-level functions of a Python `source`, in file order; `None` when it does not
-/// parse.
+/// The names of the plain top-level functions of a Python `source`, in file order; `None`
+/// when it does not parse.
 fn functions(source: &str) -> Option<Vec<String>> {
+    let all = locate_all(source).ok()?;
     Some(
-        locate_all(source)
-            .ok()?
-            .into_iter()
-            .filter(|l| !l.symbol.qualified_name.contains('.'))
-            .filter(|l| l.symbol.kind == SymbolKind::Function)
-            .map(|l| l.symbol.name)
+        (plain_functions(&all).into_iter())
+            .map(|l| l.symbol.name.clone())
             .collect(),
     )
+}
+
+/// The plain top-level functions of `all`, in file order.
+fn plain_functions(all: &[Located]) -> Vec<&Located> {
+    all.iter()
+        .filter(|l| !l.symbol.qualified_name.contains('.'))
+        .filter(|l| l.symbol.kind == SymbolKind::Function)
+        .collect()
 }
 
 fn is_word(c: char) -> bool {
@@ -114,7 +150,7 @@ fn words(text: &str) -> BTreeSet<&str> {
 /// The identifiers `text` calls (`name(`; `obj.name(` is a method of something else) and the
 /// traceback frames it names (`..., in name` at a line's end).
 fn called_in(text: &str) -> BTreeSet<&str> {
-    let mut named = BTreeSet::new();
+    let mut named = calls_in(text);
     for line in text.lines() {
         if let Some((_, frame)) = line.trim_end().rsplit_once(" in ")
             && !frame.is_empty()
@@ -122,6 +158,14 @@ fn called_in(text: &str) -> BTreeSet<&str> {
         {
             named.insert(frame);
         }
+    }
+    named
+}
+
+/// The identifiers `text` calls: `name(`, not `obj.name(`.
+fn calls_in(text: &str) -> BTreeSet<&str> {
+    let mut named = BTreeSet::new();
+    for line in text.lines() {
         for (at, _) in line.match_indices('(') {
             let before = &line[..at];
             let start = before.rfind(|c: char| !is_word(c)).map_or(0, |i| i + 1);
@@ -146,9 +190,9 @@ mod tests {
     #[test]
     fn a_correction_begins_at_the_one_function_its_failure_calls_or_passes_through() {
         let example = "E   AssertionError: got 'a_b', expected 'a-b'\n- FAILED: `camel2kebab('AB')` should return `'a-b'`";
-        assert_eq!(for_correction(example, SOURCE), replace("camel2kebab"));
+        assert_eq!(for_correction(example, SOURCE, 0), replace("camel2kebab"));
         let frame = "tests/test_s.py:4: in test_x\n    assert f(1)\nm.py:9: in camel2under\n    raise ValueError";
-        assert_eq!(for_correction(frame, SOURCE), replace("camel2under"));
+        assert_eq!(for_correction(frame, SOURCE, 0), replace("camel2under"));
         // Two of its functions, a method, a class, an async function, or none: not begun.
         for output in [
             "camel2kebab('x') == camel2under('x')",
@@ -157,14 +201,28 @@ mod tests {
             "await fetch(u)",
             "1 failed",
         ] {
-            assert_eq!(for_correction(output, SOURCE), None, "{output}");
+            assert_eq!(for_correction(output, SOURCE, 0), None, "{output}");
         }
-        assert_eq!(for_correction("camel2kebab(1)", "def (:\n"), None);
+        assert_eq!(for_correction("camel2kebab(1)", "def (:\n", 0), None);
         assert_eq!(
             replace("f").unwrap().prefill(),
             "REPLACE f\n```python\ndef f",
             "begun up to the name"
         );
+    }
+
+    #[test]
+    fn rounds_of_a_correction_begin_at_the_failing_function_then_at_each_it_calls() {
+        let source = "def helper(s):\n    return s\n\n\ndef unused(s):\n    return s\n\n\ndef outer(s):\n    \"\"\"Like unused(s).\n\n    >>> outer('a')\n    'a'\n    \"\"\"\n    return helper(s.strip()) or outer(s)\n";
+        let output = "E   assert outer('a') == 'b'";
+        let rounds: Vec<Option<Start>> =
+            (0..3).map(|r| for_correction(output, source, r)).collect();
+        // Its docstring's words, a method and itself are no suspects.
+        assert_eq!(
+            rounds,
+            [replace("outer"), replace("helper"), replace("outer")]
+        );
+        assert_eq!(for_correction("helper(1)", source, 1), replace("helper"));
     }
 
     #[test]
