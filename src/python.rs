@@ -337,12 +337,17 @@ pub const KEYWORDS: &[&str] = &[
     "with", "yield",
 ];
 
+/// Whether `c` can be part of a Python name (a letter, a digit or `_`).
+pub(crate) fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
 /// Whether `name` can be a Python name: an identifier (a letter or `_`, then letters, digits
 /// and `_`) that is not a keyword.
 pub fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
-        && chars.all(|c| c.is_alphanumeric() || c == '_')
+        && chars.all(is_name_char)
         && !KEYWORDS.contains(&name)
 }
 

@@ -42,6 +42,7 @@
 //! validation's lint, listed in the report; the fixes left out on purpose are listed beside
 //! it ([`Cleanup::kept`]).
 
+use crate::python::is_name_char;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -375,7 +376,7 @@ fn join(module: &str, name: &str) -> String {
 /// The dotted names that follow `spelled.` in `text` where `spelled` is not itself part of a
 /// longer name (`np.mean.x` gives `mean.x` for `np`).
 fn attribute_chains(text: &str, spelled: &str) -> Vec<String> {
-    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let word = is_name_char;
     let needle = format!("{spelled}.");
     let mut chains = Vec::new();
     for (at, _) in text.match_indices(&needle) {
@@ -454,7 +455,7 @@ fn decide(
 /// Whether the name `spelled` at `start` of `text` can take ` as spelled`: a plain name
 /// (`os.path` cannot), not itself an alias (ruff points at `p` in `path as p`).
 fn aliasable(text: &str, start: usize, spelled: &str) -> bool {
-    let plain = !spelled.is_empty() && spelled.chars().all(|c| c.is_alphanumeric() || c == '_');
+    let plain = !spelled.is_empty() && spelled.chars().all(is_name_char);
     let before = text[..start].trim_end();
     let aliased = before
         .strip_suffix("as")

@@ -9,6 +9,7 @@
 //! not while nodes are generated, because the model is shown the files as they are: regrouping
 //! them mid-run would change its prompts (and every recorded exchange keyed by them).
 
+use crate::python::is_name_char;
 use std::collections::BTreeSet;
 
 pub use crate::python::is_stdlib;
@@ -39,7 +40,7 @@ pub fn imported_modules(source: &str) -> BTreeSet<String> {
 fn top_level(dotted: &str) -> Option<String> {
     let name = dotted.split('.').next()?.trim();
     let valid = !name.is_empty()
-        && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && name.chars().all(is_name_char)
         && !name.starts_with(|c: char| c.is_ascii_digit());
     valid.then(|| name.to_string())
 }

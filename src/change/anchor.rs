@@ -19,6 +19,7 @@
 //! bytes. [`unglue`] puts the blank lines back above a definition an answer glued to the
 //! line above it.
 
+use crate::python::is_name_char;
 use std::collections::BTreeSet;
 
 use crate::symbols::edit::{
@@ -159,10 +160,7 @@ fn placing(line: &str) -> Option<Place> {
     let name = |w: &str| {
         let name = w.trim_matches(['`', '"', '\'', ':', '*']);
         let name = name.split('(').next().unwrap_or(name);
-        let ok = !name.is_empty()
-            && name
-                .chars()
-                .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        let ok = !name.is_empty() && name.chars().all(|c| is_name_char(c) || c == '.');
         ok.then(|| name.to_string())
     };
     let upper: Vec<String> = words.iter().map(|w| w.to_ascii_uppercase()).collect();

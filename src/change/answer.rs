@@ -15,6 +15,7 @@
 use super::anchor::{Block, Place, apply_block, import_order, placed_blocks, top_gap, unglue};
 use crate::edit::hunk::Hunk;
 use crate::edit::parse::{EditKind, parse_answer};
+use crate::python::is_name_char;
 
 /// The most lines a SEARCH block (or a diff hunk) may quote.
 pub(super) const MAX_SEARCH_LINES: usize = 30;
@@ -156,7 +157,7 @@ pub(super) fn dropped_names(path: &str, original: &str, after: &str, spec: &str)
         return None;
     }
     let words = |text: &str| -> std::collections::BTreeSet<String> {
-        text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        text.split(|c: char| !is_name_char(c))
             .filter(|w| !w.is_empty())
             .map(str::to_string)
             .collect()

@@ -46,6 +46,7 @@
 //! contrasts what the function does with what it should do, or when the request speaks of a
 //! bug (`bug`, `fix`, `broken`, `wrong`, `incorrect`).
 
+use crate::python::is_name_char;
 use crate::python::{BUILTINS, CONSTRUCTORS, check_literal, is_identifier};
 
 /// Builtins a request may pass a call's result to in an example (`list(f(x))` is `[...]`).
@@ -125,7 +126,7 @@ pub(crate) fn extract(request: &str) -> Vec<Example> {
 /// parameters only (`a`, `a=1`, `a: int`, `*args`, `**kw`) up to `)`. A call on values
 /// (`f([1, 2])`) is no signature; nor is a name inside a longer one (`my_f(a)`).
 fn signature(text: &str, function: &str) -> Vec<String> {
-    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let word = is_name_char;
     for (at, _) in text.match_indices(&format!("{function}(")) {
         if text[..at].ends_with(word) || text[..at].ends_with('.') {
             continue;

@@ -10,6 +10,7 @@
 //! definition goes. Other files (and Python that does not parse) keep the lines around the
 //! mentions instead. Hidden lines are always said to be hidden, with their numbers.
 
+use crate::python::is_name_char;
 use std::collections::BTreeSet;
 
 use crate::symbols::outline::{Located, locate_all};
@@ -27,7 +28,7 @@ impl Focus {
     /// The identifiers of `text` and the lines it points at in `path`.
     pub(super) fn of(text: &str, path: &str) -> Focus {
         let words = text
-            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .split(|c: char| !is_name_char(c))
             .filter(|w| w.len() > 1 && !w.starts_with(|c: char| c.is_ascii_digit()))
             .map(str::to_string)
             .collect();
@@ -218,7 +219,7 @@ fn by_mentions(lines: &[&str], focus: &Focus, max: usize) -> Keep {
     for (row, line) in lines.iter().enumerate() {
         let mentioned = focus.lines.contains(&(row + 1))
             || line
-                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .split(|c: char| !is_name_char(c))
                 .any(|w| focus.words.contains(w) && w.len() > 3);
         if mentioned {
             wanted.extend(row.saturating_sub(AROUND)..(row + AROUND + 1).min(lines.len()));

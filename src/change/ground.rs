@@ -8,6 +8,7 @@
 //! `funcy/strings.py`, its failing test in `tests/test_strings.py`) as a change of
 //! `funcy/calc.py`, and every later answer re-typed that file unchanged.
 
+use crate::python::is_name_char;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::fault::is_test_file;
@@ -119,7 +120,7 @@ pub(super) fn retarget(plan: &mut ChangePlan, spec: &str, defined: &Definitions)
 /// The names `text` mentions (as words, or the last part of a dotted name) that the
 /// repository defines.
 fn mentioned(text: &str, defined: &Definitions) -> BTreeSet<String> {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+    text.split(|c: char| !is_name_char(c))
         .filter(|w| w.len() > 2 && defined.contains_key(*w))
         .map(str::to_string)
         .collect()

@@ -32,6 +32,7 @@
 //! request gives no example, an unwritten change costs a second try with one; a wrong change
 //! written as done costs the user a bug.
 
+use crate::python::is_name_char;
 use std::path::Path;
 
 use super::accept::module_of;
@@ -189,7 +190,7 @@ fn fenced(answer: &str) -> String {
 /// The exceptions `spec` names (`ValueError`, `KeyError`): a documented error is no crash.
 pub(super) fn named_errors(spec: &str) -> Vec<String> {
     let mut names: Vec<String> = spec
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .split(|c: char| !is_name_char(c))
         .filter(|w| w.ends_with("Error") || w.ends_with("Exception"))
         // "an Error", "raises an Exception": no class named.
         .filter(|w| !matches!(*w, "Error" | "Exception"))

@@ -24,6 +24,7 @@
 //! classes keep their own first lines); what follows the first block is the model's, so an
 //! answer that must also change something else still can.
 
+use crate::python::is_name_char;
 use std::collections::BTreeSet;
 
 use super::reproduce::{Asks, asks};
@@ -137,12 +138,8 @@ fn plain_functions(all: &[Located]) -> Vec<&Located> {
         .collect()
 }
 
-fn is_word(c: char) -> bool {
-    c.is_alphanumeric() || c == '_'
-}
-
 fn words(text: &str) -> BTreeSet<&str> {
-    text.split(|c: char| !is_word(c))
+    text.split(|c: char| !is_name_char(c))
         .filter(|w| !w.is_empty())
         .collect()
 }
@@ -154,7 +151,7 @@ fn called_in(text: &str) -> BTreeSet<&str> {
     for line in text.lines() {
         if let Some((_, frame)) = line.trim_end().rsplit_once(" in ")
             && !frame.is_empty()
-            && frame.chars().all(is_word)
+            && frame.chars().all(is_name_char)
         {
             named.insert(frame);
         }
@@ -168,7 +165,9 @@ fn calls_in(text: &str) -> BTreeSet<&str> {
     for line in text.lines() {
         for (at, _) in line.match_indices('(') {
             let before = &line[..at];
-            let start = before.rfind(|c: char| !is_word(c)).map_or(0, |i| i + 1);
+            let start = before
+                .rfind(|c: char| !is_name_char(c))
+                .map_or(0, |i| i + 1);
             if start < at && !before[..start].ends_with('.') {
                 named.insert(&before[start..]);
             }

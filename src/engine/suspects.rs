@@ -25,6 +25,7 @@
 //! used as it is: another node may be running in that file.
 
 use crate::localize::{Budget, Query};
+use crate::python::is_name_char;
 use crate::records::{LocalizedFix, Suspicion};
 use crate::rpg::NodeId;
 
@@ -148,8 +149,7 @@ pub fn frames(output: &str) -> Vec<Frame<'_>> {
 
 fn is_identifier(word: &str) -> bool {
     let mut chars = word.chars();
-    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
-        && chars.all(|c| c.is_alphanumeric() || c == '_')
+    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_') && chars.all(is_name_char)
 }
 
 /// A frame in the generated sources: relative, not a test, not an installed package.
@@ -180,7 +180,7 @@ fn names(text: &str, word: &str) -> bool {
     text.match_indices(word).any(|(at, _)| {
         let before = text[..at].chars().next_back();
         let after = text[at + word.len()..].chars().next();
-        let part = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        let part = |c: Option<char>| c.is_some_and(is_name_char);
         !part(before) && !part(after)
     })
 }

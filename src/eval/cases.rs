@@ -6,6 +6,7 @@
 //! error, with the file's reason. A test counts once whatever happened to its file, and the
 //! total is the reference's own count.
 
+use crate::python::is_name_char;
 use std::collections::{BTreeMap, BTreeSet};
 
 use schemars::JsonSchema;
@@ -97,9 +98,7 @@ fn def_name(code: &str) -> Option<&str> {
 
 /// The Python identifier at the start of `text`.
 fn identifier(text: &str) -> &str {
-    let end = text
-        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .unwrap_or(text.len());
+    let end = text.find(|c: char| !is_name_char(c)).unwrap_or(text.len());
     &text[..end]
 }
 

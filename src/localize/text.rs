@@ -2,6 +2,7 @@
 //! stop words dropped, and a light suffix stemmer so `computed`, `computes` and `compute`
 //! meet. Also the highlighting of the query words a hit matched. Pure.
 
+use crate::python::is_name_char;
 use std::collections::BTreeSet;
 
 /// Words too common in docstrings and questions to say anything about where code lives.
@@ -104,7 +105,7 @@ pub fn highlight(text: &str, terms: &BTreeSet<String>) -> String {
         word.clear();
     };
     for c in text.chars() {
-        if c.is_alphanumeric() || c == '_' {
+        if is_name_char(c) {
             word.push(c);
         } else {
             flush(&mut word, &mut out);

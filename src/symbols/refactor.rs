@@ -12,6 +12,7 @@
 //! `x.name` for a method, `module.name` for a module-level symbol), never keyword arguments,
 //! and it refuses a name defined more than once in the repository.
 
+use crate::python::is_name_char;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -300,7 +301,7 @@ fn check_identifier(name: &str) -> Result<(), RefactorError> {
         }
         _ => {}
     }
-    if !chars.all(|c| c == '_' || c.is_alphanumeric()) {
+    if !chars.all(is_name_char) {
         return bad("an identifier has only letters, digits and `_`");
     }
     if KEYWORDS.contains(&name) {

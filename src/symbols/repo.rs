@@ -9,6 +9,7 @@
 //! identifier spelled like the name, in code (strings and comments are not identifiers to
 //! tree-sitter). They cannot tell two `mean`s apart, so every result says `approximate`.
 
+use crate::python::is_name_char;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -151,7 +152,7 @@ fn needle(query: &str) -> &str {
 fn defines(source: &str, name: &str) -> bool {
     source.match_indices(name).any(|(at, _)| {
         let after = source[at + name.len()..].chars().next();
-        if after.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+        if after.is_some_and(is_name_char) {
             return false;
         }
         let head = source[..at].trim_end_matches([' ', '\t', '\\', '\n', '\r']);
@@ -159,12 +160,8 @@ fn defines(source: &str, name: &str) -> bool {
             return false;
         }
         ["def", "class"].iter().any(|kw| {
-            head.strip_suffix(kw).is_some_and(|before| {
-                !before
-                    .chars()
-                    .next_back()
-                    .is_some_and(|c| c.is_alphanumeric() || c == '_')
-            })
+            head.strip_suffix(kw)
+                .is_some_and(|before| !before.chars().next_back().is_some_and(is_name_char))
         })
     })
 }

@@ -4,6 +4,8 @@
 //! after a line continuation. Comment lines and decorators directly above a definition belong
 //! to it. Everything else (constants, `if __name__ ...`) is an `Other` unit kept verbatim.
 
+use crate::python::is_name_char;
+
 /// What a top-level unit is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum UnitKind {
@@ -47,7 +49,7 @@ impl Unit {
             .find(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty())?;
         let end = line
             .char_indices()
-            .find(|(_, c)| !(c.is_alphanumeric() || *c == '_'))
+            .find(|(_, c)| !is_name_char(*c))
             .map_or(line.len(), |(i, _)| i);
         let (name, rest) = line.split_at(end);
         let rest = rest.trim_start();
@@ -169,7 +171,7 @@ impl ImportItems {
             !word.is_empty()
                 && word
                     .chars()
-                    .all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == '*')
+                    .all(|c| is_name_char(c) || c == '.' || c == '*')
         };
         let all_valid = from.as_deref().is_none_or(valid)
             && items
@@ -328,10 +330,7 @@ fn classify(line: &str, first_statement: bool) -> UnitKind {
     let rest = trimmed.strip_prefix("async ").unwrap_or(trimmed);
     for keyword in ["def ", "class "] {
         if let Some(after) = rest.strip_prefix(keyword) {
-            let name: String = after
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
+            let name: String = after.chars().take_while(|c| is_name_char(*c)).collect();
             if !name.is_empty() {
                 return UnitKind::Def(name);
             }
@@ -350,7 +349,7 @@ pub fn identifiers(code: &str) -> std::collections::BTreeSet<String> {
         st = scan_line(line, st);
         let mut word = String::new();
         for c in visible.chars().chain(std::iter::once(' ')) {
-            if c.is_alphanumeric() || c == '_' {
+            if is_name_char(c) {
                 word.push(c);
             } else if !word.is_empty() {
                 if !word.starts_with(|c: char| c.is_ascii_digit()) {
@@ -411,7 +410,7 @@ pub fn attribute_bases(code: &str) -> std::collections::BTreeSet<String> {
         st = scan_line(line, st);
         let mut start = 0;
         while start < visible.len() {
-            let is_word = |c: char| c.is_alphanumeric() || c == '_';
+            let is_word = is_name_char;
             if !is_word(visible[start]) {
                 start += 1;
                 continue;
