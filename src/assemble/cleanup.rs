@@ -42,13 +42,13 @@
 //! validation's lint, listed in the report; the fixes left out on purpose are listed beside
 //! it ([`Cleanup::kept`]).
 
-use crate::python::is_name_char;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use tokio_util::sync::CancellationToken;
 
+use crate::python::is_name_char;
 use crate::sandbox::TestRunner;
 use crate::symbols::units::ImportItems;
 
@@ -376,17 +376,16 @@ fn join(module: &str, name: &str) -> String {
 /// The dotted names that follow `spelled.` in `text` where `spelled` is not itself part of a
 /// longer name (`np.mean.x` gives `mean.x` for `np`).
 fn attribute_chains(text: &str, spelled: &str) -> Vec<String> {
-    let word = is_name_char;
     let needle = format!("{spelled}.");
     let mut chains = Vec::new();
     for (at, _) in text.match_indices(&needle) {
         let before = text[..at].chars().next_back();
-        if before.is_some_and(|c| word(c) || c == '.') {
+        if before.is_some_and(|c| is_name_char(c) || c == '.') {
             continue;
         }
         let chain: String = text[at + needle.len()..]
             .chars()
-            .take_while(|c| word(*c) || *c == '.')
+            .take_while(|c| is_name_char(*c) || *c == '.')
             .collect();
         let chain = chain.trim_end_matches('.');
         if !chain.is_empty() {

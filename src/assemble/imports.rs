@@ -9,9 +9,9 @@
 //! not while nodes are generated, because the model is shown the files as they are: regrouping
 //! them mid-run would change its prompts (and every recorded exchange keyed by them).
 
-use crate::python::is_name_char;
 use std::collections::BTreeSet;
 
+use crate::python::is_name_char;
 pub use crate::python::is_stdlib;
 
 /// Top-level module names imported anywhere in `source` (absolute imports only).

@@ -19,9 +19,9 @@
 //! bytes. [`unglue`] puts the blank lines back above a definition an answer glued to the
 //! line above it.
 
-use crate::python::is_name_char;
 use std::collections::BTreeSet;
 
+use crate::python::is_name_char;
 use crate::symbols::edit::{
     EditError, find_located, insert_after_spaced, insert_before, reindent, remove_definition,
     replace_definition,

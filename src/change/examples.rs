@@ -46,8 +46,7 @@
 //! contrasts what the function does with what it should do, or when the request speaks of a
 //! bug (`bug`, `fix`, `broken`, `wrong`, `incorrect`).
 
-use crate::python::is_name_char;
-use crate::python::{BUILTINS, CONSTRUCTORS, check_literal, is_identifier};
+use crate::python::{BUILTINS, CONSTRUCTORS, check_literal, is_identifier, is_name_char};
 
 /// Builtins a request may pass a call's result to in an example (`list(f(x))` is `[...]`).
 const WRAPPERS: &[&str] = &["list", "tuple", "set", "sorted", "frozenset"];
@@ -126,9 +125,8 @@ pub(crate) fn extract(request: &str) -> Vec<Example> {
 /// parameters only (`a`, `a=1`, `a: int`, `*args`, `**kw`) up to `)`. A call on values
 /// (`f([1, 2])`) is no signature; nor is a name inside a longer one (`my_f(a)`).
 fn signature(text: &str, function: &str) -> Vec<String> {
-    let word = is_name_char;
     for (at, _) in text.match_indices(&format!("{function}(")) {
-        if text[..at].ends_with(word) || text[..at].ends_with('.') {
+        if text[..at].ends_with(is_name_char) || text[..at].ends_with('.') {
             continue;
         }
         let rest = &text[at + function.len() + 1..];
@@ -202,7 +200,7 @@ fn lex(text: &str) -> Vec<Tok> {
 
 fn lex_one(chars: &[char], i: usize) -> (Option<Tok>, usize) {
     let c = chars[i];
-    let after_letter = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
+    let after_letter = i > 0 && is_name_char(chars[i - 1]);
     let next = chars.get(i + 1).copied();
     match c {
         '\n' if soft_break(chars, i) => (None, i + 1),

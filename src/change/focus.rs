@@ -10,9 +10,9 @@
 //! definition goes. Other files (and Python that does not parse) keep the lines around the
 //! mentions instead. Hidden lines are always said to be hidden, with their numbers.
 
-use crate::python::is_name_char;
 use std::collections::BTreeSet;
 
+use crate::python::is_name_char;
 use crate::symbols::outline::{Located, locate_all};
 
 /// What a prompt is about, to choose the parts of a file it shows.

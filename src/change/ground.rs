@@ -8,11 +8,11 @@
 //! `funcy/strings.py`, its failing test in `tests/test_strings.py`) as a change of
 //! `funcy/calc.py`, and every later answer re-typed that file unchanged.
 
-use crate::python::is_name_char;
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::fault::is_test_file;
 use super::plan::{ChangePlan, TaskKind};
+use crate::python::is_name_char;
 
 /// CREATE of an existing file is a MODIFY, MODIFY of a missing one a CREATE: the model's
 /// label is a guess, the disk is a fact.

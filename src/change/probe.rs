@@ -32,12 +32,12 @@
 //! request gives no example, an unwritten change costs a second try with one; a wrong change
 //! written as done costs the user a bug.
 
-use crate::python::is_name_char;
 use std::path::Path;
 
 use super::accept::module_of;
 use super::fault::is_test_file;
 use super::{Check, CodeError, Request, Run, audit, run_check};
+use crate::python::is_name_char;
 use crate::symbols::{UnitKind, split_units};
 
 /// The calls' file, at the root of the scratch copy.

@@ -24,11 +24,12 @@
 //! classes keep their own first lines); what follows the first block is the model's, so an
 //! answer that must also change something else still can.
 
-use crate::python::is_name_char;
 use std::collections::BTreeSet;
 
 use super::reproduce::{Asks, asks};
+use crate::python::is_name_char;
 use crate::symbols::outline::{Located, SymbolKind, locate_all};
+use crate::symbols::units::called_names;
 
 /// The definition an answer is begun at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,24 +73,18 @@ pub(super) fn for_correction(output: &str, source: &str, round: u32) -> Option<S
         .chain(
             (functions.iter())
                 .map(|f| f.symbol.name.as_str())
-                .filter(|f| *f != first.symbol.name && calls.contains(f)),
+                .filter(|f| *f != first.symbol.name && calls.contains(*f)),
         )
         .collect();
     let at = round as usize % suspects.len();
     Some(Start::Replace(suspects[at].to_string()))
 }
 
-/// The names the code of `def` calls (`name(`), its docstring left out (a docstring's
-/// examples call the function itself, and its prose names others it does not call).
-pub(super) fn calls_of<'s>(source: &'s str, def: &Located) -> BTreeSet<&'s str> {
-    let (start, end) = (def.colon_end, def.symbol.end_byte);
-    let (code_before, code_after) = match def.docstring {
-        Some((a, b)) if start <= a && b <= end => (&source[start..a], &source[b..end]),
-        _ => (&source[start..end], ""),
-    };
-    let mut calls = calls_in(code_before);
-    calls.extend(calls_in(code_after));
-    calls
+/// The names the code of `def` calls (`name(`), strings and so its docstring left out (a
+/// docstring's examples call the function itself, and its prose names others it does not
+/// call).
+pub(super) fn calls_of(source: &str, def: &Located) -> BTreeSet<String> {
+    called_names(&source[def.colon_end..def.symbol.end_byte])
 }
 
 /// The start of the first answer to a task on `source` (see the module doc): `spec` is the
@@ -147,7 +142,7 @@ fn words(text: &str) -> BTreeSet<&str> {
 /// The identifiers `text` calls (`name(`; `obj.name(` is a method of something else) and the
 /// traceback frames it names (`..., in name` at a line's end).
 fn called_in(text: &str) -> BTreeSet<&str> {
-    let mut named = calls_in(text);
+    let mut named = BTreeSet::new();
     for line in text.lines() {
         if let Some((_, frame)) = line.trim_end().rsplit_once(" in ")
             && !frame.is_empty()
@@ -155,14 +150,6 @@ fn called_in(text: &str) -> BTreeSet<&str> {
         {
             named.insert(frame);
         }
-    }
-    named
-}
-
-/// The identifiers `text` calls: `name(`, not `obj.name(`.
-fn calls_in(text: &str) -> BTreeSet<&str> {
-    let mut named = BTreeSet::new();
-    for line in text.lines() {
         for (at, _) in line.match_indices('(') {
             let before = &line[..at];
             let start = before

@@ -6,12 +6,12 @@
 //! error, with the file's reason. A test counts once whatever happened to its file, and the
 //! total is the reference's own count.
 
-use crate::python::is_name_char;
 use std::collections::{BTreeMap, BTreeSet};
 
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::python::is_name_char;
 use crate::sandbox::TestRun;
 
 /// What became of one reference test.

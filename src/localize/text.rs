@@ -2,8 +2,9 @@
 //! stop words dropped, and a light suffix stemmer so `computed`, `computes` and `compute`
 //! meet. Also the highlighting of the query words a hit matched. Pure.
 
-use crate::python::is_name_char;
 use std::collections::BTreeSet;
+
+use crate::python::is_name_char;
 
 /// Words too common in docstrings and questions to say anything about where code lives.
 const STOP_WORDS: &[&str] = &[

@@ -12,7 +12,6 @@
 //! `x.name` for a method, `module.name` for a module-level symbol), never keyword arguments,
 //! and it refuses a name defined more than once in the repository.
 
-use crate::python::is_name_char;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
@@ -28,6 +27,7 @@ use super::repo::{
     name_references, python_files,
 };
 use crate::fsutil::{FsError, Workspace, write_atomic};
+use crate::python::is_name_char;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RefactorError {

@@ -9,7 +9,6 @@
 //! identifier spelled like the name, in code (strings and comments are not identifiers to
 //! tree-sitter). They cannot tell two `mean`s apart, so every result says `approximate`.
 
-use crate::python::is_name_char;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -18,6 +17,7 @@ use serde::Serialize;
 use tree_sitter::Node;
 
 use super::outline::{OutlineError, Symbol, locate_all, parse};
+use crate::python::is_name_char;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RepoError {

@@ -373,7 +373,7 @@ pub fn called_names(code: &str) -> std::collections::BTreeSet<String> {
         let mut i = 0;
         while i < visible.len() {
             let start = i;
-            while i < visible.len() && (visible[i].is_alphanumeric() || visible[i] == '_') {
+            while i < visible.len() && is_name_char(visible[i]) {
                 i += 1;
             }
             if i == start {
@@ -410,13 +410,12 @@ pub fn attribute_bases(code: &str) -> std::collections::BTreeSet<String> {
         st = scan_line(line, st);
         let mut start = 0;
         while start < visible.len() {
-            let is_word = is_name_char;
-            if !is_word(visible[start]) {
+            if !is_name_char(visible[start]) {
                 start += 1;
                 continue;
             }
             let end = (start..visible.len())
-                .find(|&i| !is_word(visible[i]))
+                .find(|&i| !is_name_char(visible[i]))
                 .unwrap_or(visible.len());
             let after_dot = start > 0 && visible[start - 1] == '.';
             let before_dot = visible.get(end) == Some(&'.');
