@@ -118,12 +118,39 @@ pub(super) fn retarget(plan: &mut ChangePlan, spec: &str, defined: &Definitions)
 }
 
 /// The names `text` mentions (as words, or the last part of a dotted name) that the
-/// repository defines.
+/// repository defines; only those written as code when there are any. A plain word may be a
+/// name by chance: a task worded "to remove exactly the suffix" mentioned funcy's `remove`
+/// beside `cut_suffix`, two modules, and the task stayed on a third (code corpus, dev half).
 fn mentioned(text: &str, defined: &Definitions) -> BTreeSet<String> {
-    text.split(|c: char| !is_name_char(c))
-        .filter(|w| w.len() > 2 && defined.contains_key(*w))
-        .map(str::to_string)
-        .collect()
+    let mut names = BTreeSet::new();
+    let mut code = BTreeSet::new();
+    for word in text.split(|c: char| !is_name_char(c)) {
+        // A piece of `text`, so its offset is where it begins (separators may be wide).
+        let start = word.as_ptr() as usize - text.as_ptr() as usize;
+        if word.len() <= 2 || !defined.contains_key(word) {
+            continue;
+        }
+        names.insert(word.to_string());
+        if written_as_code(word, &text[..start], &text[start + word.len()..]) {
+            code.insert(word.to_string());
+        }
+    }
+    match code.is_empty() {
+        true => names,
+        false => code,
+    }
+}
+
+/// `word`, between `before` and `after`, is written as code: `snake_case`, with a digit or a
+/// capital inside, after a backtick or a dot, or called.
+fn written_as_code(word: &str, before: &str, after: &str) -> bool {
+    word.contains('_')
+        || word
+            .chars()
+            .skip(1)
+            .any(|c| c.is_ascii_digit() || c.is_uppercase())
+        || before.ends_with(['`', '.'])
+        || after.starts_with('(')
 }
 
 #[cfg(test)]
@@ -190,6 +217,30 @@ mod tests {
                 names: vec!["cut_suffix".into()],
             }]
         );
+        // A plain word that names a definition elsewhere does not outweigh a name in code.
+        let mut with_remove = defined();
+        (with_remove.entry("remove".into()).or_default()).insert("funcy/seqs.py".into());
+        let mut plan = ChangePlan {
+            tasks: vec![task(
+                "1",
+                TaskKind::ModifyFile,
+                "funcy/calc.py",
+                "Fix the function cut_suffix to remove exactly the suffix.",
+            )],
+        };
+        retarget(&mut plan, "", &with_remove);
+        assert_eq!(plan.tasks[0].path.as_deref(), Some("funcy/strings.py"));
+        for written in ["Fix `remove`.", "Fix funcy.remove.", "Fix remove(seq)."] {
+            let mut plan = ChangePlan {
+                tasks: vec![task("1", TaskKind::ModifyFile, "funcy/calc.py", written)],
+            };
+            retarget(&mut plan, "", &with_remove);
+            assert_eq!(
+                plan.tasks[0].path.as_deref(),
+                Some("funcy/seqs.py"),
+                "{written}"
+            );
+        }
         // The request's names count when the description lost them.
         let mut plan = ChangePlan {
             tasks: vec![task("1", TaskKind::ModifyFile, "funcy/calc.py", "Fix it.")],
