@@ -73,6 +73,21 @@ pub(super) fn apply_answer(
                     code,
                 });
             }
+            // Asked for short blocks, a code block would be the long file re-typed, or a
+            // piece of it written over the whole (a 700-line stub became 50 lines: dev half).
+            EditKind::Code(_) if form == Form::Search && !current.trim().is_empty() => {
+                return Err(format!(
+                    "{path} is changed with SEARCH/REPLACE blocks only; the answer's code block \
+                     would replace all {} of its lines",
+                    current.lines().count()
+                ));
+            }
+            EditKind::Code(code) if has_markers(&code) => {
+                return Err(format!(
+                    "the answer's code for {path} holds SEARCH/REPLACE markers (`<<<<<<<`, \
+                     `>>>>>>>`) that are not a block: a block begins with `<<<<<<< SEARCH`"
+                ));
+            }
             EditKind::Code(code) => text = ensure_newline(code),
         }
         used = true;
@@ -93,6 +108,13 @@ pub(super) fn apply_answer(
         text = import_order(current, &unglue(current, &text, gap), gap);
     }
     Ok(text)
+}
+
+/// `code` has a line that opens and one that closes a merge-style block: markers, never
+/// file content.
+fn has_markers(code: &str) -> bool {
+    let line = |marker: &str| code.lines().any(|l| l.starts_with(marker));
+    line("<<<<<<< ") && line(">>>>>>> ")
 }
 
 /// Why `after`, the new text of test file `path`, cannot be written: the top-level functions
@@ -321,6 +343,24 @@ mod tests {
         assert!(apply_answer("I cannot do that.", "calc.py", current, Form::Whole).is_err());
         let other = "```python other.py\nX = 1\n```";
         assert!(apply_answer(other, "calc.py", current, Form::Whole).is_err());
+    }
+
+    #[test]
+    fn a_long_file_asked_for_blocks_is_never_written_over_by_one_code_block() {
+        let stub = "def add(a: int, b: int) -> int: ...\n".repeat(300);
+        let piece = "```python\ndef add(a: int, b: int) -> int: ...\n```";
+        let why = apply_answer(piece, "m.pyi", &stub, Form::Search).unwrap_err();
+        assert!(why.contains("would replace all 300 of its lines"), "{why}");
+        let marked = "```python\n<<<<<<< m.pyi\ndef add(a, b): ...\n=======\ndef add(a, b, c): ...\n>>>>>>> REPLACE\n```";
+        let why = apply_answer(marked, "m.txt", "", Form::Whole).unwrap_err();
+        assert!(why.contains("markers"), "{why}");
+        let block = "<<<<<<< SEARCH\ndef add(a: int, b: int) -> int: ...\n=======\ndef add(a: int, b: int, c: int) -> int: ...\n>>>>>>> REPLACE\n";
+        let short = "x = 1\ndef add(a: int, b: int) -> int: ...\n";
+        let text = apply_answer(block, "m.pyi", short, Form::Search).unwrap();
+        assert!(
+            text.contains("c: int"),
+            "a real block still applies: {text}"
+        );
     }
 
     #[test]
