@@ -10,7 +10,7 @@
 //! spent the run rolls back and says the last reason.
 
 use super::answer::apply_answer;
-use super::plan::ChangePlan;
+use super::plan::{ChangePlan, TaskKind};
 use super::prompt::{self, Correction};
 use super::staging::Unusable;
 use super::{
@@ -300,6 +300,27 @@ impl Run {
         (own, failed.len())
     }
 
+    /// The test file the plan updates that a failing repository test is in, once the
+    /// request's own checks (its examples, the reproduction) all pass: that test expects what
+    /// the request changed, so it is the test's to change. Otherwise a repository test that
+    /// fails blames the code the change wrote ([`fault::file_at_fault`]), and a correction
+    /// could only undo what was asked (code corpus, dev half: a change of behaviour whose
+    /// tests still expected the old one).
+    fn planned_test_at_fault(&self, failed: &Check, plan: &ChangePlan) -> Option<String> {
+        let own: Vec<&Check> = (self.outcome.checks.iter())
+            .filter(|c| self.accept.is_check(c) || self.reproduction.is_check(c))
+            .collect();
+        if own.is_empty() || own.iter().any(|c| !c.passed) {
+            return None;
+        }
+        let planned: Vec<String> = (plan.tasks.iter())
+            .filter(|t| t.kind == TaskKind::ModifyFile)
+            .filter_map(|t| t.path.clone())
+            .filter(|p| fault::is_test_file(p))
+            .collect();
+        fault::mentioned_last(&failed.output, &planned)
+    }
+
     /// One correction round: the file the failure points at, changed by the model.
     /// `Some(why)` when the answer could not be used.
     async fn correct(
@@ -317,7 +338,7 @@ impl Run {
         } else if self.reproduction.is_check(failed) {
             self.reproduction.blame()
         } else {
-            None
+            self.planned_test_at_fault(failed, ask.plan)
         };
         let Some(path) = blamed.or_else(|| fault::file_at_fault(&failed.output, &changed, &files))
         else {

@@ -18,12 +18,7 @@
 /// `files` every file of the repository (both relative, `/`-separated).
 pub fn file_at_fault(output: &str, changed: &[String], files: &[String]) -> Option<String> {
     let mentions: Vec<&str> = output.lines().flat_map(mentions_in).collect();
-    let named = |pool: &[String]| {
-        mentions
-            .iter()
-            .rev()
-            .find_map(|m| pool.iter().find(|f| names(m, f)).cloned())
-    };
+    let named = |pool: &[String]| last_mentioned(&mentions, pool);
     let (tests, sources): (Vec<String>, Vec<String>) =
         changed.iter().cloned().partition(|f| is_test_file(f));
     let any_test = mentions.iter().any(|m| is_test_file(m));
@@ -32,6 +27,16 @@ pub fn file_at_fault(output: &str, changed: &[String], files: &[String]) -> Opti
         .or_else(|| named(&tests))
         .or_else(|| named(files))
         .or_else(|| changed.first().cloned())
+}
+
+/// The file of `pool` that `output` mentions last, if any.
+pub(super) fn mentioned_last(output: &str, pool: &[String]) -> Option<String> {
+    let mentions: Vec<&str> = output.lines().flat_map(mentions_in).collect();
+    last_mentioned(&mentions, pool)
+}
+
+fn last_mentioned(mentions: &[&str], pool: &[String]) -> Option<String> {
+    (mentions.iter().rev()).find_map(|m| pool.iter().find(|f| names(m, f)).cloned())
 }
 
 /// `tests/x.py`, `test_x.py`, `x_test.go`, `x.test.js`, `x.spec.ts`.

@@ -5,13 +5,26 @@
 //! again with the reason, in the same budget as the correction rounds (`--max-corrections`),
 //! under `--yes` too: a small model's first answer fails that way often, and the reason is
 //! what it needs to answer better. Only a spent budget rolls the run back, with the last
-//! reason.
+//! reason. A task that updates the repository's tests is the exception: its first unusable
+//! answer leaves the file to the checks ([`updates_tests`]); a 1.5B model asked to "update
+//! the test of f" with no failure to go by answered with unrelated definitions four times
+//! (code corpus, dev half).
 
 use super::answer::apply_answer;
 use super::plan::{self, ChangePlan, Task, TaskKind};
 use super::prompt::{self, EditAsk};
+use super::reproduce::{Asks, asks};
 use super::{Approver, CodeError, Request, Run, Status, audit, run_check, scratch_copy};
 use crate::workspace::overlay::Author;
+
+/// A task that changes tests the repository has (not one that adds tests): the tests that
+/// must change show themselves by failing once the code is changed, and the correction of
+/// that failure shows the model which assertion and why ([`super::correct`]).
+fn updates_tests(task: &Task) -> bool {
+    task.kind == TaskKind::ModifyFile
+        && task.path.as_deref().is_some_and(super::fault::is_test_file)
+        && asks(&task.description) != Asks::New
+}
 
 /// Why a task did not land; its text is the reason the model is told when asked again.
 #[derive(Debug)]
@@ -134,6 +147,19 @@ impl Run {
                 };
                 // The single-answer baseline asks each task once, whatever came of it.
                 let reason = failed.to_string();
+                if failed.answer_at_fault() && !request.options.single_answer && updates_tests(task)
+                {
+                    let detail = format!("task {}: {reason}", task.id);
+                    self.audit.record(
+                        "task",
+                        Some(&task.id.0),
+                        "left to the checks",
+                        &detail,
+                        "",
+                        None,
+                    )?;
+                    break;
+                }
                 let again = failed.answer_at_fault()
                     && !request.options.single_answer
                     && (self.outcome.corrections < request.options.max_corrections

@@ -11,10 +11,14 @@
 //!   (`name(`) or a traceback frame (`in name`), begins as that function's `REPLACE`; when
 //!   that function calls other functions of the file, the fault may be theirs (a function
 //!   that delegates), so round after round begins at the next of them, then the first again;
+//! - a correction of a test file whose failing output names no function of it begins at a
+//!   test pytest's summary says failed (`FAILED path::Class::test`), one after the other
+//!   round by round: an old test that expects what the request changed is corrected there;
 //! - a task that asks for something new (its words or the request's begin with "add",
 //!   "write", ... as [`asks`] reads them) and names one new function (`name(`, not in the
-//!   file) begins as its `ADD AFTER` the last function of the file the task names (`ADD AT
-//!   END` when none), so it is placed where the request says;
+//!   file; in a test file, a `test` one: the function the request names is the code's)
+//!   begins as its `ADD AFTER` the last function of the file the task names (`ADD AT END`
+//!   when none), so it is placed where the request says;
 //! - otherwise a task that names one function of the file and no new one begins as that
 //!   function's `REPLACE`, unless it asks for the same behaviour in another form (a
 //!   refactoring may touch more than one definition).
@@ -26,6 +30,7 @@
 
 use std::collections::BTreeSet;
 
+use super::fault::is_test_file;
 use super::reproduce::{Asks, asks};
 use crate::python::is_name_char;
 use crate::symbols::outline::{Located, SymbolKind, locate_all};
@@ -44,7 +49,11 @@ impl Start {
     /// The answer's first lines.
     pub(super) fn prefill(&self) -> String {
         match self {
-            Start::Replace(name) => format!("REPLACE {name}\n```python\ndef {name}"),
+            Start::Replace(name) => {
+                // A method's `def` has its own name; the placing line names its class too.
+                let own = name.rsplit('.').next().unwrap_or(name);
+                format!("REPLACE {name}\n```python\ndef {own}")
+            }
             Start::Add {
                 name,
                 after: Some(after),
@@ -63,7 +72,11 @@ pub(super) fn for_correction(output: &str, source: &str, round: u32) -> Option<S
     let mut named = functions
         .iter()
         .filter(|f| called.contains(f.symbol.name.as_str()));
-    let first = named.next()?;
+    let Some(first) = named.next() else {
+        let tests = failing_tests(output, source);
+        return (!tests.is_empty())
+            .then(|| Start::Replace(tests[round as usize % tests.len()].clone()));
+    };
     if named.next().is_some() {
         return None;
     }
@@ -80,6 +93,27 @@ pub(super) fn for_correction(output: &str, source: &str, round: u32) -> Option<S
     Some(Start::Replace(suspects[at].to_string()))
 }
 
+/// The tests pytest's summary says failed (`FAILED path::Class::test_x - ...`) that `source`
+/// defines, as `Class.test_x` or `test_x`, in the summary's order.
+fn failing_tests(output: &str, source: &str) -> Vec<String> {
+    let mut tests = Vec::new();
+    for line in output.lines() {
+        let Some(id) = line.strip_prefix("FAILED ") else {
+            continue;
+        };
+        let id = id.split_whitespace().next().unwrap_or_default();
+        let id = id.split_once('[').map_or(id, |(id, _)| id);
+        let Some((_, name)) = id.split_once("::") else {
+            continue;
+        };
+        let name = name.replace("::", ".");
+        if !tests.contains(&name) && super::anchor::defines(source, &name) {
+            tests.push(name);
+        }
+    }
+    tests
+}
+
 /// The names the code of `def` calls (`name(`), strings and so its docstring left out (a
 /// docstring's examples call the function itself, and its prose names others it does not
 /// call).
@@ -87,9 +121,9 @@ pub(super) fn calls_of(source: &str, def: &Located) -> BTreeSet<String> {
     called_names(&source[def.colon_end..def.symbol.end_byte])
 }
 
-/// The start of the first answer to a task on `source` (see the module doc): `spec` is the
-/// request, `description` the task's.
-pub(super) fn for_task(spec: &str, description: &str, source: &str) -> Option<Start> {
+/// The start of the first answer to a task on `source`, the text of `path` (see the module
+/// doc): `spec` is the request, `description` the task's.
+pub(super) fn for_task(path: &str, spec: &str, description: &str, source: &str) -> Option<Start> {
     let text = format!("{description}\n{spec}");
     let said = words(&text);
     let in_source = words(source);
@@ -101,6 +135,8 @@ pub(super) fn for_task(spec: &str, description: &str, source: &str) -> Option<St
         .into_iter()
         .filter(|n| !in_source.contains(n) && !crate::python::BUILTINS.contains(n))
         .filter(|n| crate::python::is_identifier(n))
+        // A test file gets tests: the new function the request names is the code's.
+        .filter(|n| !is_test_file(path) || n.starts_with("test"))
         .collect();
     // The request may begin with where ("In m.py, add ..."); the planner's task says what.
     let kinds = [asks(description), asks(spec)];
@@ -212,27 +248,72 @@ mod tests {
     }
 
     #[test]
+    fn a_test_file_is_corrected_at_the_tests_that_failed() {
+        let tests = "import m\n\n\nclass EqualTests:\n    def test_empty(self):\n        assert m.f('')\n\n    def test_one(self):\n        assert m.f('a')\n\n\ndef test_free():\n    assert m.f('b')\n";
+        let output = "E   AssertionError: False is not true\nFAILED tests/test_m.py::EqualTests::test_empty - AssertionError: Fal...\nFAILED tests/test_m.py::test_free[1] - assert\nFAILED tests/test_m.py::test_gone - x\n1 failed";
+        let rounds: Vec<Option<Start>> = (0..3).map(|r| for_correction(output, tests, r)).collect();
+        assert_eq!(
+            rounds,
+            [
+                replace("EqualTests.test_empty"),
+                replace("test_free"),
+                replace("EqualTests.test_empty")
+            ]
+        );
+        assert_eq!(
+            replace("EqualTests.test_empty").unwrap().prefill(),
+            "REPLACE EqualTests.test_empty\n```python\ndef test_empty"
+        );
+        assert_eq!(for_correction("1 failed", tests, 0), None);
+    }
+
+    #[test]
     fn a_new_function_is_begun_after_the_last_function_the_task_names() {
         let spec = "Add `snake2kebab(s)` next to camel2under and camel2kebab: `snake2kebab('a_b')` is 'a-b'.";
-        let start = for_task(spec, "Add snake2kebab(s) to m.py.", SOURCE);
+        let start = for_task("m.py", spec, "Add snake2kebab(s) to m.py.", SOURCE);
         assert_eq!(
             start.as_ref().map(Start::prefill).as_deref(),
             Some("ADD AFTER camel2kebab\n```python\ndef snake2kebab")
         );
-        let start = for_task("Add `dashes(s)`, so 'a b' becomes 'a-b'.", "", SOURCE);
+        let start = for_task(
+            "m.py",
+            "Add `dashes(s)`, so 'a b' becomes 'a-b'.",
+            "",
+            SOURCE,
+        );
         assert_eq!(
             start.map(|s| s.prefill()).as_deref(),
             Some("ADD AT END\n```python\ndef dashes")
         );
         // The task's words say what when the request begins with where.
-        let start = for_task("In m.py, add `dashes(s)`.", "Add dashes(s).", SOURCE);
+        let start = for_task(
+            "m.py",
+            "In m.py, add `dashes(s)`.",
+            "Add dashes(s).",
+            SOURCE,
+        );
+        assert!(matches!(start, Some(Start::Add { .. })), "{start:?}");
+        // In a test file the new function is a test; the one the request names is the code's.
+        let tests = "from m import f\n\n\ndef test_f():\n    assert f(1)\n";
+        let spec = "Add `dashes(s)` to m.py, and a test for it.";
+        assert_eq!(
+            for_task("tests/test_m.py", spec, "Test dashes.", tests),
+            None
+        );
+        let start = for_task("tests/test_m.py", spec, "Add test_dashes().", tests);
         assert!(matches!(start, Some(Start::Add { .. })), "{start:?}");
         // Two new names, a builtin or a name the file already has are no new function.
-        assert_eq!(for_task("Add f(x) and g(x).", "", SOURCE), None);
-        assert_eq!(for_task("Add a check: len(s) is 2.", "", SOURCE), None);
-        assert_eq!(for_task("Add a use of re.sub(a).", "", SOURCE), None);
+        assert_eq!(for_task("m.py", "Add f(x) and g(x).", "", SOURCE), None);
         assert_eq!(
-            for_task("Add caching to camel2under(s).", "", SOURCE),
+            for_task("m.py", "Add a check: len(s) is 2.", "", SOURCE),
+            None
+        );
+        assert_eq!(
+            for_task("m.py", "Add a use of re.sub(a).", "", SOURCE),
+            None
+        );
+        assert_eq!(
+            for_task("m.py", "Add caching to camel2under(s).", "", SOURCE),
             replace("camel2under"),
             "something added to the one function named"
         );
@@ -241,15 +322,18 @@ mod tests {
     #[test]
     fn a_change_is_begun_at_the_one_function_it_names() {
         let spec = "Change camel2under so that digits start a word.";
-        assert_eq!(for_task(spec, "", SOURCE), replace("camel2under"));
+        assert_eq!(for_task("m.py", spec, "", SOURCE), replace("camel2under"));
         let both = "Change camel2under and camel2kebab so that digits start a word.";
-        assert_eq!(for_task(both, "", SOURCE), None);
+        assert_eq!(for_task("m.py", both, "", SOURCE), None);
         // A new name in a change, or a request of the same behaviour: not begun.
         assert_eq!(
-            for_task("Fix camel2under: use helper(s).", "", SOURCE),
+            for_task("m.py", "Fix camel2under: use helper(s).", "", SOURCE),
             None
         );
-        assert_eq!(for_task("Refactor camel2under.", "", SOURCE), None);
-        assert_eq!(for_task("Change camel2under.", "", "def (:\n"), None);
+        assert_eq!(for_task("m.py", "Refactor camel2under.", "", SOURCE), None);
+        assert_eq!(
+            for_task("m.py", "Change camel2under.", "", "def (:\n"),
+            None
+        );
     }
 }

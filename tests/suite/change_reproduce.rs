@@ -157,3 +157,49 @@ fn a_request_in_words_that_nothing_reproduces_is_not_staged() {
     );
     assert_eq!(tree(repo.path()), before, "not one byte changed");
 }
+
+#[test]
+fn tests_that_expect_the_old_behaviour_are_updated_from_their_failure() {
+    // The request changes what join_dashes does; the repository's test expects the old
+    // answer. The model's answer to "update the test" cannot be used: the file is left to
+    // the checks. Once the reproduction passes, the old test's failure blames its own file
+    // (not the code just changed), and the correction of that file is written.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "text.py", MODULE);
+    let old_test = "from text import join_dashes\n\n\ndef test_join_dashes():\n    assert join_dashes(\"a b\") == \"a-b\"\n";
+    write(dir.path(), "tests/test_text.py", old_test);
+    let request = "Change join_dashes in text.py so that it joins the words with underscores, \
+                   and update the tests that expect dashes.";
+    let tests = "```python\nfrom text import join_dashes\n\n\ndef test_request_underscores():\n    assert join_dashes('a b') == 'a_b'\n```";
+    let updated = format!("```python\n{}```", old_test.replace("a-b", "a_b"));
+    let script = vec![
+        plan(json!([
+            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Join by underscores."},
+            {"id": "2", "kind": "MODIFY_FILE", "path": "tests/test_text.py",
+             "description": "Update the test of join_dashes.", "depends_on": ["1"]}
+        ])),
+        answer("reproduce", "test", tests),
+        answer("1", "impl", &with_join("\"_\".join(s.split())")),
+        answer("2", "impl", "I would change the assertion."),
+        answer("correct", "fix", &updated),
+    ];
+    let (status, outcome, stderr) = code(dir.path(), request, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    assert_eq!(outcome["corrections"], 1, "{outcome:#}");
+    let tasks = trail(dir.path(), "task");
+    assert_eq!(
+        outcomes(&tasks),
+        ["ok", "failed", "left to the checks"],
+        "{tasks:#?}"
+    );
+    let corrections = trail(dir.path(), "correct");
+    assert!(
+        (corrections.iter()).any(|c| c["detail"] == "round 1: tests/test_text.py"),
+        "the old test's file is corrected, not the code: {corrections:#?}"
+    );
+    let text = std::fs::read_to_string(dir.path().join("tests/test_text.py")).unwrap();
+    assert!(text.contains("== \"a_b\""), "{text}");
+    let module = std::fs::read_to_string(dir.path().join("text.py")).unwrap();
+    assert!(module.contains("\"_\".join"), "{module}");
+}
