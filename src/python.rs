@@ -342,6 +342,13 @@ pub(crate) fn is_name_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
+/// The runs of name characters in `text` ([`is_name_char`]), in order: its identifiers,
+/// keywords and numbers, each a piece of `text`.
+pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !is_name_char(c))
+        .filter(|w| !w.is_empty())
+}
+
 /// Whether `name` can be a Python name: an identifier (a letter or `_`, then letters, digits
 /// and `_`) that is not a keyword.
 pub fn is_identifier(name: &str) -> bool {

@@ -12,10 +12,12 @@
 //! defines `double` inside `tests/test_core.py`, where the package defines it, makes the
 //! suite pass against the copy while the package stays as it was.
 
+use std::collections::BTreeSet;
+
 use super::anchor::{Block, Place, apply_block, import_order, placed_blocks, top_gap, unglue};
 use crate::edit::hunk::Hunk;
 use crate::edit::parse::{EditKind, parse_answer};
-use crate::python::is_name_char;
+use crate::python::words;
 
 /// The most lines a SEARCH block (or a diff hunk) may quote.
 pub(super) const MAX_SEARCH_LINES: usize = 30;
@@ -178,14 +180,8 @@ pub(super) fn dropped_names(path: &str, original: &str, after: &str, spec: &str)
     if !path.ends_with(".py") || original.trim().is_empty() {
         return None;
     }
-    let words = |text: &str| -> std::collections::BTreeSet<String> {
-        text.split(|c: char| !is_name_char(c))
-            .filter(|w| !w.is_empty())
-            .map(str::to_string)
-            .collect()
-    };
-    let present = words(after);
-    let named = words(spec);
+    let present: BTreeSet<&str> = words(after).collect();
+    let named: BTreeSet<&str> = words(spec).collect();
     let imports_named = named.contains("import") || named.contains("imports");
     let mut gone: Vec<String> = Vec::new();
     for unit in crate::symbols::split_units(original) {
@@ -195,8 +191,8 @@ pub(super) fn dropped_names(path: &str, original: &str, after: &str, spec: &str)
             .chain(unit.imported_names().into_iter().map(|n| (n, true)));
         for (name, imported) in bound {
             let kept = name == "*"
-                || present.contains(&name)
-                || named.contains(&name)
+                || present.contains(name.as_str())
+                || named.contains(name.as_str())
                 || (imported && imports_named);
             if !kept && !gone.contains(&name) {
                 gone.push(name);

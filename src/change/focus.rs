@@ -12,7 +12,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::python::is_name_char;
+use crate::python::words;
 use crate::symbols::outline::{Located, locate_all};
 
 /// What a prompt is about, to choose the parts of a file it shows.
@@ -27,8 +27,7 @@ pub(super) struct Focus {
 impl Focus {
     /// The identifiers of `text` and the lines it points at in `path`.
     pub(super) fn of(text: &str, path: &str) -> Focus {
-        let words = text
-            .split(|c: char| !is_name_char(c))
+        let words = words(text)
             .filter(|w| w.len() > 1 && !w.starts_with(|c: char| c.is_ascii_digit()))
             .map(str::to_string)
             .collect();
@@ -218,9 +217,7 @@ fn by_mentions(lines: &[&str], focus: &Focus, max: usize) -> Keep {
     let mut wanted: Vec<usize> = (0..lines.len().min(AROUND)).collect();
     for (row, line) in lines.iter().enumerate() {
         let mentioned = focus.lines.contains(&(row + 1))
-            || line
-                .split(|c: char| !is_name_char(c))
-                .any(|w| focus.words.contains(w) && w.len() > 3);
+            || words(line).any(|w| focus.words.contains(w) && w.len() > 3);
         if mentioned {
             wanted.extend(row.saturating_sub(AROUND)..(row + AROUND + 1).min(lines.len()));
         }

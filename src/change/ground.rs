@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::fault::is_test_file;
 use super::plan::{ChangePlan, TaskKind};
-use crate::python::is_name_char;
+use crate::python::words;
 
 /// CREATE of an existing file is a MODIFY, MODIFY of a missing one a CREATE: the model's
 /// label is a guess, the disk is a fact.
@@ -124,7 +124,7 @@ pub(super) fn retarget(plan: &mut ChangePlan, spec: &str, defined: &Definitions)
 fn mentioned(text: &str, defined: &Definitions) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
     let mut code = BTreeSet::new();
-    for word in text.split(|c: char| !is_name_char(c)) {
+    for word in words(text) {
         // A piece of `text`, so its offset is where it begins (separators may be wide).
         let start = word.as_ptr() as usize - text.as_ptr() as usize;
         if word.len() <= 2 || !defined.contains_key(word) {

@@ -37,7 +37,7 @@ use std::path::Path;
 use super::accept::module_of;
 use super::fault::is_test_file;
 use super::{Check, CodeError, Request, Run, audit, run_check};
-use crate::python::is_name_char;
+use crate::python::words;
 use crate::symbols::{UnitKind, split_units};
 
 /// The calls' file, at the root of the scratch copy.
@@ -189,8 +189,7 @@ fn fenced(answer: &str) -> String {
 
 /// The exceptions `spec` names (`ValueError`, `KeyError`): a documented error is no crash.
 pub(super) fn named_errors(spec: &str) -> Vec<String> {
-    let mut names: Vec<String> = spec
-        .split(|c: char| !is_name_char(c))
+    let mut names: Vec<String> = words(spec)
         .filter(|w| w.ends_with("Error") || w.ends_with("Exception"))
         // "an Error", "raises an Exception": no class named.
         .filter(|w| !matches!(*w, "Error" | "Exception"))

@@ -32,7 +32,7 @@ use std::collections::BTreeSet;
 
 use super::fault::is_test_file;
 use super::reproduce::{Asks, asks};
-use crate::python::is_name_char;
+use crate::python::{is_name_char, words};
 use crate::symbols::outline::{Located, SymbolKind, locate_all};
 use crate::symbols::units::called_names;
 
@@ -125,8 +125,8 @@ pub(super) fn calls_of(source: &str, def: &Located) -> BTreeSet<String> {
 /// doc): `spec` is the request, `description` the task's.
 pub(super) fn for_task(path: &str, spec: &str, description: &str, source: &str) -> Option<Start> {
     let text = format!("{description}\n{spec}");
-    let said = words(&text);
-    let in_source = words(source);
+    let said: BTreeSet<&str> = words(&text).collect();
+    let in_source: BTreeSet<&str> = words(source).collect();
     let named: Vec<String> = functions(source)?
         .into_iter()
         .filter(|f| said.contains(f.as_str()))
@@ -166,12 +166,6 @@ fn plain_functions(all: &[Located]) -> Vec<&Located> {
     all.iter()
         .filter(|l| !l.symbol.qualified_name.contains('.'))
         .filter(|l| l.symbol.kind == SymbolKind::Function)
-        .collect()
-}
-
-fn words(text: &str) -> BTreeSet<&str> {
-    text.split(|c: char| !is_name_char(c))
-        .filter(|w| !w.is_empty())
         .collect()
 }
 
