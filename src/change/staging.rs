@@ -145,23 +145,22 @@ impl Run {
                 let Err(failed) = self.run_task(request, &ask).await? else {
                     break;
                 };
-                // The single-answer baseline asks each task once, whatever came of it.
                 let reason = failed.to_string();
-                if failed.answer_at_fault() && !request.options.single_answer && updates_tests(task)
-                {
-                    let detail = format!("task {}: {reason}", task.id);
+                // The single-answer baseline asks each task once, whatever came of it.
+                let answerable = failed.answer_at_fault() && !request.options.single_answer;
+                if answerable && updates_tests(task) {
+                    let path = task.path.as_deref().unwrap_or_default();
                     self.audit.record(
                         "task",
                         Some(&task.id.0),
                         "left to the checks",
-                        &detail,
-                        "",
+                        path,
+                        &reason,
                         None,
                     )?;
                     break;
                 }
-                let again = failed.answer_at_fault()
-                    && !request.options.single_answer
+                let again = answerable
                     && (self.outcome.corrections < request.options.max_corrections
                         || approver.repair(task, &reason));
                 if !again {
