@@ -11,6 +11,8 @@ pub const SNAPSHOT_DIR: &str = ".zerorepo/snapshots";
 pub const GENERATED_MARK: &str = ".zerorepo/generated";
 /// The journal of runs before the mark existed; a directory holding it is also generate's.
 pub const LEGACY_MARK: &str = ".zerorepo/journal.jsonl";
+/// Locked (`flock`) by the run writing into the output; see `workspace::runlock`.
+pub const RUN_LOCK: &str = ".zerorepo/lock";
 /// The staging copy nodes work in; passed work is published from it to the output tree.
 pub const WORK_DIR: &str = ".zerorepo/work";
 /// The plan a run was started from (what `rollback` and `search` read).

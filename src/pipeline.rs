@@ -155,6 +155,8 @@ impl Stage<'_> {
             out,
             work,
             git,
+            // Bound, not `_`: the lock stays held until assembly returns.
+            lock: _lock,
             ..
         } = handoff;
         let records = checkpoint.records().clone();

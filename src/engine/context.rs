@@ -17,6 +17,7 @@ use crate::records::NodeStatus;
 use crate::rpg::{NodeId, NodePos, ValidRpg};
 use crate::sandbox::TestRunner;
 use crate::workspace::git::Git;
+use crate::workspace::runlock::RunLock;
 
 #[derive(Debug, Clone)]
 pub struct GenerateOptions {
@@ -163,6 +164,8 @@ pub struct Handoff {
     pub out: Workspace,
     pub work: Workspace,
     pub git: Git,
+    /// The output's run lock, held through assembly.
+    pub lock: RunLock,
     /// The node loop's context, for the integration step's debugging.
     pub context: Arc<Context>,
 }

@@ -20,6 +20,7 @@ use crate::sandbox::TestRunner;
 use crate::schedule::{DependencyQueue, JobOutcome, OnFailure, drain};
 use crate::workspace::git::GitError;
 use crate::workspace::publish;
+use crate::workspace::runlock::RunLockError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -33,6 +34,8 @@ pub enum EngineError {
     #[error(transparent)]
     Git(#[from] GitError),
     #[error(transparent)]
+    Locked(#[from] RunLockError),
+    #[error(transparent)]
     Publish(#[from] publish::PublishError),
     #[error("cannot serialise the RPG: {0}")]
     Serialize(#[from] serde_json::Error),
@@ -43,6 +46,7 @@ impl EngineError {
         matches!(
             self,
             EngineError::BadInput(_)
+                | EngineError::Locked(RunLockError::Busy(_))
                 | EngineError::Checkpoint(CheckpointError::DifferentRpg { .. })
         )
     }
@@ -146,6 +150,7 @@ pub async fn generate(
         prepared.out,
         prepared.work,
         prepared.git,
+        prepared.lock,
         options.flush_every,
     );
     let mut run = Generation::new(

@@ -10,6 +10,7 @@ use crate::records::NodeStatus;
 use crate::rpg::{Node, ValidRpg};
 use crate::workspace::git::Git;
 use crate::workspace::publish;
+use crate::workspace::runlock::RunLock;
 
 /// The output tree's side of a run: flushes of the staging copy and a commit per finished
 /// subgraph (see [`crate::workspace::publish`] and [`crate::workspace::git`]).
@@ -17,6 +18,8 @@ pub(super) struct Output {
     pub(super) out: Workspace,
     pub(super) work: Workspace,
     pub(super) git: Git,
+    /// Held until assembly ends: no other run writes here meanwhile.
+    pub(super) lock: RunLock,
     flush_every: usize,
     passed_since_flush: usize,
     /// Subgraphs committed (or found committed) in this run.
@@ -26,11 +29,18 @@ pub(super) struct Output {
 }
 
 impl Output {
-    pub(super) fn new(out: Workspace, work: Workspace, git: Git, flush_every: usize) -> Output {
+    pub(super) fn new(
+        out: Workspace,
+        work: Workspace,
+        git: Git,
+        lock: RunLock,
+        flush_every: usize,
+    ) -> Output {
         Output {
             out,
             work,
             git,
+            lock,
             flush_every: flush_every.max(1),
             passed_since_flush: 0,
             done: Default::default(),

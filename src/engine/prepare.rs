@@ -13,6 +13,7 @@ use crate::rpg::{ValidRpg, check_output_paths};
 use crate::sandbox::TestRunner;
 use crate::workspace::git::Git;
 use crate::workspace::publish;
+use crate::workspace::runlock::RunLock;
 
 const OUTPUT_GITIGNORE: &str = "__pycache__/\n*.pyc\n.pytest_cache/\n*.egg-info/\n.zerorepo/\ndocs/generation_checkpoint.json\n";
 
@@ -24,6 +25,7 @@ pub(super) struct Prepared {
     /// The staging copy nodes work in.
     pub work: Workspace,
     pub git: Git,
+    pub lock: RunLock,
     /// `--start-from-node` as an index into the generation order.
     pub start: Option<usize>,
 }
@@ -41,10 +43,21 @@ pub(super) async fn prepare(
         .await
         .map_err(|e| EngineError::BadInput(e.to_string()))?;
     let out = Workspace::new(&options.out);
-    let mut checkpoint = open_checkpoint(rpg, &out, progress)?;
+    let (lock, mut checkpoint) = open_checkpoint(rpg, &out, progress)?;
     refuse_hand_edits(&out, &mut checkpoint, progress)?;
     out.write_if_changed(GITIGNORE, OUTPUT_GITIGNORE)?;
     let git = Git::open_or_init(&options.out)?;
+    let stale = git
+        .remove_stale_locks(&lock)
+        .map_err(|source| FsError::Io {
+            path: options.out.join(".git"),
+            source,
+        })?;
+    if stale > 0 {
+        progress(Progress::Notice(format!(
+            "removed {stale} git lock file(s) left by a killed run"
+        )));
+    }
     let rpg_json = serde_json::to_string_pretty(rpg.rpg())? + "\n";
     out.write_if_changed(RPG_COPY, &rpg_json)?;
     publish::ensure_staging(&options.out, &options.out.join(WORK_DIR))?;
@@ -56,6 +69,7 @@ pub(super) async fn prepare(
         out,
         work,
         git,
+        lock,
         start,
     })
 }
@@ -111,12 +125,13 @@ fn check_start_node(rpg: &ValidRpg, out: &Path, index: usize) -> Result<(), Engi
     )))
 }
 
-/// Creates the output directory, clears what killed runs left, and opens the checkpoint.
+/// Creates the output directory, takes its run lock, clears what killed runs left, and opens
+/// the checkpoint.
 fn open_checkpoint(
     rpg: &ValidRpg,
     out: &Workspace,
     progress: &mut dyn FnMut(Progress),
-) -> Result<Checkpoint, EngineError> {
+) -> Result<(RunLock, Checkpoint), EngineError> {
     std::fs::create_dir_all(out.root()).map_err(|source| FsError::Io {
         path: out.root().to_path_buf(),
         source,
@@ -125,6 +140,8 @@ fn open_checkpoint(
     if !super::outdir::is_generated(out.root()) {
         out.write(crate::layout::GENERATED_MARK, "zerorepo generate\n")?;
     }
+    // Before anything a killed run left is cleared: with the lock held, it is nobody's.
+    let lock = RunLock::acquire(out.root())?;
     let leftovers = crate::sandbox::leftovers::clean();
     if leftovers > 0 {
         progress(Progress::Notice(format!(
@@ -159,7 +176,7 @@ fn open_checkpoint(
             opened.resumed
         )));
     }
-    Ok(checkpoint)
+    Ok((lock, checkpoint))
 }
 
 /// Files of the output that changed since zerorepo wrote them: assembly's own files are

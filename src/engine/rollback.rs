@@ -17,6 +17,7 @@ use crate::layout::{RPG_COPY, SNAPSHOT_DIR, WORK_DIR};
 use crate::records::{NodeRecord, NodeStatus};
 use crate::rpg::{NodeId, ValidRpg};
 use crate::workspace::git::{Git, TAG_PREFIX};
+use crate::workspace::runlock::RunLock;
 
 /// What `zerorepo rollback` did.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -45,6 +46,13 @@ pub fn rollback(out: &Path) -> Result<Rollback, EngineError> {
         return Err(bad(problem));
     }
     let rpg = plan_of(out)?;
+    // A run still writing here would undo the reset, and one killed may have left git's locks.
+    let lock = RunLock::acquire(out)?;
+    git.remove_stale_locks(&lock)
+        .map_err(|source| FsError::Io {
+            path: out.join(".git"),
+            source,
+        })?;
     let (mut checkpoint, _) = Checkpoint::open(out, &rpg_sha256(&rpg)?)?;
     let (subgraph, kept) = target(&git, &rpg, &checkpoint)?;
     let commit = git.reset_to_subgraph(&subgraph)?;

@@ -232,6 +232,7 @@ impl<'a> Generation<'a> {
                 out: self.output.out,
                 work: self.output.work,
                 git: self.output.git,
+                lock: self.output.lock,
                 context,
             }),
         })

@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::runlock::RunLock;
 use git2::{IndexAddOption, ObjectType, Oid, Repository, ResetType, Signature};
 
 /// Prefix of the tag of a finished subgraph.
@@ -98,6 +99,23 @@ pub fn refuse_foreign_store(dir: &Path) -> Result<(), String> {
     }
 }
 
+/// Removes the regular `*.lock` files under `dir`, the directory `skip` left out; see
+/// [`Git::remove_stale_locks`].
+fn remove_lock_files(dir: &Path, skip: &Path) -> std::io::Result<usize> {
+    let mut removed = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        if kind.is_dir() && entry.path() != skip {
+            removed += remove_lock_files(&entry.path(), skip)?;
+        } else if kind.is_file() && entry.file_name().to_string_lossy().ends_with(".lock") {
+            std::fs::remove_file(entry.path())?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
+
 /// The first symbolic link under `dir` (which is no link itself), depth first.
 fn first_link(dir: &Path) -> std::io::Result<Option<PathBuf>> {
     for entry in std::fs::read_dir(dir)? {
@@ -138,6 +156,16 @@ impl Git {
             repo,
             dir: dir.to_path_buf(),
         })
+    }
+
+    /// Removes the `*.lock` files a killed run left in the store (the index's, a ref's,
+    /// `HEAD`'s): while one is there every commit fails with "locked". Only a run holding the
+    /// output's [`RunLock`] may call this, so no live writer owns them. The object store is
+    /// skipped (libgit2 writes objects under temporary names, never `*.lock`); links are never
+    /// followed. Returns how many were removed.
+    pub fn remove_stale_locks(&self, _held: &RunLock) -> std::io::Result<usize> {
+        let store = self.repo.path();
+        remove_lock_files(store, &store.join("objects"))
     }
 
     fn err(&self, source: git2::Error) -> GitError {
@@ -382,5 +410,24 @@ mod tests {
         git.reset_to_subgraph("a").unwrap();
         assert!(!dir.path().join("b/y.py").exists());
         assert!(dir.path().join("a/x.py").exists());
+    }
+
+    #[test]
+    fn locks_a_killed_run_left_are_removed_and_the_next_commit_succeeds() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(crate::layout::STATE_DIR)).unwrap();
+        let git = Git::open_or_init(dir.path()).unwrap();
+        write(dir.path(), "a/x.py", "x = 1\n");
+        git.commit_paths(&["a".into()], "first").unwrap();
+        // What libgit2 leaves when killed mid-write: the index's lock and a ref's.
+        write(dir.path(), ".git/index.lock", "");
+        write(dir.path(), ".git/refs/heads/main.lock", "");
+        write(dir.path(), ".git/objects/ab/keep.lock", "");
+        write(dir.path(), "a/x.py", "x = 2\n");
+        assert!(git.commit_paths(&["a".into()], "blocked").is_err());
+        let held = RunLock::acquire(dir.path()).unwrap();
+        assert_eq!(git.remove_stale_locks(&held).unwrap(), 2);
+        assert!(dir.path().join(".git/objects/ab/keep.lock").exists());
+        assert!(git.commit_paths(&["a".into()], "second").unwrap().is_some());
     }
 }

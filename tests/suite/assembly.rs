@@ -314,6 +314,42 @@ fn failures_are_reported_and_rollback_returns_to_the_last_passing_subgraph() {
 }
 
 #[test]
+fn a_second_run_is_refused_while_one_writes_and_git_locks_a_killed_run_left_are_cleared() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("o");
+    let broken = script_with_a_failed_node(dir.path());
+    assert_eq!(generate("ml_lib", &broken, &out, &[]).0, 1);
+    // What `kill -9` inside a commit leaves: git's index lock.
+    std::fs::write(out.join(".git/index.lock"), "").unwrap();
+    let records = journal(&out).len();
+    let lock = std::fs::File::open(out.join(".zerorepo/lock")).unwrap();
+    let held = nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusiveNonblock)
+        .map_err(|(_, errno)| errno)
+        .unwrap();
+    let (code, stdout, stderr) = generate("ml_lib", &script_of("ml_lib"), &out, &[]);
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(stderr.contains("another zerorepo run"), "{stderr}");
+    let (code, _, stderr) = run(zerorepo().arg("rollback").arg(&out));
+    assert_eq!(code, 2, "{stderr}");
+    assert_eq!(
+        journal(&out).len(),
+        records,
+        "a refused run wrote to the journal"
+    );
+    drop(held);
+    let (code, stdout, stderr) = generate("ml_lib", &script_of("ml_lib"), &out, &[]);
+    assert_eq!(code, 0, "{stdout}\n{stderr}");
+    assert!(
+        format!("{stdout}{stderr}").contains("removed 1 git lock file(s) left by a killed run"),
+        "{stdout}\n{stderr}"
+    );
+    assert!(!out.join(".git/index.lock").exists());
+}
+
+#[test]
 fn a_file_edited_by_hand_stops_the_next_run_and_nothing_is_written() {
     if require_python().is_none() {
         return;
