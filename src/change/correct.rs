@@ -291,13 +291,15 @@ impl Run {
             .filter(|c| !c.passed && !c.unavailable)
             .collect();
         let own = (failed.iter())
-            .filter(|c| {
-                self.accept.is_check(c)
-                    || self.reproduction.is_check(c)
-                    || c.command.contains(super::probe::FILE)
-            })
+            .filter(|c| self.checks_the_request(c) || c.command.contains(super::probe::FILE))
             .count();
         (own, failed.len())
+    }
+
+    /// A check written from the request itself: one of its examples, or the reproduction of
+    /// the bug it tells.
+    fn checks_the_request(&self, check: &Check) -> bool {
+        self.accept.is_check(check) || self.reproduction.is_check(check)
     }
 
     /// The test file the plan updates that a failing repository test is in, once the
@@ -308,7 +310,7 @@ impl Run {
     /// tests still expected the old one).
     fn planned_test_at_fault(&self, failed: &Check, plan: &ChangePlan) -> Option<String> {
         let own: Vec<&Check> = (self.outcome.checks.iter())
-            .filter(|c| self.accept.is_check(c) || self.reproduction.is_check(c))
+            .filter(|c| self.checks_the_request(c))
             .collect();
         if own.is_empty() || own.iter().any(|c| !c.passed) {
             return None;
