@@ -206,6 +206,13 @@ pub struct Check {
     pub output: String,
 }
 
+/// A planned file a change did not write as its task asked ([`Outcome::left`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct LeftFile {
+    pub path: String,
+    pub why: String,
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct Outcome {
     pub status: Status,
@@ -224,6 +231,10 @@ pub struct Outcome {
     /// The request's examples and what the last acceptance check found of each.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub examples: Vec<accept::ExampleReport>,
+    /// Planned files whose task's answer could not be used and that the change left as they
+    /// were (a type stub, a test file left to the checks), each with why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub left: Vec<LeftFile>,
     pub corrections: u32,
     /// The git commit made with `--git-commit`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -407,6 +418,7 @@ impl Run {
                 files: Vec::new(),
                 checks: Vec::new(),
                 examples: Vec::new(),
+                left: Vec::new(),
                 corrections: 0,
                 git_commit: None,
                 usage: Usage::default(),

@@ -5,10 +5,10 @@
 //! again with the reason, in the same budget as the correction rounds (`--max-corrections`),
 //! under `--yes` too: a small model's first answer fails that way often, and the reason is
 //! what it needs to answer better. Only a spent budget rolls the run back, with the last
-//! reason. A task that updates the repository's tests is the exception: its first unusable
-//! answer leaves the file to the checks ([`updates_tests`]); a 1.5B model asked to "update
-//! the test of f" with no failure to go by answered with unrelated definitions four times
-//! (code corpus, dev half).
+//! reason. Two kinds of task are the exception, their first unusable answer leaving the file
+//! as it is ([`when_unusable`]): one that updates the repository's tests (a 1.5B model asked
+//! to "update the test of f" with no failure to go by answered with unrelated definitions
+//! four times, code corpus, dev half), and one on a type stub, which no check can judge.
 
 use super::answer::apply_answer;
 use super::plan::{self, ChangePlan, Task, TaskKind};
@@ -17,13 +17,38 @@ use super::reproduce::{Asks, asks};
 use super::{Approver, CodeError, Request, Run, Status, audit, run_check, scratch_copy};
 use crate::workspace::overlay::Author;
 
-/// A task that changes tests the repository has (not one that adds tests): the tests that
-/// must change show themselves by failing once the code is changed, and the correction of
-/// that failure shows the model which assertion and why ([`super::correct`]).
-fn updates_tests(task: &Task) -> bool {
-    task.kind == TaskKind::ModifyFile
-        && task.path.as_deref().is_some_and(super::fault::is_test_file)
+/// What becomes of a task whose answer could not be used.
+#[derive(Debug, PartialEq)]
+enum WhenUnusable {
+    /// Asked again with the reason, within the correction budget.
+    AskAgain,
+    /// Left as it is, with the trail entry's outcome: what the task asked is decided, or
+    /// cannot be, by something else than another answer.
+    Leave(&'static str),
+}
+
+/// A task that changes tests the repository has (not one that adds tests) is left to the
+/// checks: the tests that must change show themselves by failing once the code is changed,
+/// and the correction of that failure shows the model which assertion and why
+/// ([`super::correct`]). A task on a type stub (`.pyi`) is left as it is: nothing runs a
+/// stub, so no check can tell a right answer from a wrong one, and a change whose code does
+/// what was asked is not rolled back for want of one (code corpus, dev half: a 700-line
+/// stub's task answered unusably four times stopped a change of behaviour).
+fn when_unusable(task: &Task) -> WhenUnusable {
+    let Some(path) = task.path.as_deref() else {
+        return WhenUnusable::AskAgain;
+    };
+    let writes = matches!(task.kind, TaskKind::CreateFile | TaskKind::ModifyFile);
+    if writes && path.ends_with(".pyi") {
+        WhenUnusable::Leave("left as it was (a type stub: no check runs it)")
+    } else if task.kind == TaskKind::ModifyFile
+        && super::fault::is_test_file(path)
         && asks(&task.description) != Asks::New
+    {
+        WhenUnusable::Leave("left to the checks")
+    } else {
+        WhenUnusable::AskAgain
+    }
 }
 
 /// Why a task did not land; its text is the reason the model is told when asked again.
@@ -148,16 +173,14 @@ impl Run {
                 let reason = failed.to_string();
                 // The single-answer baseline asks each task once, whatever came of it.
                 let answerable = failed.answer_at_fault() && !request.options.single_answer;
-                if answerable && updates_tests(task) {
+                if let (true, WhenUnusable::Leave(outcome)) = (answerable, when_unusable(task)) {
                     let path = task.path.as_deref().unwrap_or_default();
-                    self.audit.record(
-                        "task",
-                        Some(&task.id.0),
-                        "left to the checks",
-                        path,
-                        &reason,
-                        None,
-                    )?;
+                    self.audit
+                        .record("task", Some(&task.id.0), outcome, path, &reason, None)?;
+                    self.outcome.left.push(super::LeftFile {
+                        path: path.to_string(),
+                        why: outcome.to_string(),
+                    });
                     break;
                 }
                 let again = answerable
@@ -364,4 +387,56 @@ pub(super) fn dropped(request: &Request, path: &str, text: &str, spec: &str) -> 
         .ok()
         .flatten()?;
     super::answer::dropped_names(path, &original, text, spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::plan::{Risk, TaskId};
+    use super::*;
+
+    fn task(kind: TaskKind, path: &str, description: &str) -> Task {
+        Task {
+            id: TaskId("t".into()),
+            kind,
+            description: description.into(),
+            path: Some(path.into()),
+            command: None,
+            depends_on: vec![],
+            risk: Risk::Low,
+        }
+    }
+
+    #[test]
+    fn only_tests_to_update_and_type_stubs_are_left_as_they_are() {
+        let of = |kind, path, description| when_unusable(&task(kind, path, description));
+        let modify = TaskKind::ModifyFile;
+        let update = "Update the test of all_equal for an empty iterable";
+        assert_eq!(
+            of(modify, "tests/test_recipes.py", update),
+            WhenUnusable::Leave("left to the checks")
+        );
+        assert!(matches!(
+            of(modify, "pkg/more.pyi", "Change all_equal's signature"),
+            WhenUnusable::Leave(why) if why.contains("type stub")
+        ));
+        assert!(matches!(
+            of(TaskKind::CreateFile, "pkg/new.pyi", "Declare f"),
+            WhenUnusable::Leave(_)
+        ));
+        for (kind, path, description) in [
+            (
+                modify,
+                "pkg/more.py",
+                "Change all_equal for an empty iterable",
+            ),
+            (TaskKind::CreateFile, "tests/test_new.py", "Add tests for f"),
+            (TaskKind::DeleteFile, "pkg/old.pyi", "Remove the stub"),
+        ] {
+            assert_eq!(
+                of(kind, path, description),
+                WhenUnusable::AskAgain,
+                "{path}"
+            );
+        }
+    }
 }

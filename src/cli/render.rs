@@ -604,6 +604,14 @@ pub(crate) fn code_outcome(outcome: &crate::change::Outcome) -> String {
         ));
     }
     let files: Vec<&str> = outcome.files.iter().map(|f| f.path.as_str()).collect();
+    // A test file left to the checks may have been changed by a correction since.
+    for left in outcome
+        .left
+        .iter()
+        .filter(|l| !files.contains(&l.path.as_str()))
+    {
+        out.push_str(&format!("not changed: {} ({})\n", left.path, left.why));
+    }
     let headline = match outcome.status {
         Status::Committed => format!(
             "written: {} ({} correction round{})",

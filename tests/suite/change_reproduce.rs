@@ -203,3 +203,46 @@ fn tests_that_expect_the_old_behaviour_are_updated_from_their_failure() {
     let module = std::fs::read_to_string(dir.path().join("text.py")).unwrap();
     assert!(module.contains("\"_\".join"), "{module}");
 }
+
+#[test]
+fn a_type_stub_whose_answer_cannot_be_used_is_left_and_the_change_is_written() {
+    // Nothing runs a stub, so no check can judge its answer: the unusable one leaves the stub
+    // as it was, named in the outcome, and the code that does what was asked is written.
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "text.py", MODULE);
+    let stub = "def join_dashes(s: str) -> str: ...\n";
+    write(dir.path(), "text.pyi", stub);
+    let request = "Change join_dashes in text.py so that it joins the words with underscores.";
+    let tests = "```python\nfrom text import join_dashes\n\n\ndef test_request_underscores():\n    assert join_dashes('a b') == 'a_b'\n```";
+    let script = vec![
+        plan(json!([
+            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Join by underscores."},
+            {"id": "2", "kind": "MODIFY_FILE", "path": "text.pyi",
+             "description": "Update the stub of join_dashes.", "depends_on": ["1"]}
+        ])),
+        answer("reproduce", "test", tests),
+        answer("1", "impl", &with_join("\"_\".join(s.split())")),
+        answer("2", "impl", "The stub needs no change."),
+    ];
+    let (status, outcome, stderr) = code(dir.path(), request, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    assert_eq!(outcome["corrections"], 0, "{outcome:#}");
+    assert_eq!(outcome["left"][0]["path"], "text.pyi", "{outcome:#}");
+    let tasks = trail(dir.path(), "task");
+    assert_eq!(
+        outcomes(&tasks),
+        [
+            "ok",
+            "failed",
+            "left as it was (a type stub: no check runs it)"
+        ],
+        "{tasks:#?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("text.pyi")).unwrap(),
+        stub
+    );
+    let module = std::fs::read_to_string(dir.path().join("text.py")).unwrap();
+    assert!(module.contains("\"_\".join"), "{module}");
+}
