@@ -26,11 +26,12 @@
 //!   (`records`: statuses, counts, work, votes, fixes), token accounting (`usage`), what
 //!   votes, fixes and fresh starts bought in a run and whether to keep asking for them
 //!   (`returns`), and the prompt templates. Everything but reading files and the drain is pure.
-//! - **services** do the I/O: the output tree's overlay, batched publishing and git
-//!   (`workspace`), plan search and the dependency view (`localize`), the status of a run
-//!   (`status`), the model providers (`llm`), merging answers into files (`edit`), the Python
-//!   symbol model and tools (`symbols`), the journal and compact checkpoint (`checkpoint`), the
-//!   sandboxes that run generated code (`sandbox`), and stack detection (`detect`).
+//! - **services** do the I/O: the output tree's overlay, batched publishing, git and the
+//!   lock that keeps a second run out (`workspace`), plan search and the dependency view
+//!   (`localize`), the status of a run (`status`), the model providers (`llm`), merging
+//!   answers into files (`edit`), the Python symbol model and tools (`symbols`), the journal
+//!   and compact checkpoint (`checkpoint`), the sandboxes that run generated code
+//!   (`sandbox`), and stack detection (`detect`).
 //! - **stages**: `engine` runs the node loop (prepare, drain, publish and commit) and, after
 //!   it, the integration test of every subgraph, through its functions that passed their gates
 //!   (a failing case goes to the diagnosis and debugging of the function it is blamed on, in a

@@ -27,7 +27,8 @@
 //!    definition the request or the failure names ([`start`]); SEARCH blocks are short
 //!    ([`answer`]). An answer that cannot be used (cut off, not in the file, a module that
 //!    does not parse) is asked again with the reason within `max_corrections`; when they are
-//!    spent the run rolls back with it (the approver may allow one more try).
+//!    spent the run rolls back with it (the approver may allow one more try); a task that
+//!    updates the repository's tests, or writes a type stub, is left as it is instead.
 //! 6. **Verify**: a new public function is added to its module's literal `__all__` when the
 //!    module keeps one ([`exports`]); the overlay is materialised in a scratch copy and the
 //!    profile's checks run there, in the sandbox; then, when the copy has Python files, the
@@ -74,6 +75,7 @@ pub mod fault;
 mod focus;
 mod ground;
 pub mod intent;
+mod outcome;
 pub mod plan;
 mod probe;
 mod prompt;
@@ -92,9 +94,10 @@ use crate::detect::Commands;
 use crate::fsutil::Workspace;
 use crate::llm::{LlmProvider, LlmRequest, Usage};
 use crate::sandbox::TestRunner;
-use crate::workspace::overlay::{FileDiff, Overlay};
+use crate::workspace::overlay::Overlay;
 use audit::Audit;
 use checks::{directories, list_files, profile_commands, run_check, scratch_copy};
+pub use outcome::{Check, LeftFile, Outcome, Status};
 use plan::{ChangePlan, Risk, RiskContext, Task, TaskKind};
 
 /// What kind of change.
@@ -172,77 +175,6 @@ pub trait Approver: Send {
     /// A task's answer could not be used and the correction rounds are spent: let the model
     /// try once more with the reason? (the seed's "stop and ask"; `false` rolls the run back).
     fn repair(&mut self, task: &Task, failure: &str) -> bool;
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    /// Verified and written.
-    Committed,
-    /// Verified; the diff was shown and nothing written (`--dry-run`).
-    DryRun,
-    /// The plan was written to `--plan-out`; nothing else done.
-    Planned,
-    /// Self-heal found the diagnostic passing already.
-    NothingToDo,
-    /// Not verified, refused or failed: nothing written.
-    RolledBack,
-    /// The approver declined the plan: nothing written.
-    Declined,
-    /// Cancelled: nothing written.
-    Interrupted,
-}
-
-/// One check run on the repository or the staged change.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Check {
-    pub command: String,
-    pub passed: bool,
-    /// The program is not there to run (no `ruff` in the sandbox): not counted either way.
-    pub unavailable: bool,
-    pub exit_code: Option<i32>,
-    /// The tail of its output, redacted.
-    pub output: String,
-}
-
-/// A planned file a change did not write as its task asked ([`Outcome::left`]).
-#[derive(Debug, Clone, Serialize)]
-pub struct LeftFile {
-    pub path: String,
-    pub why: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Outcome {
-    pub status: Status,
-    /// Why nothing was written, for every status but `committed`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The diagnostic before the change (error-first).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub diagnosis: Option<Check>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub plan: Option<Reviewed>,
-    /// The staged change against the disk.
-    pub files: Vec<FileDiff>,
-    /// The last verification's checks.
-    pub checks: Vec<Check>,
-    /// The request's examples and what the last acceptance check found of each.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub examples: Vec<accept::ExampleReport>,
-    /// Planned files whose task's answer could not be used and that the change left as they
-    /// were (a type stub, a test file left to the checks), each with why.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub left: Vec<LeftFile>,
-    pub corrections: u32,
-    /// The git commit made with `--git-commit`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub git_commit: Option<String>,
-    pub usage: Usage,
-    /// Where the audit trail is (none for a dry run).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub history: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]

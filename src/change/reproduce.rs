@@ -147,8 +147,19 @@ fn planned_module(plan: &ChangePlan, files: &[String]) -> Option<String> {
         .find(|p| p.ends_with(".py") && !is_test_file(p) && files.contains(p))
 }
 
+/// Python that makes the target module's functions taking an iterable check, on each call
+/// with a list, that a one-shot iterator of the same items gives the same result.
+const ITERABLE_GUARD: &str = include_str!("iterable_guard.py");
+
 /// The model's tests as a file (the module's root on `sys.path`, its imports and `test_`
 /// functions, those named in `keep` only when given) and the names of its tests.
+///
+/// The kept tests (`keep` given) are the file run after the change, and it guards the
+/// module's public functions with a parameter named like `iterable` ([`ITERABLE_GUARD`]): a
+/// request in words ("an empty iterable gives False") reproduced with a list only let a
+/// change written for lists only (`if not iterable`) pass, where a one-shot iterator got
+/// `None` (code corpus, dev half). It is the rule the request's own examples follow
+/// ([`super::accept`]), for tests the model wrote.
 pub(super) fn render(
     answer: &str,
     target: &ImportSite,
@@ -159,6 +170,13 @@ pub(super) fn render(
          zerorepo in the sandbox's copy only.\"\"\"\nimport os as _os\nimport sys as _sys\n\n{}",
         target.on_path("")
     );
+    if keep.is_some() {
+        // The module name is dotted identifiers ([`module_of`]): nothing can close the quotes.
+        file.push_str(&format!(
+            "\n{ITERABLE_GUARD}\n\n_zr_guard_iterables('{}')\n",
+            target.module
+        ));
+    }
     let mut names = Vec::new();
     for unit in test_units(answer) {
         if let Some(name) = &unit.test {
@@ -497,6 +515,12 @@ mod tests {
         let (kept, names) = render(&answer, &target(), Some(&["test_request_1900".into()]));
         assert_eq!(names, ["test_request_1900"]);
         assert!(kept.contains("test_request_1900") && !kept.contains("test_request_2000"));
+        // Only the file run after the change guards the module's functions, once its root
+        // is on the path.
+        let guard = "_zr_guard_iterables('isodate.duration')\n";
+        assert!(!file.contains(guard), "{file}");
+        let (path_at, guard_at) = (kept.find("'src'))").unwrap(), kept.find(guard).unwrap());
+        assert!(path_at < guard_at && guard_at < kept.find("def test_").unwrap());
         assert_eq!(render("no code here", &target(), None).0, "");
     }
 

@@ -246,3 +246,45 @@ fn a_type_stub_whose_answer_cannot_be_used_is_left_and_the_change_is_written() {
     let module = std::fs::read_to_string(dir.path().join("text.py")).unwrap();
     assert!(module.contains("\"_\".join"), "{module}");
 }
+
+#[test]
+fn a_change_written_for_lists_only_fails_its_reproduction_given_an_iterator() {
+    // The request says "iterable"; the model's test uses a list. The first answer handles the
+    // list (`if not iterable`) and returns None for an empty iterator: after the change its
+    // reproduction calls the function again with an iterator, sees the difference, and the
+    // correction that handles any iterable is what is written.
+    let dir = tempfile::tempdir().unwrap();
+    let module = "def all_equal(iterable):\n    \"\"\"True if every element equals the first.\"\"\"\n    iterator = iter(iterable)\n    for first in iterator:\n        return all(x == first for x in iterator)\n    return True\n";
+    write(dir.path(), "recipes.py", module);
+    let request = "Change all_equal in recipes.py so that an empty iterable gives False.";
+    let tests = "```python\nfrom recipes import all_equal\n\n\ndef test_request_empty():\n    assert all_equal([]) is False\n```";
+    let lists_only = "```python\ndef all_equal(iterable):\n    \"\"\"True if every element equals the first.\"\"\"\n    if not iterable:\n        return False\n    iterator = iter(iterable)\n    for first in iterator:\n        return all(x == first for x in iterator)\n```";
+    let any_iterable = "```python\ndef all_equal(iterable):\n    \"\"\"True if every element equals the first.\"\"\"\n    iterator = iter(iterable)\n    for first in iterator:\n        return all(x == first for x in iterator)\n    return False\n```";
+    let script = vec![
+        plan(json!([
+            {"id": "1", "kind": "MODIFY_FILE", "path": "recipes.py", "description": "An empty iterable gives False."}
+        ])),
+        answer("reproduce", "test", tests),
+        answer("1", "impl", lists_only),
+        answer("correct", "fix", any_iterable),
+    ];
+    let (status, outcome, stderr) = code(dir.path(), request, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    assert_eq!(outcome["corrections"], 1, "{outcome:#}");
+    let steps = trail(dir.path(), "reproduce");
+    let still = (steps.iter())
+        .find(|s| s["outcome"] == "still fails")
+        .unwrap_or_else(|| panic!("the list-only answer passed: {steps:#?}"));
+    assert!(
+        still
+            .to_string()
+            .contains("given as an iterator of the same items returned None"),
+        "{still:#}"
+    );
+    let written = std::fs::read_to_string(dir.path().join("recipes.py")).unwrap();
+    assert!(
+        written.contains("return False") && !written.contains("if not iterable"),
+        "{written}"
+    );
+}
