@@ -38,7 +38,8 @@
 //!    inputs the model picks, asserting the values it expects, and fails by crashing in its
 //!    own code ([`probe`]; when no call reaches it, asked twice, or the asserts dispute as
 //!    many calls as they confirm, the change is not written); the tests kept in step 4 must
-//!    pass, one of them at least.
+//!    pass, one of them at least, the module's functions that take an iterable checked
+//!    again with an iterator on each call ([`reproduce::render`]).
 //!    When they fail, each definition of the repository the change altered is put back as it
 //!    was, one at a time, and stays back when fewer checks fail ([`trim`]: a small model's
 //!    correction re-types and breaks neighbours it was not asked about).
