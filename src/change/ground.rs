@@ -155,20 +155,8 @@ fn written_as_code(word: &str, before: &str, after: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::plan::{Risk, Task, TaskId};
+    use super::super::plan::file_task as task;
     use super::*;
-
-    fn task(id: &str, kind: TaskKind, path: &str, description: &str) -> Task {
-        Task {
-            id: TaskId(id.into()),
-            kind,
-            description: description.into(),
-            path: Some(path.into()),
-            command: None,
-            depends_on: vec![],
-            risk: Risk::Low,
-        }
-    }
 
     #[test]
     fn labels_follow_the_disk() {

@@ -113,6 +113,20 @@ pub struct Task {
     pub risk: Risk,
 }
 
+/// A file task for tests: low risk, no dependencies.
+#[cfg(test)]
+pub(super) fn file_task(id: &str, kind: TaskKind, path: &str, description: &str) -> Task {
+    Task {
+        id: TaskId(id.into()),
+        kind,
+        description: description.into(),
+        path: Some(path.into()),
+        command: None,
+        depends_on: vec![],
+        risk: Risk::Low,
+    }
+}
+
 fn low() -> Risk {
     Risk::Low
 }

@@ -391,19 +391,11 @@ pub(super) fn dropped(request: &Request, path: &str, text: &str, spec: &str) -> 
 
 #[cfg(test)]
 mod tests {
-    use super::super::plan::{Risk, TaskId};
+    use super::super::plan::file_task;
     use super::*;
 
     fn task(kind: TaskKind, path: &str, description: &str) -> Task {
-        Task {
-            id: TaskId("t".into()),
-            kind,
-            description: description.into(),
-            path: Some(path.into()),
-            command: None,
-            depends_on: vec![],
-            risk: Risk::Low,
-        }
+        file_task("t", kind, path, description)
     }
 
     #[test]
