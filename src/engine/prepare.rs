@@ -47,12 +47,7 @@ pub(super) async fn prepare(
     refuse_hand_edits(&out, &mut checkpoint, progress)?;
     out.write_if_changed(GITIGNORE, OUTPUT_GITIGNORE)?;
     let git = Git::open_or_init(&options.out)?;
-    let stale = git
-        .remove_stale_locks(&lock)
-        .map_err(|source| FsError::Io {
-            path: options.out.join(".git"),
-            source,
-        })?;
+    let stale = git.remove_stale_locks(&lock)?;
     if stale > 0 {
         progress(Progress::Notice(format!(
             "removed {stale} git lock file(s) left by a killed run"

@@ -48,11 +48,7 @@ pub fn rollback(out: &Path) -> Result<Rollback, EngineError> {
     let rpg = plan_of(out)?;
     // A run still writing here would undo the reset, and one killed may have left git's locks.
     let lock = RunLock::acquire(out)?;
-    git.remove_stale_locks(&lock)
-        .map_err(|source| FsError::Io {
-            path: out.join(".git"),
-            source,
-        })?;
+    git.remove_stale_locks(&lock)?;
     let (mut checkpoint, _) = Checkpoint::open(out, &rpg_sha256(&rpg)?)?;
     let (subgraph, kept) = target(&git, &rpg, &checkpoint)?;
     let commit = git.reset_to_subgraph(&subgraph)?;

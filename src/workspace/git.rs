@@ -10,6 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use super::runlock::RunLock;
+use crate::fsutil::FsError;
 use git2::{IndexAddOption, ObjectType, Oid, Repository, ResetType, Signature};
 
 /// Prefix of the tag of a finished subgraph.
@@ -163,9 +164,12 @@ impl Git {
     /// output's [`RunLock`] may call this, so no live writer owns them. The object store is
     /// skipped (libgit2 writes objects under temporary names, never `*.lock`); links are never
     /// followed. Returns how many were removed.
-    pub fn remove_stale_locks(&self, _held: &RunLock) -> std::io::Result<usize> {
+    pub fn remove_stale_locks(&self, _held: &RunLock) -> Result<usize, FsError> {
         let store = self.repo.path();
-        remove_lock_files(store, &store.join("objects"))
+        remove_lock_files(store, &store.join("objects")).map_err(|source| FsError::Io {
+            path: store.to_path_buf(),
+            source,
+        })
     }
 
     fn err(&self, source: git2::Error) -> GitError {

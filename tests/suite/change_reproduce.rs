@@ -158,6 +158,21 @@ fn a_request_in_words_that_nothing_reproduces_is_not_staged() {
     assert_eq!(tree(repo.path()), before, "not one byte changed");
 }
 
+/// The script of a change of join_dashes to underscores: its reproduction, the right code for
+/// text.py, then a second task on `path` answered with `unusable`, which no file can take.
+fn underscores_then(path: &str, description: &str, unusable: &str) -> Vec<serde_json::Value> {
+    let tests = "```python\nfrom text import join_dashes\n\n\ndef test_request_underscores():\n    assert join_dashes('a b') == 'a_b'\n```";
+    vec![
+        plan(json!([
+            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Join by underscores."},
+            {"id": "2", "kind": "MODIFY_FILE", "path": path, "description": description, "depends_on": ["1"]}
+        ])),
+        answer("reproduce", "test", tests),
+        answer("1", "impl", &with_join("\"_\".join(s.split())")),
+        answer("2", "impl", unusable),
+    ]
+}
+
 #[test]
 fn tests_that_expect_the_old_behaviour_are_updated_from_their_failure() {
     // The request changes what join_dashes does; the repository's test expects the old
@@ -170,19 +185,13 @@ fn tests_that_expect_the_old_behaviour_are_updated_from_their_failure() {
     write(dir.path(), "tests/test_text.py", old_test);
     let request = "Change join_dashes in text.py so that it joins the words with underscores, \
                    and update the tests that expect dashes.";
-    let tests = "```python\nfrom text import join_dashes\n\n\ndef test_request_underscores():\n    assert join_dashes('a b') == 'a_b'\n```";
     let updated = format!("```python\n{}```", old_test.replace("a-b", "a_b"));
-    let script = vec![
-        plan(json!([
-            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Join by underscores."},
-            {"id": "2", "kind": "MODIFY_FILE", "path": "tests/test_text.py",
-             "description": "Update the test of join_dashes.", "depends_on": ["1"]}
-        ])),
-        answer("reproduce", "test", tests),
-        answer("1", "impl", &with_join("\"_\".join(s.split())")),
-        answer("2", "impl", "I would change the assertion."),
-        answer("correct", "fix", &updated),
-    ];
+    let mut script = underscores_then(
+        "tests/test_text.py",
+        "Update the test of join_dashes.",
+        "I would change the assertion.",
+    );
+    script.push(answer("correct", "fix", &updated));
     let (status, outcome, stderr) = code(dir.path(), request, &script, &[]);
     assert_eq!(status, 0, "{stderr}\n{outcome:#}");
     assert_eq!(outcome["status"], "committed", "{outcome:#}");
@@ -213,17 +222,11 @@ fn a_type_stub_whose_answer_cannot_be_used_is_left_and_the_change_is_written() {
     let stub = "def join_dashes(s: str) -> str: ...\n";
     write(dir.path(), "text.pyi", stub);
     let request = "Change join_dashes in text.py so that it joins the words with underscores.";
-    let tests = "```python\nfrom text import join_dashes\n\n\ndef test_request_underscores():\n    assert join_dashes('a b') == 'a_b'\n```";
-    let script = vec![
-        plan(json!([
-            {"id": "1", "kind": "MODIFY_FILE", "path": "text.py", "description": "Join by underscores."},
-            {"id": "2", "kind": "MODIFY_FILE", "path": "text.pyi",
-             "description": "Update the stub of join_dashes.", "depends_on": ["1"]}
-        ])),
-        answer("reproduce", "test", tests),
-        answer("1", "impl", &with_join("\"_\".join(s.split())")),
-        answer("2", "impl", "The stub needs no change."),
-    ];
+    let script = underscores_then(
+        "text.pyi",
+        "Update the stub of join_dashes.",
+        "The stub needs no change.",
+    );
     let (status, outcome, stderr) = code(dir.path(), request, &script, &[]);
     assert_eq!(status, 0, "{stderr}\n{outcome:#}");
     assert_eq!(outcome["status"], "committed", "{outcome:#}");
