@@ -10,6 +10,7 @@
 //! spent the run rolls back and says the last reason.
 
 use super::answer::apply_answer;
+use super::fresh::{Fresh, fresh};
 use super::plan::{ChangePlan, TaskKind};
 use super::prompt::{self, Correction};
 use super::staging::Unusable;
@@ -17,6 +18,7 @@ use super::{
     Check, CodeError, Request, Run, Status, budget, fault, list_files, profile_commands, run_check,
     scratch_copy,
 };
+use crate::fsutil::Workspace;
 use crate::llm::{LlmRequest, Usage};
 
 /// Answers asked of the model in one correction round, decoded together: a 1.5B model gave
@@ -31,7 +33,7 @@ struct CorrectAsk<'a> {
     plan: &'a ChangePlan,
     failed: &'a Check,
     round: u32,
-    retry: Option<&'a str>,
+    retry: Option<&'a Unusable>,
 }
 
 impl Run {
@@ -45,7 +47,7 @@ impl Run {
         // Answers asked again while staging spent rounds of the same budget.
         let mut round = self.outcome.corrections;
         let mut failing: Option<Check> = None;
-        let mut unusable: Option<String> = None;
+        let mut unusable: Option<Unusable> = None;
         loop {
             if request.cancel.is_cancelled() {
                 return Ok(Some((
@@ -92,7 +94,7 @@ impl Run {
                 plan,
                 failed: &failed,
                 round,
-                retry: unusable.as_deref(),
+                retry: unusable.as_ref(),
             };
             unusable = self.correct(request, &ask).await?;
             round += 1;
@@ -329,7 +331,7 @@ impl Run {
         &mut self,
         request: &Request,
         ask: &CorrectAsk<'_>,
-    ) -> Result<Option<String>, CodeError> {
+    ) -> Result<Option<Unusable>, CodeError> {
         let failed = ask.failed;
         let changed: Vec<String> = self.overlay.entries().keys().cloned().collect();
         let mut files = self.files.clone();
@@ -355,6 +357,17 @@ impl Run {
             return Ok(None);
         };
         let current = self.overlay.read(&path)?.unwrap_or_default();
+        let fresh = self.fresh_start(request, ask, &path, &current);
+        let retry = ask.retry.map(|why| match &fresh {
+            Some(fresh) => format!(
+                "{why}. `{}` is taken out of the file below: write it again, another way, from \
+                 the change and the failure",
+                fresh.name
+            ),
+            None => why.to_string(),
+        });
+        // The answers apply to the file as the prompt shows it.
+        let base = fresh.as_ref().map_or(current.as_str(), |f| f.base.as_str());
         let mut context = Vec::new();
         for other in changed.iter().filter(|p| **p != path) {
             if let Some(text) = self.overlay.read(other)? {
@@ -369,16 +382,17 @@ impl Run {
                 output: &failed.output,
             },
             path: &path,
-            current: &current,
+            current: base,
             context: &context,
-            retry: ask.retry,
+            retry: retry.as_deref(),
             round: ask.round,
+            fresh: fresh.as_ref().map(|f| &f.start),
         })?;
         let answers = self.ask_many(request, &asked, CANDIDATES).await?;
         let mut usable = Vec::new();
         let mut reasons = Vec::new();
         for answer in &answers {
-            match self.usable(request, ask, &path, &current, answer, form)? {
+            match self.usable(request, ask, &path, base, answer, form)? {
                 Ok(text) if !usable.contains(&text) => usable.push(text),
                 Ok(_) => {}
                 Err(why) => reasons.push(why),
@@ -395,16 +409,39 @@ impl Run {
         } else {
             "unusable"
         };
-        let why = result.err().map(|e| e.to_string());
-        let detail = format!("round {}: {path}", ask.round + 1);
+        let why = result.err();
+        let detail = match &fresh {
+            Some(fresh) => format!("round {}: {path}, `{}` afresh", ask.round + 1, fresh.name),
+            None => format!("round {}: {path}", ask.round + 1),
+        };
         self.audit.record(
             "correct",
             None,
             outcome,
             &detail,
-            why.as_deref().unwrap_or_default(),
+            &why.as_ref().map(Unusable::to_string).unwrap_or_default(),
             self.last_usage.take(),
         )?;
         Ok(why)
+    }
+
+    /// A function the change added, to be written again without its code in view
+    /// ([`super::fresh`]): after a round whose answers all gave the failed file back, when
+    /// the failure names one in a file of code.
+    fn fresh_start(
+        &self,
+        request: &Request,
+        ask: &CorrectAsk<'_>,
+        path: &str,
+        current: &str,
+    ) -> Option<Fresh> {
+        if !matches!(ask.retry, Some(Unusable::Reverted { .. }))
+            || !path.ends_with(".py")
+            || fault::is_test_file(path)
+        {
+            return None;
+        }
+        let original = Workspace::new(&request.repo).read(path).ok().flatten();
+        fresh(original.as_deref(), current, &ask.failed.output)
     }
 }

@@ -74,6 +74,7 @@ mod exports;
 mod failures;
 pub mod fault;
 mod focus;
+mod fresh;
 mod ground;
 pub mod intent;
 mod outcome;

@@ -194,6 +194,9 @@ pub(super) struct Correction<'a> {
     pub context: &'a [(String, String)],
     pub retry: Option<&'a str>,
     pub round: u32,
+    /// How the answer begins when a function the change added is written again
+    /// ([`super::fresh`]): by symbol, at its new definition.
+    pub fresh: Option<&'a Start>,
 }
 
 pub(super) fn correct_request(ask: &Correction<'_>) -> Result<(LlmRequest, Form), FitError> {
@@ -201,7 +204,10 @@ pub(super) fn correct_request(ask: &Correction<'_>) -> Result<(LlmRequest, Form)
         &task_list(ask.plan),
         bytes(budget::prompt_limit(budget::ANCHORED_ANSWER_TOKENS) / 8),
     );
-    let start = start::for_correction(ask.failure.output, ask.current, ask.round);
+    let start = match ask.fresh {
+        Some(start) => Some(start.clone()),
+        None => start::for_correction(ask.failure.output, ask.current, ask.round),
+    };
     let build_with = |error: String, current: String, context: String, form: Form| {
         let values = BTreeMap::from([
             ("spec", ask.spec.to_string()),
@@ -230,7 +236,10 @@ pub(super) fn correct_request(ask: &Correction<'_>) -> Result<(LlmRequest, Form)
         Ok::<_, PromptError>(request)
     };
     let what = format!("the correction of {}", ask.path);
-    let forms = forms(ask.path, ask.current);
+    let forms = match ask.fresh {
+        Some(_) => vec![Form::Symbols],
+        None => forms(ask.path, ask.current),
+    };
     let mut last = None;
     for (i, form) in forms.iter().copied().enumerate() {
         let bare = build_with(String::new(), String::new(), String::new(), form)?;
@@ -244,7 +253,12 @@ pub(super) fn correct_request(ask: &Correction<'_>) -> Result<(LlmRequest, Form)
         };
         let error =
             super::failures::relevant(ask.failure.output, bytes(error_room).min(ERROR_CHARS));
-        let focus = Focus::of(&format!("{}\n{error}", ask.failure.output), ask.path);
+        // A function written again is written from the request: what it names is shown.
+        let spec = ask.fresh.map_or("", |_| ask.spec);
+        let focus = Focus::of(
+            &format!("{spec}\n{}\n{error}", ask.failure.output),
+            ask.path,
+        );
         let build =
             |current: String, context: String| build_with(error.clone(), current, context, form);
         let parts = Parts {

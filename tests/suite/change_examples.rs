@@ -156,6 +156,63 @@ fn a_change_that_never_does_what_was_asked_is_not_written() {
     );
 }
 
+/// The 1.5B model's corrections of a new function that failed its example gave the function
+/// back, token for token, in every sample (code corpus, dev half). The round after one whose
+/// answers all did shows the file without the function and begins it again where it was.
+#[test]
+fn a_new_function_whose_corrections_copy_it_back_is_written_again_out_of_view() {
+    let repo = project();
+    let record = tempfile::tempdir().unwrap();
+    let again = "ADD AFTER join_dashes\n```python\ndef slugify_title(s):\n    \"\"\"Return s lower-cased, its words joined by dashes.\"\"\"\n    return join_dashes(lower_words(s))\n```";
+    let script = [
+        one_task(),
+        answer("1", "impl", COPIED),
+        answer("correct", "fix", COPIED),
+        json!({"node": "correct", "role": "fix", "attempt": 1, "answer": again}),
+    ];
+    let extra = ["--record", record.path().to_str().unwrap()];
+    let (status, outcome, stderr) = code(repo.path(), REQUEST, &script, &extra);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    assert_eq!(outcome["corrections"], 2, "{outcome:#}");
+    let text = std::fs::read_to_string(repo.path().join("text.py")).unwrap();
+    assert_eq!(text.matches("def slugify_title").count(), 1, "{text}");
+    assert!(
+        text.contains("return join_dashes(lower_words(s))"),
+        "{text}"
+    );
+    let corrects = trail(repo.path(), "correct");
+    assert_eq!(
+        outcomes(&corrects),
+        ["unusable", "applied"],
+        "{corrects:#?}"
+    );
+    assert!(
+        corrects[1]["detail"]
+            .as_str()
+            .unwrap()
+            .ends_with("`slugify_title` afresh"),
+        "{corrects:#?}"
+    );
+    // What the second round was shown: the module without the failed function.
+    let exchanges = std::fs::read_to_string(record.path().join("exchanges.jsonl")).unwrap();
+    let second: Vec<Value> = (exchanges.lines())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["request"].clone())
+        .filter(|r| r["node_id"] == "correct" && r["attempt"] == 1)
+        .collect();
+    assert!(!second.is_empty(), "{exchanges}");
+    let prompt = second[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        prompt.contains("def join_dashes") && !prompt.contains("def slugify_title"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("`slugify_title` is taken out of the file below"));
+    assert_eq!(
+        second[0]["prefill"],
+        "ADD AFTER join_dashes\n```python\ndef slugify_title"
+    );
+}
+
 #[test]
 fn a_function_the_answer_dropped_and_its_new_code_calls_is_put_back() {
     let repo = project();

@@ -144,6 +144,7 @@ fn a_correction_prompt_with_a_long_failing_output_fits_and_keeps_the_failure() {
         context: &[("tests/test_m.py".into(), "from m import f20\n".repeat(200))],
         retry: Some("hunk 1 for m.py: its 2 old line(s) were not found"),
         round: 1,
+        fresh: None,
     })
     .unwrap();
     assert!(
@@ -169,6 +170,44 @@ fn a_correction_prompt_with_a_long_failing_output_fits_and_keeps_the_failure() {
         Some("REPLACE f20\n```python\ndef f20"),
         "the one function the failure calls is replaced, its `def` begun"
     );
+}
+
+#[test]
+fn a_function_written_again_is_asked_by_symbol_even_in_a_short_file() {
+    let base =
+        "def lower(s):\n    return s.lower()\n\n\ndef dashes(s):\n    return '-'.join(s.split())\n";
+    let plan = ChangePlan {
+        tasks: vec![task("m.py")],
+    };
+    let start = Start::Add {
+        name: "slug".into(),
+        after: Some("dashes".into()),
+    };
+    let ask = |fresh| Correction {
+        spec: "Add slug(s), built from lower and dashes.",
+        plan: &plan,
+        failure: FailedCheck {
+            command: "pytest",
+            output: "`slug('A B')` should return `'a-b'`: got 'a b'",
+        },
+        path: "m.py",
+        current: base,
+        context: &[],
+        retry: Some("`slug` is taken out of the file below"),
+        round: 1,
+        fresh,
+    };
+    let (_, form) = correct_request(&ask(None)).unwrap();
+    assert_eq!(form, Form::Whole, "a short file is asked whole otherwise");
+    let (request, form) = correct_request(&ask(Some(&start))).unwrap();
+    assert_eq!(form, Form::Symbols);
+    assert_eq!(
+        request.prefill.as_deref(),
+        Some("ADD AFTER dashes\n```python\ndef slug"),
+        "begun as a new definition where the failed one was"
+    );
+    let prompt = &request.messages[1].content;
+    assert!(prompt.contains("`slug` is taken out") && !prompt.contains("def slug"));
 }
 
 #[test]
