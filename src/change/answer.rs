@@ -211,6 +211,43 @@ pub(super) fn dropped_names(path: &str, original: &str, after: &str, spec: &str)
     })
 }
 
+/// Why the new text `after` of the Python module `path` cannot be used: it defines at the top
+/// level a name it also imports there, which its text in the repository (`original`) did not.
+/// `None` otherwise, and for other files.
+///
+/// Why: the definition takes the imported object's place for every user of the module (a
+/// redefinition of an unused import, to pyflakes), whatever the request. Asked to fix a
+/// function of a module that imports `FixedOffset`, the 1.5B model wrote a class of that name
+/// into it from memory, on a base class the module never imports: the package could not be
+/// imported, and three correction rounds re-typed the module around it (code corpus, dev half).
+pub(super) fn shadowed_imports(path: &str, original: &str, after: &str) -> Option<String> {
+    if !path.ends_with(".py") {
+        return None;
+    }
+    let both = |text: &str| -> BTreeSet<String> {
+        let units = crate::symbols::split_units(text);
+        let imported: BTreeSet<String> = units.iter().flat_map(|u| u.imported_names()).collect();
+        (units.iter().filter_map(|u| u.def_name()))
+            .filter(|name| imported.contains(*name))
+            .map(String::from)
+            .collect()
+    };
+    let before = both(original);
+    let shadowed: Vec<String> = both(after)
+        .into_iter()
+        .filter(|name| !before.contains(name))
+        .map(|name| format!("`{name}`"))
+        .collect();
+    (!shadowed.is_empty()).then(|| {
+        format!(
+            "the answer defines {} in {path}, which imports it: a definition there takes the \
+             imported one's place; change the code that uses it, and the imported one only in \
+             its own module",
+            shadowed.join(", ")
+        )
+    })
+}
+
 /// `Err` for a hunk that quotes more than [`MAX_SEARCH_LINES`] lines.
 fn short_enough(hunks: &[Hunk]) -> Result<(), String> {
     match hunks.iter().find(|h| h.old.len() > MAX_SEARCH_LINES) {
@@ -316,6 +353,33 @@ mod tests {
             None
         );
         assert_eq!(dropped_names("notes.txt", before, "", ""), None);
+    }
+
+    #[test]
+    fn an_answer_that_defines_a_name_the_module_imports_is_refused() {
+        let before =
+            "from pkg.tz import UTC, FixedOffset\n\n\ndef build(sign):\n    return sign or UTC\n";
+        let copied = format!("{before}\n\nclass FixedOffset(tzinfo):\n    pass\n");
+        let why = shadowed_imports("pkg/iso.py", before, &copied).unwrap();
+        assert!(
+            why.contains("`FixedOffset`") && !why.contains("UTC"),
+            "{why}"
+        );
+        let fixed = before.replace("return sign", "return -sign");
+        assert_eq!(shadowed_imports("pkg/iso.py", before, &fixed), None);
+        let moved = copied.replace(", FixedOffset", "");
+        assert_eq!(
+            shadowed_imports("pkg/iso.py", before, &moved),
+            None,
+            "a definition that replaces its import is no copy beside it"
+        );
+        let fallback = "from json import loads\n\n\ndef loads(s):\n    return s\n";
+        assert_eq!(
+            shadowed_imports("pkg/j.py", fallback, fallback),
+            None,
+            "what the repository already had is not the answer's"
+        );
+        assert_eq!(shadowed_imports("notes.txt", before, &copied), None);
     }
 
     #[test]

@@ -387,6 +387,10 @@ impl Run {
             retry: retry.as_deref(),
             round: ask.round,
             fresh: fresh.as_ref().map(|f| &f.start),
+            extent: match ask.retry {
+                Some(Unusable::Dropped(_)) => prompt::Extent::InPart,
+                _ => prompt::Extent::AsFits,
+            },
         })?;
         let answers = self.ask_many(request, &asked, CANDIDATES).await?;
         let mut usable = Vec::new();

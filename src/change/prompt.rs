@@ -28,6 +28,16 @@ use crate::prompts::{self, PromptError, Template};
 /// tokens).
 const WHOLE_FILE_LINES: usize = 200;
 
+/// How much of a file one answer may give.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Extent {
+    /// A short file whole or in part, whichever fits; a long one in part.
+    AsFits,
+    /// In part only: a whole answer for this file dropped definitions the request did not
+    /// ask to, and a small model that could not re-type the file once mostly cannot again.
+    InPart,
+}
+
 /// Characters of a check's output quoted in a prompt at most (cut to its failures).
 pub(super) const ERROR_CHARS: usize = 6_000;
 
@@ -116,6 +126,7 @@ pub(super) struct EditAsk<'a> {
     pub context: &'a [(String, String)],
     pub retry: Option<&'a str>,
     pub attempt: u32,
+    pub extent: Extent,
 }
 
 pub(super) fn edit_request(ask: &EditAsk<'_>) -> Result<(LlmRequest, Form), FitError> {
@@ -123,7 +134,7 @@ pub(super) fn edit_request(ask: &EditAsk<'_>) -> Result<(LlmRequest, Form), FitE
     let focus = Focus::of(&format!("{}\n{}", ask.task.description, ask.spec), &path);
     let what = format!("task {}'s prompt", ask.task.id);
     let start = start::for_task(&path, ask.spec, &ask.task.description, ask.current);
-    let forms = forms(&path, ask.current);
+    let forms = forms(&path, ask.current, ask.extent);
     for (i, form) in forms.iter().copied().enumerate() {
         let build = |current: String, context: String| {
             let values = BTreeMap::from([
@@ -197,6 +208,7 @@ pub(super) struct Correction<'a> {
     /// How the answer begins when a function the change added is written again
     /// ([`super::fresh`]): by symbol, at its new definition.
     pub fresh: Option<&'a Start>,
+    pub extent: Extent,
 }
 
 pub(super) fn correct_request(ask: &Correction<'_>) -> Result<(LlmRequest, Form), FitError> {
@@ -238,7 +250,7 @@ pub(super) fn correct_request(ask: &Correction<'_>) -> Result<(LlmRequest, Form)
     let what = format!("the correction of {}", ask.path);
     let forms = match ask.fresh {
         Some(_) => vec![Form::Symbols],
-        None => forms(ask.path, ask.current),
+        None => forms(ask.path, ask.current, ask.extent),
     };
     let mut last = None;
     for (i, form) in forms.iter().copied().enumerate() {
@@ -358,19 +370,20 @@ fn room(bare: &LlmRequest, what: &str) -> Result<u64, TooLarge> {
 }
 
 /// The forms to try for `path`, first the preferred: whole for new and short files (by
-/// symbol when the whole does not fit), by symbol or SEARCH for long ones.
+/// symbol when the whole does not fit), by symbol or SEARCH for long ones and for any file
+/// asked [`Extent::InPart`].
 ///
 /// A short file is asked whole even when the answer could be begun at one definition: begun
 /// by symbol, the code corpus's dev half (five requests on short modules) lost one correct
 /// change and gained none (reports/code-corpus.md).
-fn forms(path: &str, current: &str) -> Vec<Form> {
+fn forms(path: &str, current: &str, extent: Extent) -> Vec<Form> {
     let partial = match path.ends_with(".py") {
         true => Form::Symbols,
         false => Form::Search,
     };
     if current.is_empty() {
         vec![Form::Whole]
-    } else if current.lines().count() > WHOLE_FILE_LINES {
+    } else if current.lines().count() > WHOLE_FILE_LINES || extent == Extent::InPart {
         vec![partial]
     } else {
         vec![Form::Whole, partial]

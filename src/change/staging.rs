@@ -12,7 +12,7 @@
 
 use super::answer::apply_answer;
 use super::plan::{self, ChangePlan, Task, TaskKind};
-use super::prompt::{self, EditAsk};
+use super::prompt::{self, EditAsk, Extent};
 use super::reproduce::{Asks, asks};
 use super::{Approver, CodeError, Request, Run, Status, audit, run_check, scratch_copy};
 use crate::workspace::overlay::Author;
@@ -90,7 +90,8 @@ pub(super) enum Unusable {
     Apply(String),
     /// A modify task whose answer leaves the file as it is.
     Unchanged { path: String },
-    /// It drops or renames what the request did not ask to ([`dropped`]).
+    /// It drops or renames what the request did not ask to, or defines a name the module
+    /// imports ([`dropped`]).
     Dropped(String),
     /// A test file that copies the repository's code.
     CopiedCode(String),
@@ -136,6 +137,7 @@ pub(super) struct TaskAsk<'a> {
     task: &'a Task,
     retry: Option<&'a str>,
     attempt: u32,
+    extent: Extent,
 }
 
 impl Run {
@@ -153,6 +155,7 @@ impl Run {
             let task = &plan.tasks[index];
             let mut retry: Option<String> = None;
             let mut attempt = 0;
+            let mut extent = Extent::AsFits;
             loop {
                 if request.cancel.is_cancelled() {
                     return Ok(Some((
@@ -166,6 +169,7 @@ impl Run {
                     task,
                     retry: retry.as_deref(),
                     attempt,
+                    extent,
                 };
                 let Err(failed) = self.run_task(request, &ask).await? else {
                     break;
@@ -195,6 +199,10 @@ impl Run {
                 self.outcome.corrections += 1;
                 attempt += 1;
                 retry = Some(reason);
+                // Once a whole answer dropped definitions, the file is asked in part.
+                if matches!(failed, TaskFailure::Answer(Unusable::Dropped(_))) {
+                    extent = Extent::InPart;
+                }
             }
         }
         Ok(None)
@@ -281,6 +289,7 @@ impl Run {
             context: &context,
             retry: ask.retry,
             attempt: ask.attempt,
+            extent: ask.extent,
         })?;
         let answer = self.ask(request, &asked).await?;
         match apply_answer(&answer, path, &current, form) {
@@ -376,7 +385,8 @@ impl Run {
 }
 
 /// Why `text`, an answer's new content of `path`, drops names of the file as the repository
-/// has it ([`super::answer::dropped_names`]); `None` for a file the change creates, and in a
+/// has it ([`super::answer::dropped_names`]) or defines one it imports
+/// ([`super::answer::shadowed_imports`]); `None` for a file the change creates, and in a
 /// self-heal run, whose request is the failing output, not a description of the change.
 pub(super) fn dropped(request: &Request, path: &str, text: &str, spec: &str) -> Option<String> {
     if request.options.mode == super::Mode::SelfHeal {
@@ -387,6 +397,7 @@ pub(super) fn dropped(request: &Request, path: &str, text: &str, spec: &str) -> 
         .ok()
         .flatten()?;
     super::answer::dropped_names(path, &original, text, spec)
+        .or_else(|| super::answer::shadowed_imports(path, &original, text))
 }
 
 #[cfg(test)]

@@ -213,6 +213,45 @@ fn a_new_function_whose_corrections_copy_it_back_is_written_again_out_of_view() 
     );
 }
 
+/// A short module re-typed whole without a function the request never named is refused;
+/// asked again whole, the 1.5B model dropped the same definitions (code corpus, dev half).
+/// Once a whole answer dropped one, the file is asked by symbol: the answer adds the new
+/// function at the end and re-types nothing.
+#[test]
+fn a_whole_answer_that_drops_a_function_is_asked_again_by_symbol() {
+    let repo = project();
+    let record = tempfile::tempdir().unwrap();
+    let request = "Add `slugify_title(s)` to text, lower-cased and joined by dashes, so that \
+                   'A B' becomes 'a-b'.";
+    let dropping = "```python\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef slugify_title(s):\n    \"\"\"Return s lower-cased, its words joined by dashes.\"\"\"\n    return join_dashes(s.lower())\n```";
+    let by_symbol = "ADD AT END\n```python\ndef slugify_title(s):\n    \"\"\"Return s lower-cased, its words joined by dashes.\"\"\"\n    return join_dashes(lower_words(s))\n```";
+    let script = [
+        one_task(),
+        answer("1", "impl", dropping),
+        json!({"node": "1", "role": "impl", "attempt": 1, "answer": by_symbol}),
+    ];
+    let extra = ["--record", record.path().to_str().unwrap()];
+    let (status, outcome, stderr) = code(repo.path(), request, &script, &extra);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    let text = std::fs::read_to_string(repo.path().join("text.py")).unwrap();
+    assert!(
+        text.starts_with(MODULE) && text.contains("return join_dashes(lower_words(s))"),
+        "{text}"
+    );
+    let exchanges = std::fs::read_to_string(record.path().join("exchanges.jsonl")).unwrap();
+    let prefills: Vec<Value> = (exchanges.lines())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["request"].clone())
+        .filter(|r| r["node_id"] == "1")
+        .map(|r| r["prefill"].clone())
+        .collect();
+    assert_eq!(
+        prefills,
+        ["```python\n", "ADD AT END\n```python\ndef slugify_title"],
+        "{exchanges}"
+    );
+}
+
 #[test]
 fn a_function_the_answer_dropped_and_its_new_code_calls_is_put_back() {
     let repo = project();

@@ -14,6 +14,10 @@ fn task(path: &str) -> Task {
 }
 
 fn edit(path: &str, current: &str) -> (LlmRequest, Form) {
+    edit_as(path, current, Extent::AsFits)
+}
+
+fn edit_as(path: &str, current: &str, extent: Extent) -> (LlmRequest, Form) {
     let task = task(path);
     edit_request(&EditAsk {
         spec: "Add slug(s).",
@@ -22,6 +26,7 @@ fn edit(path: &str, current: &str) -> (LlmRequest, Form) {
         context: &[],
         retry: None,
         attempt: 0,
+        extent,
     })
     .unwrap()
 }
@@ -125,6 +130,21 @@ fn a_short_file_that_does_not_fit_whole_is_asked_by_symbol() {
 }
 
 #[test]
+fn a_short_file_whose_whole_answer_dropped_definitions_is_asked_in_part() {
+    let short = "def add(a, b):\n    return a + b\n";
+    let (request, form) = edit_as("calc.py", short, Extent::InPart);
+    assert_eq!(form, Form::Symbols);
+    assert_eq!(
+        request.prefill.as_deref(),
+        Some("ADD AT END\n```python\ndef slug")
+    );
+    let (_, form) = edit_as("notes.md", "# notes\n", Extent::InPart);
+    assert_eq!(form, Form::Search);
+    let (_, form) = edit_as("new.py", "", Extent::InPart);
+    assert_eq!(form, Form::Whole, "a new file has nothing to drop");
+}
+
+#[test]
 fn a_correction_prompt_with_a_long_failing_output_fits_and_keeps_the_failure() {
     let text = module(120);
     let output = pytest(3_000);
@@ -145,6 +165,7 @@ fn a_correction_prompt_with_a_long_failing_output_fits_and_keeps_the_failure() {
         retry: Some("hunk 1 for m.py: its 2 old line(s) were not found"),
         round: 1,
         fresh: None,
+        extent: Extent::AsFits,
     })
     .unwrap();
     assert!(
@@ -196,6 +217,7 @@ fn a_function_written_again_is_asked_by_symbol_even_in_a_short_file() {
         retry: Some("`slug` is taken out of the file below"),
         round: 1,
         fresh,
+        extent: Extent::AsFits,
     };
     let (_, form) = correct_request(&ask(None)).unwrap();
     assert_eq!(form, Form::Whole, "a short file is asked whole otherwise");
@@ -254,6 +276,7 @@ fn a_task_too_large_for_any_prompt_is_refused_with_its_size() {
         context: &[],
         retry: None,
         attempt: 0,
+        extent: Extent::AsFits,
     })
     .unwrap_err();
     let FitError::TooLarge(err) = err else {
