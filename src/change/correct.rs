@@ -387,10 +387,9 @@ impl Run {
             retry: retry.as_deref(),
             round: ask.round,
             fresh: fresh.as_ref().map(|f| &f.start),
-            extent: match ask.retry {
-                Some(Unusable::Dropped(_)) => prompt::Extent::InPart,
-                _ => prompt::Extent::AsFits,
-            },
+            extent: ask
+                .retry
+                .map_or(prompt::Extent::AsFits, Unusable::next_extent),
         })?;
         let answers = self.ask_many(request, &asked, CANDIDATES).await?;
         let mut usable = Vec::new();

@@ -33,8 +33,8 @@ const WHOLE_FILE_LINES: usize = 200;
 pub(super) enum Extent {
     /// A short file whole or in part, whichever fits; a long one in part.
     AsFits,
-    /// In part only: a whole answer for this file dropped definitions the request did not
-    /// ask to, and a small model that could not re-type the file once mostly cannot again.
+    /// In part only: a whole answer for this file could not be used for what it re-typed
+    /// (names dropped or shadowed: [`super::staging::Unusable::next_extent`]).
     InPart,
 }
 

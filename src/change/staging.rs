@@ -103,6 +103,20 @@ pub(super) enum Unusable {
     Worse { path: String },
 }
 
+impl Unusable {
+    /// How much of the file the next answer may give: in part once a whole answer dropped
+    /// or shadowed names (asked again whole, the 1.5B model dropped the constants it had
+    /// dropped before: code corpus, dev half). Not after a whole answer that changed
+    /// nothing: asked again whole at 0.7, funcy-cut-affixes was written correct; asked by
+    /// symbol, its new function copied its neighbour's body and the change was not made.
+    pub(super) fn next_extent(&self) -> Extent {
+        match self {
+            Unusable::Dropped(_) => Extent::InPart,
+            _ => Extent::AsFits,
+        }
+    }
+}
+
 impl std::fmt::Display for Unusable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -199,8 +213,11 @@ impl Run {
                 self.outcome.corrections += 1;
                 attempt += 1;
                 retry = Some(reason);
-                // Once a whole answer dropped definitions, the file is asked in part.
-                if matches!(failed, TaskFailure::Answer(Unusable::Dropped(_))) {
+                // Once a whole answer could not be used for what it re-typed, the file is
+                // asked in part.
+                if let TaskFailure::Answer(why) = &failed
+                    && why.next_extent() == Extent::InPart
+                {
                     extent = Extent::InPart;
                 }
             }

@@ -219,15 +219,21 @@ fn a_new_function_whose_corrections_copy_it_back_is_written_again_out_of_view() 
 /// function at the end and re-types nothing.
 #[test]
 fn a_whole_answer_that_drops_a_function_is_asked_again_by_symbol() {
+    let dropping = "```python\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef slugify_title(s):\n    \"\"\"Return s lower-cased, its words joined by dashes.\"\"\"\n    return join_dashes(s.lower())\n```";
+    asked_again_by_symbol_after(dropping);
+}
+
+/// The request adds `slugify_title` and never names `lower_words`; `first` is the whole
+/// answer refused, the second is asked by symbol and begun at the new function.
+fn asked_again_by_symbol_after(first: &str) {
     let repo = project();
     let record = tempfile::tempdir().unwrap();
     let request = "Add `slugify_title(s)` to text, lower-cased and joined by dashes, so that \
                    'A B' becomes 'a-b'.";
-    let dropping = "```python\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef slugify_title(s):\n    \"\"\"Return s lower-cased, its words joined by dashes.\"\"\"\n    return join_dashes(s.lower())\n```";
     let by_symbol = "ADD AT END\n```python\ndef slugify_title(s):\n    \"\"\"Return s lower-cased, its words joined by dashes.\"\"\"\n    return join_dashes(lower_words(s))\n```";
     let script = [
         one_task(),
-        answer("1", "impl", dropping),
+        answer("1", "impl", first),
         json!({"node": "1", "role": "impl", "attempt": 1, "answer": by_symbol}),
     ];
     let extra = ["--record", record.path().to_str().unwrap()];
