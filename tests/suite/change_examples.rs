@@ -195,12 +195,11 @@ fn a_new_function_whose_corrections_copy_it_back_is_written_again_out_of_view() 
         "{corrects:#?}"
     );
     // What the second round was shown: the module without the failed function.
-    let exchanges = std::fs::read_to_string(record.path().join("exchanges.jsonl")).unwrap();
-    let second: Vec<Value> = (exchanges.lines())
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["request"].clone())
+    let second: Vec<Value> = recorded_requests(record.path())
+        .into_iter()
         .filter(|r| r["node_id"] == "correct" && r["attempt"] == 1)
         .collect();
-    assert!(!second.is_empty(), "{exchanges}");
+    assert!(!second.is_empty());
     let prompt = second[0]["messages"][1]["content"].as_str().unwrap();
     assert!(
         prompt.contains("def join_dashes") && !prompt.contains("def slugify_title"),
@@ -219,13 +218,7 @@ fn a_new_function_whose_corrections_copy_it_back_is_written_again_out_of_view() 
 /// function at the end and re-types nothing.
 #[test]
 fn a_whole_answer_that_drops_a_function_is_asked_again_by_symbol() {
-    let dropping = "```python\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef slugify_title(s):\n    \"\"\"Return s lower-cased, its words joined by dashes.\"\"\"\n    return join_dashes(s.lower())\n```";
-    asked_again_by_symbol_after(dropping);
-}
-
-/// The request adds `slugify_title` and never names `lower_words`; `first` is the whole
-/// answer refused, the second is asked by symbol and begun at the new function.
-fn asked_again_by_symbol_after(first: &str) {
+    let first = "```python\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef slugify_title(s):\n    \"\"\"Return s lower-cased, its words joined by dashes.\"\"\"\n    return join_dashes(s.lower())\n```";
     let repo = project();
     let record = tempfile::tempdir().unwrap();
     let request = "Add `slugify_title(s)` to text, lower-cased and joined by dashes, so that \
@@ -245,17 +238,24 @@ fn asked_again_by_symbol_after(first: &str) {
         text.starts_with(MODULE) && text.contains("return join_dashes(lower_words(s))"),
         "{text}"
     );
-    let exchanges = std::fs::read_to_string(record.path().join("exchanges.jsonl")).unwrap();
-    let prefills: Vec<Value> = (exchanges.lines())
-        .map(|l| serde_json::from_str::<Value>(l).unwrap()["request"].clone())
+    let prefills: Vec<Value> = recorded_requests(record.path())
+        .into_iter()
         .filter(|r| r["node_id"] == "1")
         .map(|r| r["prefill"].clone())
         .collect();
     assert_eq!(
         prefills,
         ["```python\n", "ADD AT END\n```python\ndef slugify_title"],
-        "{exchanges}"
+        "the second answer by symbol"
     );
+}
+
+/// The requests a `--record` directory holds, in the order they were asked.
+fn recorded_requests(record: &Path) -> Vec<Value> {
+    let exchanges = std::fs::read_to_string(record.join("exchanges.jsonl")).unwrap();
+    (exchanges.lines())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["request"].clone())
+        .collect()
 }
 
 #[test]
