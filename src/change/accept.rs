@@ -140,17 +140,24 @@ impl Acceptance {
         out
     }
 
+    /// The sentence [`Self::hand_on`] adds to each task: the request's examples in words.
+    fn note(&self) -> Option<String> {
+        if self.examples.is_empty() {
+            return None;
+        }
+        let list: Vec<String> = self.examples.iter().map(Example::describe).collect();
+        Some(format!(
+            "The request's examples, checked by tests after the change: {}.",
+            list.join("; ")
+        ))
+    }
+
     /// Each file task's description ends with the request's examples: the task the planner
     /// hands on must not lose them.
     pub(super) fn hand_on(&self, mut plan: super::plan::ChangePlan) -> super::plan::ChangePlan {
-        if self.examples.is_empty() {
+        let Some(note) = self.note() else {
             return plan;
-        }
-        let list: Vec<String> = self.examples.iter().map(Example::describe).collect();
-        let note = format!(
-            "The request's examples, checked by tests after the change: {}.",
-            list.join("; ")
-        );
+        };
         for task in &mut plan.tasks {
             let python = task.path.as_deref().is_some_and(|p| p.ends_with(".py"));
             if python && !task.description.contains(&note) {
@@ -158,6 +165,16 @@ impl Acceptance {
             }
         }
         plan
+    }
+
+    /// `answer` without the sentence [`Self::hand_on`] added to its task: the model copies a
+    /// task's words into the docstring it writes (dev half: a new function's docstring ended
+    /// with it), and the engine's words never belong in the repository.
+    pub(super) fn scrub(&self, answer: &str) -> String {
+        match self.note() {
+            Some(note) => answer.replace(&format!(" {note}"), "").replace(&note, ""),
+            None => answer.to_string(),
+        }
     }
 }
 

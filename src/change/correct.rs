@@ -219,7 +219,8 @@ impl Run {
         answer: &str,
         form: super::answer::Form,
     ) -> Result<Result<String, Unusable>, CodeError> {
-        Ok(match apply_answer(answer, path, current, form) {
+        let answer = self.accept.scrub(answer);
+        Ok(match apply_answer(&answer, path, current, form) {
             Ok(text)
                 if self
                     .failed_texts

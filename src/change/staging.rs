@@ -309,6 +309,7 @@ impl Run {
             extent: ask.extent,
         })?;
         let answer = self.ask(request, &asked).await?;
+        let answer = self.accept.scrub(&answer);
         match apply_answer(&answer, path, &current, form) {
             // A change of nothing is no answer: the 1.5B model re-typed a module unchanged
             // for a request to add a function, and it was written as done (dev half).

@@ -185,6 +185,22 @@ fn the_examples_are_handed_on_to_every_python_task() {
 }
 
 #[test]
+fn the_handed_on_examples_are_taken_out_of_an_answer_that_copies_them() {
+    let acceptance = Acceptance {
+        examples: vec![example("slug", "'A B'", Expect::Returns("'a-b'".into()))],
+        ..Acceptance::default()
+    };
+    let answer = "ADD AT END\n```python\ndef slug(text):\n    \"\"\"Add slug. The request's examples, checked by tests after the change: `slug('A B')` should return `'a-b'`.\"\"\"\n    return text\n```";
+    assert_eq!(
+        acceptance.scrub(answer),
+        "ADD AT END\n```python\ndef slug(text):\n    \"\"\"Add slug.\"\"\"\n    return text\n```"
+    );
+    let other = "def slug(text):\n    \"\"\"The request's examples are elsewhere.\"\"\"\n";
+    assert_eq!(acceptance.scrub(other), other);
+    assert_eq!(Acceptance::default().scrub(answer), answer);
+}
+
+#[test]
 fn the_file_never_takes_a_repository_files_name() {
     assert_eq!(file_name(&files(&["a.py"])), FILE);
     assert_eq!(
