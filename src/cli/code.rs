@@ -120,7 +120,7 @@ pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
     }
     recover(&args.repo)?;
     if args.git_commit {
-        refuse_a_borrowed_git(&args.repo)?;
+        refuse_a_git_it_cannot_commit_into(&args.repo)?;
     }
     let runner = args.sandbox.runner()?;
     let llm = args.llm.provider()?;
@@ -170,9 +170,19 @@ pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
 /// `--git-commit` commits into the repository's own `.git` only, and through nothing the
 /// repository links elsewhere ([`crate::workspace::git::refuse_foreign_store`]): refused
 /// before any work.
-fn refuse_a_borrowed_git(repo: &std::path::Path) -> Result<(), CliError> {
+/// `--git-commit` is refused before any work where the commit could not be made, or would
+/// go elsewhere: the files would be written and the commit fail after them.
+fn refuse_a_git_it_cannot_commit_into(repo: &std::path::Path) -> Result<(), CliError> {
     crate::workspace::git::refuse_foreign_store(repo)
-        .map_err(|why| CliError::bad_input(format!("--git-commit: {why}")))
+        .map_err(|why| CliError::bad_input(format!("--git-commit: {why}")))?;
+    let lock = repo.join(".git").join("index.lock");
+    if std::fs::symlink_metadata(&lock).is_ok() {
+        return Err(CliError::bad_input(format!(
+            "--git-commit: {} exists: another git command is running in the repository, or one was stopped and left it; when none runs, remove it and run again",
+            lock.display()
+        )));
+    }
+    Ok(())
 }
 
 fn spec_text(args: &Args) -> Result<String, CliError> {

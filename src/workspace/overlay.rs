@@ -182,11 +182,12 @@ impl Overlay {
         self.entries.remove(&key(&self.disk, path).ok()?)
     }
 
-    /// Python files whose pending text does not parse, with the first error.
+    /// Python files (modules and `.pyi` stubs, which are Python syntax too) whose pending
+    /// text does not parse, with the first error.
     pub fn unparsable(&self) -> Vec<(String, String)> {
         self.entries
             .iter()
-            .filter(|(path, _)| path.ends_with(".py"))
+            .filter(|(path, _)| path.ends_with(".py") || path.ends_with(".pyi"))
             .filter_map(|(path, entry)| {
                 let text = entry.content.as_deref()?;
                 let why = match crate::symbols::check::tree_sitter_errors(text) {
@@ -573,6 +574,13 @@ mod tests {
         assert!(err.to_string().contains("c.py (line 1, column "), "{err}");
         assert_eq!(ws.read("b.py").unwrap(), None, "nothing written");
         overlay.discard("c.py");
+        let mut stub = overlay.clone();
+        stub.write("c.pyi", "def c(x: int) -> int: ...\n", Author::Generated)
+            .unwrap();
+        assert!(stub.unparsable().is_empty(), "a stub's syntax is Python's");
+        stub.write("c.pyi", "def c(x: int -> int: ...\n", Author::Generated)
+            .unwrap();
+        assert_eq!(stub.unparsable()[0].0, "c.pyi");
         overlay
             .write("a.py", "def a():\n    return 5\n", Author::Generated)
             .unwrap();

@@ -597,6 +597,17 @@ fn git_commit_commits_the_written_files_and_an_unusable_answer_rolls_back() {
     assert!(head.contains("zerorepo code: Add multiply"), "{head}");
     let changed = git(&["show", "--name-only", "--format=", "HEAD"]);
     assert_eq!(changed.trim(), "calc/__init__.py\ntests/test_calc.py");
+    // A lock another git command holds (or a killed one left) would fail the commit after
+    // the files were written: refused before anything runs, with what to do.
+    std::fs::write(repo.path().join(".git/index.lock"), "").unwrap();
+    let before = tree(repo.path());
+    let (status, _, stderr) = code(repo.path(), &script, &["--yes", "--git-commit"]);
+    assert_eq!(status, 2, "{stderr}");
+    assert!(
+        stderr.contains("index.lock") && stderr.contains("remove it"),
+        "{stderr}"
+    );
+    assert_eq!(tree(repo.path()), before);
 }
 
 #[test]
