@@ -21,6 +21,10 @@ pub struct CorpusReport {
     /// The command line that reproduces the report.
     pub command: String,
     pub plans: Vec<PlanResult>,
+    /// Selected plans with no result yet: the run was interrupted before them (or is still
+    /// going, in the report saved after each plan).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_reached: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -143,6 +147,13 @@ pub fn render_markdown(report: &CorpusReport) -> String {
         md.push_str("\nSides that did not finish:\n\n");
         md.push_str(&problems.join("\n"));
         md.push('\n');
+    }
+    if !report.not_reached.is_empty() {
+        md.push_str(&format!(
+            "\nNot run: {} selected plan(s), the run interrupted before them or still going: {}.\n",
+            report.not_reached.len(),
+            report.not_reached.join(", ")
+        ));
     }
     md.push_str(&format!(
         "\nReproduce (from the repository root):\n\n```sh\n{}\n```\n",
@@ -318,6 +329,7 @@ mod tests {
             provider: "local".into(),
             cpus: 2,
             command: "zerorepo bench --corpus fixtures/corpus.toml --half test".into(),
+            not_reached: vec!["ninth".into()],
             plans: vec![
                 plan("planar-noexamples", measured),
                 plan("tiny", second),
@@ -350,6 +362,10 @@ mod tests {
         );
         assert!(
             md.contains("- tiny (one-shot): the evaluation stopped: sandbox"),
+            "{md}"
+        );
+        assert!(
+            md.contains("\nNot run: 1 selected plan(s), the run interrupted before them or still going: ninth.\n"),
             "{md}"
         );
         assert!(

@@ -58,7 +58,16 @@ pub(super) async fn run(
     super::super::generate::spawn_signal_handler(ctx.cancel.clone());
     let run_dir = super::run_dir(args.work.as_deref(), "corpus", date);
     let cache = cache_dir();
-    let mut results = Vec::new();
+    let mut report = CorpusReport {
+        date: date.to_string(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        corpus: corpus_file.display().to_string(),
+        provider: ctx.llm.name().to_string(),
+        cpus: super::report_cpus(),
+        command: reproducing_command(),
+        plans: Vec::new(),
+        not_reached: chosen.iter().map(|p| p.name.clone()).collect(),
+    };
     for plan in chosen {
         eprintln!("== {} ({} half)", plan.name, plan.half.as_str());
         let work = run_dir.join(&plan.name);
@@ -77,23 +86,27 @@ pub(super) async fn run(
                     }
                 }
             };
+        // The plan cut off stays not reached: its sides did not finish.
         if ctx.cancel.is_cancelled() {
-            eprintln!("interrupted: no report written; the same command resumes the generations");
-            return Ok(exit::INTERRUPTED);
+            break;
         }
-        results.push(result_of(plan, outcome));
+        report.not_reached.retain(|name| *name != plan.name);
+        report.plans.push(result_of(plan, outcome));
+        // The report so far: a second Ctrl-C, which quits at once, or a crash keeps every
+        // finished plan.
+        if let Some(path) = &args.report {
+            let markdown = corpus::render_markdown(&report);
+            write_report_files(path, &markdown, &crate::cli::render::json(&report)?)?;
+        }
     }
     fetcher.shutdown().await;
-    let report = CorpusReport {
-        date: date.to_string(),
-        version: env!("CARGO_PKG_VERSION").into(),
-        corpus: corpus_file.display().to_string(),
-        provider: ctx.llm.name().to_string(),
-        cpus: super::report_cpus(),
-        command: reproducing_command(),
-        plans: results,
-    };
     write_report(args, &report)?;
+    if !report.not_reached.is_empty() {
+        eprintln!(
+            "interrupted: the report holds the plans that finished; the same command resumes the generations"
+        );
+        return Ok(exit::INTERRUPTED);
+    }
     let complete = report.plans.iter().all(|p| match &p.outcome {
         PlanOutcome::Measured {
             engine, one_shot, ..
