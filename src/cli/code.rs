@@ -168,10 +168,9 @@ pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
 }
 
 /// `--git-commit` commits into the repository's own `.git` only, and through nothing the
-/// repository links elsewhere ([`crate::workspace::git::refuse_foreign_store`]): refused
-/// before any work.
-/// `--git-commit` is refused before any work where the commit could not be made, or would
-/// go elsewhere: the files would be written and the commit fail after them.
+/// repository links elsewhere ([`crate::workspace::git::refuse_foreign_store`]); and not
+/// while its index is locked, or the files would be written and the commit fail after them.
+/// Both are refused before any work.
 fn refuse_a_git_it_cannot_commit_into(repo: &std::path::Path) -> Result<(), CliError> {
     crate::workspace::git::refuse_foreign_store(repo)
         .map_err(|why| CliError::bad_input(format!("--git-commit: {why}")))?;

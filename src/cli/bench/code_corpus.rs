@@ -97,7 +97,7 @@ pub(super) async fn run(args: &Args, file: &Path, date: &str) -> Result<u8, CliE
                 report.requests.push(result);
                 // The report so far, the requests not yet run named as such: a second
                 // Ctrl-C, which quits at once, or a crash keeps every finished request.
-                save_so_far(args, &report)?;
+                super::corpus::save_so_far(args, &report, code_corpus::render_markdown)?;
             }
             // What finished is reported; the request cut off and the rest are named.
             Err(Interrupted) => break,
@@ -115,15 +115,6 @@ pub(super) async fn run(args: &Args, file: &Path, date: &str) -> Result<u8, CliE
         (true, true) => exit::OK,
         (true, false) => exit::FAILED,
     })
-}
-
-/// The report files (`--report`) as they stand, and nothing on standard output.
-fn save_so_far(args: &Args, report: &CodeCorpusReport) -> Result<(), CliError> {
-    let Some(path) = &args.report else {
-        return Ok(());
-    };
-    let markdown = code_corpus::render_markdown(report);
-    super::corpus::write_report_files(path, &markdown, &crate::cli::render::json(report)?)
 }
 
 /// One request: ready, judged before, then each side (`None`: the reference change alone,

@@ -94,10 +94,7 @@ pub(super) async fn run(
         report.plans.push(result_of(plan, outcome));
         // The report so far: a second Ctrl-C, which quits at once, or a crash keeps every
         // finished plan.
-        if let Some(path) = &args.report {
-            let markdown = corpus::render_markdown(&report);
-            write_report_files(path, &markdown, &crate::cli::render::json(&report)?)?;
-        }
+        save_so_far(args, &report, corpus::render_markdown)?;
     }
     fetcher.shutdown().await;
     write_report(args, &report)?;
@@ -287,6 +284,19 @@ fn write_report(args: &Args, report: &CorpusReport) -> Result<(), CliError> {
     let markdown = corpus::render_markdown(report);
     let json = crate::cli::render::json(report)?;
     write_outputs(args, &markdown, &json)
+}
+
+/// The report files (`--report`) of a corpus run as they stand, and nothing on standard
+/// output: saved after each plan or request, so an interrupted or crashed run keeps them.
+pub(super) fn save_so_far<R: serde::Serialize>(
+    args: &Args,
+    report: &R,
+    render: fn(&R) -> String,
+) -> Result<(), CliError> {
+    let Some(path) = &args.report else {
+        return Ok(());
+    };
+    write_report_files(path, &render(report), &crate::cli::render::json(report)?)
 }
 
 /// The report at `path` and its JSON beside it (`.json`), each written atomically.
