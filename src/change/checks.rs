@@ -64,8 +64,11 @@ pub(super) async fn run_check(
         passed: run.exit_code == Some(0) && !run.timed_out && !run.cancelled,
         unavailable,
         exit_code: run.exit_code,
-        // The failing tests' sections and the summary, not only the tail ([`failures`]).
-        output: failures::relevant(&run.output, OUTPUT_CHARS),
+        // The failing tests' sections and the summary, not only the tail ([`failures`]);
+        // without the temp paths and timings that change from run to run, so that the same
+        // failure gives the same prompt (a run's `/tmp/run-…` name in a correction prompt
+        // made two runs of one request, same seeds, sample different answers).
+        output: failures::relevant(&run.stable_output(), OUTPUT_CHARS),
     })
 }
 

@@ -121,15 +121,32 @@ fn banner(line: &str, fill: char) -> Option<&str> {
     (!title.is_empty()).then_some(title)
 }
 
-/// pytest's last line: `1 failed, 2 passed in 0.12s`.
+/// pytest's last line: `1 failed, 2 passed in 0.12s`, or without its timing, as a check
+/// keeps it ([`crate::sandbox::TestRun::stable_output`]).
 fn is_count(text: &str) -> bool {
     let words = [
-        "failed", "passed", "error", "errors", "skipped", "xfailed", "warning",
+        "failed",
+        "passed",
+        "error",
+        "errors",
+        "skipped",
+        "xfailed",
+        "xpassed",
+        "warning",
+        "warnings",
+        "deselected",
     ];
-    text.contains(" in ")
-        && text.trim_end().ends_with('s')
-        && words.iter().any(|w| text.contains(&format!(" {w}")))
-        && text.starts_with(|c: char| c.is_ascii_digit())
+    // `-rA` frames it in `=`, and the timing's removal takes the closing ones with it.
+    let text = text.trim_matches(|c: char| c == '=' || c.is_whitespace());
+    let counts = text.split(" in ").next().unwrap_or_default();
+    !counts.is_empty()
+        && counts.split(", ").all(|part| {
+            let mut words_of = part.split(' ');
+            let number = words_of.next().is_some_and(|n| n.parse::<u32>().is_ok());
+            number
+                && words_of.next().is_some_and(|w| words.contains(&w))
+                && words_of.next().is_none()
+        })
 }
 
 /// A section too long for `room`: its captured output goes first (pytest prints it after
@@ -203,6 +220,25 @@ mod tests {
         }
         out.push_str(&format!("{} failed, 300 passed in 1.20s\n", failing.len()));
         out
+    }
+
+    #[test]
+    fn the_count_line_is_known_with_or_without_its_timing() {
+        for line in [
+            "1 failed, 2 passed in 0.12s",
+            "1 failed, 2 passed",
+            "===== 3 passed, 2 warnings in 1.01s =====",
+            "===== 1 error",
+        ] {
+            assert!(is_count(line), "{line}");
+        }
+        for line in [
+            "12 passengers boarded",
+            "E   assert 1 == 2",
+            "2 failed to start",
+        ] {
+            assert!(!is_count(line), "{line}");
+        }
     }
 
     #[test]
