@@ -153,7 +153,13 @@ impl Run {
         if has_python && let Some(check) = self.check_examples(request, scratch.path()).await? {
             checks.push(check);
         }
-        if has_python && let Some(check) = self.check_probes(request, scratch.path()).await? {
+        let examples = match checks.iter().any(|c| self.accept.is_check(c) && !c.passed) {
+            true => super::probe::ExampleOutcome::Failed,
+            false => super::probe::ExampleOutcome::Passed,
+        };
+        if has_python
+            && let Some(check) = self.check_probes(request, scratch.path(), examples).await?
+        {
             checks.push(check);
         }
         if has_python && let Some(check) = self.check_reproduction(request, scratch.path()).await? {

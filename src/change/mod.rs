@@ -34,12 +34,13 @@
 //!    profile's checks run there, in the sandbox; then, when the copy has Python files, the
 //!    request's examples, as acceptance tests written into that copy only (never into the
 //!    overlay, so never committed), in every profile (a list given to a parameter named
-//!    `iterable` is given again as an iterator); a new public function no example covers is called on
-//!    inputs the model picks, asserting the values it expects, and fails by crashing in its
-//!    own code ([`probe`]; when no call reaches it, asked twice, or the asserts dispute as
-//!    many calls as they confirm, the change is not written); the tests kept in step 4 must
-//!    pass, one of them at least, the module's functions that take an iterable checked
-//!    again with an iterator on each call ([`reproduce::render`]).
+//!    `iterable` is given again as an iterator); a new public function is called on inputs
+//!    the model picks, asserting the values it expects, and fails by crashing in its own
+//!    code ([`probe`]; when the asserts dispute as many calls as they confirm, or, for one no
+//!    example covers, no call reaches it, asked twice, the change is not written; one its
+//!    examples call is probed once they pass, and weighed against them); the tests kept in
+//!    step 4 must pass, one of them at least, the module's functions that take an iterable
+//!    checked again with an iterator on each call ([`reproduce::render`]).
 //!    When they fail, each definition of the repository the change altered is put back as it
 //!    was, one at a time, and stays back when fewer checks fail ([`trim`]: a small model's
 //!    correction re-types and breaks neighbours it was not asked about).

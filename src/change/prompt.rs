@@ -497,14 +497,19 @@ fn request(
 /// assert the prompt asks for follows it rather than replacing the call.
 pub(super) fn probes_request(
     spec: &str,
-    name: &str,
-    function: &str,
+    function: &super::probe::NewFunction,
     retry: Option<&str>,
 ) -> Result<LlmRequest, FitError> {
+    let name = function.name.as_str();
+    let given = match function.covered {
+        false => "The request gives no example of it.",
+        true => "The request's examples of it pass; these calls check the inputs they leave out.",
+    };
     let values = BTreeMap::from([
         ("spec", spec.to_string()),
-        ("function", function.to_string()),
+        ("function", function.shown.clone()),
         ("name", name.to_string()),
+        ("given", given.to_string()),
     ]);
     let mut asked = request(
         &prompts::CODE_PROBES,

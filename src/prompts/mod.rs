@@ -86,10 +86,11 @@ pub const CODE_CORRECT: Template = Template {
     version: 2,
     body: include_str!("code_correct.md"),
 };
-/// `zerorepo code`: calls of a new function the request gives no example of (role `test`).
+/// `zerorepo code`: calls of a new function on inputs the request's examples leave out
+/// (role `test`).
 pub const CODE_PROBES: Template = Template {
     id: "code_probes",
-    version: 2,
+    version: 3,
     body: include_str!("code_probes.md"),
 };
 /// `zerorepo code`: tests that show what the request asks is not done yet (role `test`).

@@ -71,7 +71,10 @@ pub(super) fn trail(repo: &Path, action: &str) -> Vec<Value> {
     let (status, stdout, stderr) = run(zerorepo().args(["history", "--json"]).arg(repo));
     assert_eq!(status, 0, "{stderr}");
     let all: Vec<Value> = serde_json::from_str(&stdout).unwrap();
-    all.into_iter().filter(|e| e["action"] == action).collect()
+    // An empty action: every entry, in order.
+    all.into_iter()
+        .filter(|e| action.is_empty() || e["action"] == action)
+        .collect()
 }
 
 #[test]
@@ -116,6 +119,22 @@ fn a_copied_function_fails_the_requests_example_and_is_corrected() {
             .contains("got 'a b', expected 'a-b'"),
         "{:#}",
         accepts[0]
+    );
+    // While its example fails, the example is what the correction goes by: the model's own
+    // calls of the new function are asked for once it passes (none is scripted here).
+    let steps: Vec<String> = trail(repo.path(), "")
+        .iter()
+        .map(|e| format!("{} {}", e["action"].as_str().unwrap(), e["outcome"]))
+        .filter(|s| s.starts_with("accept") || s.starts_with("probe"))
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            "accept \"failed\"",
+            "accept \"passed\"",
+            "probe \"skipped\""
+        ],
+        "{steps:?}"
     );
 }
 
@@ -485,6 +504,61 @@ fn a_new_function_with_no_example_that_crashes_on_a_call_is_corrected() {
     let text = std::fs::read_to_string(repo.path().join("text.py")).unwrap();
     assert!(text.contains("return len(s.split())"), "{text}");
     assert!(!repo.path().join("test_zerorepo_probes.py").exists());
+}
+
+/// The same function asked with an example of it, which both answers below pass.
+const COUNT_WORDS_GIVEN: &str =
+    "Add `count_words(s)` to text.py: the number of words in s; `count_words('a b')` returns `2`.";
+/// `count_words` right on the example, that crashes (`IndexError`) on an empty string.
+const CRASHES_ON_EMPTY: &str = "```python\ndef lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n\n\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef count_words(s):\n    \"\"\"Return the number of words in s.\"\"\"\n    return len(s.split()) if s.split()[0] else 0\n```";
+
+#[test]
+fn a_new_function_that_passes_its_example_and_crashes_on_another_call_is_corrected() {
+    // The example is two words; the model's calls try the empty string the request allows
+    // too, and the function breaks there: its example alone would have let it through.
+    let repo = project();
+    let mut script = count_words(CRASHES_ON_EMPTY, CALLS).to_vec();
+    script.push(answer("correct", "fix", COUNTS));
+    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_GIVEN, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    assert_eq!(
+        outcome["corrections"], 1,
+        "the example passed; a call did not"
+    );
+    let probes = trail(repo.path(), "probe");
+    assert_eq!(
+        outcomes(&probes),
+        ["asked", "crashed", "passed"],
+        "{probes:#?}"
+    );
+    assert!(
+        probes[1]["excerpt"]
+            .as_str()
+            .unwrap()
+            .contains("IndexError"),
+        "{probes:#?}"
+    );
+
+    // Calls that never reach it take nothing from a function its example ran: written, and
+    // no second answer asked.
+    let repo = project();
+    let script = count_words(COUNTS, NO_CALL_RUNS);
+    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_GIVEN, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    let probes = trail(repo.path(), "probe");
+    assert_eq!(outcomes(&probes), ["asked", "not run"], "{probes:#?}");
+
+    // One value the model got wrong does not outweigh the example: written.
+    let repo = project();
+    let one_wrong = "'a  b ')\n    assert result == 3\n```";
+    let script = count_words(COUNTS, one_wrong);
+    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_GIVEN, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    let probes = trail(repo.path(), "probe");
+    assert_eq!(outcomes(&probes), ["asked", "passed"], "{probes:#?}");
 }
 
 /// Calls that never reach the new function: a name never imported, a call with no argument.
