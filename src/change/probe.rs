@@ -270,13 +270,22 @@ pub(super) fn crashes(
 /// itself (on the code corpus's dev half, `cut_affixes(('<b>', '<', '>'), '<', '>b')` broke in
 /// `cut_prefix` on the tuple; the function was right).
 fn raised_in(section: &str, function: &NewFunction) -> bool {
-    section
+    innermost_frame(section)
+        .is_some_and(|(file, name)| file == function.path && name == function.name)
+}
+
+/// The file and function of a pytest section's innermost frame (`path:line: in name`).
+fn innermost_frame(section: &str) -> Option<(&str, &str)> {
+    let (place, name) = section
         .lines()
-        .rfind(|l| l.contains(": in "))
-        .and_then(|l| l.split_once(": in "))
-        .is_some_and(|(place, name)| {
-            place.split(':').next() == Some(function.path.as_str()) && name.trim() == function.name
-        })
+        .rfind(|l| l.contains(": in "))?
+        .split_once(": in ")?;
+    Some((place.split(':').next()?, name.trim()))
+}
+
+/// Whether every function probed is one the request's examples call.
+fn covered_only(functions: &[NewFunction]) -> bool {
+    functions.iter().all(|f| f.covered)
 }
 
 impl Run {
@@ -296,7 +305,7 @@ impl Run {
                 None => self.new_functions(request)?,
                 Some(_) => self.probes.functions.clone(),
             };
-            if functions.iter().all(|f| f.covered) {
+            if covered_only(&functions) {
                 return Ok(None);
             }
         }
@@ -313,7 +322,7 @@ impl Run {
         let mut ran = self.run_probes(request, scratch).await?;
         // The examples already ran a covered function: calls that never reached it take
         // nothing away, and are not worth a second answer.
-        let covered = self.probes.functions.iter().all(|f| f.covered);
+        let covered = covered_only(&self.probes.functions);
         if covered && matches!(ran, Ran::Nothing(_)) {
             return Ok(None);
         }
@@ -403,7 +412,7 @@ impl Run {
         let confirmed = confirmed(&check.output, &file);
         // Functions the request's examples ran and passed have ground truth on their side:
         // weak evidence must outnumber what confirms them, and one value is never enough.
-        let outweighed = match self.probes.functions.iter().all(|f| f.covered) {
+        let outweighed = match covered_only(&self.probes.functions) {
             true => disputed.len() > confirmed.max(1),
             false => !disputed.is_empty() && disputed.len() >= confirmed,
         };
@@ -587,8 +596,7 @@ pub(super) fn disputed(output: &str, crashed: &[(String, String)]) -> Vec<(Strin
         .into_iter()
         .filter(|(name, _)| !crashed.iter().any(|(c, _)| c == name))
         .filter(|(_, section)| {
-            let last_frame = section.lines().rfind(|l| l.contains(": in "));
-            let in_file = last_frame.is_some_and(|l| l.split(':').next() == Some(FILE));
+            let in_file = innermost_frame(section).is_some_and(|(file, _)| file == FILE);
             let assertion = section.lines().any(|l| {
                 l.strip_prefix('E')
                     .map(str::trim_start)
