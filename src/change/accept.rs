@@ -78,6 +78,14 @@ impl Acceptance {
         self.examples.iter().map(|e| e.function.clone()).collect()
     }
 
+    /// The calls of the request's examples, as Python source (`f(1, 2)`), unwrapped.
+    pub(super) fn calls(&self) -> Vec<(String, String)> {
+        self.examples
+            .iter()
+            .map(|e| (e.function.clone(), format!("{}({})", e.function, e.args)))
+            .collect()
+    }
+
     /// Whether the request gave any example, checked or found not to reproduce.
     pub(super) fn any_found(&self) -> bool {
         !self.examples.is_empty() || !self.not_reproduced.is_empty()

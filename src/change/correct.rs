@@ -165,6 +165,15 @@ impl Run {
         if has_python && let Some(check) = self.check_reproduction(request, scratch.path()).await? {
             checks.push(check);
         }
+        // The last word, once nothing else stands against the change.
+        let passing = checks.iter().all(|c| c.passed || c.unavailable);
+        if has_python
+            && passing
+            && self.probes.unverified.is_none()
+            && let Some(why) = self.check_rivals(request, scratch.path()).await?
+        {
+            self.probes.unverified = Some(why);
+        }
         Ok(checks)
     }
 
@@ -181,7 +190,7 @@ impl Run {
 
     /// `n` answers to one request, decoded together by the embedded model; their tokens are
     /// counted. A provider error in any ends the run (nothing has been written).
-    async fn ask_many(
+    pub(super) async fn ask_many(
         &mut self,
         request: &Request,
         asked: &LlmRequest,

@@ -38,7 +38,9 @@
 //!    the model picks, asserting the values it expects, and fails by crashing in its own
 //!    code ([`probe`]; when the asserts dispute as many calls as they confirm, or, for one no
 //!    example covers, no call reaches it, asked twice, the change is not written; one its
-//!    examples call is probed once they pass, and weighed against them); the tests kept in
+//!    examples call is probed once they pass, and weighed against them; last, when all else
+//!    passed, the probed functions run beside versions written apart from the change, and
+//!    one that such versions agree against is not written, [`rival`]); the tests kept in
 //!    step 4 must pass, one of them at least, the module's functions that take an iterable
 //!    checked again with an iterator on each call ([`reproduce::render`]).
 //!    When they fail, each definition of the repository the change altered is put back as it
@@ -83,6 +85,7 @@ pub mod plan;
 mod probe;
 mod prompt;
 mod reproduce;
+mod rival;
 mod staging;
 mod start;
 mod trim;
@@ -312,6 +315,8 @@ struct Run {
     probes: probe::Probes,
     /// The model's tests of the request that failed before the change ([`reproduce`]).
     reproduction: reproduce::Reproduction,
+    /// Versions of the change's new functions written apart from it ([`rival`]).
+    rivals: rival::Rivals,
 }
 
 impl Run {
@@ -362,6 +367,7 @@ impl Run {
             failed_texts: std::collections::BTreeSet::new(),
             probes: probe::Probes::default(),
             reproduction: reproduce::Reproduction::default(),
+            rivals: rival::Rivals::default(),
         })
     }
 

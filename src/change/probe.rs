@@ -193,7 +193,7 @@ pub(super) fn test_units(answer: &str) -> Vec<TestUnit> {
 }
 
 /// The code of the answer's first fenced block (the whole answer when it has none).
-fn fenced(answer: &str) -> String {
+pub(super) fn fenced(answer: &str) -> String {
     let Some(open) = answer.find("```") else {
         return answer.to_string();
     };

@@ -48,9 +48,17 @@ pub(super) const PLAN_NODE: &str = "plan";
 pub(super) const CORRECT_NODE: &str = "correct";
 pub(super) const PROBE_NODE: &str = "probe";
 pub(super) const REPRODUCE_NODE: &str = "reproduce";
+const RIVAL_NODE: &str = "rival";
 
 /// Tokens of a probes answer: four short calls (generate asks three, within 240).
 const PROBE_ANSWER_TOKENS: u32 = 320;
+/// Tokens of a version of a new function: a short function with its docstring.
+const RIVAL_ANSWER_TOKENS: u32 = 400;
+/// The most of the module a version's prompt shows: what the function may call, not the
+/// whole module (its prompt is evaluated once per run).
+const RIVAL_MODULE_BYTES: usize = 6_000;
+/// Versions are sampled as answers asked again are ([`retry_temperature`]).
+const RIVAL_TEMPERATURE: f32 = 0.7;
 
 /// Tokens of a reproduction answer: three short tests.
 const REPRODUCE_ANSWER_TOKENS: u32 = 400;
@@ -575,6 +583,47 @@ pub(super) fn reproduce_request(
     let shown = show(path, current, &Focus::of(spec, path), bytes(room));
     let asked = build(shown.text)?;
     budget::check(&asked, "the reproduction's prompt")?;
+    Ok(asked)
+}
+
+/// A version of a new function written apart from the change ([`super::rival`]): the module
+/// as it was before the change, cut to what the request names, and the function's `def` line
+/// and docstring, its body never shown. Sampled: the versions are meant to differ where the
+/// request leaves room.
+pub(super) fn rival_request(
+    spec: &str,
+    function: &super::probe::NewFunction,
+    before: &str,
+) -> Result<LlmRequest, FitError> {
+    let build = |module: String| {
+        let values = BTreeMap::from([
+            ("spec", spec.to_string()),
+            ("path", function.path.clone()),
+            ("module", module),
+            ("function", function.shown.clone()),
+        ]);
+        let mut asked = request(
+            &prompts::CODE_RIVAL,
+            &values,
+            RIVAL_NODE,
+            Role::Impl,
+            0,
+            RIVAL_ANSWER_TOKENS,
+        )?;
+        asked.prefill = Some(super::rival::prefill(function));
+        asked.temperature = RIVAL_TEMPERATURE;
+        Ok::<_, PromptError>(asked)
+    };
+    let room = room(&build(String::new())?, "a version of a new function")?;
+    let focus = Focus::of(&format!("{spec} {}", function.name), &function.path);
+    let shown = show(
+        &function.path,
+        before,
+        &focus,
+        bytes(room).min(RIVAL_MODULE_BYTES),
+    );
+    let asked = build(shown.text)?;
+    budget::check(&asked, "a version of a new function")?;
     Ok(asked)
 }
 

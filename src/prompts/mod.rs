@@ -100,6 +100,14 @@ pub const CODE_REPRODUCE: Template = Template {
     body: include_str!("code_reproduce.md"),
 };
 
+/// `zerorepo code`: a new function written again, apart from the change, to be run beside it
+/// (role `impl`).
+pub const CODE_RIVAL: Template = Template {
+    id: "code_rival",
+    version: 1,
+    body: include_str!("code_rival.md"),
+};
+
 /// The system message of `zerorepo code`: any language, answers in the format asked.
 pub const CODE_SYSTEM: &str = "You are an expert software engineer. You make small, correct \
 changes to existing code and keep its style. Answer in the format asked for, and nothing else.";

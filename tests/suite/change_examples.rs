@@ -656,3 +656,50 @@ fn a_new_function_left_out_of_the_modules_all_is_added_to_it() {
         "{text}"
     );
 }
+
+/// `count_words` right on the example, wrong on an empty string (it says 1).
+const COUNTS_SPACES: &str = "```python\ndef lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n\n\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef count_words(s):\n    \"\"\"Return the number of words in s.\"\"\"\n    return s.count(' ') + 1\n```";
+/// Calls that assert nothing: they confirm nothing and dispute nothing.
+const BARE_CALLS: &str =
+    "'a b')\n\n\ndef test_count_words_empty():\n    result = count_words('')\n```";
+
+#[test]
+fn a_new_function_that_versions_written_apart_agree_against_is_not_written() {
+    // The example and the model's calls pass; two versions written from the request alone
+    // both count no word in '' where the change counts one: not written.
+    let repo = project();
+    let before = tree(repo.path());
+    let mut script = count_words(COUNTS_SPACES, BARE_CALLS).to_vec();
+    script.push(answer("rival", "impl", "    return len(s.split())\n```"));
+    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_GIVEN, &script, &[]);
+    assert_eq!(status, 1, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "rolled_back", "{outcome:#}");
+    let reason = outcome["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("versions of count_words") && reason.contains("count_words('')"),
+        "{reason}"
+    );
+    let versions = trail(repo.path(), "versions");
+    assert_eq!(outcomes(&versions), ["asked", "disputed"], "{versions:#?}");
+    assert_eq!(tree(repo.path()), before, "not one byte changed");
+
+    // Versions that agree with it: written.
+    let repo = project();
+    let mut script = count_words(COUNTS, BARE_CALLS).to_vec();
+    script.push(answer("rival", "impl", "    return len(s.split())\n```"));
+    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_GIVEN, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    let versions = trail(repo.path(), "versions");
+    assert_eq!(outcomes(&versions), ["asked", "agreed"], "{versions:#?}");
+
+    // Versions that fail the request's example have no say: written.
+    let repo = project();
+    let mut script = count_words(COUNTS_SPACES, BARE_CALLS).to_vec();
+    script.push(answer("rival", "impl", "    return 0\n```"));
+    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_GIVEN, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    let versions = trail(repo.path(), "versions");
+    assert_eq!(outcomes(&versions), ["asked", "agreed"], "{versions:#?}");
+}
