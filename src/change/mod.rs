@@ -317,6 +317,10 @@ struct Run {
     reproduction: reproduce::Reproduction,
     /// Versions of the change's new functions written apart from it ([`rival`]).
     rivals: rival::Rivals,
+    /// The model's calls of new functions, by the prompt that asked them: kept across the
+    /// trials that put [`Run::probes`] back, so that a prompt asked again is not answered
+    /// again.
+    probe_answers: std::collections::BTreeMap<String, String>,
 }
 
 impl Run {
@@ -368,6 +372,7 @@ impl Run {
             probes: probe::Probes::default(),
             reproduction: reproduce::Reproduction::default(),
             rivals: rival::Rivals::default(),
+            probe_answers: std::collections::BTreeMap::new(),
         })
     }
 

@@ -703,3 +703,27 @@ fn a_new_function_that_versions_written_apart_agree_against_is_not_written() {
     let versions = trail(repo.path(), "versions");
     assert_eq!(outcomes(&versions), ["asked", "agreed"], "{versions:#?}");
 }
+
+#[test]
+fn the_calls_of_a_new_function_are_asked_once_whatever_the_correction_candidates_tried() {
+    // The first answer fails the example, so the calls wait; each correction candidate's
+    // trial passes it and runs the calls, and puts back what it recorded after. The same
+    // prompt is answered once: the second candidate runs the calls the first one asked.
+    let repo = project();
+    let zero = COUNTS.replace("return len(s.split())", "return 0");
+    let mut script = count_words(&zero, CALLS).to_vec();
+    script.push(answer("correct", "fix", CRASHES_ON_EMPTY));
+    script.push(json!({"node": "correct", "role": "fix", "candidate": 1, "answer": COUNTS}));
+    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_GIVEN, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    let tried = trail(repo.path(), "correct");
+    assert!(
+        tried.iter().filter(|e| e["outcome"] == "tried").count() >= 2,
+        "{tried:#?}"
+    );
+    let probes = trail(repo.path(), "probe");
+    let asked = outcomes(&probes).iter().filter(|o| **o == "asked").count();
+    assert_eq!(asked, 1, "{probes:#?}");
+    assert!(outcomes(&probes).contains(&"crashed"), "{probes:#?}");
+}
