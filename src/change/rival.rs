@@ -135,17 +135,17 @@ pub(super) fn version_source(answer: &str, prefill: &str, name: &str) -> Option<
         true => answer.to_string(),
         false => format!("{prefill}{answer}"),
     };
-    let code = super::probe::fenced(&answer);
-    let units: Vec<String> = split_units(&code)
+    let units = split_units(&super::probe::fenced(&answer));
+    let defines = units
+        .iter()
+        .any(|u| matches!(&u.kind, UnitKind::Def(n) if n == name));
+    let kept: Vec<String> = units
         .into_iter()
         .filter(|u| matches!(&u.kind, UnitKind::Import | UnitKind::Def(_)))
         .filter(|u| crate::symbols::check::parses(&u.text))
         .map(|u| u.text.trim_end().to_string())
         .collect();
-    let defines = split_units(&code)
-        .iter()
-        .any(|u| matches!(&u.kind, UnitKind::Def(n) if n == name));
-    (defines && !units.is_empty()).then(|| units.join("\n\n") + "\n")
+    (defines && !kept.is_empty()).then(|| kept.join("\n\n") + "\n")
 }
 
 /// The start of a version's answer: the fence, the function's `def` line and docstring.
@@ -215,10 +215,11 @@ impl Run {
         let files = super::list_files(scratch)?;
         let mut setups = Vec::new();
         for function in self.probes.functions.clone() {
-            let versions = self.versions_of(request, &function).await?;
+            // A module the file cannot import is no reason to ask for versions.
             let Some(site) = module_of(&function.path, &files) else {
                 continue;
             };
+            let versions = self.versions_of(request, &function).await?;
             if versions.len() >= 2 {
                 setups.push((site.module, function.name.clone(), versions));
             }
@@ -322,6 +323,7 @@ fn describe(record: &WatchedCall) -> String {
 
 fn names(records: &[WatchedCall]) -> String {
     let mut names: Vec<&str> = records.iter().map(|r| r.function.as_str()).collect();
+    names.sort();
     names.dedup();
     names.join(", ")
 }
