@@ -26,6 +26,15 @@
 //! - a call is disputed when at least two versions are left, all agree with each other, and
 //!   none with the change.
 //!
+//! The model's calls are typical ones, and an addition written wrong on the test half a
+//! third time had versions agreeing with it on every one of them. So the file also runs each
+//! of its tests again with one literal changed ([`VARIANT_TEST`]; the harness's
+//! `_zr_variants`): a number made 0, negated or one more, a string emptied, halved or
+//! upper-cased, a list emptied, shortened or reversed, only in what the test passes the
+//! function. Such an input is one nobody wrote and the request may not allow, so there only
+//! values count ([`is_variant`]): an error raised on it, by the change or a version, may be
+//! the right answer.
+//!
 //! A disputed call stops the change, as disputed values do ([`super::probe::Probes::unverified`]),
 //! and is not corrected towards the versions: two samples are evidence, not a specification.
 //! Versions that could not be asked, or a run that printed nothing, are no evidence and take
@@ -49,6 +58,8 @@ const VERSIONS: u32 = 2;
 const HARNESS: &str = include_str!("rival_harness.py");
 /// Test names of the request's examples in the file.
 const EXAMPLE_TEST: &str = "test_zerorepo_example_";
+/// The test that runs the file's other tests again, each with one literal changed.
+const VARIANT_TEST: &str = "test_zy_zerorepo_variants";
 
 /// The versions asked in this run, by function (its path, name and what the prompt showed of
 /// it): asked once, whatever the change's code becomes.
@@ -95,11 +106,13 @@ pub(super) fn disputes(records: &[WatchedCall], documented: &[String]) -> Vec<Wa
     records
         .iter()
         .filter(|r| !r.test.starts_with(EXAMPLE_TEST))
+        .filter(|r| !is_variant(r) || matches!(r.written, Behaviour::Returned(_)))
         .filter(|r| {
             let voters: Vec<usize> = (0..r.versions.len())
                 .filter(|&i| !wrong_on_examples(&r.function, i))
                 .filter(|&i| match &r.versions[i] {
                     None => false,
+                    Some(Behaviour::Raised(_)) if is_variant(r) => false,
                     Some(Behaviour::Raised(names)) => {
                         !matches!(r.written, Behaviour::Returned(_))
                             || names.iter().any(|n| documented.contains(n))
@@ -117,6 +130,13 @@ pub(super) fn disputes(records: &[WatchedCall], documented: &[String]) -> Vec<Wa
         })
         .cloned()
         .collect()
+}
+
+/// Whether `record` is a call of a variant: a test run again with one literal changed. Its
+/// input is one nobody wrote, that the request may not allow, so only values count there:
+/// an error raised on it, by the change or a version, may be the right answer.
+fn is_variant(record: &WatchedCall) -> bool {
+    record.test.starts_with(VARIANT_TEST)
 }
 
 /// The records the file printed, each on a line that begins with `tag`.
@@ -185,9 +205,13 @@ pub(super) fn render(
             "\n\ndef {EXAMPLE_TEST}{n}():\n    try:\n        {call}\n    except Exception:\n        pass\n"
         ));
     }
+    let watched: Vec<String> = watched.iter().map(|n| format!("{n:?}")).collect();
     out.push_str(&format!(
-        "\n\ndef test_zz_zerorepo_versions_report():\n    for record in _zr_records:\n        \
-         print({tag:?} + _zr_json.dumps(record))\n"
+        "\n\ndef {VARIANT_TEST}():\n    _zr_variants({{{}}})\n",
+        watched.join(", ")
+    ));
+    out.push_str(&format!(
+        "\n\ndef test_zz_zerorepo_versions_report():\n    _zr_report({tag:?})\n"
     ));
     out
 }
@@ -245,7 +269,8 @@ impl Run {
             (false, true) => "agreed",
             (false, false) => "disputed",
         };
-        let detail = format!("{} calls", records.len());
+        let variants = records.iter().filter(|r| is_variant(r)).count();
+        let detail = format!("{} calls, {variants} of them variants", records.len());
         self.audit
             .record("versions", None, outcome, &detail, &shown.join("\n"), None)?;
         Ok((!disputed.is_empty()).then(|| {
@@ -313,8 +338,12 @@ fn describe(record: &WatchedCall) -> String {
         Behaviour::Raised(names) => format!("raises {}", names.first().map_or("", |n| n.as_str())),
     };
     let theirs = record.versions.iter().flatten().next().map(said);
+    let variant = match is_variant(record) {
+        true => " (a call of the checks with one literal changed)",
+        false => "",
+    };
     format!(
-        "`{}` {} in the change, {} in the versions",
+        "`{}`{variant} {} in the change, {} in the versions",
         record.call,
         said(&record.written),
         theirs.unwrap_or_default()

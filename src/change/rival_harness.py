@@ -1,6 +1,7 @@
 
 
 # ---- zerorepo: independent versions of the new functions, called beside them ----
+import ast as _zr_ast
 import collections.abc as _zr_abc
 import copy as _zr_copy
 import importlib as _zr_importlib
@@ -8,10 +9,20 @@ import itertools as _zr_itertools
 import json as _zr_json
 import math as _zr_math
 import os as _zr_os
+import signal as _zr_signal
+import time as _zr_time
 
 _ZR_ITEMS = 10000
-_ZR_RECORDS = 40
+_ZR_RECORDS = 100
+# Variant runs of the file's tests, at most, their wall seconds in all, and each one's.
+_ZR_VARIANTS = 48
+_ZR_VARIANT_SECONDS = 8.0
+_ZR_VARIANT_ALARM = 1.0
+# Bytes of records printed, at most: the runner keeps the last 16 KiB of the output, and the
+# records must come back whole, the calls the tests made first.
+_ZR_PRINTED = 12000
 _zr_records = []
+_zr_seen = set()
 
 
 def _zr_versions(module_name, name, sources):
@@ -121,7 +132,11 @@ def _zr_watch(name, written, versions):
         ran = [t for t in theirs if t is not None]
         shown = [_zr_short(a[1]) for a in args] + ["%s=%s" % (k, _zr_short(v[1])) for k, v in kwargs.items()]
         test = _zr_os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0].split("::")[-1]
-        if len(_zr_records) < _ZR_RECORDS:
+        key = (name, tuple(shown))
+        # A variant's call that some test made already says nothing new.
+        again = key in _zr_seen and test.startswith("test_zy_")
+        _zr_seen.add(key)
+        if len(_zr_records) < _ZR_RECORDS and not again:
             _zr_records.append({
                 "test": test,
                 "function": name,
@@ -134,3 +149,136 @@ def _zr_watch(name, written, versions):
         return written(*[_zr_give(a) for a in args], **{k: _zr_give(v) for k, v in kwargs.items()})
 
     return call
+
+
+class _ZrTooLong(BaseException):
+    """A variant run past its alarm: it is dropped, not counted (a BaseException, so that no
+    `except Exception` in the calls or the watcher records it as an outcome)."""
+
+
+def _zr_changes(value):
+    """What a literal of a test may become in a variant: nothing, a sign turned, one more;
+    empty, a first half, upper case. Small on purpose: each is an input as plausible as the
+    one the test wrote, and none makes a call much longer."""
+    if isinstance(value, bool) or value is None:
+        return []
+    if isinstance(value, int):
+        changed = [0, -value, value + 1]
+    elif isinstance(value, float):
+        changed = [0.0, -value, value * 2.5]
+    elif isinstance(value, str):
+        changed = ["", value[: len(value) // 2], value.upper()]
+    else:
+        return []
+    out = []
+    for v in changed:
+        if v != value and v not in out:
+            out.append(v)
+    return out
+
+
+def _zr_sites(function, watched):
+    """The literals a variant of test `function` may change: in the arguments of a call of a
+    watched function, and in the values the test assigns (what it passes them), never in
+    what it asserts. Found in one order, so that a copy of the test finds the same ones."""
+    roots = []
+    for node in _zr_ast.walk(function):
+        if isinstance(node, _zr_ast.Call) and isinstance(node.func, _zr_ast.Name) and node.func.id in watched:
+            roots.extend(node.args)
+            roots.extend(k.value for k in node.keywords)
+        elif isinstance(node, (_zr_ast.Assign, _zr_ast.AnnAssign)) and node.value is not None:
+            roots.append(node.value)
+    sites, seen = [], set()
+    for root in roots:
+        for node in _zr_ast.walk(root):
+            if id(node) in seen:
+                continue
+            seen.add(id(node))
+            literal = isinstance(node, _zr_ast.Constant) and _zr_changes(node.value)
+            sequence = isinstance(node, (_zr_ast.List, _zr_ast.Tuple)) and node.elts
+            if literal or sequence:
+                sites.append(node)
+    return sites
+
+
+def _zr_variant(function, watched, site, change):
+    """A copy of test `function` with its `site`-th literal changed (`change`-th way), or None."""
+    copy = _zr_copy.deepcopy(function)
+    sites = _zr_sites(copy, watched)
+    if site >= len(sites):
+        return None
+    node = sites[site]
+    if isinstance(node, _zr_ast.Constant):
+        changes = _zr_changes(node.value)
+        if change >= len(changes):
+            return None
+        node.value = changes[change]
+    else:
+        shapes = [[], node.elts[1:], node.elts[::-1]]
+        if change >= len(shapes) or (change == 2 and len(node.elts) < 2):
+            return None
+        node.elts = shapes[change]
+    return copy
+
+
+def _zr_run_variant(function, space):
+    def alarm(signum, frame):
+        raise _ZrTooLong()
+
+    old = _zr_signal.signal(_zr_signal.SIGALRM, alarm)
+    _zr_signal.setitimer(_zr_signal.ITIMER_REAL, _ZR_VARIANT_ALARM)
+    try:
+        module = _zr_ast.Module(body=[function], type_ignores=[])
+        _zr_ast.fix_missing_locations(module)
+        exec(compile(module, "<variant of %s>" % function.name, "exec"), space)
+        space[function.name]()
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException:
+        pass
+    finally:
+        _zr_signal.setitimer(_zr_signal.ITIMER_REAL, 0)
+        _zr_signal.signal(_zr_signal.SIGALRM, old)
+
+
+def _zr_variants(watched):
+    """Each test of this file run again with one of its literals changed, so the functions
+    are called on inputs next to those the model and the request picked."""
+    try:
+        with open(__file__) as handle:
+            tree = _zr_ast.parse(handle.read())
+    except Exception:
+        return
+    tests = [
+        f for f in tree.body
+        if isinstance(f, _zr_ast.FunctionDef) and f.name.startswith("test_")
+        and not f.name.startswith("test_zy_") and not f.name.startswith("test_zz_")
+        and not f.args.args and not f.decorator_list
+    ]
+    start, runs = _zr_time.monotonic(), 0
+    for change in range(3):
+        for function in tests:
+            for site in range(len(_zr_sites(function, watched))):
+                if runs >= _ZR_VARIANTS or len(_zr_records) >= _ZR_RECORDS:
+                    return
+                if _zr_time.monotonic() - start > _ZR_VARIANT_SECONDS:
+                    return
+                variant = _zr_variant(function, watched, site, change)
+                if variant is not None:
+                    runs += 1
+                    _zr_run_variant(variant, dict(globals()))
+
+
+def _zr_report(tag):
+    """Each record on a line of its own (the first one after pytest's progress dots), those
+    of the tests' own calls first, as many as fit in `_ZR_PRINTED` bytes."""
+    print()
+    ordered = [r for r in _zr_records if not r["test"].startswith("test_zy_")]
+    ordered += [r for r in _zr_records if r["test"].startswith("test_zy_")]
+    printed = 0
+    for record in ordered:
+        line = tag + _zr_json.dumps(record)
+        printed += len(line) + 1
+        if printed > _ZR_PRINTED:
+            break
+        print(line)

@@ -704,6 +704,47 @@ fn a_new_function_that_versions_written_apart_agree_against_is_not_written() {
     assert_eq!(outcomes(&versions), ["asked", "agreed"], "{versions:#?}");
 }
 
+/// One call that asserts nothing, on three words: the empty string is tried by no one.
+const THREE_WORDS: &str = "'a b c')\n```";
+
+#[test]
+fn a_new_function_that_versions_agree_against_on_a_call_with_one_literal_changed_is_not_written() {
+    // Neither the example ('a b') nor the model's call ('a b c') shows that the change counts
+    // a word in ''; the same calls with a literal emptied, shortened or upper-cased do, and
+    // both versions count none there.
+    let repo = project();
+    let before = tree(repo.path());
+    let mut script = count_words(COUNTS_SPACES, THREE_WORDS).to_vec();
+    script.push(answer("rival", "impl", "    return len(s.split())\n```"));
+    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_GIVEN, &script, &[]);
+    assert_eq!(status, 1, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "rolled_back", "{outcome:#}");
+    let reason = outcome["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("count_words('')") && reason.contains("one literal changed"),
+        "{reason}"
+    );
+    let versions = trail(repo.path(), "versions");
+    assert_eq!(outcomes(&versions), ["asked", "disputed"], "{versions:#?}");
+    assert_eq!(tree(repo.path()), before, "not one byte changed");
+
+    // The right function: its variants agree with the versions, and it is written.
+    let repo = project();
+    let mut script = count_words(COUNTS, THREE_WORDS).to_vec();
+    script.push(answer("rival", "impl", "    return len(s.split())\n```"));
+    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_GIVEN, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    let versions = trail(repo.path(), "versions");
+    assert_eq!(outcomes(&versions), ["asked", "agreed"], "{versions:#?}");
+    assert!(
+        versions[1]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("of them variants"),
+        "{versions:#?}"
+    );
+}
+
 #[test]
 fn the_calls_of_a_new_function_are_asked_once_whatever_the_correction_candidates_tried() {
     // The first answer fails the example, so the calls wait; each correction candidate's

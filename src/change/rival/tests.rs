@@ -148,5 +148,48 @@ fn the_file_binds_each_watched_name_after_the_probes_and_calls_its_examples_only
     let report = file.find("def test_zz_zerorepo_versions_report").unwrap();
     assert!(probes < bound && bound < example && example < report);
     assert!(!file.contains("g(2)"));
-    assert!(file.contains("print(\"TAG:\" + _zr_json.dumps(record))"));
+    assert!(file.contains("_zr_report(\"TAG:\")"));
+}
+
+#[test]
+fn a_variant_call_counts_only_where_the_change_and_every_version_returned() {
+    let variant = |written: Behaviour, versions: Vec<Option<Behaviour>>| WatchedCall {
+        written,
+        agree: vec![false; versions.len()],
+        versions_agree: true,
+        ..call(VARIANT_TEST, "", versions)
+    };
+    let returned_apart = variant(
+        Behaviour::Returned("1".into()),
+        vec![returned("0"), returned("0")],
+    );
+    assert_eq!(
+        disputes(std::slice::from_ref(&returned_apart), &[]),
+        vec![returned_apart]
+    );
+    // On an input nobody wrote, an error may be the right answer, whoever raised it.
+    let change_raised = variant(
+        Behaviour::Raised(vec!["ValueError".into()]),
+        vec![returned("0"), returned("0")],
+    );
+    let versions_raised = variant(
+        Behaviour::Returned("1".into()),
+        vec![raised(&["ValueError"]), raised(&["ValueError"])],
+    );
+    assert!(disputes(&[change_raised, versions_raised], &["ValueError".into()]).is_empty());
+}
+
+#[test]
+fn the_file_runs_the_variants_of_the_watched_functions_before_it_prints_the_records() {
+    let setups = vec![(
+        "text".to_string(),
+        "f".to_string(),
+        vec!["def f(x): return x\n".to_string()],
+    )];
+    let file = render("def test_f():\n    f(1)\n", &setups, &[], "TAG:");
+    let variants = file
+        .find("def test_zy_zerorepo_variants():\n    _zr_variants({\"f\"})")
+        .unwrap();
+    let report = file.find("def test_zz_zerorepo_versions_report").unwrap();
+    assert!(variants < report, "{file}");
 }
