@@ -9,19 +9,27 @@ import itertools as _zr_itertools
 import json as _zr_json
 import math as _zr_math
 import os as _zr_os
+import select as _zr_select
 import signal as _zr_signal
 import time as _zr_time
 
 _ZR_ITEMS = 10000
 _ZR_RECORDS = 100
-# Variant runs of the file's tests, at most, their wall seconds in all, and each one's.
+_ZR_VARIANT_TEST = "test_zy_zerorepo_variants"
+# Variant runs of the file's tests, at most; literals changed per test, at most; and the wall
+# seconds the child that runs them gets, counted from the harness's import so that the calls
+# before them leave the runner's limit room.
 _ZR_VARIANTS = 48
+_ZR_SITES = 8
 _ZR_VARIANT_SECONDS = 8.0
-_ZR_VARIANT_ALARM = 1.0
-# Bytes of records printed, at most: the runner keeps the last 16 KiB of the output, and the
-# records must come back whole, the calls the tests made first.
-_ZR_PRINTED = 12000
+_ZR_FILE_SECONDS = 18.0
+# Bytes of records printed, at most, the variants' first: the runner keeps the last 16 KiB of
+# the output, and the tests' own calls, printed last, are the ones that must come back.
+_ZR_PRINTED_VARIANTS = 5000
+_ZR_PRINTED_CALLS = 8000
+_zr_started = _zr_time.monotonic()
 _zr_records = []
+_zr_variant_records = []
 _zr_seen = set()
 
 
@@ -132,11 +140,7 @@ def _zr_watch(name, written, versions):
         ran = [t for t in theirs if t is not None]
         shown = [_zr_short(a[1]) for a in args] + ["%s=%s" % (k, _zr_short(v[1])) for k, v in kwargs.items()]
         test = _zr_os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0].split("::")[-1]
-        key = (name, tuple(shown))
-        # A variant's call that some test made already says nothing new.
-        again = key in _zr_seen and test.startswith("test_zy_")
-        _zr_seen.add(key)
-        if len(_zr_records) < _ZR_RECORDS and not again:
+        if len(_zr_records) < _ZR_RECORDS:
             _zr_records.append({
                 "test": test,
                 "function": name,
@@ -151,23 +155,19 @@ def _zr_watch(name, written, versions):
     return call
 
 
-class _ZrTooLong(BaseException):
-    """A variant run past its alarm: it is dropped, not counted (a BaseException, so that no
-    `except Exception` in the calls or the watcher records it as an outcome)."""
-
-
 def _zr_changes(value):
-    """What a literal of a test may become in a variant: nothing, a sign turned, one more;
-    empty, a first half, upper case. Small on purpose: each is an input as plausible as the
-    one the test wrote, and none makes a call much longer."""
+    """What a literal of a test may become in a variant: a number 0 or one more, a string
+    empty or its first half. Only inputs next to the one the test wrote, of its kind and
+    inside the range most functions allow (negated or upper-cased inputs are often ones a
+    request leaves open, where two right answers differ)."""
     if isinstance(value, bool) or value is None:
         return []
     if isinstance(value, int):
-        changed = [0, -value, value + 1]
+        changed = [0, value + 1]
     elif isinstance(value, float):
-        changed = [0.0, -value, value * 2.5]
+        changed = [0.0, value + 1.0]
     elif isinstance(value, str):
-        changed = ["", value[: len(value) // 2], value.upper()]
+        changed = ["", value[: len(value) // 2]]
     else:
         return []
     out = []
@@ -177,17 +177,27 @@ def _zr_changes(value):
     return out
 
 
+def _zr_names(nodes):
+    return {n.id for root in nodes for n in _zr_ast.walk(root) if isinstance(n, _zr_ast.Name)}
+
+
 def _zr_sites(function, watched):
     """The literals a variant of test `function` may change: in the arguments of a call of a
-    watched function, and in the values the test assigns (what it passes them), never in
-    what it asserts. Found in one order, so that a copy of the test finds the same ones."""
-    roots = []
+    watched function, and in the values the test assigns to a name such a call passes it;
+    never in what the test asserts. Found in one order, so that a copy of the test finds the
+    same ones; `_ZR_SITES` at most, so one long list does not take every run."""
+    arguments = []
     for node in _zr_ast.walk(function):
         if isinstance(node, _zr_ast.Call) and isinstance(node.func, _zr_ast.Name) and node.func.id in watched:
-            roots.extend(node.args)
-            roots.extend(k.value for k in node.keywords)
-        elif isinstance(node, (_zr_ast.Assign, _zr_ast.AnnAssign)) and node.value is not None:
-            roots.append(node.value)
+            arguments.extend(node.args)
+            arguments.extend(k.value for k in node.keywords)
+    passed = _zr_names(arguments)
+    roots = list(arguments)
+    for node in _zr_ast.walk(function):
+        if isinstance(node, (_zr_ast.Assign, _zr_ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, _zr_ast.Assign) else [node.target]
+            if _zr_names(targets) & passed:
+                roots.append(node.value)
     sites, seen = [], set()
     for root in roots:
         for node in _zr_ast.walk(root):
@@ -198,11 +208,12 @@ def _zr_sites(function, watched):
             sequence = isinstance(node, (_zr_ast.List, _zr_ast.Tuple)) and node.elts
             if literal or sequence:
                 sites.append(node)
-    return sites
+    return sites[:_ZR_SITES]
 
 
 def _zr_variant(function, watched, site, change):
-    """A copy of test `function` with its `site`-th literal changed (`change`-th way), or None."""
+    """A copy of test `function` with its `site`-th literal changed (`change`-th way), or None.
+    A list or tuple is emptied, or loses its first item."""
     copy = _zr_copy.deepcopy(function)
     sites = _zr_sites(copy, watched)
     if site >= len(sites):
@@ -214,71 +225,130 @@ def _zr_variant(function, watched, site, change):
             return None
         node.value = changes[change]
     else:
-        shapes = [[], node.elts[1:], node.elts[::-1]]
-        if change >= len(shapes) or (change == 2 and len(node.elts) < 2):
+        shapes = [[], node.elts[1:]]
+        if change >= len(shapes) or shapes[change] == node.elts:
             return None
         node.elts = shapes[change]
     return copy
 
 
-def _zr_run_variant(function, space):
-    def alarm(signum, frame):
-        raise _ZrTooLong()
-
-    old = _zr_signal.signal(_zr_signal.SIGALRM, alarm)
-    _zr_signal.setitimer(_zr_signal.ITIMER_REAL, _ZR_VARIANT_ALARM)
+def _zr_file_tests():
     try:
-        module = _zr_ast.Module(body=[function], type_ignores=[])
-        _zr_ast.fix_missing_locations(module)
-        exec(compile(module, "<variant of %s>" % function.name, "exec"), space)
-        space[function.name]()
-    except (KeyboardInterrupt, SystemExit):
-        raise
-    except BaseException:
-        pass
-    finally:
-        _zr_signal.setitimer(_zr_signal.ITIMER_REAL, 0)
-        _zr_signal.signal(_zr_signal.SIGALRM, old)
+        with open(__file__, encoding="utf-8") as handle:
+            tree = _zr_ast.parse(handle.read())
+    except Exception:
+        return []
+    return [
+        f for f in tree.body
+        if isinstance(f, _zr_ast.FunctionDef) and f.name.startswith("test_")
+        and f.name not in (_ZR_VARIANT_TEST, "test_zz_zerorepo_versions_report")
+        and not f.args.args and not f.decorator_list
+    ]
+
+
+def _zr_run_variants(watched, tests, out):
+    """In the child: each test run again with one literal changed, each record written to
+    `out` as a JSON line as soon as its call is done."""
+    _zr_seen_here = set(_zr_seen)
+    del _zr_records[:]
+    runs = 0
+    for change in range(2):
+        for function in tests:
+            for site in range(len(_zr_sites(function, watched))):
+                if runs >= _ZR_VARIANTS:
+                    return
+                variant = _zr_variant(function, watched, site, change)
+                if variant is None:
+                    continue
+                runs += 1
+                before = len(_zr_records)
+                try:
+                    module = _zr_ast.Module(body=[variant], type_ignores=[])
+                    _zr_ast.fix_missing_locations(module)
+                    space = dict(globals())
+                    exec(compile(module, "<variant of %s>" % variant.name, "exec"), space)
+                    space[variant.name]()
+                except BaseException:
+                    pass
+                for record in _zr_records[before:]:
+                    key = (record["function"], record["call"])
+                    if key in _zr_seen_here:
+                        continue
+                    _zr_seen_here.add(key)
+                    record["test"] = _ZR_VARIANT_TEST
+                    _zr_os.write(out, (_zr_json.dumps(record) + "\n").encode())
+                del _zr_records[before:]
 
 
 def _zr_variants(watched):
-    """Each test of this file run again with one of its literals changed, so the functions
-    are called on inputs next to those the model and the request picked."""
+    """Each test of this file run again with one of its literals changed, so the functions are
+    called on inputs next to those the model and the request picked. The runs are made in a
+    forked child, killed when its time is up: code that loops, exits or catches everything
+    there loses the variants' records only, never the calls' own."""
+    for record in _zr_records:
+        _zr_seen.add((record["function"], record["call"]))
+    tests = _zr_file_tests()
+    seconds = min(_ZR_VARIANT_SECONDS, _ZR_FILE_SECONDS - (_zr_time.monotonic() - _zr_started))
+    if not tests or seconds <= 0:
+        return
     try:
-        with open(__file__) as handle:
-            tree = _zr_ast.parse(handle.read())
+        read, write = _zr_os.pipe()
+        child = _zr_os.fork()
     except Exception:
         return
-    tests = [
-        f for f in tree.body
-        if isinstance(f, _zr_ast.FunctionDef) and f.name.startswith("test_")
-        and not f.name.startswith("test_zy_") and not f.name.startswith("test_zz_")
-        and not f.args.args and not f.decorator_list
-    ]
-    start, runs = _zr_time.monotonic(), 0
-    for change in range(3):
-        for function in tests:
-            for site in range(len(_zr_sites(function, watched))):
-                if runs >= _ZR_VARIANTS or len(_zr_records) >= _ZR_RECORDS:
-                    return
-                if _zr_time.monotonic() - start > _ZR_VARIANT_SECONDS:
-                    return
-                variant = _zr_variant(function, watched, site, change)
-                if variant is not None:
-                    runs += 1
-                    _zr_run_variant(variant, dict(globals()))
+    if child == 0:
+        try:
+            _zr_os.close(read)
+            null = _zr_os.open(_zr_os.devnull, _zr_os.O_WRONLY)
+            _zr_os.dup2(null, 1)
+            _zr_os.dup2(null, 2)
+            _zr_run_variants(watched, tests, write)
+        finally:
+            _zr_os._exit(0)
+    _zr_os.close(write)
+    deadline = _zr_time.monotonic() + seconds
+    data = b""
+    while True:
+        left = deadline - _zr_time.monotonic()
+        if left <= 0:
+            break
+        ready, _, _ = _zr_select.select([read], [], [], left)
+        if not ready:
+            break
+        chunk = _zr_os.read(read, 65536)
+        if not chunk:
+            break
+        data += chunk
+    _zr_os.close(read)
+    try:
+        _zr_os.kill(child, _zr_signal.SIGKILL)
+    except Exception:
+        pass
+    try:
+        _zr_os.waitpid(child, 0)
+    except Exception:
+        pass
+    # Only whole lines: the last one may have been cut by the kill.
+    for line in data.decode("utf-8", "replace").split("\n")[:-1]:
+        try:
+            _zr_variant_records.append(_zr_json.loads(line))
+        except Exception:
+            pass
+
+
+def _zr_print(records, tag, budget):
+    printed = 0
+    for record in records:
+        line = tag + _zr_json.dumps(record)
+        printed += len(line) + 1
+        if printed > budget:
+            return
+        print(line)
 
 
 def _zr_report(tag):
-    """Each record on a line of its own (the first one after pytest's progress dots), those
-    of the tests' own calls first, as many as fit in `_ZR_PRINTED` bytes."""
+    """Each record on a line of its own (the first one after pytest's progress dots): the
+    variants' first, then the tests' own calls, last so that the runner's tail keeps them."""
     print()
-    ordered = [r for r in _zr_records if not r["test"].startswith("test_zy_")]
-    ordered += [r for r in _zr_records if r["test"].startswith("test_zy_")]
-    printed = 0
-    for record in ordered:
-        line = tag + _zr_json.dumps(record)
-        printed += len(line) + 1
-        if printed > _ZR_PRINTED:
-            break
-        print(line)
+    _zr_print(_zr_variant_records, tag, _ZR_PRINTED_VARIANTS)
+    _zr_print(_zr_records, tag, _ZR_PRINTED_CALLS)
