@@ -745,6 +745,29 @@ fn a_new_function_that_versions_agree_against_on_a_call_with_one_literal_changed
     );
 }
 
+/// `count_words` right on the example, wrong on three words, and looping for ever on an empty
+/// string inside a bare `except` (which swallows any alarm).
+const LOOPS_ON_EMPTY: &str = "```python\ndef lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n\n\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef count_words(s):\n    \"\"\"Return the number of words in s.\"\"\"\n    while not s:\n        try:\n            s = s.strip()\n        except:\n            pass\n    return len(s.split()) + (s == 'a b c')\n```";
+
+#[test]
+fn a_variant_that_never_ends_costs_the_variants_only_and_the_calls_own_dispute_stands() {
+    // The model's call on three words is disputed by both versions; a variant empties it, and
+    // the change never returns there. The variants are given up; the call's record is not.
+    let repo = project();
+    let before = tree(repo.path());
+    let mut script = count_words(LOOPS_ON_EMPTY, THREE_WORDS).to_vec();
+    script.push(answer("rival", "impl", "    return len(s.split())\n```"));
+    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_GIVEN, &script, &[]);
+    assert_eq!(status, 1, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "rolled_back", "{outcome:#}");
+    let reason = outcome["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("`count_words('a b c')` returns 4"),
+        "{reason}"
+    );
+    assert_eq!(tree(repo.path()), before, "not one byte changed");
+}
+
 #[test]
 fn the_calls_of_a_new_function_are_asked_once_whatever_the_correction_candidates_tried() {
     // The first answer fails the example, so the calls wait; each correction candidate's
