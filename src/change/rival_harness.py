@@ -30,7 +30,6 @@ _ZR_PRINTED_CALLS = 8000
 _zr_started = _zr_time.monotonic()
 _zr_records = []
 _zr_variant_records = []
-_zr_seen = set()
 
 
 def _zr_versions(module_name, name, sources):
@@ -249,7 +248,8 @@ def _zr_file_tests():
 def _zr_run_variants(watched, tests, out):
     """In the child: each test run again with one literal changed, each record written to
     `out` as a JSON line as soon as its call is done."""
-    _zr_seen_here = set(_zr_seen)
+    # A call some test made already says nothing new.
+    seen = {(r["function"], r["call"]) for r in _zr_records}
     del _zr_records[:]
     runs = 0
     for change in range(2):
@@ -272,9 +272,9 @@ def _zr_run_variants(watched, tests, out):
                     pass
                 for record in _zr_records[before:]:
                     key = (record["function"], record["call"])
-                    if key in _zr_seen_here:
+                    if key in seen:
                         continue
-                    _zr_seen_here.add(key)
+                    seen.add(key)
                     record["test"] = _ZR_VARIANT_TEST
                     _zr_os.write(out, (_zr_json.dumps(record) + "\n").encode())
                 del _zr_records[before:]
@@ -285,8 +285,6 @@ def _zr_variants(watched):
     called on inputs next to those the model and the request picked. The runs are made in a
     forked child, killed when its time is up: code that loops, exits or catches everything
     there loses the variants' records only, never the calls' own."""
-    for record in _zr_records:
-        _zr_seen.add((record["function"], record["call"]))
     tests = _zr_file_tests()
     seconds = min(_ZR_VARIANT_SECONDS, _ZR_FILE_SECONDS - (_zr_time.monotonic() - _zr_started))
     if not tests or seconds <= 0:

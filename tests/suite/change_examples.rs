@@ -663,45 +663,79 @@ const COUNTS_SPACES: &str = "```python\ndef lower_words(s):\n    \"\"\"Return s 
 const BARE_CALLS: &str =
     "'a b')\n\n\ndef test_count_words_empty():\n    result = count_words('')\n```";
 
+/// A version that counts the words the right way.
+const SPLITS: &str = "    return len(s.split())\n```";
+
+/// `zerorepo code` asked for `count_words` with its example, answered `implementation`, the
+/// model's `calls` and two versions whose body is `version`.
+struct Versioned {
+    repo: tempfile::TempDir,
+    before: std::collections::BTreeMap<String, Vec<u8>>,
+    status: i32,
+    outcome: Value,
+    stderr: String,
+}
+
+fn with_versions(implementation: &str, calls: &str, version: &str) -> Versioned {
+    let repo = project();
+    let before = tree(repo.path());
+    let mut script = count_words(implementation, calls).to_vec();
+    script.push(answer("rival", "impl", version));
+    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_GIVEN, &script, &[]);
+    Versioned {
+        repo,
+        before,
+        status,
+        outcome,
+        stderr,
+    }
+}
+
+impl Versioned {
+    /// Its reason, once the run is seen rolled back with not one byte changed.
+    fn rolled_back(&self) -> &str {
+        let (outcome, stderr) = (&self.outcome, &self.stderr);
+        assert_eq!(self.status, 1, "{stderr}\n{outcome:#}");
+        assert_eq!(outcome["status"], "rolled_back", "{outcome:#}");
+        assert_eq!(tree(self.repo.path()), self.before, "not one byte changed");
+        outcome["reason"].as_str().unwrap()
+    }
+
+    fn committed(&self) {
+        let (outcome, stderr) = (&self.outcome, &self.stderr);
+        assert_eq!(self.status, 0, "{stderr}\n{outcome:#}");
+        assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    }
+
+    /// The trail's `versions` entries, once their outcomes are seen to be `expected`.
+    fn versions(&self, expected: &[&str]) -> Vec<Value> {
+        let versions = trail(self.repo.path(), "versions");
+        assert_eq!(outcomes(&versions), expected, "{versions:#?}");
+        versions
+    }
+}
+
 #[test]
 fn a_new_function_that_versions_written_apart_agree_against_is_not_written() {
     // The example and the model's calls pass; two versions written from the request alone
     // both count no word in '' where the change counts one: not written.
-    let repo = project();
-    let before = tree(repo.path());
-    let mut script = count_words(COUNTS_SPACES, BARE_CALLS).to_vec();
-    script.push(answer("rival", "impl", "    return len(s.split())\n```"));
-    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_GIVEN, &script, &[]);
-    assert_eq!(status, 1, "{stderr}\n{outcome:#}");
-    assert_eq!(outcome["status"], "rolled_back", "{outcome:#}");
-    let reason = outcome["reason"].as_str().unwrap();
+    let run = with_versions(COUNTS_SPACES, BARE_CALLS, SPLITS);
+    let reason = run.rolled_back();
     assert!(
         reason.contains("versions of count_words") && reason.contains("count_words('')"),
         "{reason}"
     );
-    let versions = trail(repo.path(), "versions");
-    assert_eq!(outcomes(&versions), ["asked", "disputed"], "{versions:#?}");
-    assert_eq!(tree(repo.path()), before, "not one byte changed");
+    run.versions(&["asked", "disputed"]);
 
     // Versions that agree with it: written.
-    let repo = project();
-    let mut script = count_words(COUNTS, BARE_CALLS).to_vec();
-    script.push(answer("rival", "impl", "    return len(s.split())\n```"));
-    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_GIVEN, &script, &[]);
-    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
-    assert_eq!(outcome["status"], "committed", "{outcome:#}");
-    let versions = trail(repo.path(), "versions");
-    assert_eq!(outcomes(&versions), ["asked", "agreed"], "{versions:#?}");
+    let run = with_versions(COUNTS, BARE_CALLS, SPLITS);
+    run.committed();
+    run.versions(&["asked", "agreed"]);
 
     // Versions that fail the request's example have no say: written.
-    let repo = project();
-    let mut script = count_words(COUNTS_SPACES, BARE_CALLS).to_vec();
-    script.push(answer("rival", "impl", "    return 0\n```"));
-    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_GIVEN, &script, &[]);
-    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
-    assert_eq!(outcome["status"], "committed", "{outcome:#}");
-    let versions = trail(repo.path(), "versions");
-    assert_eq!(outcomes(&versions), ["asked", "agreed"], "{versions:#?}");
+    let run = with_versions(COUNTS_SPACES, BARE_CALLS, "    return 0\n```");
+    run.committed();
+    run.versions(&["asked", "agreed"]);
 }
 
 /// One call that asserts nothing, on three words: the empty string is tried by no one.
@@ -710,39 +744,22 @@ const THREE_WORDS: &str = "'a b c')\n```";
 #[test]
 fn a_new_function_that_versions_agree_against_on_a_call_with_one_literal_changed_is_not_written() {
     // Neither the example ('a b') nor the model's call ('a b c') shows that the change counts
-    // a word in ''; the same calls with a literal emptied, shortened or upper-cased do, and
-    // both versions count none there.
-    let repo = project();
-    let before = tree(repo.path());
-    let mut script = count_words(COUNTS_SPACES, THREE_WORDS).to_vec();
-    script.push(answer("rival", "impl", "    return len(s.split())\n```"));
-    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_GIVEN, &script, &[]);
-    assert_eq!(status, 1, "{stderr}\n{outcome:#}");
-    assert_eq!(outcome["status"], "rolled_back", "{outcome:#}");
-    let reason = outcome["reason"].as_str().unwrap();
+    // a word in ''; the same calls with a literal emptied or halved do, and both versions
+    // count none there.
+    let run = with_versions(COUNTS_SPACES, THREE_WORDS, SPLITS);
+    let reason = run.rolled_back();
     assert!(
         reason.contains("count_words('')") && reason.contains("one literal changed"),
         "{reason}"
     );
-    let versions = trail(repo.path(), "versions");
-    assert_eq!(outcomes(&versions), ["asked", "disputed"], "{versions:#?}");
-    assert_eq!(tree(repo.path()), before, "not one byte changed");
+    run.versions(&["asked", "disputed"]);
 
     // The right function: its variants agree with the versions, and it is written.
-    let repo = project();
-    let mut script = count_words(COUNTS, THREE_WORDS).to_vec();
-    script.push(answer("rival", "impl", "    return len(s.split())\n```"));
-    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_GIVEN, &script, &[]);
-    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
-    let versions = trail(repo.path(), "versions");
-    assert_eq!(outcomes(&versions), ["asked", "agreed"], "{versions:#?}");
-    assert!(
-        versions[1]["detail"]
-            .as_str()
-            .unwrap()
-            .contains("of them variants"),
-        "{versions:#?}"
-    );
+    let run = with_versions(COUNTS, THREE_WORDS, SPLITS);
+    run.committed();
+    let versions = run.versions(&["asked", "agreed"]);
+    let detail = versions[1]["detail"].as_str().unwrap();
+    assert!(detail.contains("of them variants"), "{versions:#?}");
 }
 
 /// `count_words` right on the example, wrong on three words, and looping for ever on an empty
@@ -753,19 +770,12 @@ const LOOPS_ON_EMPTY: &str = "```python\ndef lower_words(s):\n    \"\"\"Return s
 fn a_variant_that_never_ends_costs_the_variants_only_and_the_calls_own_dispute_stands() {
     // The model's call on three words is disputed by both versions; a variant empties it, and
     // the change never returns there. The variants are given up; the call's record is not.
-    let repo = project();
-    let before = tree(repo.path());
-    let mut script = count_words(LOOPS_ON_EMPTY, THREE_WORDS).to_vec();
-    script.push(answer("rival", "impl", "    return len(s.split())\n```"));
-    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_GIVEN, &script, &[]);
-    assert_eq!(status, 1, "{stderr}\n{outcome:#}");
-    assert_eq!(outcome["status"], "rolled_back", "{outcome:#}");
-    let reason = outcome["reason"].as_str().unwrap();
+    let run = with_versions(LOOPS_ON_EMPTY, THREE_WORDS, SPLITS);
+    let reason = run.rolled_back();
     assert!(
         reason.contains("`count_words('a b c')` returns 4"),
         "{reason}"
     );
-    assert_eq!(tree(repo.path()), before, "not one byte changed");
 }
 
 #[test]
