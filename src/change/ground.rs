@@ -6,7 +6,8 @@
 //! functions the request is about, when the planned one defines none of them: on the code
 //! corpus's dev half the 1.5B model planned the fix of `funcy.cut_suffix` (defined in
 //! `funcy/strings.py`, its failing test in `tests/test_strings.py`) as a change of
-//! `funcy/calc.py`, and every later answer re-typed that file unchanged.
+//! `funcy/calc.py`, and every later answer re-typed that file unchanged. A module the
+//! request itself names by its path never moves: there the user's words are the fact.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -99,6 +100,13 @@ pub(super) fn retarget(plan: &mut ChangePlan, spec: &str, defined: &Definitions)
         if names.is_empty() || names.iter().any(|n| defined[n].contains(&path)) {
             continue;
         }
+        // The user's words are a fact, the plan's a guess: a module the request names by
+        // its path stays (the dev half's "Add `cut_prefix_strict` to funcy/strings.py" was
+        // planned there, worded "returns s without prefix", and moved to where funcy's
+        // `without` is defined).
+        if names_path(spec, &path) {
+            continue;
+        }
         let homes: BTreeSet<&String> = names.iter().flat_map(|n| &defined[n]).collect();
         let [home] = homes.into_iter().collect::<Vec<_>>()[..] else {
             continue;
@@ -115,6 +123,17 @@ pub(super) fn retarget(plan: &mut ChangePlan, spec: &str, defined: &Definitions)
         plan.tasks[i].path = Some(home.clone());
     }
     moved
+}
+
+/// Whether `text` names `path` (`funcy/strings.py`), not as a piece of a longer path.
+fn names_path(text: &str, path: &str) -> bool {
+    let part_of_a_path = |c: char| c.is_alphanumeric() || matches!(c, '_' | '/' | '.' | '-');
+    text.match_indices(path).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + path.len()..].chars().next();
+        !before.is_some_and(part_of_a_path)
+            && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
 }
 
 /// The names `text` mentions (as words, or the last part of a dotted name) that the
@@ -239,6 +258,30 @@ mod tests {
             &defined(),
         );
         assert_eq!(plan.tasks[0].path.as_deref(), Some("funcy/strings.py"));
+    }
+
+    #[test]
+    fn a_module_the_request_names_by_its_path_stays() {
+        let mut defined = defined();
+        (defined.entry("without".into()).or_default()).insert("funcy/seqs.py".into());
+        let planned = || ChangePlan {
+            tasks: vec![task(
+                "1",
+                TaskKind::ModifyFile,
+                "funcy/strings.py",
+                "Add cut_prefix_strict(s, prefix) that returns s without prefix.",
+            )],
+        };
+        let mut plan = planned();
+        let spec = "Add `cut_prefix_strict(s, prefix)` to funcy/strings.py, built on `cut_prefix`";
+        assert!(retarget(&mut plan, spec, &defined).is_empty());
+        assert_eq!(plan.tasks[0].path.as_deref(), Some("funcy/strings.py"));
+        // Not named, it moves to where the plain word is defined, as before.
+        let mut plan = planned();
+        assert_eq!(retarget(&mut plan, "Add it.", &defined).len(), 1);
+        assert!(names_path("see `funcy/strings.py`.", "funcy/strings.py"));
+        assert!(!names_path("see old/funcy/strings.py", "funcy/strings.py"));
+        assert!(!names_path("see funcy/strings.pyi", "funcy/strings.py"));
     }
 
     #[test]

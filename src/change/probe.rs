@@ -12,7 +12,10 @@
 //! model writes calls, once per run (at most [`MAX_FUNCTIONS`] functions), they run in
 //! the sandbox's scratch copy after the acceptance tests ([`FILE`], never in the overlay,
 //! never committed), and the check fails on such a crash; a call that fails in its own
-//! frame before the function returned (a wrong argument) counts for nothing.
+//! frame before the function returned (a wrong argument) counts for nothing. A call the
+//! model wrapped in `pytest.raises` of an error the request names, where the function
+//! returned, fails the check the same way ([`missed`]): that outcome is the request's, not
+//! the model's guess.
 //!
 //! But a file in which **no** call reached the function is no evidence at all (on the dev
 //! half, `re_count` crashed on every input, and was written because all three calls failed
@@ -393,11 +396,20 @@ impl Run {
         }
         let documented = named_errors(&request.spec);
         let crashed = crashes(&check.output, &self.probes.functions, &documented);
-        let disputed = disputed(&check.output, &crashed);
+        let (missed, boundary) = never_raised(
+            missed(&check.output, &documented),
+            raised_as_expected(&check.output, &file, &documented),
+        );
+        let mut disputed = disputed(&check.output, &crashed);
+        disputed.extend(boundary);
         // A file pytest could not collect ran no call, and a call that failed in its own
         // frame never reached the function: no evidence, never a pass. Nor is an assert that
         // compared the iterator a call returned: no value of it was looked at.
-        if crashed.is_empty() && disputed.is_empty() && passed(&check.output) == 0 {
+        if crashed.is_empty()
+            && missed.is_empty()
+            && disputed.is_empty()
+            && passed(&check.output) == 0
+        {
             let why = summary(&check.output);
             self.audit.record(
                 "probe",
@@ -416,7 +428,7 @@ impl Run {
             true => disputed.len() > confirmed.max(1),
             false => !disputed.is_empty() && disputed.len() >= confirmed,
         };
-        if crashed.is_empty() && outweighed {
+        if crashed.is_empty() && missed.is_empty() && outweighed {
             let shown = disputed
                 .iter()
                 .map(|(_, s)| s.as_str())
@@ -433,25 +445,16 @@ impl Run {
                 audit::tail(&shown, 600).trim()
             )));
         }
-        check.passed = crashed.is_empty();
-        check.output = match crashed.is_empty() {
+        check.passed = crashed.is_empty() && missed.is_empty();
+        check.output = match check.passed {
             true => audit::tail(&check.output, OUTPUT_CHARS).to_string(),
-            false => {
-                let shown: Vec<String> = crashed.iter().map(|(_, s)| s.clone()).collect();
-                format!(
-                    "{}\nThe new function crashed, in its own code, on calls with inputs the \
-                     request allows ({FILE}, written by zerorepo, not part of the repository; \
-                     change the code, not the calls): {}\n",
-                    audit::tail(&shown.join("\n"), OUTPUT_CHARS),
-                    crashed
-                        .iter()
-                        .map(|(n, _)| n.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
-            }
+            false => failing(&crashed, &missed, &file),
         };
-        let outcome = if check.passed { "passed" } else { "crashed" };
+        let outcome = match (crashed.is_empty(), missed.is_empty()) {
+            (true, true) => "passed",
+            (false, _) => "crashed",
+            (true, false) => "missed an error the request names",
+        };
         self.audit
             .record("probe", None, outcome, &command, &check.output, None)?;
         Ok(Ran::Checked(check))
@@ -583,9 +586,16 @@ fn passed(output: &str) -> usize {
 /// The calls of the probe file that passed an assert of their own (or a `pytest.raises`): a
 /// bare call that returned confirms no value.
 fn confirmed(output: &str, file: &str) -> usize {
+    passed_units(output, file, |text| {
+        text.contains("assert ") || text.contains("pytest.raises")
+    })
+}
+
+/// The test functions of the probe file whose text is `checking` and that pytest passed.
+fn passed_units(output: &str, file: &str, checking: impl Fn(&str) -> bool) -> usize {
     let checking: Vec<String> = split_units(file)
         .into_iter()
-        .filter(|u| u.text.contains("assert ") || u.text.contains("pytest.raises"))
+        .filter(|u| checking(&u.text))
         .filter_map(|u| match u.kind {
             UnitKind::Def(name) => Some(name),
             _ => None,
@@ -600,6 +610,113 @@ fn confirmed(output: &str, file: &str) -> usize {
             checking.iter().any(|c| c == name)
         })
         .count()
+}
+
+/// What the corrections are shown of the calls that crashed or returned where the request
+/// says the function raises.
+fn failing(crashed: &[(String, String)], missed: &[(String, String)], file: &str) -> String {
+    // pytest shows the `with pytest.raises` line, not the call under it: the call's test is
+    // shown whole, so the correction sees the input.
+    let missed: Vec<(String, String)> = missed
+        .iter()
+        .map(|(name, section)| {
+            let test = split_units(file)
+                .into_iter()
+                .find(|u| u.def_name() == name.split('[').next())
+                .map(|u| u.text);
+            let shown = match test {
+                Some(test) => format!("{test}\n{section}"),
+                None => section.clone(),
+            };
+            (name.clone(), shown)
+        })
+        .collect();
+    // Each kind gets the whole room when it is alone.
+    let room = match crashed.is_empty() || missed.is_empty() {
+        true => OUTPUT_CHARS,
+        false => OUTPUT_CHARS / 2,
+    };
+    let part = |found: &[(String, String)], why: &str| -> String {
+        if found.is_empty() {
+            return String::new();
+        }
+        let shown: Vec<&str> = found.iter().map(|(_, s)| s.as_str()).collect();
+        let names: Vec<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
+        format!(
+            "{}\n{why} ({FILE}, written by zerorepo, not part of the repository; change the \
+             code, not the calls): {}\n",
+            audit::tail(&shown.join("\n"), room),
+            names.join(", ")
+        )
+    };
+    let crashes = part(
+        crashed,
+        "The new function crashed, in its own code, on calls with inputs the request allows",
+    );
+    let misses = part(
+        &missed,
+        "The new function returned on calls for which the request says it raises the error \
+         named in `pytest.raises`",
+    );
+    format!("{crashes}{misses}")
+}
+
+/// The calls that expected, inside `pytest.raises`, an exception the request names
+/// (`documented`), where the function returned instead.
+///
+/// Why: the outcome such a call asserts is the request's own words ("raise `ValueError` for
+/// those"); only its input is the model's choice, and matching an input to a stated case is
+/// far surer than working out a value. A function that returns where the request says it
+/// raises breaks its specification as surely as one that crashes where it says it returns
+/// (but see [`never_raised`]). Before, pytest's `DID NOT RAISE` counted for nothing:
+/// neither a crash nor a disputed value.
+pub(super) fn missed(output: &str, documented: &[String]) -> Vec<(String, String)> {
+    sections(output)
+        .into_iter()
+        .filter(|(_, section)| {
+            section.lines().any(|l| {
+                let Some(expected) = l
+                    .strip_prefix('E')
+                    .map(str::trim_start)
+                    .and_then(|e| e.strip_prefix("Failed: DID NOT RAISE "))
+                else {
+                    return false;
+                };
+                // pytest 8 writes `ValueError` or `any of (ValueError, KeyError)`, older ones
+                // `<class 'ValueError'>`; a class may come with its module.
+                expected
+                    .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+                    .filter_map(|w| w.rsplit('.').next())
+                    .any(|class| documented.iter().any(|d| d == class))
+            })
+        })
+        .collect()
+}
+
+/// The `missed` calls as (failures of the check, disputed values), given how many calls
+/// raised what their `pytest.raises` expected.
+///
+/// Why: a function that returned on every call expected to raise the error the request
+/// names never raises it; one that raised on some has the case, and a call it returned on
+/// is a dispute over where the case begins, which the model's input decides, and a model
+/// picks such inputs wrong too (on the dev half, `take_exactly(0, range(1))` expected to
+/// raise "when the iterable has fewer than `n` items").
+fn never_raised(
+    missed: Vec<(String, String)>,
+    raised: usize,
+) -> (Vec<(String, String)>, Vec<(String, String)>) {
+    match raised {
+        0 => (missed, Vec::new()),
+        _ => (Vec::new(), missed),
+    }
+}
+
+/// The calls of the probe file inside a `pytest.raises` of an error the request names
+/// (`documented`) that passed: they raised what was expected.
+fn raised_as_expected(output: &str, file: &str, documented: &[String]) -> usize {
+    passed_units(output, file, |text| {
+        text.contains("pytest.raises") && documented.iter().any(|d| text.contains(d.as_str()))
+    })
 }
 
 /// The calls, other than `crashed`, that returned a value the model's assert disputes: the

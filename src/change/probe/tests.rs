@@ -216,3 +216,73 @@ fn calls_pass_or_are_disputed_only_in_the_probe_file() {
     assert_eq!(passed(&both), 2);
     assert_eq!(confirmed(&both, file), 1, "a bare call confirms no value");
 }
+
+#[test]
+fn a_call_that_returned_where_the_request_names_its_error_is_missed() {
+    // pytest 8's words, then an older pytest's, then a tuple, then an error not named.
+    let output = "FFFF\n=== FAILURES ===\n\
+        ___ test_f_years ___\n\
+        test_zerorepo_probes.py:5: in test_f_years\n    with pytest.raises(ValueError):\nE   Failed: DID NOT RAISE ValueError\n\
+        ___ test_f_months ___\n\
+        test_zerorepo_probes.py:9: in test_f_months\n    with pytest.raises(ValueError):\nE   Failed: DID NOT RAISE <class 'ValueError'>\n\
+        ___ test_f_either ___\n\
+        test_zerorepo_probes.py:13: in test_f_either\n    with pytest.raises((KeyError, ValueError)):\nE   Failed: DID NOT RAISE any of (KeyError, ValueError)\n\
+        ___ test_f_type ___\n\
+        test_zerorepo_probes.py:17: in test_f_type\n    with pytest.raises(TypeError):\nE   Failed: DID NOT RAISE TypeError\n\
+        === short test summary info ===\n";
+    let documented = named_errors("Raise `ValueError` for those.");
+    let names: Vec<String> = missed(output, &documented)
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    assert_eq!(names, ["test_f_years", "test_f_months", "test_f_either"]);
+    assert!(
+        missed(output, &[]).is_empty(),
+        "a request that names no error: the model's expectation alone is no evidence"
+    );
+    assert!(
+        disputed(output, &[]).is_empty(),
+        "a missed error is not a disputed value"
+    );
+    let file = "def test_f_years():\n    with pytest.raises(ValueError):\n        f('P1Y')\n";
+    let shown = failing(&[], &missed(output, &documented), file);
+    assert!(shown.contains("f('P1Y')"), "the call is shown: {shown}");
+    assert!(shown.contains("DID NOT RAISE ValueError"), "{shown}");
+    assert!(shown.contains("request says it raises"), "{shown}");
+    assert!(!shown.contains("crashed"), "{shown}");
+}
+
+#[test]
+fn a_module_qualified_class_is_read_by_its_name() {
+    let output = "F\n=== FAILURES ===\n___ test_g ___\n\
+        test_zerorepo_probes.py:5: in test_g\n    with pytest.raises(isodate.ISO8601Error):\nE   Failed: DID NOT RAISE <class 'isodate.isoerror.ISO8601Error'>\n";
+    assert_eq!(missed(output, &["ISO8601Error".to_string()]).len(), 1);
+    assert!(missed(output, &["Error".to_string()]).is_empty());
+}
+
+#[test]
+fn a_function_that_raises_the_named_error_somewhere_only_disputes_where_else() {
+    let file = "import pytest\n\n\ndef test_t_short():\n    with pytest.raises(ValueError):\n        t(10, range(3))\n\n\ndef test_t_zero():\n    with pytest.raises(ValueError):\n        t(0, range(1))\n\n\ndef test_t_type():\n    with pytest.raises(TypeError):\n        t(None, [])\n";
+    let documented = ["ValueError".to_string()];
+    let zero = "___ test_t_zero ___\nE   Failed: DID NOT RAISE ValueError\n";
+    let missed_zero = || vec![("test_t_zero".to_string(), zero.to_string())];
+
+    let one_raised = "PASSED test_zerorepo_probes.py::test_t_short\n";
+    assert_eq!(raised_as_expected(one_raised, file, &documented), 1);
+    let (failed, disputes) = never_raised(missed_zero(), 1);
+    assert!(
+        failed.is_empty(),
+        "the case exists: a dispute over its edge"
+    );
+    assert_eq!(disputes.len(), 1);
+
+    let only_other = "PASSED test_zerorepo_probes.py::test_t_type\n";
+    assert_eq!(
+        raised_as_expected(only_other, file, &documented),
+        0,
+        "an error the request does not name shows nothing of its case"
+    );
+    let (failed, disputes) = never_raised(missed_zero(), 0);
+    assert_eq!(failed.len(), 1, "never raised: the case is missing");
+    assert!(disputes.is_empty());
+}
