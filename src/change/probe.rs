@@ -218,8 +218,11 @@ pub(super) fn named_errors(spec: &str) -> Vec<String> {
     names
 }
 
+/// pytest's failure sections: (test name, section).
+type Sections = Vec<(String, String)>;
+
 /// pytest's failure sections (`--tb=short`), by test name.
-pub(super) fn sections(output: &str) -> Vec<(String, String)> {
+pub(super) fn sections(output: &str) -> Sections {
     let mut found: Vec<(String, String)> = Vec::new();
     for line in output.lines() {
         let trimmed = line.trim();
@@ -674,12 +677,8 @@ pub(super) fn missed(output: &str, documented: &[String]) -> Vec<(String, String
     sections(output)
         .into_iter()
         .filter(|(_, section)| {
-            section.lines().any(|l| {
-                let Some(expected) = l
-                    .strip_prefix('E')
-                    .map(str::trim_start)
-                    .and_then(|e| e.strip_prefix("Failed: DID NOT RAISE "))
-                else {
+            error_lines(section).any(|e| {
+                let Some(expected) = e.strip_prefix("Failed: DID NOT RAISE ") else {
                     return false;
                 };
                 // pytest 8 writes `ValueError` or `any of (ValueError, KeyError)`, older ones
@@ -701,10 +700,7 @@ pub(super) fn missed(output: &str, documented: &[String]) -> Vec<(String, String
 /// is a dispute over where the case begins, which the model's input decides, and a model
 /// picks such inputs wrong too (on the dev half, `take_exactly(0, range(1))` expected to
 /// raise "when the iterable has fewer than `n` items").
-fn never_raised(
-    missed: Vec<(String, String)>,
-    raised: usize,
-) -> (Vec<(String, String)>, Vec<(String, String)>) {
+fn never_raised(missed: Sections, raised: usize) -> (Sections, Sections) {
     match raised {
         0 => (missed, Vec::new()),
         _ => (Vec::new(), missed),
@@ -727,14 +723,18 @@ pub(super) fn disputed(output: &str, crashed: &[(String, String)]) -> Vec<(Strin
         .filter(|(name, _)| !crashed.iter().any(|(c, _)| c == name))
         .filter(|(_, section)| {
             let in_file = innermost_frame(section).is_some_and(|(file, _)| file == FILE);
-            let assertion = section.lines().any(|l| {
-                l.strip_prefix('E')
-                    .map(str::trim_start)
-                    .is_some_and(|e| e.starts_with("assert ") || e.starts_with("AssertionError"))
-            });
+            let assertion = error_lines(section)
+                .any(|e| e.starts_with("assert ") || e.starts_with("AssertionError"));
             in_file && assertion && !compares_an_iterator(section)
         })
         .collect()
+}
+
+/// The error lines of a pytest section (`E   ...`), without their mark.
+fn error_lines(section: &str) -> impl Iterator<Item = &str> {
+    section
+        .lines()
+        .filter_map(|l| l.strip_prefix('E').map(str::trim_start))
 }
 
 /// Whether the failed assert compared a lazy iterator's object (`<generator object f at
@@ -742,12 +742,8 @@ pub(super) fn disputed(output: &str, crashed: &[(String, String)]) -> Vec<(Strin
 /// model's `assert f(x) == [3, 5, 7]` for a generator, seen on the dev half), so the call
 /// disputes nothing.
 fn compares_an_iterator(section: &str) -> bool {
-    section.lines().any(|l| {
-        let Some(compared) = l
-            .strip_prefix('E')
-            .map(str::trim_start)
-            .and_then(|e| e.strip_prefix("assert <"))
-        else {
+    error_lines(section).any(|e| {
+        let Some(compared) = e.strip_prefix("assert <") else {
             return false;
         };
         let kind = compared.split([' ', '.']).next().unwrap_or_default();

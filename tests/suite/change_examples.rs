@@ -630,6 +630,54 @@ fn a_new_function_with_no_example_that_most_expected_values_confirm_is_written()
     assert_eq!(outcomes(&probes), ["asked", "passed"], "{probes:#?}");
 }
 
+/// The request of the test below: an error stated in prose, with no example.
+const COUNT_WORDS_STRICT: &str = "Add `count_words(s)` to text.py: the number of words in s. Raise `ValueError` for an empty string.";
+/// `count_words` that raises on an empty string, as the request says.
+const COUNTS_STRICTLY: &str = "```python\ndef lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n\n\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef count_words(s):\n    \"\"\"Return the number of words in s.\"\"\"\n    if not s:\n        raise ValueError('empty')\n    return len(s.split())\n```";
+/// The model's calls: one value, and the stated error on the input the request names.
+const EXPECTS_THE_ERROR: &str = "'a b')\n    assert result == 2\n\n\ndef test_count_words_empty():\n    with pytest.raises(ValueError):\n        count_words('')\n```";
+
+#[test]
+fn a_new_function_that_returns_where_the_request_names_its_error_is_corrected() {
+    // The first answer counts well and never raises: pytest's DID NOT RAISE used to count
+    // for nothing, and the function was written without the case the request states.
+    let repo = project();
+    let mut script = count_words(COUNTS, EXPECTS_THE_ERROR).to_vec();
+    script.push(answer("correct", "fix", COUNTS_STRICTLY));
+    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_STRICT, &script, &[]);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    assert_eq!(outcome["corrections"], 1, "{outcome:#}");
+    let probes = trail(repo.path(), "probe");
+    assert_eq!(
+        outcomes(&probes),
+        ["asked", "missed an error the request names", "passed"],
+        "{probes:#?}"
+    );
+    let missed = probes[1]["excerpt"].as_str().unwrap();
+    assert!(
+        missed.contains("count_words('')") && missed.contains("DID NOT RAISE"),
+        "the correction is shown the call: {missed}"
+    );
+    let text = std::fs::read_to_string(repo.path().join("text.py")).unwrap();
+    assert!(text.contains("raise ValueError"), "{text}");
+
+    // No correction that raises: nothing written.
+    let repo = project();
+    let before = tree(repo.path());
+    let mut script = count_words(COUNTS, EXPECTS_THE_ERROR).to_vec();
+    script.push(answer("correct", "fix", COUNTS));
+    let (status, outcome, stderr) = code(
+        repo.path(),
+        COUNT_WORDS_STRICT,
+        &script,
+        &["--max-corrections", "1"],
+    );
+    assert_eq!(status, 1, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "rolled_back", "{outcome:#}");
+    assert_eq!(tree(repo.path()), before, "not one byte changed");
+}
+
 #[test]
 fn a_new_function_left_out_of_the_modules_all_is_added_to_it() {
     // Right on the request's example, but the module lists its public names and the answer
