@@ -36,8 +36,9 @@
 //!    overlay, so never committed), in every profile (a list given to a parameter named
 //!    `iterable` is given again as an iterator); a new public function is called on inputs
 //!    the model picks, asserting the values it expects, and fails by crashing in its own
-//!    code or by returning where the request names the error it raises ([`probe`]; when the asserts dispute as many calls as they confirm, or, for one no
-//!    example covers, no call reaches it, asked twice, the change is not written; one its
+//!    code or by returning where the request names the error it raises ([`probe`]; when
+//!    the asserts dispute as many calls as they confirm, or, for one no example covers, no
+//!    call reaches it, asked twice, the change is not written; one its
 //!    examples call is probed once they pass, and weighed against them; last, when all else
 //!    passed, the probed functions run beside versions written apart from the change, and
 //!    one that such versions agree against is not written, [`rival`]); the tests kept in

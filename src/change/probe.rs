@@ -223,7 +223,7 @@ type Sections = Vec<(String, String)>;
 
 /// pytest's failure sections (`--tb=short`), by test name.
 pub(super) fn sections(output: &str) -> Sections {
-    let mut found: Vec<(String, String)> = Vec::new();
+    let mut found = Sections::new();
     for line in output.lines() {
         let trimmed = line.trim();
         let header = trimmed.starts_with("___") && trimmed.ends_with("___");
@@ -620,13 +620,13 @@ fn passed_units(output: &str, file: &str, checking: impl Fn(&str) -> bool) -> us
 fn failing(crashed: &[(String, String)], missed: &[(String, String)], file: &str) -> String {
     // pytest shows the `with pytest.raises` line, not the call under it: the call's test is
     // shown whole, so the correction sees the input.
-    let missed: Vec<(String, String)> = missed
+    let units = split_units(file);
+    let missed: Sections = missed
         .iter()
         .map(|(name, section)| {
-            let test = split_units(file)
-                .into_iter()
+            let test = (units.iter())
                 .find(|u| u.def_name() == name.split('[').next())
-                .map(|u| u.text);
+                .map(|u| u.text.clone());
             let shown = match test {
                 Some(test) => format!("{test}\n{section}"),
                 None => section.clone(),
@@ -673,7 +673,7 @@ fn failing(crashed: &[(String, String)], missed: &[(String, String)], file: &str
 /// raises breaks its specification as surely as one that crashes where it says it returns
 /// (but see [`never_raised`]). Before, pytest's `DID NOT RAISE` counted for nothing:
 /// neither a crash nor a disputed value.
-pub(super) fn missed(output: &str, documented: &[String]) -> Vec<(String, String)> {
+pub(super) fn missed(output: &str, documented: &[String]) -> Sections {
     sections(output)
         .into_iter()
         .filter(|(_, section)| {
