@@ -70,6 +70,9 @@ pub(super) struct NewFunction {
     pub name: String,
     /// Its `def` line and docstring, the body left out.
     pub shown: String,
+    /// Its `def` line alone (decorators and all): what its versions are begun with, so that
+    /// none is led by the docstring the change's own answer wrote.
+    pub signature: String,
     /// Whether an example of the request calls it (then its calls are a second check).
     pub covered: bool,
 }
@@ -129,6 +132,7 @@ pub(super) fn new_functions(path: &str, before: &str, after: &str) -> Vec<NewFun
                 path: path.to_string(),
                 name: l.symbol.name.clone(),
                 shown,
+                signature: l.symbol.signature.clone(),
                 covered: false,
             }
         })

@@ -600,7 +600,10 @@ pub(super) fn rival_request(
             ("spec", spec.to_string()),
             ("path", function.path.clone()),
             ("module", module),
-            ("function", function.shown.clone()),
+            (
+                "function",
+                format!("{}\n    ...", function.signature.trim_end()),
+            ),
         ]);
         let mut asked = request(
             &prompts::CODE_RIVAL,

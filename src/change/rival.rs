@@ -13,12 +13,14 @@
 //!
 //! So, once every other check passed, [`VERSIONS`] versions of each probed function are asked
 //! in one batch, at a sampling temperature (each from the module as it was before the change,
-//! so none copies the change), once per run: they do not depend on the change's code, so one
-//! answer serves every verification ([`Rivals`]). In the sandbox's scratch copy the probe file
-//! runs again, each call of the function made also to every version (in a copy of the
-//! module's namespace: a version's imports and helpers change nothing of the module), and the
-//! request's examples are called the same way. What each returned or raised comes back as one
-//! JSON line per call ([`records`]); [`disputes`] weighs them:
+//! so none copies the change, and begun with the function's `def` line alone: its docstring
+//! is the change's own reading of the request, and versions begun with it share any misreading
+//! in it), once per run: they do not depend on the change's code, so one answer serves every
+//! verification ([`Rivals`]). In the sandbox's scratch copy the probe file runs again, each
+//! call of the function made also to every version (in a copy of the module's namespace: a
+//! version's imports and helpers change nothing of the module), and the request's examples
+//! are called the same way. What each returned or raised comes back as one JSON line per call
+//! ([`records`]); [`disputes`] weighs them:
 //! - the examples are ground truth, and the change passed them: a version that differs from
 //!   it on one of them is wrong, and has no say;
 //! - a version that crashed with an error the request does not name, where the change
@@ -29,8 +31,10 @@
 //! The model's calls are typical ones, and an addition written wrong on the test half a
 //! third time had versions agreeing with it on every one of them. So the file also runs each
 //! of its tests again with one literal changed ([`VARIANT_TEST`]; the harness's
-//! `_zr_variants`): a number made 0 or one more, a string emptied or halved, a list emptied or
-//! without its first item, only in what the test passes the function (never in what it
+//! `_zr_variants`): a number made 0 or one more, a string emptied or halved, the first number
+//! written in a string made 0 or one more (a date, a duration, a version or an address read
+//! from text keeps its shape, where an emptied or halved one is only an error), a list emptied
+//! or without its first item, only in what the test passes the function (never in what it
 //! asserts), and never a negated or upper-cased input, which requests often leave open. They
 //! run in a forked child killed when its seconds are up, so code that loops, exits or catches
 //! everything there loses the variants' records only. Such an input is still one nobody wrote
@@ -63,8 +67,8 @@ const EXAMPLE_TEST: &str = "test_zerorepo_example_";
 /// The test that runs the file's other tests again, each with one literal changed.
 const VARIANT_TEST: &str = "test_zy_zerorepo_variants";
 
-/// The versions asked in this run, by function (its path, name and what the prompt showed of
-/// it): asked once, whatever the change's code becomes.
+/// The versions asked in this run, by function (its path, name and `def` line): asked once,
+/// whatever the change's code and docstring become.
 #[derive(Debug, Default)]
 pub(super) struct Rivals {
     asked: BTreeMap<(String, String, String), Vec<String>>,
@@ -170,10 +174,10 @@ pub(super) fn version_source(answer: &str, prefill: &str, name: &str) -> Option<
     (defines && !kept.is_empty()).then(|| kept.join("\n\n") + "\n")
 }
 
-/// The start of a version's answer: the fence, the function's `def` line and docstring.
+/// The start of a version's answer: the fence and the function's `def` line, never the
+/// docstring the change's answer wrote (its reading of the request is what is checked).
 pub(super) fn prefill(function: &NewFunction) -> String {
-    let head = function.shown.trim_end().trim_end_matches("...").trim_end();
-    format!("```python\n{head}\n")
+    format!("```python\n{}\n", function.signature.trim_end())
 }
 
 /// The file that runs the probe calls and the examples through the versions: `probes` (the
@@ -297,7 +301,7 @@ impl Run {
         let key = (
             function.path.clone(),
             function.name.clone(),
-            function.shown.clone(),
+            function.signature.clone(),
         );
         if let Some(versions) = self.rivals.asked.get(&key) {
             return Ok(versions.clone());

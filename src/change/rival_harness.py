@@ -9,6 +9,7 @@ import itertools as _zr_itertools
 import json as _zr_json
 import math as _zr_math
 import os as _zr_os
+import re as _zr_re
 import select as _zr_select
 import signal as _zr_signal
 import time as _zr_time
@@ -21,6 +22,9 @@ _ZR_VARIANT_TEST = "test_zy_zerorepo_variants"
 # before them leave the runner's limit room.
 _ZR_VARIANTS = 48
 _ZR_SITES = 8
+# Ways one literal may change, at most (`_zr_changes`): every test's first two ways are run
+# before any third.
+_ZR_CHANGES = 4
 _ZR_VARIANT_SECONDS = 8.0
 _ZR_FILE_SECONDS = 18.0
 # Bytes of records printed, at most, the variants' first: the runner keeps the last 16 KiB of
@@ -156,9 +160,11 @@ def _zr_watch(name, written, versions):
 
 def _zr_changes(value):
     """What a literal of a test may become in a variant: a number 0 or one more, a string
-    empty or its first half. Only inputs next to the one the test wrote, of its kind and
-    inside the range most functions allow (negated or upper-cased inputs are often ones a
-    request leaves open, where two right answers differ)."""
+    empty or its first half, or the first number written in it 0 or one more (text that
+    encodes a date, a duration or a version keeps its shape, where emptied or halved it is
+    only an error). Only inputs next to the one the test wrote, of its kind and inside the
+    range most functions allow (negated or upper-cased inputs are often ones a request leaves
+    open, where two right answers differ)."""
     if isinstance(value, bool) or value is None:
         return []
     if isinstance(value, int):
@@ -167,6 +173,10 @@ def _zr_changes(value):
         changed = [0.0, value + 1.0]
     elif isinstance(value, str):
         changed = ["", value[: len(value) // 2]]
+        digits = _zr_re.search(r"[0-9]+", value)
+        if digits:
+            before, after = value[: digits.start()], value[digits.end():]
+            changed += [before + "0" + after, before + str(int(digits.group()) + 1) + after]
     else:
         return []
     out = []
@@ -252,7 +262,7 @@ def _zr_run_variants(watched, tests, out):
     seen = {(r["function"], r["call"]) for r in _zr_records}
     del _zr_records[:]
     runs = 0
-    for change in range(2):
+    for change in range(_ZR_CHANGES):
         for function in tests:
             for site in range(len(_zr_sites(function, watched))):
                 if runs >= _ZR_VARIANTS:

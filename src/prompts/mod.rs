@@ -104,7 +104,7 @@ pub const CODE_REPRODUCE: Template = Template {
 /// (role `impl`).
 pub const CODE_RIVAL: Template = Template {
     id: "code_rival",
-    version: 1,
+    version: 2,
     body: include_str!("code_rival.md"),
 };
 

@@ -810,6 +810,27 @@ fn a_new_function_that_versions_agree_against_on_a_call_with_one_literal_changed
     assert!(detail.contains("of them variants"), "{versions:#?}");
 }
 
+/// `count_words` that leaves out a word written with zeros only: right on the example and on
+/// every call the model wrote.
+const SKIPS_ZEROS: &str = "```python\ndef lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n\n\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef count_words(s):\n    \"\"\"Return the number of words in s.\"\"\"\n    return len([w for w in s.split() if w.strip('0')])\n```";
+/// One call that asserts nothing, on a word written as a number.
+const A_NUMBER: &str = "'a 1')\n```";
+
+#[test]
+fn a_new_function_that_versions_agree_against_on_a_number_changed_inside_a_string_is_not_written() {
+    // Emptied ('') or halved ('a'), the call's string says nothing against the change; with
+    // the number in it made 0 ('a 0'), both versions count two words where the change counts
+    // one.
+    let run = with_versions(SKIPS_ZEROS, A_NUMBER, SPLITS);
+    let reason = run.rolled_back();
+    assert!(reason.contains("count_words('a 0')"), "{reason}");
+    run.versions(&["asked", "disputed"]);
+
+    let run = with_versions(COUNTS, A_NUMBER, SPLITS);
+    run.committed();
+    run.versions(&["asked", "agreed"]);
+}
+
 /// `count_words` right on the example, wrong on three words, and looping for ever on an empty
 /// string inside a bare `except` (which swallows any alarm).
 const LOOPS_ON_EMPTY: &str = "```python\ndef lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n\n\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef count_words(s):\n    \"\"\"Return the number of words in s.\"\"\"\n    while not s:\n        try:\n            s = s.strip()\n        except:\n            pass\n    return len(s.split()) + (s == 'a b c')\n```";

@@ -17,6 +17,7 @@ fn only_new_public_top_level_functions_are_probed() {
             name: "re_count".into(),
             shown: "def re_count(regex, s, flags=0):\n    \"\"\"Count the matches.\"\"\"\n    ..."
                 .into(),
+            signature: "def re_count(regex, s, flags=0):".into(),
             covered: false,
         }]
     );
@@ -42,6 +43,7 @@ fn the_file_keeps_imports_and_tests_only_and_imports_the_function() {
         path: "src/pkg/text.py".into(),
         name: "re_count".into(),
         shown: String::new(),
+        signature: String::new(),
         covered: false,
     };
     let files = vec![
@@ -123,6 +125,7 @@ FAILED test_zerorepo_probes.py::test_re_count_typical - TypeError
         path: "funcy/strings.py".into(),
         name: "re_count".into(),
         shown: String::new(),
+        signature: String::new(),
         covered: false,
     }];
     let documented = named_errors("It raises ValueError for an empty pattern.");
@@ -151,6 +154,7 @@ fn a_function_its_examples_ran_crashes_only_in_its_own_frame() {
         path: "funcy/strings.py".into(),
         name: "cut".into(),
         shown: String::new(),
+        signature: String::new(),
         covered,
     };
     let crashed = |output: &str, covered| crashes(output, &[cut(covered)], &[]).len();

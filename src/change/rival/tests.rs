@@ -109,10 +109,14 @@ fn a_version_keeps_its_imports_and_definitions_and_needs_the_function() {
         path: "m.py".into(),
         name: "f".into(),
         shown: "def f(x):\n    \"\"\"Twice x.\"\"\"\n    ...".into(),
+        signature: "def f(x):".into(),
         covered: false,
     };
     let prefill = prefill(&function);
-    assert_eq!(prefill, "```python\ndef f(x):\n    \"\"\"Twice x.\"\"\"\n");
+    assert_eq!(
+        prefill, "```python\ndef f(x):\n",
+        "begun without the change's docstring"
+    );
     let answer = "    return helper(x)\n\n\ndef helper(x):\n    return 2 * x\n\n\nprint(f(2))\n```";
     let source = version_source(answer, &prefill, "f").unwrap();
     assert!(source.starts_with("def f(x):"), "{source}");
