@@ -628,7 +628,8 @@ fn failing(crashed: &[(String, String)], missed: &[(String, String)], file: &str
     let missed: Sections = missed
         .iter()
         .map(|(name, section)| {
-            let test = (units.iter())
+            let test = units
+                .iter()
                 .find(|u| u.def_name() == name.split('[').next())
                 .map(|u| u.text.clone());
             let shown = match test {
