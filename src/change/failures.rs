@@ -25,6 +25,20 @@ pub(super) fn relevant(output: &str, max: usize) -> String {
     }
 }
 
+/// How many tests pytest's count line in `output` says passed: `None` without that line
+/// (a check of another shape, or a run that never got to count).
+pub(super) fn passed_tests(output: &str) -> Option<u32> {
+    let line = output.lines().rev().map(str::trim).find(|l| is_count(l))?;
+    let counts = line.trim_matches(|c: char| c == '=' || c.is_whitespace());
+    let counts = counts.split(" in ").next().unwrap_or_default();
+    Some(
+        (counts.split(", "))
+            .filter_map(|part| part.strip_suffix(" passed"))
+            .filter_map(|n| n.parse::<u32>().ok())
+            .sum(),
+    )
+}
+
 /// A pytest run's output in its parts.
 #[derive(Debug, Default)]
 struct Pytest<'a> {
@@ -220,6 +234,17 @@ mod tests {
         }
         out.push_str(&format!("{} failed, 300 passed in 1.20s\n", failing.len()));
         out
+    }
+
+    #[test]
+    fn passed_tests_are_read_from_the_count_line_with_or_without_its_timing() {
+        assert_eq!(
+            passed_tests("..F\nFAILED x\n3 failed, 274 passed"),
+            Some(274)
+        );
+        assert_eq!(passed_tests("== 1 failed, 2 passed in 0.03s =="), Some(2));
+        assert_eq!(passed_tests("ERROR collecting x\n1 error"), Some(0));
+        assert_eq!(passed_tests("Traceback (most recent call last):"), None);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use super::anchor::{add_import, append, defines, top_gap};
 use super::{Check, CodeError, Request, Run};
 use crate::symbols::edit::{insert_after_spaced, insert_before, replace_definition};
-use crate::symbols::{UnitKind, split_units};
+use crate::symbols::{Unit, UnitKind, split_units};
 use crate::workspace::overlay::Author;
 
 /// The most definitions tried back in one verification's trim.
@@ -59,8 +59,7 @@ impl Run {
                 };
                 let name = back.name();
                 let trial = self.trial(request, &path, text).await?;
-                let better = failing(&trial.checks).is_subset(&failing(&checks))
-                    && failing(&trial.checks) != failing(&checks);
+                let better = better(&checks, &trial.checks, back.carries_behaviour());
                 let (outcome, detail) = match better {
                     true => (
                         "put back",
@@ -94,6 +93,13 @@ enum PutBack {
 }
 
 impl PutBack {
+    /// Whether what is put back can hold what the request asked for: an altered definition
+    /// can (a fix undone by it may make more old tests pass), an import or a definition the
+    /// change lost cannot.
+    fn carries_behaviour(&self) -> bool {
+        matches!(self, PutBack::Altered { .. })
+    }
+
     fn name(&self) -> String {
         match self {
             PutBack::Altered { name, .. } => name.clone(),
@@ -152,7 +158,7 @@ fn restore_definition(original: &str, staged: &str, name: &str) -> Option<String
     let units = split_units(original);
     let at = units.iter().position(|u| u.def_name() == Some(name))?;
     let code = &units[at].text;
-    fn kept<'u>(unit: &'u crate::symbols::Unit, staged: &str) -> Option<&'u str> {
+    fn kept<'u>(unit: &'u Unit, staged: &str) -> Option<&'u str> {
         unit.def_name().filter(|n| defines(staged, n))
     }
     if let Some(above) = units[..at].iter().rev().find_map(|u| kept(u, staged))
@@ -168,18 +174,44 @@ fn restore_definition(original: &str, staged: &str, name: &str) -> Option<String
     Some(append(staged, code, top_gap(staged)))
 }
 
-/// `staged` with each import line of `original` it lost joined back to its imports; `None`
-/// when it lost none.
+/// `staged` with each import line of `original` it lost joined back to its imports, and each
+/// import line it re-typed dropped; `None` when it lost none. A re-typed line binds only
+/// names a lost line binds: a small model re-typing a module wrote
+/// `from pkg.iserror import Error` for `from pkg.isoerror import Error`, so the whole suite
+/// failed to import, and the lost line joined back beside it changed nothing (code corpus,
+/// dev half). Which line was meant is left to the trial: it stays only when fewer checks fail.
 fn restore_imports(original: &str, staged: &str) -> Option<String> {
-    let lost: Vec<String> = split_units(original)
-        .into_iter()
-        .filter(|u| u.kind == UnitKind::Import && !staged.contains(u.text.trim()))
-        .map(|u| u.text)
-        .collect();
-    (!lost.is_empty()).then(|| {
-        lost.iter()
-            .fold(staged.to_string(), |t, i| add_import(&t, i))
-    })
+    let imports = |text: &str| -> Vec<Unit> {
+        (split_units(text).into_iter())
+            .filter(|u| u.kind == UnitKind::Import)
+            .collect()
+    };
+    let (had, has) = (imports(original), imports(staged));
+    let missing = |u: &Unit, among: &[Unit]| !among.iter().any(|o| o.text.trim() == u.text.trim());
+    let lost: Vec<&Unit> = had.iter().filter(|u| missing(u, &has)).collect();
+    if lost.is_empty() {
+        return None;
+    }
+    let lost_names: BTreeSet<String> = lost.iter().flat_map(|u| u.imported_names()).collect();
+    let retyped = (has.iter())
+        .filter(|u| missing(u, &had))
+        .filter(|u| (u.imported_names().iter()).all(|n| lost_names.contains(n)));
+    let kept = retyped.fold(staged.to_string(), |t, u| drop_lines(&t, &u.text));
+    Some(lost.iter().fold(kept, |t, u| add_import(&t, &u.text)))
+}
+
+/// `text` without the whole lines `unit` spans (its first occurrence at a line start).
+fn drop_lines(text: &str, unit: &str) -> String {
+    let found = text
+        .match_indices(unit)
+        .find(|(at, _)| *at == 0 || text[..*at].ends_with('\n'));
+    match found {
+        Some((at, _)) => {
+            let end = (at + unit.len() + 1).min(text.len());
+            format!("{}{}", &text[..at], &text[end..])
+        }
+        None => text.to_string(),
+    }
 }
 
 /// A state tried: `path` written, verified, and everything put back as it was, the checks
@@ -248,6 +280,26 @@ impl Run {
             self.outcome.examples,
         ) = trial.seen;
         Ok(trial.checks)
+    }
+}
+
+/// Whether the checks of `trial` are better than `before`'s: no command fails that did not,
+/// and fewer fail; or, for a put-back that carries no behaviour, the same fail and more of
+/// their tests pass. A re-typed import broke a whole suite's collection, and the suite still
+/// failed once it was put back, on the three tests the fix was for (code corpus, dev half):
+/// counted by commands alone, the put-back that brought 274 tests back looked like nothing.
+fn better(before: &[Check], trial: &[Check], carries_behaviour: bool) -> bool {
+    let (was, now) = (failing(before), failing(trial));
+    let passed = |checks: &[Check]| -> u32 {
+        (checks.iter())
+            .filter(|c| !c.passed && !c.unavailable)
+            .filter_map(|c| super::failures::passed_tests(&c.output))
+            .sum()
+    };
+    match (now.is_subset(&was), now == was) {
+        (true, false) => true,
+        (true, true) => !carries_behaviour && passed(trial) > passed(before),
+        (false, _) => false,
     }
 }
 
@@ -332,6 +384,30 @@ mod tests {
     }
 
     #[test]
+    fn a_retyped_import_line_goes_when_the_lost_one_comes_back() {
+        let original = "import re\nfrom pkg.isoerror import Error\nfrom pkg.tz import UTC\n\n\ndef a():\n    return re, Error, UTC\n";
+        let staged = "from pkg.iserror import Error\nfrom pkg.tz import UTC\nimport math\n\n\ndef a():\n    return re, Error, UTC, math\n";
+        let back = PutBack::Imports.apply(original, staged).unwrap();
+        assert!(!back.contains("iserror"), "{back}");
+        assert!(
+            back.contains("import math\n"),
+            "a new name's import stays: {back}"
+        );
+        for line in [
+            "import re\n",
+            "from pkg.isoerror import Error\n",
+            "def a():",
+        ] {
+            assert!(back.contains(line), "{line:?} in {back}");
+        }
+        // A module that lost nothing has nothing put back, whatever it added.
+        assert_eq!(
+            restore_imports(original, &format!("import math\n{original}")),
+            None
+        );
+    }
+
+    #[test]
     fn a_lost_first_definition_goes_back_above_the_next_one() {
         let original = "import os\n\n\ndef a():\n    return 1\n\n\ndef b():\n    return 2\n";
         let staged = "import os\n\n\ndef b():\n    return 2\n";
@@ -356,5 +432,28 @@ mod tests {
             check("accept", true, false),
         ];
         assert_eq!(failing(&checks), BTreeSet::from(["pytest"]));
+    }
+
+    #[test]
+    fn a_put_back_without_behaviour_is_better_when_more_of_a_failing_suite_passes() {
+        let suite = |output: &str| Check {
+            command: "pytest".into(),
+            passed: false,
+            unavailable: false,
+            exit_code: Some(1),
+            output: output.into(),
+        };
+        let broken = [suite("ERROR collecting tests/test_a.py\n1 error")];
+        let three = [suite("FAILED tests/test_b.py::t\n3 failed, 274 passed")];
+        assert!(better(&broken, &three, false), "imports put back");
+        assert!(
+            !better(&broken, &three, true),
+            "an altered definition: commands only"
+        );
+        assert!(!better(&three, &broken, false));
+        assert!(!better(&three, &three, false), "as many pass: not better");
+        let mut passing = three.clone();
+        passing[0].passed = true;
+        assert!(better(&three, &passing, true), "fewer commands fail");
     }
 }
