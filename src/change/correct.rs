@@ -390,6 +390,11 @@ impl Run {
                 context.push((other.clone(), text));
             }
         }
+        let original = (crate::fsutil::Workspace::new(&request.repo).read(&path))
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        let unused = super::built_on::unused_note(ask.spec, &original, &current);
         let (asked, form) = prompt::correct_request(&Correction {
             spec: ask.spec,
             plan: ask.plan,
@@ -406,6 +411,7 @@ impl Run {
             extent: ask
                 .retry
                 .map_or(prompt::Extent::AsFits, Unusable::next_extent),
+            unused: &unused,
         })?;
         let answers = self.ask_many(request, &asked, CANDIDATES).await?;
         let mut usable = Vec::new();

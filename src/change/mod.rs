@@ -71,6 +71,7 @@ mod anchor;
 mod answer;
 pub mod audit;
 mod budget;
+mod built_on;
 mod checks;
 mod correct;
 mod examples;

@@ -217,6 +217,9 @@ pub(super) struct Correction<'a> {
     /// ([`super::fresh`]): by symbol, at its new definition.
     pub fresh: Option<&'a Start>,
     pub extent: Extent,
+    /// The functions the change names that its new definitions do not use
+    /// ([`super::built_on`]): lines, or empty.
+    pub unused: &'a str,
 }
 
 pub(super) fn correct_request(ask: &Correction<'_>) -> Result<(LlmRequest, Form), FitError> {
@@ -234,6 +237,14 @@ pub(super) fn correct_request(ask: &Correction<'_>) -> Result<(LlmRequest, Form)
             ("tasks", tasks.clone()),
             ("command", ask.failure.command.to_string()),
             ("error", error),
+            // Apart from the output above it, when there is one.
+            (
+                "unused",
+                match ask.unused {
+                    "" => String::new(),
+                    note => format!("\n{note}"),
+                },
+            ),
             ("context", context),
             ("path", ask.path.to_string()),
             ("current", current),
@@ -638,6 +649,7 @@ pub(super) fn bare_template() -> Result<String, PromptError> {
         ("tasks", String::new()),
         ("command", String::new()),
         ("error", String::new()),
+        ("unused", String::new()),
         ("context", String::new()),
         ("path", String::new()),
         ("current", String::new()),

@@ -83,7 +83,7 @@ pub const CODE_EDIT: Template = Template {
 /// `zerorepo code`: a change whose check fails, the file at fault (role `fix`).
 pub const CODE_CORRECT: Template = Template {
     id: "code_correct",
-    version: 2,
+    version: 3,
     body: include_str!("code_correct.md"),
 };
 /// `zerorepo code`: calls of a new function on inputs the request's examples leave out

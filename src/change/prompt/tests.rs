@@ -166,6 +166,7 @@ fn a_correction_prompt_with_a_long_failing_output_fits_and_keeps_the_failure() {
         round: 1,
         fresh: None,
         extent: Extent::AsFits,
+        unused: "",
     })
     .unwrap();
     assert!(
@@ -218,6 +219,7 @@ fn a_function_written_again_is_asked_by_symbol_even_in_a_short_file() {
         round: 1,
         fresh,
         extent: Extent::AsFits,
+        unused: "The change names `lower`, and the new `slug` does not use it.\n",
     };
     let (_, form) = correct_request(&ask(None)).unwrap();
     assert_eq!(form, Form::Whole, "a short file is asked whole otherwise");
@@ -230,6 +232,10 @@ fn a_function_written_again_is_asked_by_symbol_even_in_a_short_file() {
     );
     let prompt = &request.messages[1].content;
     assert!(prompt.contains("`slug` is taken out") && !prompt.contains("def slug"));
+    assert!(
+        prompt.contains("got 'a b'\n\nThe change names `lower`"),
+        "the note follows the failure: {prompt}"
+    );
 }
 
 #[test]
