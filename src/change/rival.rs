@@ -54,6 +54,7 @@ use serde::Deserialize;
 use super::accept::module_of;
 use super::probe::{NewFunction, named_errors};
 use super::{CodeError, Request, Run, audit};
+use crate::llm::LlmRequest;
 use crate::symbols::{UnitKind, split_units};
 
 /// The file the calls run from, at the root of the scratch copy.
@@ -308,31 +309,49 @@ impl Run {
         }
         let disk = crate::fsutil::Workspace::new(&request.repo);
         let before = disk.read(&function.path).ok().flatten().unwrap_or_default();
-        let answers = match super::prompt::rival_request(&request.spec, function, &before) {
-            Ok(asked) => self
-                .ask_many(request, &asked, VERSIONS)
-                .await
-                .map_err(|e| e.to_string()),
-            Err(why) => Err(why.to_string()),
-        };
-        let versions: Vec<String> = match answers {
-            Ok(answers) => {
-                let prefill = prefill(function);
-                let usage = self.last_usage.take();
-                let detail = format!("{} versions of {}", answers.len(), function.name);
-                self.audit
-                    .record("versions", None, "asked", &detail, "", usage)?;
-                answers
-                    .iter()
-                    .filter_map(|a| version_source(a, &prefill, &function.name))
-                    .collect()
-            }
+        let asked = match super::prompt::rival_request(&request.spec, function, &before) {
+            Ok(asked) => asked,
             Err(why) => {
+                let why = why.to_string();
                 self.audit
                     .record("versions", None, "skipped", &function.name, &why, None)?;
-                Vec::new()
+                self.rivals.asked.insert(key, Vec::new());
+                return Ok(Vec::new());
             }
         };
+        // A version that does not parse is no version: the check needs two, and one of two
+        // samples at this temperature came back as `return x if c else raise E` (dev half),
+        // so the check did not run and a change that never raised was written. Asked once
+        // more, with other seeds.
+        let mut versions = Vec::new();
+        for batch in 0..2 {
+            if versions.len() >= VERSIONS as usize {
+                break;
+            }
+            let asked = LlmRequest {
+                attempt: batch,
+                seed: Some(u64::from(batch * VERSIONS)),
+                ..asked.clone()
+            };
+            let answers = match self.ask_many(request, &asked, VERSIONS).await {
+                Ok(answers) => answers,
+                Err(why) => {
+                    let why = why.to_string();
+                    self.audit
+                        .record("versions", None, "skipped", &function.name, &why, None)?;
+                    break;
+                }
+            };
+            let prefill = prefill(function);
+            let usage = self.last_usage.take();
+            let detail = format!("{} versions of {}", answers.len(), function.name);
+            self.audit
+                .record("versions", None, "asked", &detail, "", usage)?;
+            versions.extend(
+                (answers.iter()).filter_map(|a| version_source(a, &prefill, &function.name)),
+            );
+        }
+        versions.truncate(VERSIONS as usize);
         self.rivals.asked.insert(key, versions.clone());
         Ok(versions)
     }

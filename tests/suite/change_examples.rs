@@ -231,6 +231,38 @@ fn a_new_function_whose_corrections_copy_it_back_is_written_again_out_of_view() 
     );
 }
 
+/// A request that names, in backticks, the module's functions a new one is built on: the
+/// correction of a new function that uses none of them says so (the 1.5B model counted
+/// `len` where the request said `wcswidth`, round after round; code corpus, dev half).
+#[test]
+fn the_correction_of_a_new_function_names_what_the_request_built_it_on() {
+    let repo = project();
+    let record = tempfile::tempdir().unwrap();
+    let request = "Add `slugify_title(s)` to text, built from `lower_words` and \
+                   `join_dashes`: `slugify_title('A B')` returns `'a-b'`.";
+    let script = [
+        one_task(),
+        answer("1", "impl", COPIED),
+        answer("correct", "fix", RIGHT),
+    ];
+    let extra = ["--record", record.path().to_str().unwrap()];
+    let (status, outcome, stderr) = code(repo.path(), request, &script, &extra);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    let corrections: Vec<Value> = recorded_requests(record.path())
+        .into_iter()
+        .filter(|r| r["node_id"] == "correct")
+        .collect();
+    let prompt = corrections[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        prompt.contains(
+            "The change names `join_dashes`, `lower_words`, and the new `slugify_title` \
+             does not use them: build it on what the change names."
+        ),
+        "{prompt}"
+    );
+}
+
 /// A short module re-typed whole without a function the request never named is refused;
 /// asked again whole, the 1.5B model dropped the same definitions (code corpus, dev half).
 /// Once a whole answer dropped one, the file is asked by symbol: the answer adds the new
@@ -784,6 +816,34 @@ fn a_new_function_that_versions_written_apart_agree_against_is_not_written() {
     let run = with_versions(COUNTS_SPACES, BARE_CALLS, "    return 0\n```");
     run.committed();
     run.versions(&["asked", "agreed"]);
+}
+
+/// A version that does not parse is no version: the check needs two, and is asked once
+/// more, with other seeds, when a sample is unusable. The 1.5B model wrote
+/// `return x if c else raise E` in one of two samples, the check did not run, and a change
+/// that never raised the error the request names was written (code corpus, dev half).
+#[test]
+fn a_version_that_does_not_parse_is_asked_again_and_the_check_runs() {
+    let repo = project();
+    let before = tree(repo.path());
+    let mut script = count_words(COUNTS_SPACES, BARE_CALLS).to_vec();
+    script.push(answer("rival", "impl", SPLITS));
+    let broken = "    return len(s) if s else raise ValueError('none')\n```";
+    script.push(json!({"node": "rival", "role": "impl", "candidate": 1, "answer": broken}));
+    script.push(json!({"node": "rival", "role": "impl", "attempt": 1, "answer": SPLITS}));
+    script.push(
+        json!({"node": "rival", "role": "impl", "attempt": 1, "candidate": 1, "answer": SPLITS}),
+    );
+    let (status, outcome, stderr) = code(repo.path(), COUNT_WORDS_GIVEN, &script, &[]);
+    assert_eq!(status, 1, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "rolled_back", "{outcome:#}");
+    assert_eq!(tree(repo.path()), before, "not one byte changed");
+    let versions = trail(repo.path(), "versions");
+    assert_eq!(
+        outcomes(&versions),
+        ["asked", "asked", "disputed"],
+        "{versions:#?}"
+    );
 }
 
 /// One call that asserts nothing, on three words: the empty string is tried by no one.
