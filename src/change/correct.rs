@@ -373,7 +373,8 @@ impl Run {
             return Ok(None);
         };
         let current = self.overlay.read(&path)?.unwrap_or_default();
-        let fresh = self.fresh_start(request, ask, &path, &current);
+        let original = Workspace::new(&request.repo).read(&path).ok().flatten();
+        let fresh = self.fresh_start(ask, &path, original.as_deref(), &current);
         let retry = ask.retry.map(|why| match &fresh {
             Some(fresh) => format!(
                 "{why}. `{}` is taken out of the file below: write it again, another way, from \
@@ -384,16 +385,8 @@ impl Run {
         });
         // The answers apply to the file as the prompt shows it.
         let base = fresh.as_ref().map_or(current.as_str(), |f| f.base.as_str());
-        let mut context = Vec::new();
-        for other in changed.iter().filter(|p| **p != path) {
-            if let Some(text) = self.overlay.read(other)? {
-                context.push((other.clone(), text));
-            }
-        }
-        let original = (crate::fsutil::Workspace::new(&request.repo).read(&path))
-            .ok()
-            .flatten()
-            .unwrap_or_default();
+        let context = self.others(&changed, &path)?;
+        let original = original.unwrap_or_default();
         let unused = super::built_on::unused_note(ask.spec, &original, &current);
         let (asked, form) = prompt::correct_request(&Correction {
             spec: ask.spec,
@@ -455,9 +448,9 @@ impl Run {
     /// the failure names one in a file of code.
     fn fresh_start(
         &self,
-        request: &Request,
         ask: &CorrectAsk<'_>,
         path: &str,
+        original: Option<&str>,
         current: &str,
     ) -> Option<Fresh> {
         if !matches!(ask.retry, Some(Unusable::Reverted { .. }))
@@ -466,7 +459,17 @@ impl Run {
         {
             return None;
         }
-        let original = Workspace::new(&request.repo).read(path).ok().flatten();
-        fresh(original.as_deref(), current, &ask.failed.output)
+        fresh(original, current, &ask.failed.output)
+    }
+
+    /// The staged files of `changed` other than `path`, with their text: shown beside it.
+    fn others(&self, changed: &[String], path: &str) -> Result<Vec<(String, String)>, CodeError> {
+        let mut context = Vec::new();
+        for other in changed.iter().filter(|p| *p != path) {
+            if let Some(text) = self.overlay.read(other)? {
+                context.push((other.clone(), text));
+            }
+        }
+        Ok(context)
     }
 }
