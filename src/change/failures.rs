@@ -29,10 +29,8 @@ pub(super) fn relevant(output: &str, max: usize) -> String {
 /// (a check of another shape, or a run that never got to count).
 pub(super) fn passed_tests(output: &str) -> Option<u32> {
     let line = output.lines().rev().map(str::trim).find(|l| is_count(l))?;
-    let counts = line.trim_matches(|c: char| c == '=' || c.is_whitespace());
-    let counts = counts.split(" in ").next().unwrap_or_default();
     Some(
-        (counts.split(", "))
+        (counts(line).split(", "))
             .filter_map(|part| part.strip_suffix(" passed"))
             .filter_map(|n| n.parse::<u32>().ok())
             .sum(),
@@ -150,9 +148,7 @@ fn is_count(text: &str) -> bool {
         "warnings",
         "deselected",
     ];
-    // `-rA` frames it in `=`, and the timing's removal takes the closing ones with it.
-    let text = text.trim_matches(|c: char| c == '=' || c.is_whitespace());
-    let counts = text.split(" in ").next().unwrap_or_default();
+    let counts = counts(text);
     !counts.is_empty()
         && counts.split(", ").all(|part| {
             let mut words_of = part.split(' ');
@@ -161,6 +157,13 @@ fn is_count(text: &str) -> bool {
                 && words_of.next().is_some_and(|w| words.contains(&w))
                 && words_of.next().is_none()
         })
+}
+
+/// The counts of a count line, without its frame and its timing (`1 failed, 2 passed`).
+fn counts(line: &str) -> &str {
+    // `-rA` frames it in `=`, and the timing's removal takes the closing ones with it.
+    let line = line.trim_matches(|c: char| c == '=' || c.is_whitespace());
+    line.split(" in ").next().unwrap_or_default()
 }
 
 /// A section too long for `room`: its captured output goes first (pytest prints it after

@@ -323,6 +323,7 @@ impl Run {
         // samples at this temperature came back as `return x if c else raise E` (dev half),
         // so the check did not run and a change that never raised was written. Asked once
         // more, with other seeds.
+        let prefill = prefill(function);
         let mut versions = Vec::new();
         for batch in 0..2 {
             if versions.len() >= VERSIONS as usize {
@@ -342,7 +343,6 @@ impl Run {
                     break;
                 }
             };
-            let prefill = prefill(function);
             let usage = self.last_usage.take();
             let detail = format!("{} versions of {}", answers.len(), function.name);
             self.audit

@@ -200,11 +200,14 @@ fn restore_imports(original: &str, staged: &str) -> Option<String> {
     Some(lost.iter().fold(kept, |t, u| add_import(&t, &u.text)))
 }
 
-/// `text` without the whole lines `unit` spans (its first occurrence at a line start).
+/// `text` without the whole lines `unit` spans (its first occurrence that is whole lines:
+/// `import re` is not the start of `import requests`).
 fn drop_lines(text: &str, unit: &str) -> String {
-    let found = text
-        .match_indices(unit)
-        .find(|(at, _)| *at == 0 || text[..*at].ends_with('\n'));
+    let found = text.match_indices(unit).find(|(at, _)| {
+        let end = at + unit.len();
+        (*at == 0 || text[..*at].ends_with('\n'))
+            && (end == text.len() || text[end..].starts_with('\n'))
+    });
     match found {
         Some((at, _)) => {
             let end = (at + unit.len() + 1).min(text.len());
@@ -400,6 +403,15 @@ mod tests {
         ] {
             assert!(back.contains(line), "{line:?} in {back}");
         }
+        // A re-typed line is dropped whole, never the start of a longer one.
+        let longer = "import requests\nimport re\n\n\ndef a():\n    return re\n";
+        let back = PutBack::Imports
+            .apply("from pkg import re\n\n\ndef a():\n    return re\n", longer)
+            .unwrap();
+        assert!(
+            back.starts_with("import requests\nfrom pkg import re\n\n\ndef a"),
+            "{back}"
+        );
         // A module that lost nothing has nothing put back, whatever it added.
         assert_eq!(
             restore_imports(original, &format!("import math\n{original}")),
