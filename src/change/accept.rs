@@ -11,7 +11,8 @@
 //! Each test imports the example's function from the module that defines it in the staged
 //! copy (a file the plan edits first, else the shortest path), else from the first Python
 //! file the plan edits (where it should appear), and compares with `==` (floats
-//! approximately) or checks the exception's class by name, so no import of it is needed.
+//! approximately) and, as a doctest would, by the type of each number shown (`5400` is not
+//! `5400.0`), or checks the exception's class by name, so no import of it is needed.
 //! Everything pasted into the test is a checked literal, a Python identifier, or a module
 //! path of identifiers: nothing of the request runs on the host, and in the sandbox only as
 //! such values.
@@ -424,8 +425,9 @@ pub(super) fn module_of(path: &str, files: &[String]) -> Option<ImportSite> {
 fn render(examples: &[Example], targets: &[Option<ImportSite>]) -> String {
     let mut out = String::from(
         "\"\"\"The request's examples as tests, written by zerorepo in the sandbox's copy only.\"\"\"\n\
-         import os as _os\nimport sys as _sys\n\nimport pytest as _pytest\n",
+         import numbers as _numbers\nimport os as _os\nimport sys as _sys\n\nimport pytest as _pytest\n",
     );
+    out.push_str(SAME_KIND);
     for (i, (example, target)) in examples.iter().zip(targets).enumerate() {
         out.push_str(&format!("\n\ndef test_example_{}():\n", i + 1));
         let Some(target) = target else {
@@ -460,7 +462,7 @@ fn body(example: &Example) -> String {
             };
             format!(
                 "    _zr_expected = {value}\n    _zr_result = {call}\n    assert _zr_result == {compare}, \
-                 'got ' + repr(_zr_result) + ', expected ' + repr(_zr_expected)\n{}",
+                 'got ' + repr(_zr_result) + ', expected ' + repr(_zr_expected)\n{KIND_ASSERT}{}",
                 ITERATOR_VARIANT
                     .replace("SAID", &said(&example.params))
                     .replace("ARGS", &example.args)
@@ -475,6 +477,26 @@ fn body(example: &Example) -> String {
         ),
     }
 }
+
+/// A number an example shows says its type too, as in a doctest (which compares `repr`s):
+/// `5400.0` is a float, `2` an int, `False` a bool, inside lists, tuples and dict values as
+/// well. `==` alone lets `5400` pass for `5400.0` and `0` for `False`, so a function that
+/// returns the wrong type passed the request's own example; `zerorepo generate` already reads
+/// a plan's examples by `repr`. Other types (a `Decimal`, a `Fraction`) are not judged here.
+const SAME_KIND: &str = "\n\ndef _zr_kind(value):\n    if isinstance(value, bool):\n        return 'bool'\n    \
+if isinstance(value, _numbers.Integral):\n        return 'int'\n    \
+return 'float' if isinstance(value, float) else None\n\n\n\
+def _zr_same_kind(got, expected):\n    kinds = (_zr_kind(got), _zr_kind(expected))\n    \
+if None not in kinds:\n        return kinds[0] == kinds[1]\n    \
+if isinstance(expected, (list, tuple)) and isinstance(got, (list, tuple)) and len(got) == len(expected):\n        \
+return all(_zr_same_kind(g, e) for g, e in zip(got, expected))\n    \
+if isinstance(expected, dict) and isinstance(got, dict):\n        \
+return all(_zr_same_kind(got[k], v) for k, v in expected.items() if k in got)\n    return True\n";
+
+/// The check of [`SAME_KIND`] after a value compared equal.
+const KIND_ASSERT: &str = "    assert _zr_same_kind(_zr_result, _zr_expected), 'got ' + repr(_zr_result) + ' (' + \
+type(_zr_result).__name__ + '), expected ' + repr(_zr_expected) + ' (' + type(_zr_expected).__name__ + \
+'): the example shows the type too, as a doctest does'\n";
 
 /// The example again with each list or tuple given to a parameter whose name says
 /// `iterable` passed as a one-shot iterator of the same items: in Python an iterable is

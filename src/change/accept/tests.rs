@@ -260,6 +260,9 @@ fn hostile_examples_stay_values_in_the_test_file() {
             "import_statement",
             "import_statement",
             "import_statement",
+            "import_statement",
+            "function_definition",
+            "function_definition",
             "function_definition",
             "function_definition",
             "function_definition",
@@ -274,6 +277,7 @@ fn hostile_examples_stay_values_in_the_test_file() {
         "expression_statement",
         "expression_statement",
         "assert_statement",
+        "assert_statement",
         "import_statement",
         "expression_statement",
         "expression_statement",
@@ -282,11 +286,12 @@ fn hostile_examples_stay_values_in_the_test_file() {
         "for_statement",
         "if_statement",
     ];
-    for body in &bodies[..3] {
+    // The first two are the helpers every example shares.
+    for body in &bodies[2..5] {
         assert_eq!(body, &returns, "{text}");
     }
     assert_eq!(
-        bodies[3],
+        bodies[5],
         [
             "import_from_statement",
             "with_statement",
@@ -300,36 +305,11 @@ fn hostile_examples_stay_values_in_the_test_file() {
 
 #[test]
 fn an_iterable_parameter_is_also_given_an_iterator() {
-    let python = std::env::var_os("ZEROREPO_PYTHON").unwrap_or_else(|| "python3".into());
-    let has_pytest = std::process::Command::new(&python)
-        .args(["-c", "import pytest"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_pytest {
-        eprintln!("SKIPPED an_iterable_parameter_is_also_given_an_iterator: no Python with pytest");
+    let Some(python) = python_with_pytest("an_iterable_parameter_is_also_given_an_iterator") else {
         return;
-    }
+    };
     let run = |code: &str, params: &[&str]| {
-        let text = listed_diffs("[1, 4, 9]", "[3, 5]", params);
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("calc.py"), code).unwrap();
-        std::fs::write(dir.path().join("test_accept.py"), &text).unwrap();
-        let out = std::process::Command::new(&python)
-            .args([
-                "-m",
-                "pytest",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                "test_accept.py",
-            ])
-            .current_dir(dir.path())
-            .output()
-            .unwrap();
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
+        pytest(&python, code, &listed_diffs("[1, 4, 9]", "[3, 5]", params))
     };
     let lists_only = "def diffs(iterable):\n    for i in range(1, len(iterable)):\n        yield iterable[i] - iterable[i - 1]\n";
     let (passed, output) = run(lists_only, &[]);
@@ -346,6 +326,90 @@ fn an_iterable_parameter_is_also_given_an_iterator() {
     let (passed, output) = run(&renamed, &["iterable"]);
     assert!(!passed, "{output}");
     assert!(output.contains("values given as an iterator"), "{output}");
+}
+
+/// Whether pytest passes `text` as `test_accept.py` beside `code` as `calc.py`, and its output.
+fn pytest(python: &std::ffi::OsStr, code: &str, text: &str) -> (bool, String) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("calc.py"), code).unwrap();
+    std::fs::write(dir.path().join("test_accept.py"), text).unwrap();
+    let out = std::process::Command::new(python)
+        .args([
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "test_accept.py",
+        ])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// The Python with pytest the tests run, or `None` (and a loud skip) without one.
+fn python_with_pytest(test: &str) -> Option<std::ffi::OsString> {
+    let python = std::env::var_os("ZEROREPO_PYTHON").unwrap_or_else(|| "python3".into());
+    let has_pytest = std::process::Command::new(&python)
+        .args(["-c", "import pytest"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has_pytest {
+        eprintln!("SKIPPED {test}: no Python with pytest");
+        return None;
+    }
+    Some(python)
+}
+
+/// An example's `5400.0` is not met by `5400`, nor `False` by `0`, nor `[1.0, 2]` by `[1, 2]`:
+/// a doctest would show the difference, and `==` alone let a function of the wrong type
+/// pass its own example.
+#[test]
+fn a_number_an_example_shows_says_its_type_as_in_a_doctest() {
+    let Some(python) =
+        python_with_pytest("a_number_an_example_shows_says_its_type_as_in_a_doctest")
+    else {
+        return;
+    };
+    let target = ImportSite {
+        path: "calc.py".into(),
+        module: "calc".into(),
+        root: String::new(),
+    };
+    let check = |expected: &str, body: &str| {
+        let text = render(
+            &[example("f", "'x'", Expect::Returns(expected.into()))],
+            &[Some(target.clone())],
+        );
+        pytest(&python, &format!("def f(s):\n    return {body}\n"), &text)
+    };
+    for (expected, wrong, right) in [
+        ("5400.0", "5400", "5400.0"),
+        ("2", "2.0", "2"),
+        ("False", "0", "False"),
+        ("[1.0, 2]", "[1, 2]", "[1.0, 2]"),
+        (
+            "{'a': 1.5, 'b': 3.0}",
+            "{'a': 1.5, 'b': 3}",
+            "{'b': 3.0, 'a': 1.5}",
+        ),
+    ] {
+        let (passed, output) = check(expected, wrong);
+        assert!(!passed, "{expected} met by {wrong}: {output}");
+        assert!(
+            output.contains("the example shows the type too"),
+            "{output}"
+        );
+        let (passed, output) = check(expected, right);
+        assert!(passed, "{expected} not met by {right}: {output}");
+    }
+    // A value only approximately equal still passes, and other types are not judged.
+    assert!(check("0.3", "0.1 + 0.2").0);
+    assert!(check("0.5", "__import__('fractions').Fraction(1, 2)").0);
 }
 
 /// The test file of one example `list(diffs(ARGS))` is `EXPECTED`, diffs in `calc.py`, the
