@@ -425,9 +425,8 @@ pub(super) fn module_of(path: &str, files: &[String]) -> Option<ImportSite> {
 fn render(examples: &[Example], targets: &[Option<ImportSite>]) -> String {
     let mut out = String::from(
         "\"\"\"The request's examples as tests, written by zerorepo in the sandbox's copy only.\"\"\"\n\
-         import numbers as _numbers\nimport os as _os\nimport sys as _sys\n\nimport pytest as _pytest\n",
+         import os as _os\nimport sys as _sys\n\nimport pytest as _pytest\n",
     );
-    out.push_str(SAME_KIND);
     for (i, (example, target)) in examples.iter().zip(targets).enumerate() {
         out.push_str(&format!("\n\ndef test_example_{}():\n", i + 1));
         let Some(target) = target else {
@@ -440,6 +439,9 @@ fn render(examples: &[Example], targets: &[Option<ImportSite>]) -> String {
         out.push_str(&target.import(&example.function, Some("_zr_function"), "    "));
         out.push_str(&body(example));
     }
+    // Last, so that the line numbers a failure shows the correction stay those of the
+    // examples whatever the helpers grow to.
+    out.push_str(SAME_KIND);
     out
 }
 
@@ -483,7 +485,7 @@ fn body(example: &Example) -> String {
 /// well. `==` alone lets `5400` pass for `5400.0` and `0` for `False`, so a function that
 /// returns the wrong type passed the request's own example; `zerorepo generate` already reads
 /// a plan's examples by `repr`. Other types (a `Decimal`, a `Fraction`) are not judged here.
-const SAME_KIND: &str = "\n\ndef _zr_kind(value):\n    if isinstance(value, bool):\n        return 'bool'\n    \
+const SAME_KIND: &str = "\n\nimport numbers as _numbers\n\n\ndef _zr_kind(value):\n    if isinstance(value, bool):\n        return 'bool'\n    \
 if isinstance(value, _numbers.Integral):\n        return 'int'\n    \
 return 'float' if isinstance(value, float) else None\n\n\n\
 def _zr_same_kind(got, expected):\n    kinds = (_zr_kind(got), _zr_kind(expected))\n    \
