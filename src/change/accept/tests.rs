@@ -329,7 +329,7 @@ fn an_iterable_parameter_is_also_given_an_iterator() {
 }
 
 /// Whether pytest passes `text` as `test_accept.py` beside `code` as `calc.py`, and its output.
-fn pytest(python: &std::ffi::OsStr, code: &str, text: &str) -> (bool, String) {
+fn pytest(python: &std::path::Path, code: &str, text: &str) -> (bool, String) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("calc.py"), code).unwrap();
     std::fs::write(dir.path().join("test_accept.py"), text).unwrap();
@@ -352,8 +352,8 @@ fn pytest(python: &std::ffi::OsStr, code: &str, text: &str) -> (bool, String) {
 }
 
 /// The Python with pytest the tests run, or `None` (and a loud skip) without one.
-fn python_with_pytest(test: &str) -> Option<std::ffi::OsString> {
-    let python = std::env::var_os("ZEROREPO_PYTHON").unwrap_or_else(|| "python3".into());
+fn python_with_pytest(test: &str) -> Option<std::path::PathBuf> {
+    let python = crate::sandbox::LocalRunner::default_python();
     let has_pytest = std::process::Command::new(&python)
         .args(["-c", "import pytest"])
         .output()
