@@ -57,15 +57,25 @@ fn init_without_hooks(dir: &Path) -> Result<Repository, git2::Error> {
 }
 
 /// Why zerorepo must not commit into the repository at `dir` (`Ok` also when it has no
-/// `.git`: then there is nothing to commit into). The repository of `zerorepo code` is
-/// hostile, and libgit2 goes where its store says: a `.git` that is a link or a `gitdir:`
-/// file, or a `core.worktree` elsewhere, sends the commit (and the files it reads into it) to
-/// a tree the user never named; a link inside `.git` (a reflog, a ref, the object store) makes
-/// the commit write through it, outside the repository.
+/// `.git`: then there is nothing to commit into). See [`own_store`].
 pub fn refuse_foreign_store(dir: &Path) -> Result<(), String> {
+    own_store(dir).map(drop)
+}
+
+/// The repository whose store is `dir/.git`, opened there and nowhere else: `Ok(None)` when
+/// `dir` has no `.git` directory (or libgit2 cannot open it), `Err` with the reason when the
+/// store sends git anywhere but `dir` and `dir/.git`. The repository of `zerorepo code` is
+/// hostile, and libgit2 goes where its store says: a `.git` that is a link or a `gitdir:`
+/// file, a `commondir` file in it (another repository's objects, refs and branch tip), a
+/// `core.worktree` elsewhere, or an `objects/info/alternates` list sends the commit (or the
+/// files and objects it reads into it) to a repository the user never named; a link inside
+/// `.git` makes the commit write through it, outside the repository. The store is opened at
+/// `dir/.git` itself, never at `dir`: libgit2 takes a directory holding `HEAD`, `commondir`
+/// and `gitdir` files for a store of its own.
+fn own_store(dir: &Path) -> Result<Option<Repository>, String> {
     let store = dir.join(".git");
     match std::fs::symlink_metadata(&store) {
-        Err(_) => return Ok(()),
+        Err(_) => return Ok(None),
         Ok(meta) if meta.file_type().is_symlink() => {
             return Err(format!(
                 "{} is a symlink: zerorepo would write git history wherever it points",
@@ -86,13 +96,37 @@ pub fn refuse_foreign_store(dir: &Path) -> Result<(), String> {
             link.display()
         ));
     }
+    // Only a linked work tree's store holds these (under `.git/worktrees/`), never `.git`.
+    for name in ["commondir", "gitdir"] {
+        if std::fs::symlink_metadata(store.join(name)).is_ok() {
+            return Err(format!(
+                "{} has a `{name}` file: it sends git to another store, and the commit would move another repository's branch",
+                store.display()
+            ));
+        }
+    }
+    let alternates = store.join("objects").join("info").join("alternates");
+    if std::fs::symlink_metadata(&alternates).is_ok() {
+        return Err(format!(
+            "{} borrows objects from other stores: a commit could carry their files",
+            alternates.display()
+        ));
+    }
     // What libgit2 cannot open, it commits nothing into (and `open_or_init` starts afresh).
-    let Ok(repo) = Repository::open(dir) else {
-        return Ok(());
+    let Ok(repo) = Repository::open(&store) else {
+        return Ok(None);
     };
-    let same = |a: &Path| a.canonicalize().ok() == dir.canonicalize().ok();
+    let canonical = |a: &Path| a.canonicalize().ok();
+    if canonical(repo.path()) != canonical(&store)
+        || canonical(repo.commondir()) != canonical(&store)
+    {
+        return Err(format!(
+            "{} sends git to another store: the commit would move another repository's branch",
+            store.display()
+        ));
+    }
     match repo.workdir() {
-        Some(workdir) if same(workdir) => Ok(()),
+        Some(workdir) if canonical(workdir) == canonical(dir) => Ok(Some(repo)),
         _ => Err(format!(
             "{} names another work tree (`core.worktree`, or a bare repository): the commit would read files from outside the repository",
             store.display()
@@ -141,9 +175,10 @@ impl Git {
             dir: dir.to_path_buf(),
             source,
         };
-        let repo = match Repository::open(dir) {
-            Ok(repo) => repo,
-            Err(_) => init_without_hooks(dir).map_err(err)?,
+        let repo = match own_store(dir) {
+            Ok(Some(repo)) => repo,
+            Ok(None) => init_without_hooks(dir).map_err(err)?,
+            Err(why) => return Err(err(git2::Error::from_str(&why))),
         };
         Ok(Git {
             repo,
@@ -151,9 +186,11 @@ impl Git {
         })
     }
 
-    /// Opens an existing repository (for `rollback` and reports); `None` when there is none.
+    /// Opens the existing repository of `dir` (for `rollback`, reports and `code
+    /// --git-commit`); `None` when it has none, or one zerorepo must not commit into
+    /// ([`own_store`]).
     pub fn open(dir: &Path) -> Option<Git> {
-        Repository::open(dir).ok().map(|repo| Git {
+        own_store(dir).ok().flatten().map(|repo| Git {
             repo,
             dir: dir.to_path_buf(),
         })
@@ -384,6 +421,45 @@ mod tests {
         );
         let why = refuse_foreign_store(&file).unwrap_err();
         assert!(why.contains("gitdir:"), "{why}");
+
+        // A real `.git` directory, no link in it, whose `commondir` names another store:
+        // libgit2 would write the commit's objects there and move that repository's branch.
+        let victim = fresh("victim");
+        let victim_head = Git::open(&victim).unwrap().head_commit().unwrap().id();
+        let common = dir.path().join("common");
+        write(&common, "a.py", "EVIL = 1\n");
+        write(&common, ".git/HEAD", "ref: refs/heads/master\n");
+        write(
+            &common,
+            ".git/commondir",
+            &format!("{}\n", victim.join(".git").display()),
+        );
+        let why = refuse_foreign_store(&common).unwrap_err();
+        assert!(why.contains("commondir"), "{why}");
+        assert!(Git::open(&common).is_none());
+        assert!(Git::open_or_init(&common).is_err());
+        let alternates = fresh("alternates");
+        write(
+            &alternates,
+            ".git/objects/info/alternates",
+            &format!("{}\n", victim.join(".git/objects").display()),
+        );
+        let why = refuse_foreign_store(&alternates).unwrap_err();
+        assert!(why.contains("alternates"), "{why}");
+
+        // No `.git` at all, but the files of a store at the top: never opened as one.
+        let top = dir.path().join("top");
+        write(&top, "HEAD", "ref: refs/heads/master\n");
+        write(
+            &top,
+            "commondir",
+            &format!("{}\n", victim.join(".git").display()),
+        );
+        write(&top, "gitdir", "x\n");
+        assert_eq!(refuse_foreign_store(&top), Ok(()), "nothing to commit into");
+        assert!(Git::open(&top).is_none());
+        let victim_after = Git::open(&victim).unwrap().head_commit().unwrap().id();
+        assert_eq!(victim_after, victim_head, "the victim's branch never moved");
     }
 
     #[test]
