@@ -32,8 +32,14 @@ pub(crate) fn summary_line(done: usize, total: usize, elapsed: Duration) -> Stri
     }
 }
 
-/// One line for a finished node.
+/// One line for a finished node, with the controls a plan or a test's output may carry
+/// escaped ([`crate::rpg::terminal_safe`]): a failure's reason is the first `E` line of a
+/// generated function's own exception, and its message is the model's to write.
 pub(crate) fn finished_line(event: &Progress) -> Option<String> {
+    line_of(event).map(|line| crate::rpg::terminal_safe(&line).into_owned())
+}
+
+fn line_of(event: &Progress) -> Option<String> {
     match event {
         Progress::Notice(text) => Some(text.clone()),
         Progress::Started { .. } => None,
@@ -152,7 +158,8 @@ impl ProgressView {
                     overall.set_length(*total as u64);
                     let bar = multi.add(ProgressBar::new_spinner());
                     bar.enable_steady_tick(Duration::from_millis(120));
-                    bar.set_message(format!("{id} {name}: starting"));
+                    let text = format!("{id} {name}: starting");
+                    bar.set_message(crate::rpg::terminal_safe(&text).into_owned());
                     if let Ok(mut nodes) = nodes.lock() {
                         nodes.insert(id.clone(), bar);
                     }
@@ -194,6 +201,30 @@ mod tests {
         assert_eq!(
             summary_line(0, 50, Duration::ZERO),
             "Completed 0/50 nodes (0%)"
+        );
+    }
+
+    #[test]
+    fn a_failure_reason_shows_its_controls_escaped() {
+        // The reason is the first `E` line of a generated function's own exception.
+        let event = Progress::Finished {
+            position: 1,
+            total: 2,
+            id: crate::rpg::NodeId::from("n1"),
+            name: "f".into(),
+            status: NodeStatus::Failed,
+            attempts: 1,
+            duration: Duration::from_secs(1),
+            reason: Some("ValueError: \u{1b}]0;pwned\u{7}\u{1b}[2J".into()),
+        };
+        let line = finished_line(&event).unwrap();
+        assert!(
+            !line.contains('\u{1b}') && !line.contains('\u{7}'),
+            "{line:?}"
+        );
+        assert!(
+            line.starts_with("[1/2] n1 f: failed") && line.contains("pwned"),
+            "{line}"
         );
     }
 }

@@ -9,8 +9,10 @@
 //! Emphasis (`*`, `_` inside a line) is left alone: it changes no structure, and escaping it
 //! would litter every `snake_case` name.
 
-/// `text` as Markdown prose; lines stay lines.
+/// `text` as Markdown prose; lines stay lines. A lone `\r` ends a line in Markdown as `\n`
+/// does, so every line ending becomes `\n` before lines are escaped.
 pub fn text(text: &str) -> String {
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
     let mut out = String::with_capacity(text.len() + 16);
     for (i, line) in text.split('\n').enumerate() {
         if i > 0 {
@@ -74,7 +76,8 @@ fn escape_line(line: &str, out: &mut String) {
     let (lead, rest) = line.split_at(indent);
     out.push_str(lead);
     let digits = rest.chars().take_while(char::is_ascii_digit).count();
-    if digits == 0 && rest.starts_with(['#', '-', '+', '*', '=', '~']) {
+    // `___` alone on a line is a rule, as `---` and `***` are.
+    if digits == 0 && rest.starts_with(['#', '-', '+', '*', '=', '~', '_']) {
         out.push('\\');
     }
     for (position, c) in rest.chars().enumerate() {
@@ -115,6 +118,10 @@ mod tests {
             "Intro.\n\\# Heading\n  \\- item\n&gt; quote\n1\\. one\n\\`\\`\\`\n\\~~~\n\\==="
         );
         assert_eq!(line("a\n# b\r\nc"), "a # b  c");
+        assert_eq!(
+            text("Intro\r# Heading\r~~~\r\n___"),
+            "Intro\n\\# Heading\n\\~~~\n\\___"
+        );
         assert_eq!(line("2024 was"), "2024 was");
     }
 

@@ -52,7 +52,8 @@ pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
     if args.json {
         print!("{}", render::json(&evaluation)?);
     } else {
-        print!("{}", render::eval(&evaluation));
+        // Test reasons are the generated code's own exception messages.
+        print!("{}", render::terminal(&render::eval(&evaluation)));
     }
     Ok(exit::OK)
 }

@@ -65,7 +65,8 @@ pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
     if json {
         print!("{}", render::json(&result)?);
     } else {
-        print!("{}", render::search(&result));
+        // Snippets are the plan's docstrings.
+        print!("{}", render::terminal(&render::search(&result)));
     }
     Ok(exit::OK)
 }

@@ -42,7 +42,11 @@ pub(crate) async fn run(args: Args) -> Result<u8, CliError> {
     let view = tools.view(&args.target)?;
     match args.json {
         true => print!("{}", render::json(&view)?),
-        false => print!("{}", crate::symbols::tools::render_text(&view)),
+        // The source shown is generated code: its string literals may hold any control.
+        false => print!(
+            "{}",
+            render::terminal(&crate::symbols::tools::render_text(&view))
+        ),
     }
     Ok(exit::OK)
 }
