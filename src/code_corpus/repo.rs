@@ -179,16 +179,19 @@ pub fn judge_copy(
         std::fs::write(&path, tests).map_err(io(&path))?;
     }
     // As root the sandbox's user is nobody: it reads the copy and writes its caches there.
-    open_to_the_sandbox(scratch.path())?;
+    if nix::unistd::geteuid().is_root() {
+        give_to_the_sandbox(scratch.path())?;
+    }
     Ok(scratch)
 }
 
-fn open_to_the_sandbox(dir: &Path) -> Result<(), RequestRepoError> {
-    use std::os::unix::fs::PermissionsExt;
+/// Hands the copy to the user a root-started sandbox runs as, rather than opening it to
+/// everyone: in the shared temporary directory a world-writable copy lets any local user
+/// rewrite the acceptance tests before the judge runs them.
+fn give_to_the_sandbox(dir: &Path) -> Result<(), RequestRepoError> {
+    let nobody = Some(crate::sandbox::NOBODY);
     for entry in walk(dir)? {
-        let mode = if entry.is_dir() { 0o777 } else { 0o666 };
-        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(mode))
-            .map_err(io(&entry))?;
+        std::os::unix::fs::lchown(&entry, nobody, nobody).map_err(io(&entry))?;
     }
     Ok(())
 }

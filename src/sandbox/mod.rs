@@ -18,6 +18,7 @@ pub mod local;
 pub mod policy;
 mod seccomp;
 mod userns;
+pub(crate) use userns::NOBODY;
 pub mod warm;
 
 use std::path::Path;
