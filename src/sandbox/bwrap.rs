@@ -128,6 +128,8 @@ pub fn bwrap_args(policy: &SandboxPolicy, layout: &BwrapLayout) -> Vec<String> {
         "--dev",
         "/dev",
     ]);
+    // /dev read-only: without root it is the invoker's tmpfs, unsized and never swept.
+    push(&["--remount-ro", "/dev"]);
     // bubblewrap makes what it creates root's and private; the sandbox's user (65534 when
     // zerorepo is root) must be able to write the two tmpfs and to enter /opt.
     let shm_bytes = SHM_BYTES.to_string();
@@ -637,7 +639,7 @@ mod tests {
         let expected = "--userns 4 --unshare-ipc --unshare-pid --unshare-net --unshare-uts \
             --unshare-cgroup-try --die-with-parent --new-session \
             --ro-bind /usr /usr --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
-            --symlink usr/sbin /sbin --dev /dev --perms 1777 --size 16777216 --tmpfs /dev/shm \
+            --symlink usr/sbin /sbin --dev /dev --remount-ro /dev --perms 1777 --size 16777216 --tmpfs /dev/shm \
             --perms 1777 --size 67108864 --tmpfs /tmp --dir /etc --perms 0755 --dir /opt \
             --ro-bind /out/repo /repo --ro-bind /tmp/zr /opt/zerorepo \
             --ro-bind /cache/wheelhouse /opt/wheelhouse --perms 0755 --dir /opt/ruff \

@@ -14,6 +14,8 @@
 //! since no registry can be reached; and the pinned ruff that `scripts/setup.sh` installed
 //! from the package registry, at [`super::RUFF_IN_SANDBOX`], with the libraries it links.
 
+mod probe;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -567,32 +569,10 @@ tar --create --file=- --owner=0 --group=0 -C "$stage" tmp repo opt etc -C / --fi
     Ok(tag.to_string())
 }
 
-/// Run by the host's python: a tiny pytest session (with JUnit XML, as the runner does), then
-/// every third-party package it imported on stdout and the standard library's extension
-/// modules on stderr. The image then holds exactly what a run needs.
-const PROBE: &str = r#"
-import glob, io, os, sys, sysconfig, tempfile, contextlib
-import pytest
-d = tempfile.mkdtemp()
-open(os.path.join(d, "test_probe.py"), "w").write("def test_probe():\n    assert True\n")
-with contextlib.redirect_stdout(io.StringIO()):
-    pytest.main(["-q", "-p", "no:cacheprovider", "--junitxml", os.path.join(d, "j.xml"), d])
-stdlib = sysconfig.get_paths()["stdlib"]
-paths = {os.path.realpath(sys.executable), "/usr/bin/python3", stdlib}
-for mod in list(sys.modules.values()):
-    f = getattr(mod, "__file__", None) or ""
-    for site in [p for p in sys.path if p.endswith(("dist-packages", "site-packages"))]:
-        if f.startswith(site + "/"):
-            top = f[len(site) + 1:].split("/")[0]
-            paths.add(os.path.join(site, top))
-print("\n".join(sorted(paths)))
-print("\n".join(glob.glob(stdlib + "/lib-dynload/*.so")), file=sys.stderr)
-"#;
-
 /// Paths (relative to `/`) that make a working Python with pytest, and the libraries `ruff`
 /// (copied into the image apart) links.
 async fn image_files(ruff: Option<&Path>) -> Result<Vec<String>, SandboxError> {
-    let (mut paths, extensions) = probe_python().await?;
+    let (mut paths, extensions) = probe::probe_python().await?;
     let mut binaries: Vec<String> = vec!["/usr/bin/python3".into()];
     binaries.extend(extensions);
     binaries.extend(ruff.map(|r| r.display().to_string()));
@@ -605,28 +585,6 @@ async fn image_files(ruff: Option<&Path>) -> Result<Vec<String>, SandboxError> {
         }
     }
     Ok(archive_list(&paths))
-}
-
-/// Runs [`PROBE`]; returns the paths it imported and the extension modules it found.
-async fn probe_python() -> Result<(Vec<String>, Vec<String>), SandboxError> {
-    let out = tokio::process::Command::new("/usr/bin/python3")
-        .args(["-c", PROBE])
-        .output()
-        .await
-        .map_err(|source| SandboxError::Spawn {
-            program: "/usr/bin/python3".into(),
-            source,
-        })?;
-    if !out.status.success() {
-        return Err(SandboxError::Unavailable("/usr/bin/python3 with pytest is needed to build the image (apt-get install python3-pytest)".into()));
-    }
-    let lines = |bytes: &[u8]| -> Vec<String> {
-        String::from_utf8_lossy(bytes)
-            .lines()
-            .map(str::to_string)
-            .collect()
-    };
-    Ok((lines(&out.stdout), lines(&out.stderr)))
 }
 
 /// The shared libraries `binary` links, as `ldd` lists them, with every symlink on the way.

@@ -6,8 +6,8 @@
 //! unprivileged host user, without /proc and without network, so the filter only has to close
 //! the kernel interfaces that stay reachable without privilege and that tests never need:
 //! namespaces (a nested user namespace gives back capabilities over new namespaces), mounts,
-//! keyrings, ptrace and cross-process memory, BPF and perf, io_uring, userfaultfd, terminal
-//! injection. The Docker backend keeps Docker's default profile, which is an allow list.
+//! keyrings, ptrace and cross-process memory (and another process's descriptors), BPF and
+//! perf, io_uring, userfaultfd, SysV shared memory, vsock sockets, terminal injection. The Docker backend keeps Docker's default profile, which is an allow list.
 //!
 //! `clone3` is answered with ENOSYS rather than EPERM: its flags are in memory a filter cannot
 //! read, and ENOSYS makes the C library fall back to `clone`, whose flags the filter checks.
@@ -28,6 +28,10 @@ const NEW_NAMESPACE_FLAGS: u64 = (libc::CLONE_NEWNS
     | libc::CLONE_NEWUSER
     | libc::CLONE_NEWPID
     | libc::CLONE_NEWNET) as u64;
+
+/// Socket families that leave the network namespace: vsock talks to the hypervisor's host
+/// (and its other guests) whatever namespace the socket was made in.
+const OUTSIDE_THE_NETWORK_NAMESPACE: [u64; 1] = [libc::AF_VSOCK as u64];
 
 /// ioctls on a terminal that push input into it or reach the console. (The request type is
 /// `c_ulong` or `c_int` by platform, hence the casts.)
@@ -74,6 +78,10 @@ pub(crate) fn denied() -> Vec<Denied> {
         Call("process_vm_readv", libc::SYS_process_vm_readv),
         Call("process_vm_writev", libc::SYS_process_vm_writev),
         Call("kcmp", libc::SYS_kcmp),
+        // A test is the runner's child with its uid: with these it would take the runner's
+        // pipe to zerorepo (and write without end into it), or advise its memory.
+        Call("pidfd_getfd", libc::SYS_pidfd_getfd),
+        Call("process_madvise", libc::SYS_process_madvise),
         // Kernel attack surface no test needs.
         Call("bpf", libc::SYS_bpf),
         Call("perf_event_open", libc::SYS_perf_event_open),
@@ -82,6 +90,17 @@ pub(crate) fn denied() -> Vec<Denied> {
         Call("io_uring_enter", libc::SYS_io_uring_enter),
         Call("io_uring_register", libc::SYS_io_uring_register),
         Call("fanotify_init", libc::SYS_fanotify_init),
+        // SysV shared memory and queues outlive the process that made them and are in no
+        // memory limit of a sandbox started without root; tests use POSIX ones (/dev/shm).
+        Call("shmget", libc::SYS_shmget),
+        Call("msgget", libc::SYS_msgget),
+        // No network means none: vsock is not confined by the network namespace.
+        Value(
+            "socket",
+            libc::SYS_socket,
+            0,
+            &OUTSIDE_THE_NETWORK_NAMESPACE,
+        ),
         Call("open_by_handle_at", libc::SYS_open_by_handle_at),
         Call("name_to_handle_at", libc::SYS_name_to_handle_at),
         // The machine itself: modules, kexec, reboot, swap, clocks, accounting, logs.
@@ -220,6 +239,8 @@ mod tests {
             "ptrace",
             "bpf",
             "io_uring_setup",
+            "pidfd_getfd",
+            "socket",
         ] {
             assert!(names.contains(&needed), "{needed}");
         }

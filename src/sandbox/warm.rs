@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use super::policy::SandboxPolicy;
 use super::{TestOutcome, TestRun, parse_pytest_summary};
@@ -18,6 +18,10 @@ pub const RUNNER_PY: &str = include_str!("runner.py");
 
 /// Extra time the runner gets beyond the run's own timeout to kill, sweep and answer.
 const GRACE: Duration = Duration::from_secs(10);
+
+/// The longest line the runner may answer: its outputs are cut to their caps, so only the
+/// list of tests grows with a suite, and 64 MiB holds hundreds of thousands of them.
+const MAX_LINE: u64 = 64 << 20;
 
 /// What one run of the warm runner does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,13 +198,7 @@ impl WarmChannel {
     }
 
     async fn read_line(&mut self, limit: Duration) -> Result<String, WarmError> {
-        let mut line = String::new();
-        match tokio::time::timeout(limit, self.reader.read_line(&mut line)).await {
-            Err(_) => Err(WarmError::NoAnswer(limit)),
-            Ok(Ok(0)) => Err(WarmError::Closed),
-            Ok(Ok(_)) => Ok(line),
-            Ok(Err(e)) => Err(e.into()),
-        }
+        bounded_line(&mut self.reader, MAX_LINE, limit).await
     }
 
     /// Runs one job and waits for its answer.
@@ -359,5 +357,45 @@ async fn release(session: Option<Session>) {
     if let Some(session) = session {
         drop(session.channel);
         session.resources.release().await;
+    }
+}
+
+/// One line of `reader`, at most `max` bytes: code under test can reach the runner's pipe,
+/// and a line without end would fill zerorepo's memory.
+async fn bounded_line<R: AsyncBufRead + Unpin>(
+    reader: R,
+    max: u64,
+    limit: Duration,
+) -> Result<String, WarmError> {
+    let mut line = String::new();
+    let mut bounded = reader.take(max + 1);
+    match tokio::time::timeout(limit, bounded.read_line(&mut line)).await {
+        Err(_) => Err(WarmError::NoAnswer(limit)),
+        Ok(Ok(0)) => Err(WarmError::Closed),
+        Ok(Ok(n)) if n as u64 > max => Err(WarmError::Malformed(format!(
+            "an answer of more than {max} bytes"
+        ))),
+        Ok(Ok(_)) => Ok(line),
+        Ok(Err(e)) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_line_longer_than_the_bound_is_refused_unread() {
+        let second = Duration::from_secs(1);
+        let short: &[u8] = b"{\"ready\": true}\nrest";
+        assert_eq!(
+            bounded_line(short, 64, second).await.unwrap(),
+            "{\"ready\": true}\n"
+        );
+        let endless = vec![b'x'; 1000];
+        let why = bounded_line(endless.as_slice(), 64, second)
+            .await
+            .unwrap_err();
+        assert!(matches!(why, WarmError::Malformed(m) if m.contains("more than 64 bytes")));
     }
 }

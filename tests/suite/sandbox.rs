@@ -461,7 +461,13 @@ async fn nothing_a_run_leaves_in_shared_places_reaches_the_next_run() {
 async fn namespaces_mounts_and_kernel_interfaces_are_refused_threads_work() {
     for runner in sandboxes() {
         let io_uring = if runner.name() == "bwrap" {
-            "\ndef test_no_io_uring():\n    params = ctypes.create_string_buffer(120)\n    assert libc.syscall(425, 8, params) == -1\n"
+            concat!(
+                "\ndef test_no_io_uring():\n    params = ctypes.create_string_buffer(120)\n    assert libc.syscall(425, 8, params) == -1\n",
+                // Refused by the filter (EPERM), not failing for another reason.
+                "\ndef test_no_vsock():\n    import errno, socket\n    try:\n        socket.socket(40, socket.SOCK_STREAM)\n    except OSError as e:\n        assert e.errno == errno.EPERM, e\n    else:\n        raise AssertionError('a vsock socket')\n",
+                "\ndef test_no_sysv_shm_or_foreign_descriptors():\n    # shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600); pidfd_getfd(0, 1, 0)\n    assert libc.syscall(29, 0, 4096, 0o1600) == -1 and ctypes.get_errno() == 1\n    assert libc.syscall(438, 0, 1, 0) == -1 and ctypes.get_errno() == 1\n",
+                "\ndef test_dev_is_read_only():\n    import errno\n    try:\n        open('/dev/left-behind', 'w')\n    except OSError as e:\n        assert e.errno == errno.EROFS, e\n    else:\n        raise AssertionError('wrote in /dev')\n",
+            )
         } else {
             ""
         };
@@ -489,7 +495,7 @@ def test_threads_work():
             + io_uring;
         let dir = repo(&[("test_kernel_if.py", &attack)]);
         let result = run(runner.as_ref(), dir.path(), "tests/test_kernel_if.py").await;
-        let expected = if io_uring.is_empty() { 3 } else { 4 };
+        let expected = if io_uring.is_empty() { 3 } else { 7 };
         assert!(
             result.succeeded() && result.passed == expected,
             "{}: {}",
