@@ -73,6 +73,10 @@ pub struct PlanSide {
     /// (`zerorepo eval`'s matrix); empty for one-shot and when none departed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub decisions: Vec<crate::eval::DecisionRow>,
+    /// Reference files that did not run as a whole (a collection error, a timeout), each as
+    /// `FILE: why`: a file lost whole tells a module that does not import from wrong values.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub file_problems: Vec<String>,
 }
 
 /// `engine / one_shot`, when both are positive.
@@ -94,6 +98,7 @@ pub fn render_markdown(report: &CorpusReport) -> String {
          |---|---|---|---|---|---|---|\n",
     );
     let mut problems = Vec::new();
+    let mut lost_files = Vec::new();
     for plan in &report.plans {
         let PlanOutcome::Measured {
             engine,
@@ -117,6 +122,9 @@ pub fn render_markdown(report: &CorpusReport) -> String {
         for (side, name) in [(engine, "engine"), (one_shot, "one-shot")] {
             if let Some(problem) = &side.problem {
                 problems.push(format!("- {} ({name}): {}", plan.name, one_line(problem)));
+            }
+            for problem in &side.file_problems {
+                lost_files.push(format!("- {} ({name}): {}", plan.name, one_line(problem)));
             }
         }
     }
@@ -148,6 +156,11 @@ pub fn render_markdown(report: &CorpusReport) -> String {
         md.push_str(&problems.join("\n"));
         md.push('\n');
     }
+    if !lost_files.is_empty() {
+        md.push_str("\nReference files that did not run as a whole (every test in them counts as failed):\n\n");
+        md.push_str(&lost_files.join("\n"));
+        md.push('\n');
+    }
     if !report.not_reached.is_empty() {
         md.push_str(&format!(
             "\nNot run: {} selected plan(s), the run interrupted before them or still going: {}.\n",
@@ -171,11 +184,19 @@ fn decision_matrix(plans: &[PlanResult]) -> String {
         let PlanOutcome::Measured { engine, .. } = &plan.outcome else {
             continue;
         };
-        for row in engine
+        let scored: Vec<_> = engine
             .decisions
             .iter()
             .filter(|r| r.better + r.worse + r.same > 0)
-        {
+            .collect();
+        if scored.is_empty() {
+            // Every plan has its line: no departure scored is a result too.
+            rows.push_str(&format!(
+                "| {} | none scored | 0 | 0 | 0 | +0 |\n",
+                plan.name
+            ));
+        }
+        for row in scored {
             rows.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {:+} |\n",
                 plan.name, row.kind, row.better, row.worse, row.same, row.tests_gained
@@ -183,13 +204,12 @@ fn decision_matrix(plans: &[PlanResult]) -> String {
         }
     }
     if rows.is_empty() {
-        return "\nThe engine kept the greedy answer (what asking once gives) on every node it \
-                scored.\n"
-            .into();
+        return String::new();
     }
     format!(
         "\nDecisions that moved a node off the greedy answer, scored by the reference with the \
-         greedy answer put back (`zerorepo eval`):\n\n\
+         greedy answer put back (`zerorepo eval`; \"none scored\": the engine kept the greedy \
+         answer on every node a reference test names, or departed only where none does):\n\n\
          | plan | decision | better | worse | same | tests gained |\n|---|---|---|---|---|---|\n{rows}"
     )
 }
@@ -315,7 +335,10 @@ mod tests {
             one_shot: Box::new(one_shot),
         };
         let second = PlanOutcome::Measured {
-            engine: Box::new(side(3, 5, 10.0)),
+            engine: Box::new(PlanSide {
+                file_problems: vec!["test_core.py: collection error: ImportError: x".into()],
+                ..side(3, 5, 10.0)
+            }),
             one_shot: Box::new(PlanSide {
                 problem: Some("the evaluation stopped: sandbox".into()),
                 ..side(0, 0, 5.0)
@@ -362,6 +385,17 @@ mod tests {
         );
         assert!(
             md.contains("- tiny (one-shot): the evaluation stopped: sandbox"),
+            "{md}"
+        );
+        // Every measured plan has its line in the matrix, and a file lost whole is named.
+        assert!(
+            md.contains(
+                "| planar-noexamples | none scored | 0 | 0 | 0 | +0 |\n| tiny | none scored |"
+            ),
+            "{md}"
+        );
+        assert!(
+            md.contains("(every test in them counts as failed):\n\n- tiny (engine): test_core.py: collection error: ImportError: x\n"),
             "{md}"
         );
         assert!(

@@ -18,8 +18,11 @@
 
 use tree_sitter::{Node, Parser};
 
-/// The longest value, in bytes: like a docstring, a table of 64 KiB is already a large one.
-pub const MAX_LITERAL_BYTES: usize = 64 * 1024;
+/// The longest value, in bytes. Real libraries ship generated tables (Unicode ranges, time
+/// zones) of hundreds of KiB that their functions read; a plan must be able to hold them. A
+/// value is written into its module as it is and shown to a prompt cut to its first lines, so
+/// its size costs no tokens; the parse of 1 MiB takes a few milliseconds.
+pub const MAX_LITERAL_BYTES: usize = 1024 * 1024;
 /// The deepest nesting of containers: Python's parser gives up at 200 nested brackets.
 pub(crate) const MAX_LITERAL_DEPTH: usize = 64;
 /// The builtins a literal may call: each builds a value from a literal and runs no other code.
@@ -42,7 +45,7 @@ pub const CONSTRUCTORS: &[&str] = &[
 pub enum LiteralError {
     #[error("is empty")]
     Empty,
-    #[error("is {0} bytes, more than the 64 KiB allowed")]
+    #[error("is {0} bytes, more than the 1 MiB allowed")]
     TooLong(usize),
     #[error(
         "contains a control character other than a line break or a tab (Python may read it otherwise)"

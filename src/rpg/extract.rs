@@ -30,7 +30,13 @@
 //!   a name rebound at module level after its assignment (`+=`, `NAME[k] = v`,
 //!   `NAME.update(...)`, `NAME.x = v`) is left out, since its value at import is not the one
 //!   written, and so is one also defined by a `def` or `class`. A public assignment whose
-//!   value is not a literal (a compiled pattern, a computed table) is reported, not planned.
+//!   value is not a literal (a compiled pattern, a computed table) is reported, not planned,
+//!   unless a planned definition reads it.
+//! - **Data a definition reads** ([`needed`]): any other module-level assignment a planned
+//!   definition reads (a private sentinel in a default, a table imported from a module the
+//!   plan leaves out, a value computed from other constants) is planned too, where it is
+//!   defined or, from a module left out, beside its reader; a value that is not a literal
+//!   gives a leaf without a value whose docstring quotes the library's assignment.
 //! - **Doctest examples** (a `>>>` line, its `...` continuations and the output lines after
 //!   it, up to a blank line) move from the docstring to the node's `examples`, one entry per
 //!   block; with `examples: false` they are dropped. A heading (`Examples:`, `Example::`, or
@@ -55,6 +61,7 @@
 //! Everything here is pure except [`read_sources`], which only reads the source tree.
 
 mod docstring;
+mod needed;
 mod nodes;
 mod read;
 
@@ -71,6 +78,7 @@ use super::validate::{
     file_path_problem, reserved_path, shadowed_module, subgraph_id_is_valid, validate,
 };
 use crate::python::is_identifier;
+use needed::{data_target, needed_data};
 use nodes::{composite, data_leaves, first_paragraph, leaf_node};
 use read::{Call, Module, mark_reexports, read_module, resolve_call};
 
@@ -276,6 +284,9 @@ pub fn extract(
     for dotted in &selected {
         data_leaves(&modules, dotted, &mut leaves, &mut summary);
     }
+    let read = needed_data(&modules, &selected, &mut leaves, &mut calls, &mut summary);
+    // A value reported as not plannable on its own, planned since a definition reads it.
+    summary.skipped.retain(|s| !read.contains(&s.name));
     if leaves.is_empty() {
         return Err(ExtractError::NothingExtracted);
     }
@@ -357,6 +368,7 @@ fn function_leaves(
                     node.id.to_string(),
                     LeafUses {
                         module: dotted.to_string(),
+                        home: dotted.to_string(),
                         calls: def.calls.clone(),
                         bases: def.bases.clone(),
                         reads: def.reads.clone(),
@@ -454,10 +466,14 @@ fn parse_modules(
     Ok(modules)
 }
 
-/// What a definition leaf uses, as found: its module, the calls in its body, its base classes
-/// and the names it reads.
+/// What a leaf uses, as found: the module whose names it reads, the calls in its body, its
+/// base classes and the names it reads.
 struct LeafUses {
+    /// The module in whose namespace its names resolve.
     module: String,
+    /// The module it is planned in: `module`, but for a data leaf copied from a module the
+    /// plan leaves out ([`needed`]).
+    home: String,
     calls: Vec<Call>,
     bases: Vec<String>,
     reads: Vec<Call>,
@@ -497,9 +513,8 @@ fn edges_of(
             }
         }
         for read in &uses.reads {
-            if let Some(target) = resolve_call(modules, dotted, read)
-                .and_then(|key| leaves.get(&key))
-                .filter(|t| t.kind == NodeKind::Data)
+            if let Some(target) =
+                data_target(modules, leaves, dotted, &uses.home, read).filter(|t| &t.id != id)
             {
                 wanted.insert((id.clone(), target.id.to_string(), EdgeKindKey::Reads));
             }

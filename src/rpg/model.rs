@@ -75,7 +75,7 @@ pub struct Node {
     /// before a number, and calls of `frozenset`, `set`, `tuple`, `list`, `dict`, `str`,
     /// `bytes`, `int`, `float`, `complex` or `bool` on such a literal or on nothing
     /// (`frozenset({"a", "b"})`, `float("inf")`, `dict(a=1)`). No name, attribute, operator,
-    /// comprehension, f-string or other call. At most 64 KiB. Written into the module as
+    /// comprehension, f-string or other call. At most 1 MiB. Written into the module as
     /// `NAME = VALUE`; without it the value is written from the docstring. Only data nodes
     /// have one.
     #[serde(default, skip_serializing_if = "Option::is_none")]

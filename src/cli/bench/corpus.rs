@@ -208,6 +208,11 @@ async fn side(
             side.passed = Some(evaluation.overall.passed);
             side.total = Some(evaluation.overall.total);
             side.decisions = evaluation.decisions.map(|d| d.matrix).unwrap_or_default();
+            side.file_problems = evaluation
+                .files
+                .iter()
+                .filter_map(|f| f.problem.as_ref().map(|p| format!("{}: {p}", f.file)))
+                .collect();
             eprintln!(
                 "   {name}: {} of {} reference tests, {:.0} s",
                 evaluation.overall.passed, evaluation.overall.total, side.wall_s

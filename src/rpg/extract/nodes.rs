@@ -90,7 +90,7 @@ pub(super) fn data_leaves(
             Ok(value) => {
                 leaves.insert(
                     (dotted.to_string(), name.clone()),
-                    data_node(&qualified, name, &path, docstring, value),
+                    data_node(&qualified, name, &path, docstring, Some(value)),
                 );
             }
             Err(reason) => summary.skipped.push(Skipped {
@@ -101,7 +101,14 @@ pub(super) fn data_leaves(
     }
 }
 
-pub(super) fn data_node(id: &str, name: &str, path: &str, docstring: String, value: &str) -> Node {
+/// A data leaf; without a value, the model writes the assignment from the docstring.
+pub(super) fn data_node(
+    id: &str,
+    name: &str,
+    path: &str,
+    docstring: String,
+    value: Option<&str>,
+) -> Node {
     Node {
         id: id.into(),
         name: name.to_string(),
@@ -114,7 +121,7 @@ pub(super) fn data_node(id: &str, name: &str, path: &str, docstring: String, val
         signature: None,
         examples: Vec::new(),
         parent: id.rsplit_once('.').map(|(m, _)| m.into()),
-        value: Some(value.to_string()),
+        value: value.map(str::to_string),
         extra: BTreeMap::new(),
     }
 }

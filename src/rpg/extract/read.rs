@@ -260,6 +260,10 @@ fn read_from_import(node: TsNode<'_>, source: &str, package: &str, module: &mut 
 pub(super) struct DataDef {
     /// The value's source, or why it is not a literal the plan can hold.
     pub(super) value: Result<String, crate::python::LiteralError>,
+    /// The value's source as written (`object()`), literal or not.
+    pub(super) source: String,
+    /// The names the value reads (`TZ_REGEX` in `re.compile(TZ_REGEX)`); none for a literal.
+    pub(super) reads: Vec<Call>,
     /// The comment block above the assignment, or the string after it.
     pub(super) docstring: Option<String>,
     /// What the value is, for a docstring of its own (`a dict of 3 entries`).
@@ -296,9 +300,14 @@ fn read_data(statements: &[TsNode<'_>], at: usize, source: &str, module: &mut Mo
         return;
     }
     let value = text(right, source).replace("\r\n", "\n");
-    let checked = crate::python::check_literal(&value).map(|()| value);
+    let checked = crate::python::check_literal(&value).map(|()| value.clone());
     let data = DataDef {
+        reads: match checked {
+            Ok(_) => Vec::new(),
+            Err(_) => collect_reads(right, source),
+        },
         value: checked,
+        source: value,
         docstring: attribute_docstring(statements, at, source)
             .or_else(|| comments_above(statements, at, source)),
         what: describe(right, source),

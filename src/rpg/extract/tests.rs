@@ -647,3 +647,109 @@ fn cleandoc_matches_inspect() {
         "a\nbAé A\\q".replace(' ', "")
     );
 }
+
+const SENTINELS: &str = r#""""Iteration helpers."""
+from .recipes import _marker, TABLE
+
+_SEP = "-"
+JOINED = _SEP + "x"
+
+
+def first(iterable, default=_marker):
+    """The first item of iterable, or default."""
+    for item in iterable:
+        return item
+    if default is _marker:
+        raise ValueError("empty")
+    return default
+
+
+def joined():
+    """JOINED and a table entry."""
+    return JOINED + TABLE[0]
+"#;
+
+const RECIPES: &str = r#""""Recipes."""
+_marker = object()
+TABLE = ("a", "b")
+
+
+def take(n, iterable):
+    """The first n items."""
+    return list(iterable)[:n]
+"#;
+
+#[test]
+fn data_a_definition_reads_is_planned_private_computed_or_from_a_module_left_out() {
+    let sources = [
+        package("pkg", "\"\"\"Pkg.\"\"\"\n"),
+        file("pkg.more", SENTINELS),
+        file("pkg.recipes", RECIPES),
+    ];
+    let options = ExtractOptions {
+        modules: vec!["pkg.more".into()],
+        ..ExtractOptions::default()
+    };
+    let done = extract(&sources, &options).unwrap();
+    let data: Vec<(&str, &str, Option<&str>)> = done
+        .rpg
+        .nodes
+        .iter()
+        .filter(|n| n.is_data())
+        .map(|n| {
+            (
+                n.id.as_str(),
+                n.docstring.as_deref().unwrap_or_default(),
+                n.value.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        data,
+        [
+            (
+                "pkg.more.JOINED",
+                "The module-level `JOINED` of `pkg.more`: a value.\n\nThe library assigns it as:\n\n    JOINED = _SEP + \"x\"",
+                None
+            ),
+            (
+                "pkg.more.TABLE",
+                "The module-level `TABLE` of `pkg.recipes`: a tuple of 2 entries.",
+                Some("(\"a\", \"b\")")
+            ),
+            (
+                "pkg.more._SEP",
+                "The module-level `_SEP` of `pkg.more`: a string.",
+                Some("\"-\"")
+            ),
+            (
+                "pkg.more._marker",
+                "The module-level `_marker` of `pkg.recipes`: a `object(...)`.\n\nThe library assigns it as:\n\n    _marker = object()",
+                None
+            ),
+        ]
+    );
+    assert_eq!(
+        edges(&done.rpg),
+        [
+            ("pkg.more.JOINED".into(), "pkg.more._SEP".into(), "uses"),
+            ("pkg.more.first".into(), "pkg.more._marker".into(), "uses"),
+            ("pkg.more.joined".into(), "pkg.more.JOINED".into(), "uses"),
+            ("pkg.more.joined".into(), "pkg.more.TABLE".into(), "uses"),
+        ]
+    );
+    // Planned now, so no longer reported as a value the plan cannot hold.
+    assert!(
+        done.summary
+            .skipped
+            .iter()
+            .all(|s| s.name != "pkg.more.JOINED"),
+        "{:?}",
+        done.summary.skipped
+    );
+    // What no planned definition reads stays out: `take` of the module left out.
+    assert_eq!(
+        leaf_names(&done.rpg),
+        ["JOINED", "TABLE", "_SEP", "_marker", "first", "joined"]
+    );
+}
