@@ -77,10 +77,6 @@ impl<T> Members<T> {
         self.members.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.members.is_empty()
-    }
-
     pub fn get(&self, index: usize) -> &T {
         &self.members[index].value
     }

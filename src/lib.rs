@@ -97,41 +97,41 @@
 #![allow(rustdoc::private_intra_doc_links)]
 
 pub mod assemble;
-pub mod balance;
+pub(crate) mod balance;
 pub mod change;
 pub mod checkpoint;
 pub mod cli;
-pub mod code_corpus;
-pub mod config;
-pub mod corpus;
-pub mod detect;
+pub(crate) mod code_corpus;
+pub(crate) mod config;
+pub(crate) mod corpus;
+pub(crate) mod detect;
 pub mod edit;
 pub mod engine;
-pub mod eval;
+pub(crate) mod eval;
 pub mod fsutil;
 pub mod layout;
 pub mod llm;
 pub mod localize;
-pub mod nightly;
+pub(crate) mod nightly;
 pub mod pipeline;
 pub mod programs;
-pub mod progress;
-pub mod prompts;
+pub(crate) mod progress;
+pub(crate) mod prompts;
 pub mod python;
 pub mod records;
-pub mod redact;
-pub mod returns;
+pub(crate) mod redact;
+pub(crate) mod returns;
 pub mod rpg;
 pub mod sandbox;
 pub mod schedule;
 pub mod schemas;
-pub mod status;
+pub(crate) mod status;
 pub mod symbols;
-pub mod usage;
+pub(crate) mod usage;
 pub mod workspace;
 
 /// Exit codes shared by every command (documented in the README).
-pub mod exit {
+pub(crate) mod exit {
     /// Everything asked for was done.
     pub const OK: u8 = 0;
     /// Generation finished but some nodes failed or were skipped, or an operation failed.

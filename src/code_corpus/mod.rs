@@ -20,9 +20,9 @@ mod judge;
 mod repo;
 mod report;
 
-pub use file::{CodeCorpusError, CodeRequest, Library, ReferenceEdit, RequestKind, load, select};
-pub use judge::{JudgeError, Judgement, judge};
-pub use repo::{ACCEPTANCE_FILE, RequestRepoError, apply_edits, copy_library, make_repository};
+pub use file::{CodeRequest, load, select};
+pub use judge::judge;
+pub use repo::{apply_edits, copy_library, make_repository};
 pub use report::{
     Before, CodeCorpusReport, RequestResult, RequestSide, RequestVerdict, render_markdown,
 };

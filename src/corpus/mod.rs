@@ -16,10 +16,8 @@ mod report;
 mod rest;
 mod sdist;
 
-pub use file::{
-    CorpusError, CorpusPlan, Half, HalfChoice, PlanSource, SdistPlan, TestSelection, parse, select,
-};
-pub use prepare::{PrepareError, PreparedPlan, Support, copy_support, from_sdist, prepare};
+pub use file::{CorpusPlan, Half, HalfChoice, PlanSource, parse, select};
+pub use prepare::{PreparedPlan, copy_support, prepare};
 pub use report::{CorpusReport, PlanOutcome, PlanResult, PlanSide, render_markdown, wall_ratio};
 pub use rest::add_rest;
-pub use sdist::{Pin, SdistError, fetch, file_sha256, unpack, verify};
+pub use sdist::{Pin, fetch, unpack};

@@ -126,7 +126,7 @@ fn hand_written(fixture: &Path, reference: &Path) -> Result<PreparedPlan, Prepar
 }
 
 /// Unpacks `archive` into `work/sdist`, writes `work/rpg.json` and `work/reference`.
-pub fn from_sdist(
+fn from_sdist(
     sdist: &SdistPlan,
     examples: bool,
     archive: &Path,

@@ -63,7 +63,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> SdistError + '_ {
 }
 
 /// The SHA-256 of a file, lower-case hex.
-pub fn file_sha256(path: &Path) -> Result<String, SdistError> {
+fn file_sha256(path: &Path) -> Result<String, SdistError> {
     let mut file = std::fs::File::open(path).map_err(io(path))?;
     let mut hash = sha2::Sha256::new();
     std::io::copy(&mut file, &mut hash).map_err(io(path))?;

@@ -41,8 +41,8 @@ use crate::rpg::Rpg;
 use crate::sandbox::{SandboxError, TestRunner};
 
 pub use cases::CaseOutcome;
-pub use decisions::{DecisionRow, Decisions, ScoredDeparture};
-pub use disputes::{Disputes, JudgedTest, MatrixRow};
+pub use decisions::{DecisionRow, Decisions};
+pub use disputes::Disputes;
 pub use scratch::REFERENCE_DIR;
 pub use select::SELECTION_FILE;
 

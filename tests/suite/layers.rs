@@ -7,8 +7,10 @@
 //! its `#[cfg(test)]` part (tests may reach anywhere).
 //!
 //! Two rules of names ride along: no type name is defined twice (one name, one concept), and
-//! no `pub` item is used only in its own file (every module is `pub mod`, so only a narrower
-//! visibility lets the compiler's dead-code check see an item nothing calls any more).
+//! no `pub` item is used only in its own file (the modules the tests, benches and fuzz
+//! targets use are `pub mod`, so inside them only a narrower visibility lets the compiler's
+//! dead-code check see an item nothing calls any more; the others are `pub(crate)`, where
+//! it sees every item).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -39,10 +41,14 @@ fn drawn_layers(lib: &str) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
-/// The modules `lib.rs` declares (`pub mod x;` or an inline `pub mod x {`).
+/// The modules `lib.rs` declares (`pub mod x;`, `pub(crate) mod x;` or an inline `pub mod x {`).
 fn declared_modules(lib: &str) -> BTreeSet<String> {
     lib.lines()
-        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .filter_map(|l| {
+            let l = l.trim();
+            l.strip_prefix("pub mod ")
+                .or_else(|| l.strip_prefix("pub(crate) mod "))
+        })
         .map(|rest| rest.trim_end_matches([';', '{', ' ']).to_string())
         .collect()
 }
