@@ -26,6 +26,18 @@
 //! 5 and 8 tokens of one sequence, logits on all (as a step with drafts has), taken in turn
 //! REPS times (default 30) and removed from the cache after each; it prints the mean time of
 //! each size and its ratio to one token.
+//!
+//! `-- --draft-model [N]` measures a draft model (Qwen2.5-Coder-0.5B, `zerorepo model pull
+//! code --name qwen2.5-coder-0.5b`; it shares the 1.5B's vocabulary) against prompt lookup on
+//! the first N recorded exchanges of each role (default 8). The 0.5B reads each prompt and
+//! answer in one pass (teacher forcing), so its greedy guess after every prefix of the answer
+//! is known; drafting k tokens from a prefix accepts the guesses that match the answer in a
+//! row, exactly as a greedy draft of k tokens would (its later guesses are made on the tokens
+//! it was right about). The cost of each way is measured in the same process: a step of the
+//! 0.5B, and steps of 1 to 5 tokens of the 1.5B. A check of k drafts costs k steps of the 0.5B
+//! and one step of k + 1 tokens of the 1.5B; lookup's check costs only the latter. It prints,
+//! per role and k, the tokens accepted per check and the speed-up over plain decoding that
+//! those measured costs give.
 
 #![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
 
@@ -167,6 +179,11 @@ async fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.iter().any(|a| a == "--replay") {
         replay();
+        return;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--draft-model") {
+        let n = args.get(i + 1).and_then(|n| n.parse().ok()).unwrap_or(8);
+        draft_model(n);
         return;
     }
     if let Some(i) = args.iter().position(|a| a == "--step-cost") {
@@ -401,27 +418,66 @@ fn step_cost(reps: usize) {
     let backend = LlamaBackend::init().unwrap();
     let path = zerorepo::llm::model::resolve(None).unwrap();
     let model = LlamaModel::load_from_file(&backend, path, &LlamaModelParams::default()).unwrap();
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as i32;
-    let params = LlamaContextParams::default()
-        .with_n_ctx(std::num::NonZeroU32::new(4096))
-        .with_n_batch(512)
-        .with_n_threads(threads)
-        .with_n_threads_batch(threads);
-    let mut ctx = model.new_context(&backend, params).unwrap();
     let prompt: Vec<LlamaToken> = recorded_tokens(&model)[0]
         .1
         .iter()
         .map(|&t| LlamaToken(t))
         .collect();
-    let mut batch = LlamaBatch::new(512, 1);
-    for (i, &t) in prompt.iter().enumerate() {
-        batch.add(t, i as i32, &[0], i + 1 == prompt.len()).unwrap();
-    }
-    ctx.decode(&mut batch).unwrap();
-    let base = prompt.len() as i32;
     let sizes = [1usize, 2, 3, 4, 5, 8];
-    let mut seconds = [0.0f64; 6];
-    // One round unmeasured, then the sizes in turn, so drift touches all alike.
+    let seconds = step_seconds(&backend, &model, &prompt, &sizes, reps);
+    println!(
+        "{} prompt tokens cached, {reps} steps of each size\n",
+        prompt.len()
+    );
+    println!("| tokens in the step | ms per step | vs one token |");
+    println!("|---|---|---|");
+    for (k, n) in sizes.iter().enumerate() {
+        println!(
+            "| {n} | {:.1} | {:.2} |",
+            1000.0 * seconds[k],
+            seconds[k] / seconds[0]
+        );
+    }
+}
+
+/// A context of `model` as the provider makes one: every core, batches of 512.
+fn context<'m>(
+    backend: &LlamaBackend,
+    model: &'m LlamaModel,
+    n_ctx: u32,
+) -> llama_cpp_2::context::LlamaContext<'m> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()) as i32;
+    let params = LlamaContextParams::default()
+        .with_n_ctx(std::num::NonZeroU32::new(n_ctx))
+        .with_n_batch(512)
+        .with_n_threads(threads)
+        .with_n_threads_batch(threads);
+    model.new_context(backend, params).unwrap()
+}
+
+/// The mean seconds of a decode step of each of `sizes` tokens of one sequence after
+/// `prompt`, logits on all, the sizes taken in turn `reps` times after one unmeasured round
+/// (so drift touches all alike), each removed from the cache after it.
+fn step_seconds(
+    backend: &LlamaBackend,
+    model: &LlamaModel,
+    prompt: &[LlamaToken],
+    sizes: &[usize],
+    reps: usize,
+) -> Vec<f64> {
+    let mut ctx = context(backend, model, 4096);
+    for (start, chunk) in prompt.chunks(512).enumerate() {
+        let mut batch = LlamaBatch::new(512, 1);
+        for (i, &t) in chunk.iter().enumerate() {
+            let pos = start * 512 + i;
+            batch
+                .add(t, pos as i32, &[0], pos + 1 == prompt.len())
+                .unwrap();
+        }
+        ctx.decode(&mut batch).unwrap();
+    }
+    let base = prompt.len() as i32;
+    let mut seconds = vec![0.0f64; sizes.len()];
     for round in 0..=reps {
         for (k, &n) in sizes.iter().enumerate() {
             let mut batch = LlamaBatch::new(512, 1);
@@ -437,17 +493,150 @@ fn step_cost(reps: usize) {
                 .unwrap();
         }
     }
-    println!(
-        "{} prompt tokens cached, {reps} steps of each size\n",
-        prompt.len()
+    seconds.iter().map(|s| s / reps as f64).collect()
+}
+
+/// The draft model's greedy guess of each answer token, from the prompt and the answer's
+/// tokens before it (teacher forcing): `guesses[j]` is its guess of `answer[j]`.
+fn guesses(
+    ctx: &mut llama_cpp_2::context::LlamaContext<'_>,
+    prompt: &[i32],
+    answer: &[i32],
+) -> Vec<i32> {
+    ctx.clear_kv_cache_seq(Some(0), None, None).unwrap();
+    let tokens: Vec<i32> = prompt.iter().chain(answer).copied().collect();
+    // Positions prompt.len() - 1 .. tokens.len() - 1 predict the answer's tokens.
+    let first = prompt.len() - 1;
+    let mut out = Vec::with_capacity(answer.len());
+    for (start, chunk) in tokens.chunks(512).enumerate() {
+        let mut batch = LlamaBatch::new(512, 1);
+        let mut wanted = Vec::new();
+        for (i, &t) in chunk.iter().enumerate() {
+            let pos = start * 512 + i;
+            let logits = pos >= first && pos + 1 < tokens.len();
+            batch.add(LlamaToken(t), pos as i32, &[0], logits).unwrap();
+            if logits {
+                wanted.push(i as i32);
+            }
+        }
+        ctx.decode(&mut batch).unwrap();
+        for i in wanted {
+            let logits = ctx.get_logits_ith(i);
+            let best = logits
+                .iter()
+                .enumerate()
+                .max_by(|a, b| a.1.total_cmp(b.1))
+                .map_or(0, |(t, _)| t as i32);
+            out.push(best);
+        }
+    }
+    out
+}
+
+/// Checks and accepted drafts of greedy decoding of `answer` with a draft model that guesses
+/// `guesses` and drafts `k` tokens a check: (checks, accepted, answer tokens).
+fn draft_replay(answer: &[i32], guesses: &[i32], k: usize) -> (u64, u64, u64) {
+    let (mut checks, mut accepted) = (0u64, 0u64);
+    // The first token comes from the prompt's logits; each check then carries the last
+    // token and k drafts, and gives the accepted drafts and one token of its own.
+    let mut n = 1;
+    while n < answer.len() {
+        let kept = (n..answer.len().min(n + k))
+            .take_while(|&j| guesses[j] == answer[j])
+            .count();
+        checks += 1;
+        accepted += kept as u64;
+        n += kept + 1;
+    }
+    (checks, accepted, answer.len() as u64)
+}
+
+/// The draft model against prompt lookup (see the module doc).
+fn draft_model(per_role: usize) {
+    let backend = LlamaBackend::init().unwrap();
+    let target_path = zerorepo::llm::model::resolve(None).unwrap();
+    let target =
+        LlamaModel::load_from_file(&backend, target_path, &LlamaModelParams::default()).unwrap();
+    let spec = zerorepo::llm::model::spec_by_name("qwen2.5-coder-0.5b").unwrap();
+    let draft_path = zerorepo::llm::model::models_dir().join(spec.file_name);
+    assert!(
+        draft_path.is_file(),
+        "{} is missing: zerorepo model pull code --name qwen2.5-coder-0.5b",
+        draft_path.display()
     );
-    println!("| tokens in the step | ms per step | vs one token |");
-    println!("|---|---|---|");
-    for (k, n) in sizes.iter().enumerate() {
+    let draft =
+        LlamaModel::load_from_file(&backend, &draft_path, &LlamaModelParams::default()).unwrap();
+    assert_eq!(
+        target.n_vocab(),
+        draft.n_vocab(),
+        "the two models' vocabularies differ"
+    );
+    let exchanges = recorded_tokens(&target);
+    let prompt: Vec<LlamaToken> = exchanges[0].1.iter().map(|&t| LlamaToken(t)).collect();
+    let target_cost = step_seconds(&backend, &target, &prompt, &[1, 2, 3, 4, 5], 20);
+    let draft_cost = step_seconds(&backend, &draft, &prompt, &[1], 20)[0];
+    println!(
+        "steps measured after {} prompt tokens: 1.5B {} ms for 1 to 5 tokens; 0.5B {:.1} ms for 1\n",
+        prompt.len(),
+        target_cost
+            .iter()
+            .map(|s| format!("{:.1}", 1000.0 * s))
+            .collect::<Vec<_>>()
+            .join(" / "),
+        1000.0 * draft_cost
+    );
+    println!(
+        "| role | answers | tokens | method | drafts a check | checks | accepted / check | speed-up |"
+    );
+    println!("|---|---|---|---|---|---|---|---|");
+    let longest = exchanges
+        .iter()
+        .map(|e| e.1.len() + e.2.len())
+        .max()
+        .unwrap_or(0);
+    let mut ctx = context(&backend, &draft, (longest as u32 + 64).max(512));
+    for role in [Role::Test, Role::Impl, Role::Fix] {
+        let mine: Vec<_> = exchanges
+            .iter()
+            .filter(|e| e.0 == role && e.2.len() > 1)
+            .take(per_role)
+            .collect();
+        let guessed: Vec<Vec<i32>> = mine
+            .iter()
+            .map(|(_, prompt, answer)| guesses(&mut ctx, prompt, answer))
+            .collect();
+        let tokens: u64 = mine.iter().map(|e| e.2.len() as u64).sum();
+        let plain = tokens as f64 * target_cost[0];
+        // A check of k drafts is verified in a step of k + 1 tokens: `target_cost[k]`.
+        for (k, verify) in target_cost.iter().enumerate().skip(1) {
+            let (mut checks, mut accepted) = (0, 0);
+            for ((_, _, answer), guesses) in mine.iter().zip(&guessed) {
+                let (c, a, _) = draft_replay(answer, guesses, k);
+                (checks, accepted) = (checks + c, accepted + a);
+            }
+            let cost = checks as f64 * (k as f64 * draft_cost + verify);
+            println!(
+                "| {} | {} | {tokens} | 0.5B draft | {k} | {checks} | {:.2} | {:.2}× |",
+                role.as_str(),
+                mine.len(),
+                accepted as f64 / checks.max(1) as f64,
+                plain / cost
+            );
+        }
+        // Lookup as the provider drafts: exactly 3 or none, checked in a step of 4.
+        let (mut steps, mut verifications, mut accepted) = (0, 0, 0);
+        for (_, prompt, answer) in &mine {
+            let (s, _, v, a) = replay_one(prompt, answer, 3, true);
+            (steps, verifications, accepted) = (steps + s, verifications + v, accepted + a);
+        }
+        let cost =
+            verifications as f64 * target_cost[3] + (steps - verifications) as f64 * target_cost[0];
         println!(
-            "| {n} | {:.1} | {:.2} |",
-            1000.0 * seconds[k] / reps as f64,
-            seconds[k] / seconds[0]
+            "| {} | {} | {tokens} | prompt lookup | 3 | {verifications} | {:.2} | {:.2}× |",
+            role.as_str(),
+            mine.len(),
+            accepted as f64 / verifications.max(1) as f64,
+            plain / cost
         );
     }
 }
