@@ -1,10 +1,10 @@
 //! Decoding speed of the embedded model with and without prompt-lookup drafting, per role.
 //!
 //! The requests are the ones a real ml_lib run sent (`fixtures/ml_lib/recorded/…`), the first
-//! few of each role (tests, implementation, fix), every one asked greedily: drafting only
-//! applies to greedy sequences, and the engine asks a role's first attempt at temperature 0
-//! (fix rounds are retries, sampled at 0.4 today: their row says what drafting would do for
-//! them once sampled sequences draft too). One provider (llama.cpp starts once per process)
+//! few of each role (tests, implementation, fix): tests and implementations asked greedily,
+//! as the engine asks a role's first attempt, fixes sampled as recorded (temperature 0.4 and
+//! their seed), as the engine asks its fix rounds; a sampled sequence drafts like a greedy one
+//! and keeps its distribution (`zerorepo::llm::draft`). One provider (llama.cpp starts once per process)
 //! decodes each request without drafting, then with; before each timed call the request is
 //! sent with one token asked, so its prompt is cached and the timed call measures decoding. It prints a Markdown table (copied into reports/decode.md):
 //! generated tokens per second each way, draft tokens accepted per verification, and whether
@@ -99,7 +99,7 @@ fn options() -> Option<Options> {
     })
 }
 
-/// The first `n` recorded requests of `role`, made greedy.
+/// The first `n` recorded requests of `role`, made greedy unless they are fixes.
 fn recorded(role: Role, n: usize, max_tokens: Option<u32>) -> Vec<LlmRequest> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(root.join(RECORDING)).unwrap();
@@ -111,7 +111,9 @@ fn recorded(role: Role, n: usize, max_tokens: Option<u32>) -> Vec<LlmRequest> {
         .filter(|r| r.role == role)
         .take(n)
         .map(|mut r| {
-            r.temperature = 0.0;
+            if role != Role::Fix {
+                r.temperature = 0.0;
+            }
             r.candidate = 0;
             if let Some(most) = max_tokens {
                 r.max_tokens = most;

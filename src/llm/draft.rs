@@ -23,8 +23,16 @@
 //! it does next. A continuation may run into the suffix itself (`a b a b a b …` proposes more
 //! of the same), which is what a repeating answer does.
 //!
-//! [`Drafting`] says whether the provider drafts at all (`ZEROREPO_DRAFT`), so one build can be
-//! measured both ways; [`DraftCounts`] is what it reports of its guesses.
+//! A sampled sequence drafts as a greedy one does, and its answers keep their distribution:
+//! at each position the provider samples from the model's own distribution there, as it would
+//! without drafts, and goes on to the next position only when what it sampled is the drafted
+//! token (whose logits the batch already computed). For a proposal that is one token for
+//! sure, this is the speculative-sampling rule itself: the draft `d` is accepted with
+//! probability `p(d)`, and otherwise a token comes from `p` without `d`, renormalised; every
+//! token is drawn from `p` given the true prefix, with one random number a token, as before.
+//!
+//! [`Drafting`] says whether and for which requests the provider drafts (`ZEROREPO_DRAFT`), so
+//! one build can be measured both ways; [`DraftCounts`] is what it reports of its guesses.
 
 use std::str::FromStr;
 #[cfg(feature = "local-model")]
@@ -76,17 +84,29 @@ pub const MOST_DRAFT_TOKENS: usize = 8;
 pub enum Drafting {
     /// One token per sequence and step, as before drafting existed.
     Off,
-    /// Prompt lookup for greedy sequences ([`propose`]): `tokens` drafts a check, or none.
-    Lookup { tokens: usize },
+    /// Prompt lookup ([`propose`]): `tokens` drafts a check, or none, for the requests of
+    /// `roles`.
+    Lookup { tokens: usize, roles: DraftRoles },
+}
+
+/// The requests whose sequences draft.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DraftRoles {
+    All,
+    /// Fix rounds only: they rewrite the function they were shown, and lookup drafts pay
+    /// there (1.24× alone on this project's 2-core machine kind, reports/decode.md) while on
+    /// tests (1.00×) and implementations (0.91×) they do not.
+    Fixes,
 }
 
 /// The variable that chooses [`Drafting`] for the default provider.
 pub(crate) const DRAFT_ENV: &str = "ZEROREPO_DRAFT";
 
-/// `ZEROREPO_DRAFT` holds none of `off`, `lookup`, `lookup:N` (N from 1 to 8).
+/// `ZEROREPO_DRAFT` holds none of `off`, `lookup`, `lookup:N`, `fixes`, `fixes:N` (N from 1
+/// to 8).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "{DRAFT_ENV} must be `off`, `lookup` or `lookup:N` (N from 1 to {MOST_DRAFT_TOKENS}), not {0:?}"
+    "{DRAFT_ENV} must be `off`, `lookup`, `lookup:N`, `fixes` or `fixes:N` (N from 1 to {MOST_DRAFT_TOKENS}), not {0:?}"
 )]
 pub struct UnknownDrafting(pub String);
 
@@ -95,38 +115,50 @@ impl FromStr for Drafting {
 
     fn from_str(s: &str) -> Result<Drafting, UnknownDrafting> {
         let unknown = || UnknownDrafting(s.trim().to_string());
-        match s.trim() {
-            "off" => Ok(Drafting::Off),
-            "lookup" => Ok(Drafting::LOOKUP),
-            other => {
-                let tokens: usize = other
-                    .strip_prefix("lookup:")
-                    .and_then(|n| n.parse().ok())
-                    .ok_or_else(unknown)?;
-                if (1..=MOST_DRAFT_TOKENS).contains(&tokens) {
-                    Ok(Drafting::Lookup { tokens })
-                } else {
-                    Err(unknown())
-                }
-            }
+        let text = s.trim();
+        if text == "off" {
+            return Ok(Drafting::Off);
+        }
+        let (name, count) = text
+            .split_once(':')
+            .map_or((text, None), |(n, c)| (n, Some(c)));
+        let roles = match name {
+            "lookup" => DraftRoles::All,
+            "fixes" => DraftRoles::Fixes,
+            _ => return Err(unknown()),
+        };
+        let tokens = match count {
+            None => DRAFT_TOKENS,
+            Some(n) => n.parse().map_err(|_| unknown())?,
+        };
+        match (1..=MOST_DRAFT_TOKENS).contains(&tokens) {
+            true => Ok(Drafting::Lookup { tokens, roles }),
+            false => Err(unknown()),
         }
     }
 }
 
 impl Drafting {
-    /// Prompt lookup with [`DRAFT_TOKENS`] drafts a check: the default.
+    /// Prompt lookup with [`DRAFT_TOKENS`] drafts a check, for every request.
     pub const LOOKUP: Drafting = Drafting::Lookup {
         tokens: DRAFT_TOKENS,
+        roles: DraftRoles::All,
     };
 
-    /// What `ZEROREPO_DRAFT` asks for; unset means [`Drafting::Off`]: alone on this
-    /// project's machine kind a step of four tokens costs 2.61 steps of one, and the decode
-    /// bench measured 1.09× for tests, 0.84× for implementations and 1.13× for fixes
-    /// (reports/decode.md, 2026-11-27), about 0.93× weighted by a real run's tokens.
+    /// Prompt lookup with [`DRAFT_TOKENS`] drafts a check, for fix rounds only: the default.
+    pub const FIXES: Drafting = Drafting::Lookup {
+        tokens: DRAFT_TOKENS,
+        roles: DraftRoles::Fixes,
+    };
+
+    /// What `ZEROREPO_DRAFT` asks for; unset means [`Drafting::FIXES`]: alone on this
+    /// project's machine kind a step of four tokens costs 2.6 to 2.9 steps of one, and the
+    /// decode bench measured lookup at 1.00–1.09× for tests, 0.84–0.91× for implementations
+    /// and 1.13–1.24× for fixes (reports/decode.md, 2026-11-27 and 2026-12-01).
     pub fn from_env() -> Result<Drafting, UnknownDrafting> {
         match std::env::var(DRAFT_ENV) {
             Ok(value) => value.parse(),
-            Err(_) => Ok(Drafting::Off),
+            Err(_) => Ok(Drafting::FIXES),
         }
     }
 
@@ -134,7 +166,22 @@ impl Drafting {
     pub fn tokens(self) -> usize {
         match self {
             Drafting::Off => 0,
-            Drafting::Lookup { tokens } => tokens,
+            Drafting::Lookup { tokens, .. } => tokens,
+        }
+    }
+
+    /// Drafts a check for a request of `role`: 0 when it does not draft.
+    pub fn tokens_for(self, role: super::Role) -> usize {
+        match self {
+            Drafting::Lookup {
+                tokens,
+                roles: DraftRoles::All,
+            } => tokens,
+            Drafting::Lookup {
+                tokens,
+                roles: DraftRoles::Fixes,
+            } if role == super::Role::Fix => tokens,
+            _ => 0,
         }
     }
 }
@@ -230,12 +277,15 @@ mod tests {
 
     #[test]
     fn drafting_is_read_from_its_names_and_nothing_else() {
+        let lookup = |tokens, roles| Drafting::Lookup { tokens, roles };
         assert_eq!("off".parse(), Ok(Drafting::Off));
-        assert_eq!(" lookup\n".parse(), Ok(Drafting::Lookup { tokens: 3 }));
-        assert_eq!("lookup:1".parse(), Ok(Drafting::Lookup { tokens: 1 }));
-        assert_eq!("lookup:8".parse(), Ok(Drafting::Lookup { tokens: 8 }));
+        assert_eq!(" lookup\n".parse(), Ok(lookup(3, DraftRoles::All)));
+        assert_eq!("lookup:1".parse(), Ok(lookup(1, DraftRoles::All)));
+        assert_eq!("lookup:8".parse(), Ok(lookup(8, DraftRoles::All)));
+        assert_eq!("fixes".parse(), Ok(Drafting::FIXES));
+        assert_eq!("fixes:2".parse(), Ok(lookup(2, DraftRoles::Fixes)));
         for wrong in [
-            "Lookup", "lookup:0", "lookup:9", "lookup:", "lookup:x", "on",
+            "Lookup", "lookup:0", "lookup:9", "lookup:", "lookup:x", "on", "fixes:0", "off:3",
         ] {
             assert_eq!(
                 wrong.parse::<Drafting>(),
@@ -245,10 +295,15 @@ mod tests {
         }
         assert_eq!(
             UnknownDrafting("x".into()).to_string(),
-            "ZEROREPO_DRAFT must be `off`, `lookup` or `lookup:N` (N from 1 to 8), not \"x\""
+            "ZEROREPO_DRAFT must be `off`, `lookup`, `lookup:N`, `fixes` or `fixes:N` (N from 1 to 8), not \"x\""
         );
         assert_eq!(Drafting::Off.tokens(), 0);
         assert_eq!(Drafting::LOOKUP.tokens(), DRAFT_TOKENS);
+        use super::super::Role;
+        let by_role = |d: Drafting| [Role::Test, Role::Impl, Role::Fix].map(|r| d.tokens_for(r));
+        assert_eq!(by_role(Drafting::Off), [0, 0, 0]);
+        assert_eq!(by_role(Drafting::LOOKUP), [3, 3, 3]);
+        assert_eq!(by_role(Drafting::FIXES), [0, 0, 3]);
     }
 
     #[cfg(feature = "local-model")]

@@ -20,25 +20,24 @@
 //! turns no longer evict each other's prompts. Floating-point sums depend on what shares a
 //! batch, so greedy answers can differ with `--jobs`; with one job they do not.
 //!
-//! A greedy sequence (temperature 0: a request's first candidate when it asks for 0) also
-//! drafts when `ZEROREPO_DRAFT=lookup` ([`super::draft`], prompt lookup; off by default until measured): after the token
-//! it sampled, the batch carries the three tokens its history suggests come next, each with
-//! logits. After the decode the sequence samples from the logits of each position in turn,
-//! through its usual sampler and stop conditions, and moves on while what it sampled is the
-//! drafted token already in the cache; the first token that differs is the one fed next, and
-//! the rejected drafts are removed from the sequence's cache. So the tokens, the text and the
-//! cache are those of one token at a time, in fewer steps; whether fewer steps of more tokens
-//! are faster depends on the machine ([`super::draft::DRAFT_TOKENS`]). The same caveat as
-//! above holds:
-//! a position's logits computed among four rows may differ in the last bits from one row's,
-//! which could flip a near tie; a test compares a real greedy answer both ways. Sampled
-//! sequences decode one token a step: keeping their distribution would need the
-//! speculative-sampling acceptance rule, not done yet.
+//! A sequence also drafts ([`super::draft`], prompt lookup; by default for fix rounds only,
+//! `ZEROREPO_DRAFT` says otherwise): after the token it sampled, the batch carries the three
+//! tokens its history suggests come next, each with logits. After the decode the sequence
+//! samples from the logits of each position in turn, through its usual sampler and stop
+//! conditions, and moves on while what it sampled is the drafted token already in the cache;
+//! the first token that differs is the one fed next, and the rejected drafts are removed from
+//! the sequence's cache. So the tokens, the text and the cache are those of one token at a
+//! time, in fewer steps, greedy or sampled: for a sampled sequence this is the
+//! speculative-sampling rule for a draft that is one token for sure (see `super::draft`).
+//! Whether fewer steps of more tokens are faster depends on the machine and the role
+//! ([`super::draft::DRAFT_TOKENS`]). The same caveat as above holds: a position's logits
+//! computed among four rows may differ in the last bits from one row's, which could flip a
+//! near tie; tests compare a real greedy answer, and a sampled one with its seed, both ways.
 
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
@@ -55,7 +54,7 @@ use llama_cpp_2::{
     LlamaModelLoadError, NewLlamaChatMessageError,
 };
 
-use super::draft::{DraftCounters, DraftCounts, Drafting, MOST_DRAFT_TOKENS};
+use super::draft::{DraftCounters, DraftCounts, DraftRoles, Drafting, MOST_DRAFT_TOKENS};
 use super::placement::{Placement, SlotView, place};
 use super::sequence::{Holds, Sequence, sampler};
 use super::{LlmError, LlmProvider, LlmRequest, LlmResponse, Usage};
@@ -95,10 +94,39 @@ pub struct LocalProvider {
 struct Stats {
     /// Decodes that carried tokens of more than one job (see [`LocalProvider::shared_decodes`]).
     shared_decodes: AtomicU64,
-    /// Draft tokens a check for greedy sequences ([`Drafting::tokens`], 0: none); read when a
-    /// job's candidates begin, so a change applies to the next job.
+    /// Draft tokens a check ([`Drafting::tokens`], 0: none), and whether only fix rounds
+    /// draft; read when a job's candidates begin, so a change applies to the next job.
     draft_tokens: AtomicUsize,
+    draft_fixes_only: AtomicBool,
     drafts: DraftCounters,
+}
+
+impl Stats {
+    fn set_drafting(&self, drafting: Drafting) {
+        let fixes_only = matches!(
+            drafting,
+            Drafting::Lookup {
+                roles: DraftRoles::Fixes,
+                ..
+            }
+        );
+        self.draft_tokens
+            .store(drafting.tokens(), Ordering::Relaxed);
+        self.draft_fixes_only.store(fixes_only, Ordering::Relaxed);
+    }
+
+    fn drafting(&self) -> Drafting {
+        match self.draft_tokens.load(Ordering::Relaxed) {
+            0 => Drafting::Off,
+            tokens => Drafting::Lookup {
+                tokens,
+                roles: match self.draft_fixes_only.load(Ordering::Relaxed) {
+                    true => DraftRoles::Fixes,
+                    false => DraftRoles::All,
+                },
+            },
+        }
+    }
 }
 
 impl LocalProvider {
@@ -115,9 +143,7 @@ impl LocalProvider {
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), LocalError>>();
         let model_path: PathBuf = path.to_path_buf();
         let stats = Arc::new(Stats::default());
-        stats
-            .draft_tokens
-            .store(drafting.tokens(), Ordering::Relaxed);
+        stats.set_drafting(drafting);
         let counters = Arc::clone(&stats);
         std::thread::Builder::new()
             .name("zerorepo-llm".into())
@@ -148,9 +174,7 @@ impl LocalProvider {
     /// Drafts or not from the next request on (the tests and benches compare both ways in
     /// one process, which can load the model only once).
     pub fn set_drafting(&self, drafting: Drafting) {
-        self.stats
-            .draft_tokens
-            .store(drafting.tokens(), Ordering::Relaxed);
+        self.stats.set_drafting(drafting);
     }
 
     /// What drafting proposed and the model accepted so far, all requests together.
@@ -646,19 +670,18 @@ impl<'m> ModelContext<'m> {
             }
             let request = &lane.pending.job.request;
             let prompt = &lane.pending.tokens;
-            let draft_tokens = self.stats.draft_tokens.load(Ordering::Relaxed);
+            // Greedy and sampled sequences alike: see the module doc.
+            let draft_tokens = self.stats.drafting().tokens_for(request.role);
             lane.sequences = (0..lane.pending.n)
                 .map(|i| {
                     let candidate = request.candidate(i);
-                    // Greedy sequences only: see the module doc.
-                    let greedy = candidate.temperature <= 0.0;
                     Sequence {
                         sampler: sampler(model, &candidate),
                         text: request.prefill.clone().unwrap_or_default().into_bytes(),
                         generated: 0,
                         logits: Some(first),
                         position: prompt.len() as i32,
-                        history: (greedy && draft_tokens > 0).then(|| prompt.clone()),
+                        history: (draft_tokens > 0).then(|| prompt.clone()),
                         draft_tokens,
                         drafted: Vec::new(),
                         holds: Holds::of(&candidate),

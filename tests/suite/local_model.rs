@@ -107,16 +107,18 @@ fn the_local_model_makes_a_verified_change_that_passes_hidden_tests() {
     );
 }
 
-/// Greedy decoding with prompt-lookup drafts ([`zerorepo::llm::draft`]) writes the same tokens
-/// as one token at a time, and the drafts were used: the request asks the model to repeat
-/// code it was given, so some guesses must be right.
+/// Drafting ([`zerorepo::llm::draft`]) writes the same tokens as decoding one token at a
+/// time, and the drafts were used: the request asks the model to repeat code it was given, so
+/// some guesses must be right. Greedy, every role drafting; then a sampled fix round, which
+/// drafts by default and keeps its distribution: each token is still drawn from the model's
+/// distribution at its position, one random number a token, so with the same seed the same
+/// answer comes out both ways. One test, because llama.cpp starts once per process.
 #[cfg(feature = "local-model")]
 #[test]
-fn greedy_answers_are_the_same_with_and_without_drafting() {
-    use zerorepo::llm::draft::{DraftCounts, Drafting};
+fn answers_are_the_same_with_and_without_drafting_greedy_or_sampled() {
+    use zerorepo::llm::Role;
+    use zerorepo::llm::draft::Drafting;
     use zerorepo::llm::local::LocalProvider;
-    use zerorepo::llm::{LlmProvider, LlmRequest, Message, Role};
-
     let Ok(path) = zerorepo::llm::model::resolve(None) else {
         assert!(
             std::env::var_os("CI").is_none(),
@@ -126,13 +128,30 @@ fn greedy_answers_are_the_same_with_and_without_drafting() {
         return;
     };
     let _one_at_a_time = MODEL.lock().unwrap_or_else(|e| e.into_inner());
+    let provider = LocalProvider::load_with(&path, Drafting::Off).unwrap();
+    same_with_and_without_drafting(&provider, Role::Impl, 0.0, None, Drafting::LOOKUP);
+    same_with_and_without_drafting(&provider, Role::Fix, 1.0, Some(7), Drafting::FIXES);
+}
+
+/// Asks the model to repeat code it was given, once without drafts and once `drafting`, and
+/// checks the answers are the same and some drafts were accepted.
+#[cfg(feature = "local-model")]
+fn same_with_and_without_drafting(
+    provider: &zerorepo::llm::local::LocalProvider,
+    role: zerorepo::llm::Role,
+    temperature: f32,
+    seed: Option<u64>,
+    drafting: zerorepo::llm::draft::Drafting,
+) {
+    use zerorepo::llm::draft::Drafting;
+    use zerorepo::llm::{LlmProvider, LlmRequest, Message};
     let code = "def mean(values):\n    \"\"\"The arithmetic mean of values.\"\"\"\n    \
                 return sum(values) / len(values)\n\n\ndef variance(values):\n    \
                 \"\"\"The population variance of values.\"\"\"\n    m = mean(values)\n    \
                 return sum((v - m) ** 2 for v in values) / len(values)\n";
     let request = LlmRequest {
         node_id: "draft".into(),
-        role: Role::Impl,
+        role,
         attempt: 0,
         messages: vec![
             Message {
@@ -147,10 +166,10 @@ fn greedy_answers_are_the_same_with_and_without_drafting() {
                 ),
             },
         ],
-        temperature: 0.0,
+        temperature,
         // Two decodes of 100 tokens keep the test under a minute on two cores.
         max_tokens: 100,
-        seed: None,
+        seed,
         template: "test@1".into(),
         candidate: 0,
         prefill: Some("```python\n".into()),
@@ -160,7 +179,8 @@ fn greedy_answers_are_the_same_with_and_without_drafting() {
         .build()
         .unwrap();
     // One provider for both ways: llama.cpp starts once per process.
-    let provider = LocalProvider::load_with(&path, Drafting::Off).unwrap();
+    provider.set_drafting(Drafting::Off);
+    let before = provider.draft_counts();
     // Both timed answers find the prompt cached and evaluate only its last token again.
     let mut warm = request.clone();
     warm.max_tokens = 1;
@@ -169,7 +189,7 @@ fn greedy_answers_are_the_same_with_and_without_drafting() {
     let plain = runtime.block_on(provider.complete(&request)).unwrap();
     let plain_seconds = started.elapsed().as_secs_f64();
     let none = provider.draft_counts();
-    provider.set_drafting(Drafting::LOOKUP);
+    provider.set_drafting(drafting);
     let started = std::time::Instant::now();
     let drafted = runtime.block_on(provider.complete(&request)).unwrap();
     let drafted_seconds = started.elapsed().as_secs_f64();
@@ -178,7 +198,7 @@ fn greedy_answers_are_the_same_with_and_without_drafting() {
         "{} tokens: {plain_seconds:.1}s plain, {drafted_seconds:.1}s drafting; {counts:?}\n{}",
         plain.usage.completion_tokens, drafted.text
     );
-    assert_eq!(none, DraftCounts::default(), "drafting off drafted");
+    assert_eq!(none, before, "drafting off drafted");
     assert_eq!(drafted.text, plain.text);
     assert_eq!(drafted.usage, plain.usage);
     assert!(
@@ -186,7 +206,7 @@ fn greedy_answers_are_the_same_with_and_without_drafting() {
         "too short to test anything: {plain:?}"
     );
     assert!(
-        counts.accepted > 0,
+        counts.accepted > before.accepted,
         "no draft token was accepted on a copying task: {counts:?}"
     );
 }
