@@ -310,9 +310,11 @@ pub fn without_exports(text: &str) -> Option<String> {
 
 mod literal;
 mod stdlib;
+mod traceback;
 
 pub use literal::{CONSTRUCTORS, LiteralError, MAX_LITERAL_BYTES, check_literal};
 pub use stdlib::STDLIB_MODULES;
+pub(crate) use traceback::crashed_in;
 
 /// Unicode's bidirectional formatting characters (embeddings, overrides, isolates and marks):
 /// invisible, and they reorder the text around them on a terminal or in an editor, so an id

@@ -8,7 +8,7 @@
 //! model's expected values are weak evidence (a third of a small model's are wrong), but an
 //! exception raised in the new function's own code, on an input the request allows, that the
 //! request does not name, is strong: the function breaks there whatever was expected
-//! (`generate` weighs it the same way, [`crate::engine::testfile::crashed_in`]). So the
+//! (`generate` weighs it the same way, [`crate::python::crashed_in`]). So the
 //! model writes calls, once per run (at most [`MAX_FUNCTIONS`] functions), they run in
 //! the sandbox's scratch copy after the acceptance tests ([`FILE`], never in the overlay,
 //! never committed), and the check fails on such a crash; a call that fails in its own
@@ -266,7 +266,7 @@ pub(super) fn crashes(
         .into_iter()
         .filter(|(_, section)| {
             functions.iter().any(|f| {
-                crate::engine::testfile::crashed_in(section, &f.path, documented)
+                crate::python::crashed_in(section, &f.path, documented)
                     && (!f.covered || raised_in(section, f))
             })
         })

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::python::crashed_in;
 use crate::records::DisputedTest;
 use crate::sandbox::TestRun;
 
@@ -149,33 +150,6 @@ pub(super) fn crashed_tests(
             )
         })
         .collect()
-}
-
-/// Whether one test's pytest section (`--tb=short`) shows `code_file` raising an undocumented
-/// exception (see [`crashed_tests`]).
-pub(crate) fn crashed_in(section: &str, code_file: &str, documented: &[String]) -> bool {
-    let passes_code = section
-        .lines()
-        .any(|l| l.split(':').next() == Some(code_file) && l.contains(": in "));
-    let raised = section.lines().rev().find_map(|line| {
-        let name = line
-            .strip_prefix('E')?
-            .trim_start()
-            .split([':', ' '])
-            .next()?;
-        let exception =
-            (name.ends_with("Error") || name.ends_with("Exception") || name == "Failed")
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-        exception.then_some(name.rsplit('.').next().unwrap_or(name))
-    });
-    // `Failed` is pytest's own: `DID NOT RAISE` or `pytest.fail`, a disputed value.
-    raised.is_some_and(|name| {
-        passes_code
-            && !matches!(name, "AssertionError" | "Failed")
-            && !documented.iter().any(|d| d == name)
-    })
 }
 
 /// A test file without the test functions named in `names`.

@@ -31,7 +31,6 @@ use crate::usage::Usage;
 
 use super::super::ask::{Sampling, ask_many};
 use super::super::prompt::PromptInputs;
-use super::super::testfile;
 use super::choice::Weighing;
 use super::rounds::normalized;
 use super::{Context, Leaf, vote};
@@ -114,7 +113,7 @@ impl Leaf<'_> {
             &failure.output,
             &documented,
         ) || (weighing == Weighing::Prior
-            && testfile::crashed_in(&failure.output, &self.site.file, &documented));
+            && crate::python::crashed_in(&failure.output, &self.site.file, &documented));
         let execution = vote::Execution {
             environment: vote::blames_environment(&failure.output),
             crashed,
