@@ -55,9 +55,9 @@
 //!   real libraries, `zerorepo code` against its single-answer baseline, judged by acceptance
 //!   tests the model never sees (`zerorepo bench --code-corpus`).
 //! - **cli** is the `zerorepo` command line: one module per command with its flags and its
-//!   run, one error type that picks the exit code. Commands print; the text of results and
-//!   errors is formatted in `cli::render`, progress lines in `progress`. `main.rs` only calls
-//!   [`cli::main`].
+//!   run, one error type that picks the exit code. Only commands print (with `progress`, the
+//!   terminal view of a run); `cli::render` holds the shared formatting of results and errors
+//!   (tables, JSON, terminal-safe text). `main.rs` only calls [`cli::main`].
 //!
 //! Every byte of a plan or of a model's answer is hostile. Plan text reaches Python files only
 //! as escaped literals (`python`); generated code, the syntax check and the install check
@@ -71,26 +71,16 @@
 //! A data leaf (a module-level constant or table) is one assignment, `NAME = VALUE`: the
 //! plan's value once checked to be nothing but a literal, or the model's answer once parsed to
 //! bind exactly that name; it is written and checked in the sandbox before the functions that
-//! read it (`engine::data`), and `rpg extract` plans a library's module-level literals so.
+//! read it (`engine::data`), and `rpg extract` plans so the module-level data a library's
+//! planned definitions read.
 //!
-//! The node loop, decided by a pure state machine (`engine::machine`: events in, the next
-//! action or the node's outcome out, no I/O) that the async driver in `engine::node` carries
-//! out. The first round is the greedy answer alone (what asking once gives): it is the prior,
-//! and only evidence moves the node off it. The plan's examples, the earlier functions'
-//! tests and a body are gates. A node with examples is judged by them; the model's tests are
-//! asked there only with `--votes` (a dispute goes to a vote: `engine::vote`), since without
-//! a vote they could decide nothing. Without examples the model writes calls, not expected
-//! values (`engine::prompt::TestsAsked`), and they are the only evidence: disputed values end
-//! the node for review, a crash gets one round of fresh candidates run against the same
-//! calls. A gate failed gets rounds of `--candidates` fixes, then a fresh start, chosen by
-//! evidence (`engine::node::choice`).
-//! Fixes see the failure localized (`engine::suspects`); a failed node keeps its best
-//! candidate or a stub; its dependents are skipped, but each function among them still gets
-//! its greedy answer (a draft) when its module still imports with it, so a failure never
-//! leaves less code than asking once. Every
-//! departure from the greedy answer is recorded, and `eval` scores it against the reference.
-//! Votes, fix rounds and fresh starts are asked for only while this run shows they buy
-//! something (`returns`). The tuning history with its measurements is in `docs/loop.md`.
+//! The node loop is a pure state machine (`engine::machine`: events in, the next action or
+//! the node's outcome out, no I/O) that the async driver in `engine::node` carries out. Its
+//! first round is the greedy answer alone (what asking once gives): the prior, which only
+//! evidence moves the node off (the plan's examples, the earlier functions' tests, a body, a
+//! crash with an exception the specification does not name); every departure is recorded
+//! and `eval` scores it. `docs/loop.md` walks through the steps with the measurements behind
+//! each rule.
 
 // The crate's docs are for its developers (`cargo doc --document-private-items`, checked in
 // `scripts/test.sh`): a module's `//!` may link to the private pieces it is made of.

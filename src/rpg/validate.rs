@@ -369,7 +369,7 @@ fn kind_problem(kind: &str) -> Option<&'static str> {
 /// are named in Python code (`def name`, `from .name import ...`): an identifier that is not
 /// a keyword. Any other node's name is only shown, and held to what a terminal can show.
 fn name_problem(node: &Node) -> Option<&'static str> {
-    let python_named = node.is_leaf() || matches!(node.kind.as_str(), "module" | "package");
+    let python_named = node.is_leaf() || matches!(node.kind, NodeKind::Module | NodeKind::Package);
     let dunder = node.name.len() > 4 && node.name.starts_with("__") && node.name.ends_with("__");
     let problem = if !python_named {
         shown_text_problem(&node.name)
