@@ -24,11 +24,8 @@ use crate::layout::{COMPACT, JOURNAL};
 
 const JOURNAL_VERSION: u32 = 1;
 
-use crate::records::{NodeRecord, NodeStatus};
+use crate::records::{NodeRecord, NodeRecords, NodeStatus};
 use crate::rpg::NodeId;
-
-/// The compact checkpoint file: node id → record.
-pub type CheckpointMap = BTreeMap<NodeId, NodeRecord>;
 
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -121,7 +118,7 @@ pub struct OpenReport {
 pub struct Checkpoint {
     root: PathBuf,
     journal: File,
-    records: CheckpointMap,
+    records: NodeRecords,
     published: Published,
 }
 
@@ -134,7 +131,7 @@ impl Checkpoint {
     ) -> Result<(Checkpoint, OpenReport), CheckpointError> {
         let journal_path = root.join(JOURNAL);
         let mut report = OpenReport::default();
-        let mut records = CheckpointMap::new();
+        let mut records = NodeRecords::new();
         let mut published = Published::default();
         let mut fresh = true;
         match read_journal(&journal_path) {
@@ -207,7 +204,7 @@ impl Checkpoint {
         Ok((checkpoint, report))
     }
 
-    pub fn records(&self) -> &CheckpointMap {
+    pub fn records(&self) -> &NodeRecords {
         &self.records
     }
 
@@ -297,7 +294,7 @@ pub enum CompactError {
 }
 
 /// Reads the compact file of an output directory, for `zerorepo status`.
-pub fn load_compact(root: &Path) -> Result<Option<CheckpointMap>, CompactError> {
+pub fn load_compact(root: &Path) -> Result<Option<NodeRecords>, CompactError> {
     let path = root.join(COMPACT);
     match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text)
@@ -333,7 +330,7 @@ pub enum Corrupt {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JournalContents {
     pub rpg_sha256: String,
-    pub records: CheckpointMap,
+    pub records: NodeRecords,
     pub published: Published,
     /// Byte offset where a torn last line begins: resuming cuts the file there before the next
     /// append, so that record starts on a line of its own.
@@ -359,7 +356,7 @@ fn read_journal(path: &Path) -> Result<Option<JournalContents>, Corrupt> {
 /// without files. `Err(reason)`: corrupt (anything but a torn last line).
 pub fn parse_journal(bytes: &[u8]) -> Result<JournalContents, Corrupt> {
     let mut hash = None;
-    let mut records = CheckpointMap::new();
+    let mut records = NodeRecords::new();
     let mut published = Published::default();
     let mut torn = None;
     let mut offset = 0u64;
@@ -418,7 +415,7 @@ pub fn parse_journal(bytes: &[u8]) -> Result<JournalContents, Corrupt> {
 fn check_compact(path: &Path) -> Result<(), Corrupt> {
     let corrupt = |message: String| Corrupt::Compact { message };
     match std::fs::read_to_string(path) {
-        Ok(text) => serde_json::from_str::<CheckpointMap>(&text)
+        Ok(text) => serde_json::from_str::<NodeRecords>(&text)
             .map(|_| ())
             .map_err(|e| corrupt(e.to_string())),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),

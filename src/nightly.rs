@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::checkpoint::CheckpointMap;
+use crate::records::NodeRecords;
 use crate::records::NodeStatus;
 use crate::usage::{Role, UsageByRole};
 
@@ -120,7 +120,7 @@ pub struct RealRunFacts {
 
 impl RealRun {
     /// The real run's figures from its facts and the generation's checkpoint records.
-    pub fn from_records(facts: RealRunFacts, records: &CheckpointMap) -> RealRun {
+    pub fn from_records(facts: RealRunFacts, records: &NodeRecords) -> RealRun {
         let mut nodes = NodeCounts::default();
         let mut tokens = UsageByRole::new();
         let mut diagnosis = BTreeMap::new();

@@ -55,6 +55,10 @@ pub struct TestCounts {
     pub failed: u32,
 }
 
+/// Every node's record by id: what the compact checkpoint file holds, and what assembly,
+/// status, eval and the nightly read.
+pub type NodeRecords = BTreeMap<NodeId, NodeRecord>;
+
 /// The state of one node, as in the seed's checkpoint schema (plus `duration_ms`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct NodeRecord {

@@ -8,7 +8,7 @@ pub fn rpg() -> String {
 
 /// `schemas/checkpoint.schema.json`: `docs/generation_checkpoint.json`.
 pub fn checkpoint() -> String {
-    pretty(schemars::schema_for!(crate::checkpoint::CheckpointMap))
+    pretty(schemars::schema_for!(crate::records::NodeRecords))
 }
 
 /// `schemas/eval.schema.json`: what `zerorepo eval --json` prints.

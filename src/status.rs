@@ -9,7 +9,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::checkpoint::{CheckpointMap, load_compact};
+use crate::checkpoint::load_compact;
+use crate::records::NodeRecords;
 use crate::records::NodeStatus;
 use crate::rpg::Rpg;
 
@@ -258,7 +259,7 @@ pub fn status(out: &Path) -> Result<StatusReport, StatusError> {
 }
 
 /// The output's checkpoint records and the engine's copy of its RPG (when readable).
-fn load(out: &Path) -> Result<(CheckpointMap, Option<Rpg>), StatusError> {
+fn load(out: &Path) -> Result<(NodeRecords, Option<Rpg>), StatusError> {
     let records = load_compact(out)
         .map_err(StatusError::Unreadable)?
         .ok_or_else(|| StatusError::NoCheckpoint(out.display().to_string()))?;
@@ -363,7 +364,7 @@ pub fn render_node(view: &NodeView) -> String {
 
 /// Counts per status and subgraph, failures, tokens and an ETA, from the RPG (when known) and
 /// the checkpoint's records.
-pub fn summarize(rpg: Option<&Rpg>, records: &CheckpointMap) -> StatusReport {
+pub fn summarize(rpg: Option<&Rpg>, records: &NodeRecords) -> StatusReport {
     let nodes: Vec<(crate::rpg::NodeId, String)> = match rpg {
         Some(rpg) => rpg
             .nodes

@@ -30,9 +30,10 @@ use std::path::Path;
 use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
-use crate::checkpoint::{Checkpoint, CheckpointMap};
+use crate::checkpoint::Checkpoint;
 use crate::fsutil::{FsError, Workspace};
 use crate::layout::{JUNIT, REPORT, REPORT_HTML, RPG_EXPORT};
+use crate::records::NodeRecords;
 use crate::records::NodeStatus;
 use crate::rpg::ValidRpg;
 use crate::sandbox::TestRunner;
@@ -62,7 +63,7 @@ pub struct GenerationInfo {
 }
 
 impl GenerationInfo {
-    pub fn new(model: String, sandbox: String, records: &CheckpointMap) -> GenerationInfo {
+    pub fn new(model: String, sandbox: String, records: &NodeRecords) -> GenerationInfo {
         // Compared as instants, not as text: records of earlier versions have whole seconds
         // (`...:28Z`), later ones milliseconds (`...:28.135Z`), and `Z` sorts after `.`.
         let instant = |t: &String| chrono::DateTime::parse_from_rfc3339(t).ok();
@@ -124,7 +125,7 @@ pub enum AssembleError {
 /// The RPG with each node's final status and the generation metadata, indented.
 pub(crate) fn rpg_export(
     rpg: &ValidRpg,
-    records: &CheckpointMap,
+    records: &NodeRecords,
     info: &GenerationInfo,
 ) -> Result<String, serde_json::Error> {
     let mut value = serde_json::to_value(rpg.rpg())?;
@@ -238,7 +239,7 @@ fn grouped_imports(rpg: &ValidRpg, sources: &BTreeMap<String, String>) -> Vec<(S
 /// Failed nodes already keep a candidate or a stub of their own.
 fn skipped_stubs(
     rpg: &ValidRpg,
-    records: &CheckpointMap,
+    records: &NodeRecords,
     sources: &BTreeMap<String, String>,
 ) -> Vec<(String, String)> {
     let mut modules: BTreeMap<String, String> = BTreeMap::new();
@@ -278,7 +279,7 @@ fn skipped_stubs(
 /// publish), the output's git repository, and the sandbox that validates the result.
 pub struct Assembler<'a> {
     pub rpg: &'a ValidRpg,
-    pub records: &'a CheckpointMap,
+    pub records: &'a NodeRecords,
     pub workspace: &'a Workspace,
     pub staging: &'a Workspace,
     pub git: &'a Git,
@@ -528,7 +529,7 @@ mod tests {
             timestamp: t.into(),
             ..NodeRecord::now(NodeStatus::Passed)
         };
-        let records: CheckpointMap = [
+        let records: NodeRecords = [
             ("a".into(), at("2026-11-24T04:00:28Z")),
             ("b".into(), at("2026-11-24T04:00:28.500Z")),
             ("c".into(), at("2026-11-24T04:00:27.900Z")),

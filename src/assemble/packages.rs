@@ -17,14 +17,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use petgraph::graph::DiGraph;
 
-use crate::checkpoint::CheckpointMap;
 use crate::python::{EXPORTS_MARKER, import_path};
+use crate::records::NodeRecords;
 use crate::rpg::ValidRpg;
 
 /// New contents of every package `__init__.py` among `sources` (path → text).
 pub fn init_files(
     rpg: &ValidRpg,
-    records: &CheckpointMap,
+    records: &NodeRecords,
     sources: &BTreeMap<String, String>,
 ) -> BTreeMap<String, String> {
     let mut exports: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
@@ -189,7 +189,7 @@ mod tests {
             extra: Default::default(),
         })
         .unwrap();
-        let mut records = CheckpointMap::new();
+        let mut records = NodeRecords::new();
         for id in ["n0", "n1", "n2", "n4"] {
             records.insert(id.into(), NodeRecord::now(NodeStatus::Passed));
         }

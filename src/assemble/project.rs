@@ -7,8 +7,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::imports::{imported_modules, is_stdlib, requirement_for};
-use crate::checkpoint::CheckpointMap;
 use crate::python::import_path;
+use crate::records::NodeRecords;
 use crate::rpg::ValidRpg;
 
 /// What the project is called and how it is laid out.
@@ -30,7 +30,7 @@ pub struct ProjectInfo {
 
 pub(crate) fn project_info(
     rpg: &ValidRpg,
-    records: &CheckpointMap,
+    records: &NodeRecords,
     sources: &BTreeMap<String, String>,
 ) -> ProjectInfo {
     let layout = if sources.keys().any(|p| p.starts_with("src/")) {
@@ -101,7 +101,7 @@ fn description(rpg: &ValidRpg, name: &str, warnings: &mut Vec<String>) -> String
 }
 
 /// One console script named after the project, for the first `main` function that passed.
-fn console_scripts(rpg: &ValidRpg, records: &CheckpointMap, name: &str) -> Vec<(String, String)> {
+fn console_scripts(rpg: &ValidRpg, records: &NodeRecords, name: &str) -> Vec<(String, String)> {
     rpg.order()
         .iter()
         .map(|&p| rpg.node(p))

@@ -9,7 +9,7 @@ use super::GenerationInfo;
 use super::markdown::{code, fenced, line as md};
 use super::project::ProjectInfo;
 use super::validate::Validation;
-use crate::checkpoint::CheckpointMap;
+use crate::records::NodeRecords;
 use crate::records::{NodeStatus, Verdict};
 use crate::rpg::ValidRpg;
 use crate::status::{StatusReport, percent};
@@ -17,7 +17,7 @@ use crate::workspace::git::LogEntry;
 
 pub struct ReportInput<'a> {
     pub rpg: &'a ValidRpg,
-    pub records: &'a CheckpointMap,
+    pub records: &'a NodeRecords,
     pub status: &'a StatusReport,
     pub info: &'a ProjectInfo,
     pub generation: &'a GenerationInfo,

@@ -80,7 +80,7 @@ pub enum IntegrationError {
 /// again about the same function, now through a model-written integration case (weaker
 /// evidence than the node's own tests), has bought nothing on any run measured (one case
 /// fixed in twenty debugged, `reports/eval-corpus.md`).
-fn fixes_bought_nothing(records: &crate::checkpoint::CheckpointMap) -> BTreeMap<NodeId, Spared> {
+fn fixes_bought_nothing(records: &crate::records::NodeRecords) -> BTreeMap<NodeId, Spared> {
     records
         .iter()
         .filter(|(_, r)| {
@@ -719,7 +719,7 @@ mod tests {
             }),
             ..NodeRecord::now(NodeStatus::NeedsReview)
         };
-        let records: crate::checkpoint::CheckpointMap = [
+        let records: crate::records::NodeRecords = [
             (NodeId::from("barren"), record(3, 0)),
             (NodeId::from("paid"), record(2, 1)),
             (NodeId::from("untried"), record(0, 0)),

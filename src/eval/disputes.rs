@@ -15,7 +15,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::EvalError;
-use crate::checkpoint::CheckpointMap;
+use crate::records::NodeRecords;
 use crate::records::Verdict;
 use crate::rpg::NodeId;
 use crate::sandbox::TestRunner;
@@ -56,7 +56,7 @@ pub struct Disputes {
 }
 
 /// The disputed tests recorded in `records`, in node order, with their sources.
-fn recorded(records: &CheckpointMap) -> Vec<(NodeId, String, Option<Verdict>, String)> {
+fn recorded(records: &NodeRecords) -> Vec<(NodeId, String, Option<Verdict>, String)> {
     records
         .iter()
         .filter_map(|(id, r)| r.diagnosis.as_ref().map(|d| (id, d)))
@@ -72,7 +72,7 @@ fn recorded(records: &CheckpointMap) -> Vec<(NodeId, String, Option<Verdict>, St
 /// (a directory with `src/`); `None` when there is none to judge or nothing was disputed.
 pub(super) async fn judge(
     reference: &Path,
-    records: &CheckpointMap,
+    records: &NodeRecords,
     runner: &dyn TestRunner,
     cancel: &CancellationToken,
 ) -> Result<Option<Disputes>, EvalError> {

@@ -108,7 +108,7 @@ pub struct Reference {
     rpg: Rpg,
     statuses: Statuses,
     /// The generation's checkpoint, for the disputed tests it records.
-    records: Option<crate::checkpoint::CheckpointMap>,
+    records: Option<crate::records::NodeRecords>,
     files: Vec<ReferenceFile>,
 }
 

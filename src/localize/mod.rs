@@ -601,7 +601,7 @@ pub fn load_output_dir(
 pub fn load_output_dir_with_records(
     dir: &Path,
     rpg_override: Option<&Path>,
-) -> Result<(Rpg, Statuses, Option<checkpoint::CheckpointMap>), LocalizeError> {
+) -> Result<(Rpg, Statuses, Option<crate::records::NodeRecords>), LocalizeError> {
     let path = match rpg_override {
         Some(p) => p.to_path_buf(),
         None => [crate::layout::RPG_EXPORT, crate::layout::RPG_COPY]

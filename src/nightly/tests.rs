@@ -103,7 +103,7 @@ fn model_time_is_summed_by_role_and_shown_with_its_share() {
         record.work = Some(work);
         record
     };
-    let records: CheckpointMap = [
+    let records: NodeRecords = [
         ("a".into(), node(1000, 2000)),
         ("b".into(), node(2000, 5000)),
     ]

@@ -5,11 +5,11 @@
 //! calculate_mean ← calculate_variance ← standard_deviation. The semantic test needs the
 //! embedder: CI pulls it (scripts/test.sh); elsewhere a missing model skips loudly.
 
-use zerorepo::checkpoint::CheckpointMap;
 use zerorepo::llm::model;
 use zerorepo::localize::{
     EmbedderChoice, LocalizeError, Localizer, LocalizerOptions, NodeState, SearchMethod, Statuses,
 };
+use zerorepo::records::NodeRecords;
 use zerorepo::records::{NodeRecord, NodeStatus};
 use zerorepo::rpg::{self, Rpg};
 
@@ -41,7 +41,7 @@ fn output_dir() -> tempfile::TempDir {
         dir.path().join("docs/rpg.json"),
     )
     .unwrap();
-    let mut records = CheckpointMap::new();
+    let mut records = NodeRecords::new();
     for node in &plan().nodes {
         let mut record = NodeRecord::now(NodeStatus::Passed);
         if node.id == "stats_003" {
