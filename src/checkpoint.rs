@@ -215,7 +215,7 @@ impl Checkpoint {
 
     /// Forgets that the last batch reached `path` (it did not: a crash cut the batch short),
     /// so the next flush writes it again.
-    pub fn unpublish(&mut self, path: &str) {
+    pub(crate) fn unpublish(&mut self, path: &str) {
         if let Some(before) = self.published.before_last_flush.get(path) {
             self.published
                 .files
@@ -224,7 +224,10 @@ impl Checkpoint {
     }
 
     /// Journals a batch of files (path → sha256, `""`: removed) before they are written.
-    pub fn record_flush(&mut self, files: BTreeMap<String, String>) -> Result<(), CheckpointError> {
+    pub(crate) fn record_flush(
+        &mut self,
+        files: BTreeMap<String, String>,
+    ) -> Result<(), CheckpointError> {
         if files.is_empty() {
             return Ok(());
         }
@@ -294,7 +297,7 @@ pub enum CompactError {
 }
 
 /// Reads the compact file of an output directory, for `zerorepo status`.
-pub fn load_compact(root: &Path) -> Result<Option<NodeRecords>, CompactError> {
+pub(crate) fn load_compact(root: &Path) -> Result<Option<NodeRecords>, CompactError> {
     let path = root.join(COMPACT);
     match std::fs::read_to_string(&path) {
         Ok(text) => serde_json::from_str(&text)

@@ -26,7 +26,7 @@ pub enum FsError {
 
 /// Names that are no part of a generated repository, at any depth: git's store, the engine's
 /// state, byte-code caches. A scratch copy for a sandbox leaves them out.
-pub const NOT_THE_REPOSITORY: &[&str] = &[".git", ".zerorepo", "__pycache__"];
+pub(crate) const NOT_THE_REPOSITORY: &[&str] = &[".git", ".zerorepo", "__pycache__"];
 
 /// Copies the regular files and directories under `from` to `to`, leaving out entries named
 /// as one of `left_out` at any depth. Symbolic links and special files are left out too: a
@@ -73,7 +73,7 @@ pub(crate) const TEMP_MARKER: &str = ".zerorepo-tmp-";
 
 /// Writes `content` to `path` atomically: temp file in the same directory, fsync, rename,
 /// fsync of the directory. Parent directories are created.
-pub fn write_atomic(path: &Path, content: &[u8]) -> Result<(), FsError> {
+pub(crate) fn write_atomic(path: &Path, content: &[u8]) -> Result<(), FsError> {
     // A bare file name's parent is the empty path, which cannot be opened to be synced.
     let dir = path
         .parent()
@@ -113,7 +113,7 @@ pub struct Workspace {
 /// serialisable so the engine can persist it before touching anything: after a crash the
 /// node's files are put back exactly, whatever the node had written.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     files: BTreeMap<String, Option<Vec<u8>>>,
 }
 
@@ -173,7 +173,7 @@ impl Workspace {
     }
 
     /// Current bytes of a file, or `None` if it does not exist.
-    pub fn read_bytes(&self, relative: &str) -> Result<Option<Vec<u8>>, FsError> {
+    pub(crate) fn read_bytes(&self, relative: &str) -> Result<Option<Vec<u8>>, FsError> {
         let path = self.path(relative)?;
         beneath::read(&self.root, &self.key(relative)).map_err(io_err(&path))
     }
@@ -190,7 +190,7 @@ impl Workspace {
 
     /// Writes atomically beneath the root with the given permission bits (`None`: those of
     /// the file it replaces).
-    pub fn write_bytes(
+    pub(crate) fn write_bytes(
         &self,
         relative: &str,
         content: &[u8],
@@ -213,7 +213,7 @@ impl Workspace {
 
     /// Removes the temp files of atomic writes that a crash (kill -9) cut off: they never
     /// replaced anything, so they are garbage. Returns how many were removed.
-    pub fn remove_stale_temp_files(&self) -> Result<usize, FsError> {
+    pub(crate) fn remove_stale_temp_files(&self) -> Result<usize, FsError> {
         let mut removed = 0;
         let mut stack = vec![self.root.clone()];
         while let Some(dir) = stack.pop() {
@@ -247,7 +247,7 @@ impl Workspace {
 
     /// Writes only if the content differs (keeps mtimes and avoids needless fsyncs).
     /// A file that cannot be read as text (a flipped bit) is simply replaced.
-    pub fn write_if_changed(&self, relative: &str, content: &str) -> Result<(), FsError> {
+    pub(crate) fn write_if_changed(&self, relative: &str, content: &str) -> Result<(), FsError> {
         if self.read_bytes(relative)?.as_deref() == Some(content.as_bytes()) {
             return Ok(());
         }
@@ -255,7 +255,7 @@ impl Workspace {
     }
 
     /// sha256 of each file's bytes (`""` for a file that does not exist or cannot be read).
-    pub fn hashes(&self, paths: &[String]) -> BTreeMap<String, String> {
+    pub(crate) fn hashes(&self, paths: &[String]) -> BTreeMap<String, String> {
         paths
             .iter()
             .map(|rel| {
@@ -269,7 +269,7 @@ impl Workspace {
     }
 
     /// Remembers the current content of `paths` so [`Workspace::restore`] can put it back.
-    pub fn snapshot(&self, paths: &[String]) -> Result<Snapshot, FsError> {
+    pub(crate) fn snapshot(&self, paths: &[String]) -> Result<Snapshot, FsError> {
         let mut files = BTreeMap::new();
         for rel in paths {
             files.insert(rel.clone(), self.read_bytes(rel)?);
@@ -278,7 +278,7 @@ impl Workspace {
     }
 
     /// Puts every file of the snapshot back as it was (deleting files that did not exist).
-    pub fn restore(&self, snapshot: &Snapshot) -> Result<(), FsError> {
+    pub(crate) fn restore(&self, snapshot: &Snapshot) -> Result<(), FsError> {
         for (rel, content) in &snapshot.files {
             match content {
                 Some(bytes) => {
@@ -295,7 +295,12 @@ impl Workspace {
 
 impl Workspace {
     /// Persists a node's snapshot under `dir` (atomic), before the node touches its files.
-    pub fn save_snapshot(&self, dir: &str, id: &str, snapshot: &Snapshot) -> Result<(), FsError> {
+    pub(crate) fn save_snapshot(
+        &self,
+        dir: &str,
+        id: &str,
+        snapshot: &Snapshot,
+    ) -> Result<(), FsError> {
         let path = self.path(&snapshot_file(dir, id))?;
         let saved = SavedSnapshot {
             node: Some(id.to_string()),
@@ -305,13 +310,13 @@ impl Workspace {
         self.write_bytes(&snapshot_file(dir, id), &text, None)
     }
 
-    pub fn discard_snapshot(&self, dir: &str, id: &str) -> Result<(), FsError> {
+    pub(crate) fn discard_snapshot(&self, dir: &str, id: &str) -> Result<(), FsError> {
         self.remove(&snapshot_file(dir, id))
     }
 
     /// Snapshots left behind by nodes that did not finish, sorted by node id. An unreadable
     /// snapshot file is an error: silently skipping it could leave a half-written node behind.
-    pub fn pending_snapshots(&self, dir: &str) -> Result<Vec<(String, Snapshot)>, FsError> {
+    pub(crate) fn pending_snapshots(&self, dir: &str) -> Result<Vec<(String, Snapshot)>, FsError> {
         let folder = self.path(dir)?;
         let entries = match std::fs::read_dir(&folder) {
             Ok(entries) => entries,

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 /// The venv that `scripts/setup.sh` creates.
-pub fn venv_dir() -> Option<PathBuf> {
+pub(crate) fn venv_dir() -> Option<PathBuf> {
     if let Some(cache) = std::env::var_os("ZEROREPO_CACHE") {
         return Some(PathBuf::from(cache).join("venv"));
     }

@@ -26,7 +26,7 @@ pub fn import_path(file_path: &str) -> String {
 
 /// `text` as a triple-quoted docstring literal: `"""text"""`, or with the closing quotes on
 /// their own line when `text` has several lines. `ast.literal_eval` of the result is `text`.
-pub fn docstring_literal(text: &str) -> String {
+pub(crate) fn docstring_literal(text: &str) -> String {
     let multi_line = text.contains('\n');
     let body = escape_triple_quoted(text, !multi_line);
     if multi_line {
@@ -38,7 +38,7 @@ pub fn docstring_literal(text: &str) -> String {
 
 /// `text` as the docstring of a function body indented by `indent`: the literal opens on the
 /// first line, the other lines and the closing quotes are indented.
-pub fn body_docstring_literal(text: &str, indent: &str) -> String {
+pub(crate) fn body_docstring_literal(text: &str, indent: &str) -> String {
     let indented: Vec<String> = text
         .lines()
         .enumerate()
@@ -62,7 +62,7 @@ pub fn body_docstring_literal(text: &str, indent: &str) -> String {
 /// following lines indented deeper than that header (blank lines inside are skipped) and ends
 /// at the first non-blank line that is not. An entry starts at a line indented like the first
 /// one; deeper lines continue it. No section gives no entries.
-pub fn documented_raises(doc: &str) -> Vec<String> {
+pub(crate) fn documented_raises(doc: &str) -> Vec<String> {
     let indent = |line: &str| line.len() - line.trim_start().len();
     let mut lines = doc.lines();
     let Some(header) = lines.by_ref().find(|l| l.trim() == "Raises:") else {
@@ -97,7 +97,7 @@ pub fn documented_raises(doc: &str) -> Vec<String> {
 /// `values is empty`, ``` ``margin < 0`` ``` and ``` ``size <= 2 * margin`` ```. An English list
 /// ("A, B or C") is split on its commas and its last " or ", never inside a ``` `` ``` code
 /// span; a condition with no " or " is one check, and so gives nothing (the entry says it).
-pub fn raise_conditions(entry: &str) -> Vec<String> {
+pub(crate) fn raise_conditions(entry: &str) -> Vec<String> {
     let condition = entry.split_once(':').map_or(entry, |(_, c)| c).trim();
     let condition = condition.trim_end_matches('.');
     let condition = ["If ", "if ", "When ", "when "]
@@ -205,7 +205,7 @@ fn split_outside_code(text: &str, separator: &str) -> Vec<String> {
 /// size / 2.`). A small model computes the general formula and leaves them out; on ml_lib
 /// most reference tests that code passing every generated test still failed were such a case
 /// (a constant input falling through to a division by zero) or a documented error.
-pub fn special_cases(doc: &str) -> Vec<String> {
+pub(crate) fn special_cases(doc: &str) -> Vec<String> {
     // One chunk per section, so that no sentence runs across a header.
     let mut chunks: Vec<String> = vec![String::new()];
     let mut skipping = false;
@@ -259,7 +259,7 @@ fn sentences(text: &str) -> Vec<String> {
 
 /// `text` as the text of one `#` comment line: line breaks and control characters become
 /// spaces, so plan text in a comment can never start a line of code.
-pub fn comment_text(text: &str) -> String {
+pub(crate) fn comment_text(text: &str) -> String {
     let flat: String = text
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
@@ -294,11 +294,12 @@ fn escape_triple_quoted(text: &str, closes_after_last: bool) -> String {
 
 /// The line that starts the exports block assembly writes at the end of a package
 /// `__init__.py`; everything after it is rebuilt on every run.
-pub const EXPORTS_MARKER: &str = "# --- exports (written by zerorepo; rebuilt on every run) ---";
+pub(crate) const EXPORTS_MARKER: &str =
+    "# --- exports (written by zerorepo; rebuilt on every run) ---";
 
 /// An `__init__.py` without the exports block, as its composite node wrote it; `None` when
 /// it has no block.
-pub fn without_exports(text: &str) -> Option<String> {
+pub(crate) fn without_exports(text: &str) -> Option<String> {
     let (kept, _) = text.split_once(EXPORTS_MARKER)?;
     let kept = kept.trim_end();
     Some(if kept.is_empty() {
@@ -312,27 +313,27 @@ mod literal;
 mod stdlib;
 mod traceback;
 
-pub use literal::{CONSTRUCTORS, LiteralError, MAX_LITERAL_BYTES, check_literal};
-pub use stdlib::STDLIB_MODULES;
+pub(crate) use literal::{CONSTRUCTORS, LiteralError, check_literal};
+pub(crate) use stdlib::STDLIB_MODULES;
 pub(crate) use traceback::crashed_in;
 
 /// Unicode's bidirectional formatting characters (embeddings, overrides, isolates and marks):
 /// invisible, and they reorder the text around them on a terminal or in an editor, so an id
 /// could read as another, or code otherwise than it runs (the "Trojan Source" trick).
-pub fn is_bidi_control(c: char) -> bool {
+pub(crate) fn is_bidi_control(c: char) -> bool {
     matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{61c}')
 }
 
 /// Whether `module` is a top-level module of the standard library (Python 3.11's
 /// `sys.stdlib_module_names`, [`STDLIB_MODULES`]).
-pub fn is_stdlib(module: &str) -> bool {
+pub(crate) fn is_stdlib(module: &str) -> bool {
     STDLIB_MODULES.binary_search(&module).is_ok()
 }
 
 /// Python's hard keywords: no function, class, module or package may be named one (`def
 /// class():` does not parse, and `import None` neither). The soft keywords (`match`, `case`,
 /// `_`) are names Python accepts.
-pub const KEYWORDS: &[&str] = &[
+pub(crate) const KEYWORDS: &[&str] = &[
     "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
     "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
     "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
@@ -353,7 +354,7 @@ pub(crate) fn words(text: &str) -> impl Iterator<Item = &str> {
 
 /// Whether `name` can be a Python name: an identifier (a letter or `_`, then letters, digits
 /// and `_`) that is not a keyword.
-pub fn is_identifier(name: &str) -> bool {
+pub(crate) fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
         && chars.all(is_name_char)
@@ -362,7 +363,7 @@ pub fn is_identifier(name: &str) -> bool {
 
 /// Python's builtin functions, types and constants: a plan function of the same name is never
 /// imported in their place.
-pub const BUILTINS: &[&str] = &[
+pub(crate) const BUILTINS: &[&str] = &[
     "abs",
     "all",
     "any",
@@ -440,7 +441,7 @@ pub const BUILTINS: &[&str] = &[
 
 /// The names of `typing` that annotations use most; a module that uses one without binding
 /// it fails at import with a `NameError`.
-pub const TYPING_NAMES: &[&str] = &[
+pub(crate) const TYPING_NAMES: &[&str] = &[
     "Any",
     "Callable",
     "Dict",

@@ -39,12 +39,12 @@ impl NodeStatus {
     }
 
     /// Whether the node's code is kept and its dependents may build on it.
-    pub fn is_usable(self) -> bool {
+    pub(crate) fn is_usable(self) -> bool {
         matches!(self, NodeStatus::Passed | NodeStatus::NeedsReview)
     }
 
     /// Whether the node is finished: it will not run again in this run.
-    pub fn is_finished(self) -> bool {
+    pub(crate) fn is_finished(self) -> bool {
         !matches!(self, NodeStatus::Pending | NodeStatus::InProgress)
     }
 }
@@ -188,7 +188,7 @@ impl Suspicion {
 
 impl LocalizedFix {
     /// The first suspect was the symbol the fix edited.
-    pub fn first_suspect_hit(&self) -> bool {
+    pub(crate) fn first_suspect_hit(&self) -> bool {
         self.suspects
             .first()
             .is_some_and(|s| s.symbol == self.edited)
@@ -390,7 +390,7 @@ impl NodeWork {
     }
 
     /// Counts `started`'s elapsed time as waiting for the model on a `role` request.
-    pub fn waited_for_model(&mut self, role: Role, started: std::time::Instant) {
+    pub(crate) fn waited_for_model(&mut self, role: Role, started: std::time::Instant) {
         let ms = started.elapsed().as_millis() as u64;
         self.model_ms += ms;
         *self.model_ms_by_role.entry(role).or_default() += ms;

@@ -25,10 +25,10 @@ use layout::topo::layout::VisualGraph;
 const OPTIMIZED: usize = 40;
 
 /// Graphs with more boxes than this are not drawn (see [`OPTIMIZED`] for the times).
-pub const MAX_DRAWN: usize = 150;
+pub(crate) const MAX_DRAWN: usize = 150;
 
 /// A box of the drawing: a plan node.
-pub struct GraphNode {
+pub(crate) struct GraphNode {
     /// Shown in the box.
     pub label: String,
     /// The plan id, written as `data-node`.
@@ -44,7 +44,7 @@ pub struct GraphNode {
 }
 
 /// An edge between two boxes, by index into the node list.
-pub struct GraphEdge {
+pub(crate) struct GraphEdge {
     pub from: usize,
     pub to: usize,
     /// Dashed: a planned dependency; solid: a child in the plan's hierarchy.
@@ -53,7 +53,7 @@ pub struct GraphEdge {
 
 /// The SVG of `nodes` and `edges`, laid out top to bottom; `None` if there are more than
 /// [`MAX_DRAWN`] nodes or layout-rs failed.
-pub fn draw(nodes: &[GraphNode], edges: &[GraphEdge]) -> Option<String> {
+pub(crate) fn draw(nodes: &[GraphNode], edges: &[GraphEdge]) -> Option<String> {
     if nodes.len() > MAX_DRAWN {
         return None;
     }

@@ -52,7 +52,7 @@ th{background:#f4f4f4}td.num{text-align:right}.plan text{font-size:13px;pointer-
 pre{background:#f7f7f7;padding:8px;white-space:pre-wrap;font-size:12px}\
 tr:target{outline:2px solid #333}.ok{color:#1d7a35}.bad{color:#b3261e}";
 
-pub fn generation_report_html(input: &ReportInput) -> String {
+pub(crate) fn generation_report_html(input: &ReportInput) -> String {
     let g = input.generation;
     let mut page = format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\

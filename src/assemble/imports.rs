@@ -12,10 +12,10 @@
 use std::collections::BTreeSet;
 
 use crate::python::is_name_char;
-pub use crate::python::is_stdlib;
+pub(crate) use crate::python::is_stdlib;
 
 /// Top-level module names imported anywhere in `source` (absolute imports only).
-pub fn imported_modules(source: &str) -> BTreeSet<String> {
+pub(crate) fn imported_modules(source: &str) -> BTreeSet<String> {
     let mut found = BTreeSet::new();
     for line in source.lines() {
         let line = line.trim_start();
@@ -76,7 +76,7 @@ pub(crate) fn import_group(statement: &str, local: &BTreeSet<String>) -> ImportG
 /// `source` with the imports at its top (after the docstring) sorted into sections,
 /// standard library, third party, local, with a blank line between sections. Within a section
 /// the order is kept. Idempotent; a module without imports comes back unchanged.
-pub fn group_imports(source: &str, local: &BTreeSet<String>) -> String {
+pub(crate) fn group_imports(source: &str, local: &BTreeSet<String>) -> String {
     use crate::symbols::{UnitKind, split_units};
     let mut units = split_units(source);
     let start = usize::from(units.first().is_some_and(|u| u.kind == UnitKind::Docstring));
@@ -93,7 +93,7 @@ pub fn group_imports(source: &str, local: &BTreeSet<String>) -> String {
 
 /// The distribution that provides an import name, where the two differ, with a version range
 /// for well-known packages (lower bound: a release from the last years; upper: the next major).
-pub fn requirement_for(module: &str) -> String {
+pub(crate) fn requirement_for(module: &str) -> String {
     let known: &[(&str, &str)] = &[
         ("numpy", "numpy>=1.24,<3"),
         ("pandas", "pandas>=1.5,<3"),

@@ -54,7 +54,7 @@ pub fn code(text: &str) -> String {
 
 /// A fenced code block of `info` (`python`, `text`) holding `body`: the fence is longer than
 /// any run of backticks in the body, so no line of it closes the block.
-pub fn fenced(info: &str, body: &str) -> String {
+pub(crate) fn fenced(info: &str, body: &str) -> String {
     let fence = "`".repeat((longest_backtick_run(body) + 1).max(3));
     format!("{fence}{info}\n{body}\n{fence}")
 }

@@ -277,7 +277,7 @@ fn skipped_stubs(
 /// What assembly reads and where it writes: the plan and the node records, the output tree,
 /// the staging copy (regrouped imports go there too, so the next flush finds nothing to
 /// publish), the output's git repository, and the sandbox that validates the result.
-pub struct Assembler<'a> {
+pub(crate) struct Assembler<'a> {
     pub rpg: &'a ValidRpg,
     pub records: &'a NodeRecords,
     pub workspace: &'a Workspace,

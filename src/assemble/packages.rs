@@ -22,7 +22,7 @@ use crate::records::NodeRecords;
 use crate::rpg::ValidRpg;
 
 /// New contents of every package `__init__.py` among `sources` (path → text).
-pub fn init_files(
+pub(crate) fn init_files(
     rpg: &ValidRpg,
     records: &NodeRecords,
     sources: &BTreeMap<String, String>,
@@ -109,7 +109,7 @@ fn exports_block(functions: &[(String, String)], subpackages: &[&str]) -> String
 
 /// Cycles among the local modules of `sources` (by their module-level imports), each as the
 /// list of modules in the cycle.
-pub fn import_cycles(sources: &BTreeMap<String, String>) -> Vec<Vec<String>> {
+pub(crate) fn import_cycles(sources: &BTreeMap<String, String>) -> Vec<Vec<String>> {
     let modules: BTreeMap<String, &String> = sources
         .iter()
         .filter(|(p, _)| p.ends_with(".py") && !p.starts_with("tests/"))

@@ -658,7 +658,7 @@ fn recommendations(input: &ReportInput) -> String {
 }
 
 /// Text for XML, HTML and SVG, in element content and double-quoted attributes.
-pub fn xml_escape(text: &str) -> String {
+pub(crate) fn xml_escape(text: &str) -> String {
     text.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -98,7 +98,7 @@ async fn checked(
 /// install check uses, and every file of the repository outside hidden directories and
 /// caches ([`crate::workspace::publish::files_under`]) but the reports written from the
 /// validation itself.
-pub fn fingerprint(repo: &Path, sandbox: &str) -> String {
+pub(crate) fn fingerprint(repo: &Path, sandbox: &str) -> String {
     const AFTER: [&str; 3] = [
         crate::layout::REPORT,
         crate::layout::REPORT_HTML,
@@ -143,7 +143,7 @@ struct KeptValidation {
 /// The validation of `repo` as it is now: the one kept from an earlier run when nothing it
 /// depends on changed ([`fingerprint`]), else a new one, kept for the next run. Returns it
 /// and whether it was kept from before.
-pub async fn validate_or_reuse(
+pub(crate) async fn validate_or_reuse(
     repo: &Path,
     python_files: &[String],
     runner: &dyn TestRunner,

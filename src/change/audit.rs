@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::usage::Usage;
 
 /// The trail, relative to the repository root.
-pub const HISTORY_FILE: &str = ".zerorepo/execution_history.json";
+pub(crate) const HISTORY_FILE: &str = ".zerorepo/execution_history.json";
 
 /// Characters of a command's output kept in one entry (its tail).
 const EXCERPT_CHARS: usize = 2_000;
@@ -56,7 +56,7 @@ pub enum AuditError {
 
 /// The trail of one run: entries in memory, written through to the file unless dry.
 #[derive(Debug)]
-pub struct Audit {
+pub(crate) struct Audit {
     /// The repository whose trail this is (`None`: a dry run's, kept in memory).
     file: Option<PathBuf>,
     run: String,
@@ -80,7 +80,8 @@ impl Audit {
         })
     }
 
-    pub fn entries(&self) -> &[AuditEntry] {
+    #[cfg(test)]
+    fn entries(&self) -> &[AuditEntry] {
         &self.entries
     }
 

@@ -16,7 +16,7 @@
 
 /// The repository file `output` points at; `changed` are the files the change touched,
 /// `files` every file of the repository (both relative, `/`-separated).
-pub fn file_at_fault(output: &str, changed: &[String], files: &[String]) -> Option<String> {
+pub(crate) fn file_at_fault(output: &str, changed: &[String], files: &[String]) -> Option<String> {
     let mentions: Vec<&str> = output.lines().flat_map(mentions_in).collect();
     let named = |pool: &[String]| last_mentioned(&mentions, pool);
     let (tests, sources): (Vec<String>, Vec<String>) =
@@ -40,7 +40,7 @@ fn last_mentioned(mentions: &[&str], pool: &[String]) -> Option<String> {
 }
 
 /// `tests/x.py`, `test_x.py`, `x_test.go`, `x.test.js`, `x.spec.ts`.
-pub fn is_test_file(path: &str) -> bool {
+pub(crate) fn is_test_file(path: &str) -> bool {
     let mut parts: Vec<&str> = path.split('/').collect();
     let name = parts.pop().unwrap_or_default();
     let stem = name.split('.').next().unwrap_or_default();

@@ -107,7 +107,7 @@ pub fn end(repo: &Path) -> Result<(), IntentError> {
 
 /// Rolls back a commit that was cut off, if the repository holds a record of one. Returns
 /// how many files had to be put back (`None`: there was no record).
-pub fn recover(repo: &Path) -> Result<Option<usize>, IntentError> {
+pub(crate) fn recover(repo: &Path) -> Result<Option<usize>, IntentError> {
     let ws = Workspace::new(repo);
     let Some(bytes) = ws.read_bytes(INTENT_FILE)? else {
         remove_temp_files(repo, ".zerorepo", "intent.json")?;

@@ -105,7 +105,7 @@ use crate::sandbox::TestRunner;
 use crate::workspace::overlay::Overlay;
 use audit::Audit;
 use checks::{directories, list_files, profile_commands, run_check, scratch_copy};
-pub use outcome::{Check, LeftFile, Outcome, Status};
+pub(crate) use outcome::{Check, LeftFile, Outcome, Status};
 use plan::{ChangePlan, Risk, RiskContext, Task, TaskKind};
 
 /// What kind of change.
@@ -267,7 +267,7 @@ const SKIPPED_DIRS: &[&str] = &[
 /// zerorepo's own state in `repo` (`.zerorepo`, `.zerorepo/work`) must be directories of
 /// the repository's, not links elsewhere (the trail and the staging copy would be written
 /// wherever they point): refused before anything is read or written.
-pub fn check_state_dir(repo: &Path) -> Result<(), CodeError> {
+pub(crate) fn check_state_dir(repo: &Path) -> Result<(), CodeError> {
     for state in [".zerorepo", ".zerorepo/work"] {
         if std::fs::symlink_metadata(repo.join(state)).is_ok_and(|m| !m.is_dir()) {
             return Err(CodeError::Refused(format!(

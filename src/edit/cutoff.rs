@@ -14,10 +14,10 @@
 //! minutes of a run). [`end_of_loop`] ends such an answer after the block's first copy.
 
 /// The most test functions kept from one answer; the prompt asks for 3.
-pub const MOST_TESTS: usize = 4;
+pub(crate) const MOST_TESTS: usize = 4;
 
 /// The most calls kept from one probes answer; the prompt (`write_probes`) asks for 3.
-pub const MOST_PROBES: usize = 3;
+pub(crate) const MOST_PROBES: usize = 3;
 
 /// Byte offsets of lines that begin a top-level definition (`def`, `async def`, `class`, or
 /// the first decorator above one).
@@ -56,7 +56,7 @@ fn is_test_definition(text: &str, start: usize) -> bool {
 
 /// When a tests answer has begun its `most + 1`-th test function, the answer up to that
 /// function with its code block closed; `None` while it may go on.
-pub fn stop_after_tests(text: &str, most: usize) -> Option<String> {
+pub(crate) fn stop_after_tests(text: &str, most: usize) -> Option<String> {
     let tests: Vec<usize> = definition_starts(text)
         .into_iter()
         .filter(|&s| is_test_definition(text, s))
@@ -115,7 +115,7 @@ fn depth_after(line: &str, mut depth: i32) -> i32 {
 /// with it. Asked for three calls, the 1.5B model wrote one typical call and then edge cases
 /// under `pytest.raises` until the token limit (seen on the dev plan intervals-noexamples:
 /// 4 of its 14 probes answers cut off at 240 tokens, their unfinished test dropped whole).
-pub fn stop_after_probes(text: &str, most: usize) -> Option<String> {
+pub(crate) fn stop_after_probes(text: &str, most: usize) -> Option<String> {
     let mut calls = 0;
     let mut depth = 0;
     let mut offset = 0;
@@ -152,7 +152,7 @@ const LOOP_LINES: usize = 12;
 /// When the complete lines that end `text` are one block of lines repeated (a model looping),
 /// the length of `text` up to the end of that block's first copy; `None` otherwise. Lines are
 /// compared without trailing whitespace.
-pub fn end_of_loop(text: &str) -> Option<usize> {
+pub(crate) fn end_of_loop(text: &str) -> Option<usize> {
     let complete = &text[..text.rfind('\n')? + 1];
     let lines: Vec<&str> = complete.split_inclusive('\n').collect();
     let n = lines.len();

@@ -119,7 +119,7 @@ pub fn shape_implementation(
 /// [`shape_implementation`] for a fix that may also correct the module's functions in
 /// `editable` (the localization found the fault there; their tests run with the node's): their
 /// definitions are kept, and an answer that defines one of them may leave `name` out.
-pub fn shape_correction(
+pub(crate) fn shape_correction(
     code: &str,
     name: &str,
     editable: &[String],

@@ -14,4 +14,5 @@ pub mod parse;
 
 pub use apply::code_for_target;
 pub(crate) use merge::merge_python;
-pub use merge::{shape_correction, shape_implementation, shape_tests};
+pub(crate) use merge::shape_correction;
+pub use merge::{shape_implementation, shape_tests};

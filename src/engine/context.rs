@@ -72,7 +72,7 @@ impl Default for LoopSettings {
 /// the machine is compute-bound, so a third candidate costs about half a round more
 /// (reports/batching.md); the corpus's dev half and test half with each are in
 /// docs/loop.md ("Two candidates a round").
-pub const DEFAULT_CANDIDATES: u32 = 2;
+pub(crate) const DEFAULT_CANDIDATES: u32 = 2;
 
 type PhaseReport = dyn Fn(&str, &str) + Send + Sync;
 
@@ -152,7 +152,7 @@ pub struct LoopSummary {
 impl LoopSummary {
     /// Every node has usable code: it passed, or it needs review (complete code whose
     /// disputed tests are listed), and nothing failed, was skipped or is left to run.
-    pub fn is_complete(&self) -> bool {
+    pub(crate) fn is_complete(&self) -> bool {
         !self.interrupted && self.failed == 0 && self.skipped == 0 && self.not_run == 0
     }
 }
@@ -211,7 +211,7 @@ impl Context {
     }
 
     /// What a node may spend now.
-    pub fn spend(&self) -> crate::returns::Spend {
+    pub(crate) fn spend(&self) -> crate::returns::Spend {
         let returns = *self.returns.lock().unwrap_or_else(|e| e.into_inner());
         let mut spend = returns.policy(self.settings.max_retries);
         spend.votes &= self.settings.votes;
@@ -219,7 +219,7 @@ impl Context {
     }
 
     /// Adds a node's returns to the run's.
-    pub fn record_returns(&self, node: &crate::returns::Returns) {
+    pub(crate) fn record_returns(&self, node: &crate::returns::Returns) {
         self.returns
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -9,7 +9,7 @@
 use crate::rpg::{Node, NodeKind};
 
 /// The name of the examples test of a node.
-pub fn test_name(node: &Node) -> String {
+pub(crate) fn test_name(node: &Node) -> String {
     format!("test_{}_examples_from_spec", node.name)
 }
 
@@ -17,7 +17,7 @@ pub fn test_name(node: &Node) -> String {
 /// test: the function imports from `module` and is callable. It judges little, but a module
 /// that does not import, or a function left undefined, fails it. `None` for methods and
 /// classes, which are not imported by their own name.
-pub fn defined_test(node: &Node, module: &str) -> Option<String> {
+pub(crate) fn defined_test(node: &Node, module: &str) -> Option<String> {
     (node.kind == NodeKind::Function).then(|| {
         format!(
             "from {module} import {name}\n\n\ndef test_{name}_is_defined():\n    assert callable({name})\n",
@@ -30,7 +30,7 @@ pub fn defined_test(node: &Node, module: &str) -> Option<String> {
 /// with it, and a function is there and callable ([`defined_test`]). A module that raises on
 /// import fails every test file that imports anything from it, so a draft that breaks its
 /// module costs far more than the function it adds.
-pub fn imports_test(node: &Node, module: &str) -> String {
+pub(crate) fn imports_test(node: &Node, module: &str) -> String {
     defined_test(node, module).unwrap_or_else(|| {
         format!(
             "import importlib\n\n\ndef test_{name}_module_imports():\n    importlib.import_module({module:?})\n",
@@ -43,7 +43,7 @@ pub fn imports_test(node: &Node, module: &str) -> String {
 /// example. Checks follow doctest's rule (the shown output is the value's `repr`, or the text a
 /// `print(...)` wrote); statements without output (assignments) are kept as statements. An
 /// example with a traceback or `...` continuation lines is left out whole.
-pub fn examples_test(node: &Node, module: &str) -> Option<String> {
+pub(crate) fn examples_test(node: &Node, module: &str) -> Option<String> {
     let mut body = Vec::new();
     for example in &node.examples {
         if let Some(lines) = example_lines(example) {

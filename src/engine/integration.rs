@@ -156,7 +156,7 @@ pub fn request(rpg: &ValidRpg, flow: &Flow) -> Result<LlmRequest, prompts::Promp
 
 /// What the integration step needs: the node loop's context (the plan, the model, the
 /// sandbox, cancellation) and the output trees.
-pub struct Integration<'a> {
+pub(crate) struct Integration<'a> {
     /// `false` for the one-shot baseline, which writes no tests: the step records nothing.
     pub enabled: bool,
     pub ctx: &'a Context,

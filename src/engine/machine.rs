@@ -33,17 +33,17 @@ use crate::returns::{Payoff, Returns, Spend};
 /// The default budget (`--max-retries`): with 2 candidates a round, a fix round and a fresh
 /// start after the first round. Measured on ml_lib, a fourth round (a fix of the fresh
 /// start) passed no node that the third had not, and cost about a tenth of the run.
-pub const DEFAULT_MAX_RETRIES: u32 = 3;
+pub(crate) const DEFAULT_MAX_RETRIES: u32 = 3;
 
 /// Unusable tests answers before the node goes on without model-written tests. They are
 /// evidence, not truth: on ml_lib the embedded model answered `count_batches`'s test prompt
 /// six times with no usable test, the node failed without one implementation asked, and its
 /// two dependents were skipped, while a one-shot answer passed all of their reference tests.
-pub const TEST_ANSWERS: u32 = 3;
+pub(crate) const TEST_ANSWERS: u32 = 3;
 
 /// What the machine is told about the node before it starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// What the node may spend, the budget of implementations asked after the first round
     /// among it.
     pub spend: Spend,
@@ -72,11 +72,11 @@ impl Limits {
 /// reference test without examples (issue 39), while each cost nearly the greedy answer's
 /// decoding time (a step of several sequences costs about as much as the steps it replaces
 /// on two cores, `reports/batching.md`).
-pub const FIRST_ROUND: u32 = 1;
+pub(crate) const FIRST_ROUND: u32 = 1;
 
 /// What happened: the result of the last [`Action`], or the start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event {
+pub(crate) enum Event {
     /// The node begins.
     Start,
     /// The last action (which changes only files) was carried out.
@@ -104,7 +104,7 @@ pub enum Event {
 
 /// What a run of the node's tests said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TestsRan {
+pub(crate) enum TestsRan {
     Passed,
     /// The test file itself is broken (it does not compile, or importing it fails in its own
     /// code): a test fault, never an implementation's.
@@ -119,7 +119,7 @@ pub enum TestsRan {
 
 /// What the evidence holds against the best candidate so far, strongest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Standing {
+pub(crate) enum Standing {
     /// It fails a gate (or there is none): the plan's examples, the module's earlier tests,
     /// a body.
     Ungated,
@@ -132,7 +132,7 @@ pub enum Standing {
 
 /// What the machine says after an event: carry out an action, or the node is over.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     /// Carry this out and report what came of it.
     Do(Action),
     /// The node is over; nothing more is asked of the driver.
@@ -141,7 +141,7 @@ pub enum Step {
 
 /// What to do next. Every action ends in exactly one [`Event`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     /// Put the node's files back as they were before it, keeping the test file when
     /// `keep_tests`; then [`Event::Done`].
     StartOver { keep_tests: bool },
@@ -171,7 +171,7 @@ pub enum Action {
 
 /// How the loop ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoopEnd {
+pub(crate) enum LoopEnd {
     /// Every test passed.
     Passed,
     /// The vote blamed the tests, and what was written again still failed: the best
@@ -191,7 +191,7 @@ pub enum LoopEnd {
 
 /// Why the loop failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Failure {
+pub(crate) enum Failure {
     Provider,
     CannotRun,
     /// The budget is spent and no candidate passes the gates.
@@ -202,7 +202,7 @@ pub enum Failure {
 /// node's tests, code and vote are is one enum each ([`Tests`], [`Code`], [`Vote`]), so a
 /// combination that means nothing cannot be written.
 #[derive(Debug, Clone)]
-pub struct Machine {
+pub(crate) struct Machine {
     limits: Limits,
     /// The attempt under way (0 is the first round).
     attempt: u32,

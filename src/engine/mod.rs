@@ -27,14 +27,14 @@ mod generate;
 mod ground;
 pub mod integration;
 mod machine;
-pub use machine::DEFAULT_MAX_RETRIES;
+pub(crate) use machine::DEFAULT_MAX_RETRIES;
 
 /// Nodes generated at once unless `--jobs` says otherwise. Measured on 2 cores with the
 /// embedded model (reports/batching.md, reports/speed.md): 2 jobs finished subgraphs20 in
 /// 504 s against 616 s for 1 and 597 s for 4, and ml_lib in 49.7 min against 52.1 min, with
 /// the tokens of concurrent nodes decoded in shared steps. Latency-bound providers gain far
 /// more from more jobs (`--jobs 4`: 3.24×).
-pub const DEFAULT_JOBS: usize = 2;
+pub(crate) const DEFAULT_JOBS: usize = 2;
 mod node;
 pub mod outdir;
 mod output;
@@ -47,12 +47,11 @@ mod suspects;
 pub(crate) mod testfile;
 pub mod vote;
 
-pub use context::{
-    Context, DEFAULT_CANDIDATES, GenerateOptions, Handoff, LoopSettings, LoopSummary, PhaseSink,
-    Progress,
-};
+pub(crate) use context::{Context, DEFAULT_CANDIDATES, Handoff, LoopSummary};
+pub use context::{GenerateOptions, LoopSettings, PhaseSink, Progress};
+pub(crate) use generate::EngineError;
 use generate::bad_input;
-pub use generate::{EngineError, GenerateRequest, generate, rpg_sha256};
-pub use node::NodeResult;
-pub use rollback::{Rollback, rollback};
-pub use run::Generated;
+pub use generate::{GenerateRequest, generate, rpg_sha256};
+pub(crate) use node::NodeResult;
+pub(crate) use rollback::Rollback;
+pub use rollback::rollback;

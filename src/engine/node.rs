@@ -48,14 +48,14 @@ mod site;
 use crate::layout::SNAPSHOT_DIR;
 use choice::{Evidence, Sample, pick};
 use fixing::Fixing;
-pub use flowfix::{FlowFailure, FlowFix, debug_flow_failure};
+pub(crate) use flowfix::{FlowFailure, FlowFix, debug_flow_failure};
 use rounds::Rounds;
 use runs::Runs;
 use site::Site;
 
 /// How one node ended. `status` is `InProgress` when the run was interrupted.
 #[derive(Debug, Clone, PartialEq)]
-pub struct NodeResult {
+pub(crate) struct NodeResult {
     pub status: NodeStatus,
     pub tests: Option<TestCounts>,
     pub retries: u32,
@@ -127,7 +127,7 @@ fn counts_of(run: &crate::sandbox::TestRun) -> TestCounts {
 
 /// The files a node writes (its module and, for leaves, its test file): two nodes sharing one
 /// never run at the same time.
-pub fn files_of(node: &Node) -> Vec<String> {
+pub(crate) fn files_of(node: &Node) -> Vec<String> {
     let mut files: Vec<String> = node.file_path.iter().cloned().collect();
     if node.is_leaf() {
         files.extend(node.test_file());
@@ -137,7 +137,11 @@ pub fn files_of(node: &Node) -> Vec<String> {
     files
 }
 
-pub async fn run_node(ctx: &Context, position: NodePos, draft_of: Option<&str>) -> NodeResult {
+pub(crate) async fn run_node(
+    ctx: &Context,
+    position: NodePos,
+    draft_of: Option<&str>,
+) -> NodeResult {
     let node = ctx.rpg.node(position);
     let files = files_of(node);
     let snapshot = match ctx.workspace.snapshot(&files) {

@@ -17,7 +17,7 @@ use std::path::Path;
 use crate::layout::{GENERATED_MARK, LEGACY_MARK, STATE_DIR, WORK_DIR};
 
 /// Why DIR cannot be generated into, one sentence each; empty when it can.
-pub fn problems(out: &Path) -> Vec<String> {
+pub(crate) fn problems(out: &Path) -> Vec<String> {
     let shown = out.display();
     let meta = match std::fs::symlink_metadata(out) {
         Ok(meta) => meta,

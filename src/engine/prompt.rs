@@ -13,7 +13,7 @@ pub use crate::python::import_path;
 pub(crate) const DIAGNOSE_TEMPERATURE: f32 = 0.3;
 
 /// The node's specification block, shared by every template.
-pub fn describe_node(node: &Node) -> String {
+pub(crate) fn describe_node(node: &Node) -> String {
     let file = node.file_path.as_deref().unwrap_or("");
     let mut text = format!(
         "Function name: {}\nSignature: {}\nModule: {} (import path `{}`)\nSpecification:\n{}\n",
@@ -39,7 +39,11 @@ pub fn describe_node(node: &Node) -> String {
 /// function's signature and specification as the plan gives them, other kinds (classes) as
 /// their file has them. A caller needs the contract, not the body; whole dependency files
 /// made the prompt, evaluated at ~35 tokens/s on two cores, the slowest part of a node.
-pub fn dependency_context(rpg: &ValidRpg, position: NodePos, workspace: &Workspace) -> String {
+pub(crate) fn dependency_context(
+    rpg: &ValidRpg,
+    position: NodePos,
+    workspace: &Workspace,
+) -> String {
     let own = rpg.node(position).file_path.clone();
     let mut by_file: BTreeMap<String, Vec<&Node>> = BTreeMap::new();
     for dep in rpg.graph().dependencies_of(position) {
@@ -98,7 +102,7 @@ fn interface(node: &Node, content: &str) -> Option<String> {
 /// signature, the first line of its docstring and `...`; a long module-level assignment (a
 /// data table) cut to its first lines ([`shortened`]); the rest (imports, constants,
 /// classes) as it is. What the code may call is what it needs, not how the callees work.
-pub fn module_view(module: &str, own: &str) -> String {
+pub(crate) fn module_view(module: &str, own: &str) -> String {
     let parts: Vec<String> = crate::symbols::split_units(module)
         .iter()
         .map(|u| match u.def_name() {
@@ -174,7 +178,7 @@ fn function_outline(unit: &str) -> String {
 
 /// The values every template may use; `render` picks the ones a template names.
 #[derive(Clone)]
-pub struct PromptInputs {
+pub(crate) struct PromptInputs {
     pub node: String,
     /// What the node's tests are asked to check (role `test`).
     pub tests_asked: TestsAsked,
@@ -204,7 +208,7 @@ pub struct PromptInputs {
 /// only verdict it draws from them. Tests with expected values were then tokens without
 /// return, and more of them unusable; calls alone are shorter and say what is used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TestsAsked {
+pub(crate) enum TestsAsked {
     /// Cases with expected values (`write_tests`).
     Cases,
     /// Calls that assert nothing about the result (`write_probes`): they fail only when the
@@ -219,7 +223,7 @@ pub enum TestsAsked {
 /// spent re-typing the docstring, which small models do whatever the prompt says. The engine
 /// puts the plan's own docstring back afterwards. `None` for anything but a function with a
 /// planned signature. `helpers` are the node's planned dependencies ([`call_first`]).
-pub fn answer_head(node: &Node, helpers: &[&Node]) -> Option<String> {
+pub(crate) fn answer_head(node: &Node, helpers: &[&Node]) -> Option<String> {
     let signature = node.signature.as_deref().filter(|s| !s.contains('\n'))?;
     if node.kind != NodeKind::Function || signature.trim().is_empty() {
         return None;
@@ -272,7 +276,7 @@ fn call_first(helpers: &[&Node]) -> String {
 /// `code` without the [`call_first`] block that the begun answer put in it (the header and
 /// the list under it, which the model sometimes goes on with): it asks the model for
 /// something and says nothing to a reader of the repository.
-pub fn without_helper_notes(code: &str) -> String {
+pub(crate) fn without_helper_notes(code: &str) -> String {
     let mut in_block = false;
     let mut kept: String = code
         .lines()

@@ -38,7 +38,7 @@ const SEARCH_K: usize = 3;
 
 /// One frame of pytest's short traceback.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Frame<'a> {
+pub(crate) struct Frame<'a> {
     pub path: &'a str,
     pub line: u32,
     pub function: &'a str,
@@ -46,14 +46,14 @@ pub struct Frame<'a> {
 
 /// A node of the plan as the localizer sees it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlanFunction {
+pub(crate) struct PlanFunction {
     pub id: NodeId,
     pub name: String,
     pub file: String,
 }
 
 /// What the localizer may read: the code written so far and the plan around the node.
-pub trait Ground {
+pub(crate) trait Ground {
     /// The definition of `symbol` in `file` as it is now (the code tools' view of a symbol).
     fn source_of(&self, file: &str, symbol: &str) -> Option<String>;
     /// The plan node that defines `symbol` in `file`.
@@ -66,7 +66,7 @@ pub trait Ground {
 
 /// One suspect symbol, with its source as it is now.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Suspect {
+pub(crate) struct Suspect {
     pub symbol: String,
     pub file: String,
     pub node: Option<NodeId>,
@@ -98,7 +98,7 @@ impl Localization {
 
     /// The shown suspects a fix may correct: plan functions of `own`'s module other than
     /// `own` (their tests run with every run of the node).
-    pub fn editable(&self, own: &PlanFunction) -> Vec<String> {
+    pub(crate) fn editable(&self, own: &PlanFunction) -> Vec<String> {
         self.shown(own)
             .into_iter()
             .filter(|s| s.file == own.file && s.node.is_some())
@@ -129,7 +129,7 @@ impl Localization {
 
 /// Every `PATH:LINE: in NAME` line of pytest's short tracebacks, in the order printed
 /// (outermost first within each traceback).
-pub fn frames(output: &str) -> Vec<Frame<'_>> {
+pub(crate) fn frames(output: &str) -> Vec<Frame<'_>> {
     output
         .lines()
         .filter_map(|line| {
@@ -334,7 +334,7 @@ impl Localizing<'_> {
 
 /// The fix prompt's section on what the failure points at, empty when it points only at the
 /// function being fixed. It ends in a blank line so that, empty, the prompt is as before.
-pub fn prompt_section(name: &str, shown: &[&Suspect], editable: &[String]) -> String {
+pub(crate) fn prompt_section(name: &str, shown: &[&Suspect], editable: &[String]) -> String {
     if shown.is_empty() {
         return String::new();
     }

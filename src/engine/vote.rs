@@ -21,7 +21,7 @@
 use crate::records::Verdict;
 
 /// Votes asked of the model.
-pub const VOTERS: u32 = 5;
+pub(crate) const VOTERS: u32 = 5;
 
 /// Votes a side needs to decide.
 pub(crate) const MAJORITY: usize = 3;
@@ -118,14 +118,14 @@ pub fn evidence(execution: &Execution) -> Option<Verdict> {
 /// integration cases of one run all compared nested lists with `pytest.approx`, which
 /// raises a `TypeError` whatever the values; the model's votes blamed the code for one, and
 /// two fix rounds bent correct code until the regression check reverted each fix.
-pub fn decisive(execution: &Execution) -> Option<Verdict> {
+pub(crate) fn decisive(execution: &Execution) -> Option<Verdict> {
     execution.misused_pytest.then_some(Verdict::Test)
 }
 
 /// Whether pytest's `output` for a test shows pytest refusing the test's use of its API (an
 /// `E` line with one of pytest's own usage errors), a fault of the test whatever the code
 /// returned.
-pub fn misuses_pytest(output: &str) -> bool {
+pub(crate) fn misuses_pytest(output: &str) -> bool {
     const REFUSALS: [&str; 5] = [
         "pytest.approx() does not support nested",
         "approx() is not supported in a boolean context",
@@ -164,7 +164,7 @@ pub fn decide(votes: &[Verdict], execution: &Execution) -> Option<Verdict> {
 /// ml_lib such crashes were 7 of the 24 reference tests failed by code that passed its
 /// examples. An assertion, or `DID NOT RAISE`, is no crash: there the test may be what
 /// is wrong.
-pub fn crashed_instead_of_documented_error(
+pub(crate) fn crashed_instead_of_documented_error(
     source: &str,
     output: &str,
     documented: &[String],
@@ -184,7 +184,7 @@ pub fn crashed_instead_of_documented_error(
 
 /// The exception names of a specification's `Raises:` entries (`ValueError: If ...` gives
 /// `ValueError`).
-pub fn documented_errors(docstring: &str) -> Vec<String> {
+pub(crate) fn documented_errors(docstring: &str) -> Vec<String> {
     crate::python::documented_raises(docstring)
         .iter()
         .filter_map(|entry| entry.split(':').next())
@@ -194,7 +194,7 @@ pub fn documented_errors(docstring: &str) -> Vec<String> {
 }
 
 /// Whether pytest's output for the disputed tests blames the environment.
-pub fn blames_environment(output: &str) -> bool {
+pub(crate) fn blames_environment(output: &str) -> bool {
     ["ModuleNotFoundError", "Timeout", "timed out"]
         .iter()
         .any(|needle| output.contains(needle))

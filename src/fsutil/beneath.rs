@@ -36,7 +36,7 @@ pub(crate) const PRIVATE_DIRS: &[&str] = &[".git", ".zerorepo"];
 pub(crate) const PERMISSION_BITS: u32 = 0o777;
 
 /// Why `rel` is not a path zerorepo may create, change or delete in a repository.
-pub fn check_repo_path(rel: &str) -> Result<(), String> {
+pub(crate) fn check_repo_path(rel: &str) -> Result<(), String> {
     let shown = rel.escape_debug();
     if rel.is_empty() {
         return Err("an empty path".into());
@@ -260,7 +260,12 @@ pub(crate) fn temp_name(name: &str) -> String {
 /// same directory descriptor, `fsync`, `renameat` over the name, `fsync` of the directory.
 /// `mode`: the permission bits (`None`: those of the file it replaces, else 0666 less the
 /// umask). A link at the name itself is replaced, never followed.
-pub fn write_atomic(root: &Path, rel: &str, content: &[u8], mode: Option<u32>) -> io::Result<()> {
+pub(crate) fn write_atomic(
+    root: &Path,
+    rel: &str,
+    content: &[u8],
+    mode: Option<u32>,
+) -> io::Result<()> {
     // The root is the caller's to name, so it is created as named; what is beneath it is not.
     std::fs::create_dir_all(root)?;
     let root_fd = open_root(root)?;
@@ -324,7 +329,7 @@ pub fn remove(root: &Path, rel: &str) -> io::Result<bool> {
 
 /// `Ok` when no part of `rel` beneath `root` is a symbolic link (parts that do not exist
 /// yet are fine): the check a plan's paths pass before anything is staged.
-pub fn no_link(root: &Path, rel: &str) -> io::Result<()> {
+pub(crate) fn no_link(root: &Path, rel: &str) -> io::Result<()> {
     let Some(root_fd) = open_existing_root(root)? else {
         return Ok(());
     };
@@ -340,7 +345,7 @@ pub fn no_link(root: &Path, rel: &str) -> io::Result<()> {
 }
 
 /// Removes the directory `rel` beneath `root` if it is empty; `false` if it was not removed.
-pub fn remove_dir_if_empty(root: &Path, rel: &str) -> io::Result<bool> {
+pub(crate) fn remove_dir_if_empty(root: &Path, rel: &str) -> io::Result<bool> {
     let Some(root_fd) = open_existing_root(root)? else {
         return Ok(false);
     };
@@ -356,12 +361,12 @@ pub fn remove_dir_if_empty(root: &Path, rel: &str) -> io::Result<bool> {
 
 /// A directory's entries: each name with `Some(true)` for a directory, `Some(false)` for a
 /// regular file, `None` for anything else.
-pub type Listing = Vec<(String, Option<bool>)>;
+pub(crate) type Listing = Vec<(String, Option<bool>)>;
 
 /// The names in the directory `rel` beneath `root` (`""`: the root), each with whether it is
 /// a directory, a regular file, or something else (links, devices: `None`). Listing never
 /// follows a link; `None` when the directory does not exist.
-pub fn list_dir(root: &Path, rel: &str) -> io::Result<Option<Listing>> {
+pub(crate) fn list_dir(root: &Path, rel: &str) -> io::Result<Option<Listing>> {
     let Some(root_fd) = open_existing_root(root)? else {
         return Ok(None);
     };
@@ -422,7 +427,7 @@ pub fn list_dir(root: &Path, rel: &str) -> io::Result<Option<Listing>> {
 /// Every regular file beneath `root` (relative, sorted), leaving out directories named in
 /// `skipped` and every path [`check_repo_path`] refuses. Symbolic links are left out, to
 /// files and to directories alike: what they point at is not the repository's.
-pub fn list_files(root: &Path, skipped: &[&str]) -> io::Result<Vec<String>> {
+pub(crate) fn list_files(root: &Path, skipped: &[&str]) -> io::Result<Vec<String>> {
     let mut files = Vec::new();
     let mut stack = vec![String::new()];
     while let Some(dir) = stack.pop() {

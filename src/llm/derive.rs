@@ -21,7 +21,7 @@ use crate::rpg::ValidRpg;
 use crate::symbols::{Unit, UnitKind, identifiers, split_units};
 
 #[derive(Debug, thiserror::Error)]
-pub enum DeriveError {
+pub(crate) enum DeriveError {
     #[error("cannot read reference file {path}: {source}")]
     Read {
         path: String,
@@ -48,7 +48,7 @@ pub enum DeriveError {
 }
 
 /// Builds the script (one entry per leaf and role) from `reference_dir`.
-pub fn derive_script(
+pub(crate) fn derive_script(
     rpg: &ValidRpg,
     reference_dir: &Path,
 ) -> Result<Vec<ScriptEntry>, DeriveError> {

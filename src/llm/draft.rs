@@ -77,7 +77,7 @@ pub fn propose<T: PartialEq + Copy>(history: &[T], most: usize) -> Vec<T> {
 pub(crate) const DRAFT_TOKENS: usize = 3;
 
 /// The longest draft `lookup:N` may ask for: every sequence's token and drafts fit one batch.
-pub const MOST_DRAFT_TOKENS: usize = 8;
+pub(crate) const MOST_DRAFT_TOKENS: usize = 8;
 
 /// Whether the embedded provider drafts tokens (see the module doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,7 +155,7 @@ impl Drafting {
     /// project's machine kind a step of four tokens costs 2.6 to 2.9 steps of one, and the
     /// decode bench measured lookup at 1.00–1.09× for tests, 0.84–0.91× for implementations
     /// and 1.13–1.24× for fixes (reports/decode.md, 2026-11-27 and 2026-12-01).
-    pub fn from_env() -> Result<Drafting, UnknownDrafting> {
+    pub(crate) fn from_env() -> Result<Drafting, UnknownDrafting> {
         match std::env::var(DRAFT_ENV) {
             Ok(value) => value.parse(),
             Err(_) => Ok(Drafting::FIXES),
@@ -171,7 +171,7 @@ impl Drafting {
     }
 
     /// Drafts a check for a request of `role`: 0 when it does not draft.
-    pub fn tokens_for(self, role: super::Role) -> usize {
+    pub(crate) fn tokens_for(self, role: super::Role) -> usize {
         match self {
             Drafting::Lookup {
                 tokens,

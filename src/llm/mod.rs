@@ -135,7 +135,7 @@ pub trait LlmProvider: Send + Sync {
 /// `n` candidates of `request` asked of `provider` at once, each with its own temperature and
 /// seed ([`LlmRequest::candidate`]): for remote models, which are bound by latency, so that k
 /// answers take about the time of one (and spread over a pool's endpoints).
-pub async fn concurrent_candidates<P: LlmProvider + ?Sized>(
+pub(crate) async fn concurrent_candidates<P: LlmProvider + ?Sized>(
     provider: &P,
     request: &LlmRequest,
     n: u32,
@@ -149,6 +149,6 @@ pub async fn concurrent_candidates<P: LlmProvider + ?Sized>(
 pub const CONTEXT_TOKENS: u32 = 8_192;
 
 /// Rough token estimate for providers that do not count (4 characters per token).
-pub fn estimate_tokens(text: &str) -> u64 {
+pub(crate) fn estimate_tokens(text: &str) -> u64 {
     (text.len() as u64).div_ceil(4)
 }

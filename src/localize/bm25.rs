@@ -11,7 +11,7 @@ const K1: f32 = 1.2;
 const B: f32 = 0.75;
 
 #[derive(Debug, Clone, Default)]
-pub struct Bm25 {
+pub(crate) struct Bm25 {
     /// term → (document, term frequency), documents ascending.
     postings: HashMap<String, Vec<(u32, u32)>>,
     lengths: Vec<u32>,
@@ -49,17 +49,14 @@ impl Bm25 {
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.lengths.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
         self.lengths.is_empty()
     }
 
     /// BM25 score of every document (0 for documents sharing no term with the query).
     /// Repeated query terms count once.
-    pub fn scores(&self, query_terms: &[String]) -> Vec<f32> {
+    pub(crate) fn scores(&self, query_terms: &[String]) -> Vec<f32> {
         let mut scores = vec![0.0f32; self.lengths.len()];
         let n = self.lengths.len() as f32;
         let mut seen: Vec<&str> = Vec::new();

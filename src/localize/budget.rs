@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::LocalizeError;
 
 /// Queries allowed in one debug iteration.
-pub const DEFAULT_LIMIT: u32 = 20;
+pub(crate) const DEFAULT_LIMIT: u32 = 20;
 
 /// What was asked.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -46,7 +46,7 @@ pub struct QueryRecord {
 }
 
 #[derive(Debug, Clone)]
-pub struct Budget {
+pub(crate) struct Budget {
     limit: u32,
     iteration: u32,
     used: u32,
@@ -63,10 +63,6 @@ impl Budget {
         }
     }
 
-    pub fn limit(&self) -> u32 {
-        self.limit
-    }
-
     pub fn iteration(&self) -> u32 {
         self.iteration
     }
@@ -78,7 +74,7 @@ impl Budget {
 
     /// Takes one attempt and returns its number, or `LocalizationExhausted` when the
     /// iteration's attempts are spent (nothing is recorded then).
-    pub fn charge(&mut self) -> Result<u32, LocalizeError> {
+    pub(crate) fn charge(&mut self) -> Result<u32, LocalizeError> {
         if self.used >= self.limit {
             return Err(LocalizeError::LocalizationExhausted {
                 limit: self.limit,

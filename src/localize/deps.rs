@@ -59,7 +59,7 @@ pub struct DepsView {
 
 impl DepsView {
     /// Every node id in the view, root first, each once.
-    pub fn node_ids(&self) -> Vec<NodeId> {
+    pub(crate) fn node_ids(&self) -> Vec<NodeId> {
         let mut ids = vec![self.node.id.clone()];
         fn walk(trees: &[DepTree], ids: &mut Vec<NodeId>) {
             for tree in trees {
@@ -77,7 +77,7 @@ impl DepsView {
 
 /// "Depends on" links between node positions, in both directions, with the relation names.
 #[derive(Debug, Clone, Default)]
-pub struct Links {
+pub(crate) struct Links {
     /// position → (dependency position → relations), sorted by position.
     outgoing: Vec<BTreeMap<usize, Vec<String>>>,
     /// position → (dependent position → relations).

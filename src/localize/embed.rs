@@ -107,13 +107,13 @@ const RECORD: usize = 32 + DIM * 4;
 
 /// Vectors already computed, keyed by the sha256 of their text.
 #[derive(Debug, Default)]
-pub struct EmbeddingCache {
+pub(crate) struct EmbeddingCache {
     path: Option<PathBuf>,
     vectors: HashMap<[u8; 32], Vec<f32>>,
 }
 
 /// `~/.cache/zerorepo/embeddings` (under `$XDG_CACHE_HOME` when set).
-pub fn default_cache_dir() -> PathBuf {
+pub(crate) fn default_cache_dir() -> PathBuf {
     model::cache_home().join("embeddings")
 }
 
@@ -123,7 +123,7 @@ pub(crate) fn text_key(text: &str) -> [u8; 32] {
 
 impl EmbeddingCache {
     /// A cache that keeps nothing on disk.
-    pub fn in_memory() -> EmbeddingCache {
+    pub(crate) fn in_memory() -> EmbeddingCache {
         EmbeddingCache::default()
     }
 
@@ -154,11 +154,13 @@ impl EmbeddingCache {
         }
     }
 
-    pub fn len(&self) -> usize {
+    #[cfg(test)]
+    fn len(&self) -> usize {
         self.vectors.len()
     }
 
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    fn is_empty(&self) -> bool {
         self.vectors.is_empty()
     }
 
@@ -167,7 +169,10 @@ impl EmbeddingCache {
     }
 
     /// Adds vectors and appends them to the file. A failed write is reported, never fatal.
-    pub fn insert_all(&mut self, items: Vec<(String, Vec<f32>)>) -> Result<(), LocalizeError> {
+    pub(crate) fn insert_all(
+        &mut self,
+        items: Vec<(String, Vec<f32>)>,
+    ) -> Result<(), LocalizeError> {
         let mut bytes = Vec::with_capacity(items.len() * RECORD);
         for (text, vector) in items {
             let key = text_key(&text);

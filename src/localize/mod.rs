@@ -37,15 +37,17 @@ use crate::checkpoint;
 use crate::records::NodeStatus;
 use crate::rpg::{Node, Rpg};
 
-pub use budget::{Budget, DEFAULT_LIMIT, Query, QueryRecord};
-pub use deps::{DepTree, DepsView, NodeRef};
-pub use embed::{Embedder, EmbeddingCache};
+pub(crate) use budget::{Budget, DEFAULT_LIMIT, Query, QueryRecord};
+pub use deps::DepTree;
+pub(crate) use deps::{DepsView, NodeRef};
+pub use embed::Embedder;
+pub(crate) use embed::EmbeddingCache;
 pub use vector::VectorIndex;
 
 /// How many hops `deps` shows by default.
-pub const DEFAULT_HOPS: usize = 2;
+pub(crate) const DEFAULT_HOPS: usize = 2;
 /// Hops beyond this show most of a real RPG and stop being a local view.
-pub const MAX_HOPS: usize = 5;
+pub(crate) const MAX_HOPS: usize = 5;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LocalizeError {
@@ -361,7 +363,7 @@ impl Localizer {
     }
 
     /// Opens an output directory: its RPG (see [`load_output_dir`]) and checkpoint statuses.
-    pub fn open_dir(
+    pub(crate) fn open_dir(
         dir: &Path,
         rpg_override: Option<&Path>,
         options: LocalizerOptions,
@@ -598,7 +600,7 @@ pub fn load_output_dir(
 }
 
 /// [`load_output_dir`] with the checkpoint's records when it has one, read once for both.
-pub fn load_output_dir_with_records(
+pub(crate) fn load_output_dir_with_records(
     dir: &Path,
     rpg_override: Option<&Path>,
 ) -> Result<(Rpg, Statuses, Option<crate::records::NodeRecords>), LocalizeError> {

@@ -15,7 +15,7 @@ const STOP_WORDS: &[&str] = &[
 
 /// Splits text into lower-case words: `parseHTTPResponse2_fast` gives `parse`, `http`,
 /// `response`, `2`, `fast`. Anything that is not a letter or digit separates words.
-pub fn split_words(text: &str) -> Vec<String> {
+pub(crate) fn split_words(text: &str) -> Vec<String> {
     let mut words = Vec::new();
     for chunk in text.split(|c: char| !c.is_alphanumeric()) {
         split_identifier(chunk, &mut words);
@@ -47,7 +47,7 @@ fn split_identifier(chunk: &str, out: &mut Vec<String>) {
 
 /// Strips a few English suffixes. Deliberately light: it only has to make inflections of the
 /// same word meet, and a wrong merge costs one extra hit, not a missed one.
-pub fn stem(word: &str) -> String {
+pub(crate) fn stem(word: &str) -> String {
     let mut w = word.to_string();
     let long_enough = |w: &str, suffix: &str| w.len() >= suffix.len() + 3 && w.ends_with(suffix);
     if long_enough(&w, "ies") {
@@ -68,7 +68,7 @@ pub fn stem(word: &str) -> String {
 }
 
 /// The search terms of a text: split, stop words dropped, stemmed.
-pub fn terms(text: &str) -> Vec<String> {
+pub(crate) fn terms(text: &str) -> Vec<String> {
     split_words(text)
         .into_iter()
         .filter(|w| !STOP_WORDS.contains(&w.as_str()))
@@ -77,7 +77,7 @@ pub fn terms(text: &str) -> Vec<String> {
 }
 
 /// The query's words (as the user wrote them, lower-cased) whose term occurs in `doc_terms`.
-pub fn matched_words(query: &str, doc_terms: &BTreeSet<String>) -> Vec<String> {
+pub(crate) fn matched_words(query: &str, doc_terms: &BTreeSet<String>) -> Vec<String> {
     let mut seen = BTreeSet::new();
     split_words(query)
         .into_iter()
@@ -88,7 +88,7 @@ pub fn matched_words(query: &str, doc_terms: &BTreeSet<String>) -> Vec<String> {
 
 /// `text` with every word whose term is in `terms` wrapped in `**`; identifiers are checked
 /// part by part, so `calculate_mean` becomes `**calculate_mean**` when `mean` matched.
-pub fn highlight(text: &str, terms: &BTreeSet<String>) -> String {
+pub(crate) fn highlight(text: &str, terms: &BTreeSet<String>) -> String {
     let mut out = String::with_capacity(text.len() + 16);
     let mut word = String::new();
     let flush = |word: &mut String, out: &mut String| {

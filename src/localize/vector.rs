@@ -29,10 +29,6 @@ impl VectorIndex {
         }
     }
 
-    pub fn dim(&self) -> usize {
-        self.dim
-    }
-
     pub fn len(&self) -> usize {
         self.data.len().checked_div(self.dim).unwrap_or(0)
     }
@@ -57,7 +53,7 @@ impl VectorIndex {
     }
 
     /// The `k` rows most similar to `query` among those `keep` accepts, best first.
-    pub fn top_k(
+    pub(crate) fn top_k(
         &self,
         query: &[f32],
         k: usize,
@@ -95,7 +91,7 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
 
 /// The `k` best `(item, score)` pairs, highest score first, ties by smaller item, so the same
 /// input always gives the same order. Linear in the number of scores for small `k`.
-pub fn top_k(scores: impl Iterator<Item = (usize, f32)>, k: usize) -> Vec<(usize, f32)> {
+pub(crate) fn top_k(scores: impl Iterator<Item = (usize, f32)>, k: usize) -> Vec<(usize, f32)> {
     let mut best: Vec<(usize, f32)> = Vec::with_capacity(k + 1);
     if k == 0 {
         return best;

@@ -22,11 +22,11 @@ use tree_sitter::{Node, Parser};
 /// zones) of hundreds of KiB that their functions read; a plan must be able to hold them. A
 /// value is written into its module as it is and shown to a prompt cut to its first lines, so
 /// its size costs no tokens; the parse of 1 MiB takes a few milliseconds.
-pub const MAX_LITERAL_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_LITERAL_BYTES: usize = 1024 * 1024;
 /// The deepest nesting of containers: Python's parser gives up at 200 nested brackets.
 pub(crate) const MAX_LITERAL_DEPTH: usize = 64;
 /// The builtins a literal may call: each builds a value from a literal and runs no other code.
-pub const CONSTRUCTORS: &[&str] = &[
+pub(crate) const CONSTRUCTORS: &[&str] = &[
     "bool",
     "bytes",
     "complex",
@@ -70,7 +70,7 @@ pub enum LiteralError {
 }
 
 /// Checks that `source` is a literal expression (see the module doc).
-pub fn check_literal(source: &str) -> Result<(), LiteralError> {
+pub(crate) fn check_literal(source: &str) -> Result<(), LiteralError> {
     if source.trim().is_empty() {
         return Err(LiteralError::Empty);
     }

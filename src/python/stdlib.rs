@@ -7,7 +7,7 @@
 //! package (`test`) is not in Python's list and not here either.
 
 /// Every top-level module or package name of the standard library, sorted.
-pub const STDLIB_MODULES: &[&str] = &[
+pub(crate) const STDLIB_MODULES: &[&str] = &[
     "__future__",
     "_abc",
     "_aix_support",

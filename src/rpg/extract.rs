@@ -192,7 +192,7 @@ pub struct Extraction {
 /// package `dir` itself, when it has an `__init__.py`): only directories with an
 /// `__init__.py` are descended into, never through a symbolic link, never into test suites
 /// (`tests/`, `test_*.py`, `conftest.py`) or `setup.py`. Sorted by dotted name.
-pub fn read_sources(dir: &Path) -> Result<Vec<SourceFile>, ExtractError> {
+pub(crate) fn read_sources(dir: &Path) -> Result<Vec<SourceFile>, ExtractError> {
     let io = |path: &Path| {
         let path = path.to_path_buf();
         move |source| ExtractError::Io { path, source }

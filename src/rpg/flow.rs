@@ -24,7 +24,7 @@ pub struct Flow {
 /// least one dependency between them. The flow runs through those only; the others are
 /// `left_out`, so that one failed function does not cost its subgraph the test of the rest
 /// (on real runs, a ten-function subgraph rarely has every function pass).
-pub fn flows(rpg: &ValidRpg, trusted: impl Fn(NodePos) -> bool) -> Vec<Flow> {
+pub(crate) fn flows(rpg: &ValidRpg, trusted: impl Fn(NodePos) -> bool) -> Vec<Flow> {
     let mut by_subgraph: BTreeMap<&str, Vec<NodePos>> = BTreeMap::new();
     for &position in rpg.order() {
         let node = rpg.node(position);

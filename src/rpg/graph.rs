@@ -22,7 +22,7 @@ use super::model::{EdgeKind, NodeId, Rpg};
 
 /// Why one node must come before another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DepKind {
+pub(crate) enum DepKind {
     Dependency,
     Edge(EdgeKind),
     Parent,
@@ -125,7 +125,7 @@ impl DepGraph {
     }
 
     /// The position in `rpg.nodes` of the node with this id (the first, should ids repeat).
-    pub fn position_of(&self, id: &str) -> Option<NodePos> {
+    pub(crate) fn position_of(&self, id: &str) -> Option<NodePos> {
         let place = self.by_id.partition_point(|&p| self.ids[p].as_str() < id);
         let &position = self.by_id.get(place)?;
         (self.ids[position] == id).then_some(NodePos(position))
@@ -245,7 +245,7 @@ impl DepGraph {
     }
 
     /// Direct dependencies of the node at `position`, as positions, sorted.
-    pub fn dependencies_of(&self, position: NodePos) -> Vec<NodePos> {
+    pub(crate) fn dependencies_of(&self, position: NodePos) -> Vec<NodePos> {
         let mut deps: Vec<NodePos> = self
             .graph
             .neighbors_directed(NodeIndex::new(position.0), Direction::Incoming)
@@ -258,7 +258,7 @@ impl DepGraph {
 
     /// Direct dependencies the RPG states (dependencies and typed edges), without the
     /// structural parent/containment links, as positions, sorted.
-    pub fn declared_dependencies_of(&self, position: NodePos) -> Vec<NodePos> {
+    pub(crate) fn declared_dependencies_of(&self, position: NodePos) -> Vec<NodePos> {
         let mut deps: Vec<NodePos> = self
             .graph
             .edges_directed(NodeIndex::new(position.0), Direction::Incoming)
@@ -271,7 +271,7 @@ impl DepGraph {
     }
 
     /// Every node the node at `position` needs, directly or transitively, as positions, sorted.
-    pub fn transitive_dependencies_of(&self, position: NodePos) -> Vec<NodePos> {
+    pub(crate) fn transitive_dependencies_of(&self, position: NodePos) -> Vec<NodePos> {
         let mut seen = BTreeSet::new();
         let mut stack = vec![NodeIndex::new(position.0)];
         while let Some(at) = stack.pop() {

@@ -11,7 +11,10 @@ pub mod load;
 pub mod model;
 pub mod validate;
 
-pub use graph::{DepGraph, DepKind, NodePos};
-pub use load::{LoadError, load_file, parse_str};
-pub use model::{Edge, EdgeKind, Node, NodeId, NodeKind, NodeType, Rpg};
-pub use validate::{RpgError, ValidRpg, Warning, check_output_paths, terminal_safe, validate};
+pub(crate) use graph::NodePos;
+pub(crate) use load::LoadError;
+pub use load::{load_file, parse_str};
+pub(crate) use model::{EdgeKind, NodeKind, NodeType};
+pub use model::{Node, NodeId, Rpg};
+pub(crate) use validate::{RpgError, check_output_paths, terminal_safe};
+pub use validate::{ValidRpg, Warning, validate};

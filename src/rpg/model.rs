@@ -326,7 +326,11 @@ impl EdgeKind {
     }
 
     /// Returns `(dependency, dependent)` for an edge of this kind.
-    pub fn dependency_pair<'a>(self, source: &'a str, target: &'a str) -> (&'a str, &'a str) {
+    pub(crate) fn dependency_pair<'a>(
+        self,
+        source: &'a str,
+        target: &'a str,
+    ) -> (&'a str, &'a str) {
         match self {
             EdgeKind::FunctionCall | EdgeKind::Imports | EdgeKind::Inherits | EdgeKind::Uses => {
                 (target, source)

@@ -17,17 +17,18 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::graph::{DepGraph, NodePos};
 use super::model::{EdgeKind, Node, NodeKind, Rpg};
-pub use crate::python::is_bidi_control;
+pub(crate) use crate::python::is_bidi_control;
 use crate::python::is_identifier;
 
 mod error;
 mod paths;
+pub use error::shown;
 use error::shown_text_problem;
-pub use error::{RpgError, shown, terminal_safe};
+pub(crate) use error::{RpgError, terminal_safe};
 #[cfg(test)]
 use paths::RESERVED_NAMES;
 use paths::tests_dir_problem;
-pub use paths::{check_output_paths, file_path_problem, reserved_path, shadowed_module};
+pub(crate) use paths::{check_output_paths, file_path_problem, reserved_path, shadowed_module};
 
 /// The longest node id or path component, in bytes: most file systems' limit on a file name.
 pub const MAX_NAME_BYTES: usize = 255;

@@ -31,7 +31,7 @@ const RUNNER_IN_SANDBOX: &str = "/opt/zerorepo";
 /// Where the wheelhouse (setuptools and pip wheels for the install check) is mounted.
 pub(crate) const WHEELHOUSE_IN_SANDBOX: &str = "/opt/wheelhouse";
 /// The interpreter inside the sandbox; only `/usr` is mounted, so it must live there.
-pub const DEFAULT_PYTHON: &str = "/usr/bin/python3";
+pub(crate) const DEFAULT_PYTHON: &str = "/usr/bin/python3";
 
 /// Host paths a sandbox is built from.
 #[derive(Debug, Clone, PartialEq, Eq)]

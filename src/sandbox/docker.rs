@@ -186,7 +186,7 @@ pub(crate) enum Engine {
 
 /// Why a docker engine URL cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum EngineUrlError {
+pub(crate) enum EngineUrlError {
     #[error("`{0}` is not an engine URL (unix://PATH, tcp://HOST:PORT, https://HOST:PORT)")]
     NotAUrl(String),
     #[error("`{0}` names no socket or host")]
@@ -220,7 +220,7 @@ pub(crate) fn engine(url: Option<&str>, tls_verify: bool) -> Result<Engine, Engi
 }
 
 /// Whether `url` names an engine the way [`engine`] reads URLs.
-pub fn check_url(url: &str) -> Result<(), EngineUrlError> {
+pub(crate) fn check_url(url: &str) -> Result<(), EngineUrlError> {
     engine(Some(url), false).map(|_| ())
 }
 
@@ -285,7 +285,7 @@ impl DockerRunner {
     }
 
     /// The same runner on the engine at `url` (see [`engine`] for the URLs).
-    pub fn on_engine(mut self, url: impl Into<String>) -> DockerRunner {
+    pub(crate) fn on_engine(mut self, url: impl Into<String>) -> DockerRunner {
         self.host = Some(url.into());
         self
     }
@@ -512,7 +512,7 @@ impl TestRunner for DockerRunner {
 /// shared libraries it and its extension modules link, pytest with its dependencies, and ruff
 /// when this machine has it, as a root filesystem piped from `tar` into `docker import`.
 /// Returns the image tag.
-pub async fn build_image(tag: &str) -> Result<String, SandboxError> {
+pub(crate) async fn build_image(tag: &str) -> Result<String, SandboxError> {
     let ruff = crate::programs::find("ruff");
     let files = image_files(ruff.as_deref()).await?;
     let stage = tempfile::Builder::new()

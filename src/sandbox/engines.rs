@@ -22,9 +22,9 @@ use super::{SandboxError, TestRun, TestRunner};
 use crate::balance::Members;
 
 /// How long an engine that failed stays out of the pool.
-pub const COOL_DOWN: Duration = Duration::from_secs(60);
+pub(crate) const COOL_DOWN: Duration = Duration::from_secs(60);
 
-pub struct EnginePool {
+pub(crate) struct EnginePool {
     engines: Members<Box<dyn TestRunner>>,
     /// The engines' URLs, for messages.
     urls: Vec<String>,

@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 /// The prefix of a temp file or directory owned by this process, for `kind`.
-pub fn temp_prefix(kind: &str) -> String {
+pub(crate) fn temp_prefix(kind: &str) -> String {
     format!("zerorepo-{kind}-{}-", std::process::id())
 }
 
@@ -23,7 +23,7 @@ fn owner(name: &str) -> Option<i32> {
 }
 
 /// Whether `name` is one of ours and its process is gone.
-pub fn owner_is_gone(name: &str) -> bool {
+pub(crate) fn owner_is_gone(name: &str) -> bool {
     let Some(pid) = owner(name) else {
         return false;
     };

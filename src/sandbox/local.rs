@@ -33,7 +33,7 @@ impl LocalRunner {
     }
 
     /// The Python to use: `$ZEROREPO_PYTHON`, else `python3`.
-    pub fn default_python() -> PathBuf {
+    pub(crate) fn default_python() -> PathBuf {
         std::env::var_os("ZEROREPO_PYTHON").map_or_else(|| PathBuf::from("python3"), PathBuf::from)
     }
 }

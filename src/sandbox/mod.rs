@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use bwrap::BwrapRunner;
 pub use docker::DockerRunner;
-pub use engines::EnginePool;
+pub(crate) use engines::EnginePool;
 pub use local::LocalRunner;
 pub use policy::SandboxPolicy;
 
@@ -108,7 +108,7 @@ impl TestRun {
     /// functions (a parametrized `test_f[case]` belongs to `test_f`) and the summary line.
     /// Pytest heads each failure with `____ test_name ____`; when no section matches (a
     /// collection error, say) the whole output is what explains the failure.
-    pub fn output_of(&self, names: &[String]) -> String {
+    pub(crate) fn output_of(&self, names: &[String]) -> String {
         let stable = self.stable_output();
         let mut kept: Vec<&str> = Vec::new();
         let mut keeping = false;
@@ -250,7 +250,7 @@ pub(crate) fn file_identity(path: &std::path::Path) -> String {
 
 /// `$ZEROREPO_WHEELHOUSE`, else `$ZEROREPO_CACHE/wheelhouse`, else
 /// `~/.cache/zerorepo/wheelhouse`: where `scripts/setup.sh` puts the pip and setuptools wheels.
-pub fn wheelhouse_dir() -> Option<std::path::PathBuf> {
+pub(crate) fn wheelhouse_dir() -> Option<std::path::PathBuf> {
     if let Some(dir) = std::env::var_os("ZEROREPO_WHEELHOUSE") {
         return Some(dir.into());
     }
@@ -258,7 +258,7 @@ pub fn wheelhouse_dir() -> Option<std::path::PathBuf> {
 }
 
 /// Default wall-clock limit for one test run (the seed's 30 s).
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Which backend runs the tests (defined with the configuration file, which names it too).
 pub use crate::config::Backend;
@@ -288,7 +288,7 @@ fn strip_timing(line: &str) -> String {
 }
 
 /// Reads pytest's final summary (`2 failed, 3 passed, 1 error in 0.12s`) into counts.
-pub fn parse_pytest_summary(output: &str) -> (u32, u32, u32) {
+pub(crate) fn parse_pytest_summary(output: &str) -> (u32, u32, u32) {
     let (mut passed, mut failed, mut errors) = (0, 0, 0);
     let Some(line) = output.lines().rev().find(|l| {
         let l = l.trim_matches(|c: char| c == '=' || c.is_whitespace());

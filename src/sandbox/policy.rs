@@ -54,13 +54,13 @@ impl Default for SandboxPolicy {
 }
 
 impl SandboxPolicy {
-    pub fn wall_timeout(&self) -> Duration {
+    pub(crate) fn wall_timeout(&self) -> Duration {
         Duration::from_secs(self.wall_timeout_secs)
     }
 
     /// The policy for the install check (`pip install -e .` offline): the same isolation, with
     /// time for pip to build (it is slow on a busy 2-core machine, not dangerous).
-    pub fn for_install(&self) -> SandboxPolicy {
+    pub(crate) fn for_install(&self) -> SandboxPolicy {
         SandboxPolicy {
             wall_timeout_secs: self.wall_timeout_secs.max(INSTALL_SECONDS),
             cpu_seconds: self.cpu_seconds.max(INSTALL_SECONDS),
@@ -72,7 +72,7 @@ impl SandboxPolicy {
     /// which runs the package's build code to read its metadata): the network, a writable
     /// directory to save into, and room for pip's isolated build environment; still no view of
     /// the host beyond what every sandbox run sees.
-    pub fn for_download() -> SandboxPolicy {
+    pub(crate) fn for_download() -> SandboxPolicy {
         SandboxPolicy {
             network: true,
             repo_read_only: false,
@@ -86,7 +86,7 @@ impl SandboxPolicy {
         }
     }
 
-    pub fn memory_bytes(&self) -> u64 {
+    pub(crate) fn memory_bytes(&self) -> u64 {
         self.memory_mb * 1024 * 1024
     }
 

@@ -14,7 +14,7 @@ use super::policy::SandboxPolicy;
 use super::{TestOutcome, TestRun, parse_pytest_summary};
 
 /// The runner script, written into each sandbox read-only.
-pub const RUNNER_PY: &str = include_str!("runner.py");
+pub(crate) const RUNNER_PY: &str = include_str!("runner.py");
 
 /// Extra time the runner gets beyond the run's own timeout to kill, sweep and answer.
 const GRACE: Duration = Duration::from_secs(10);
@@ -25,7 +25,7 @@ const MAX_LINE: u64 = 64 << 20;
 
 /// What one run of the warm runner does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WarmJob<'a> {
+pub(crate) enum WarmJob<'a> {
     /// pytest on one test file (relative to the repository).
     Tests(&'a str),
     /// The install check: `pip install -e` of a copy of the repository, offline.
@@ -36,7 +36,7 @@ pub enum WarmJob<'a> {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct RunRequest {
+pub(crate) struct RunRequest {
     pub id: u64,
     pub args: Vec<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -77,7 +77,7 @@ impl RunRequest {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-pub struct RunResponse {
+pub(crate) struct RunResponse {
     pub id: Option<u64>,
     #[serde(default)]
     pub error: Option<String>,
@@ -147,7 +147,7 @@ fn count_outcomes(tests: &[TestOutcome]) -> Option<(u32, u32, u32)> {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum WarmError {
+pub(crate) enum WarmError {
     #[error("the warm runner closed its output")]
     Closed,
     #[error("the warm runner did not answer within {0:?}")]
@@ -170,7 +170,7 @@ impl WarmError {
 }
 
 /// One conversation with a runner process.
-pub struct WarmChannel {
+pub(crate) struct WarmChannel {
     writer: Box<dyn AsyncWrite + Unpin + Send>,
     reader: Box<dyn AsyncBufRead + Unpin + Send>,
     next_id: u64,
@@ -232,12 +232,12 @@ impl WarmChannel {
 
 /// What a backend must release when a warm session ends (a process, a cgroup, a container).
 #[async_trait::async_trait]
-pub trait SessionResources: Send {
+pub(crate) trait SessionResources: Send {
     async fn release(self: Box<Self>);
 }
 
 /// A live runner for one repository.
-pub struct Session {
+pub(crate) struct Session {
     pub repo: std::path::PathBuf,
     pub channel: WarmChannel,
     pub resources: Box<dyn SessionResources>,
@@ -248,7 +248,7 @@ pub struct Session {
 /// repository first), (re)open its session for the repository, run, and on an infrastructure
 /// error throw the session away and try once more with a fresh one. Nodes generated at once
 /// (`--jobs`) run their tests in parallel, one session each, up to the pool's size.
-pub struct WarmPool {
+pub(crate) struct WarmPool {
     slots: Vec<tokio::sync::Mutex<Option<Session>>>,
     free: tokio::sync::Semaphore,
 }
@@ -346,7 +346,7 @@ impl WarmPool {
     }
 
     /// Ends every session.
-    pub async fn close(&self) {
+    pub(crate) async fn close(&self) {
         for slot in &self.slots {
             release(slot.lock().await.take()).await;
         }

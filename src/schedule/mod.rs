@@ -12,4 +12,5 @@ pub mod plan;
 pub mod queue;
 
 pub use drain::drain;
-pub use queue::{DependencyQueue, Finished, JobOutcome, OnFailure};
+pub(crate) use queue::OnFailure;
+pub use queue::{DependencyQueue, Finished, JobOutcome};

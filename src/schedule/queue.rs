@@ -24,7 +24,7 @@ pub enum JobOutcome {
 
 /// What becomes of the dependents of a job that did not pass.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OnFailure {
+pub(crate) enum OnFailure {
     /// Every transitive dependent is skipped: it never runs.
     Skip,
     /// Every transitive dependent still runs, as a draft ([`DependencyQueue::draft_of`]):
@@ -107,17 +107,17 @@ impl DependencyQueue {
     }
 
     /// What becomes of the dependents of a job that fails (skipped, unless set otherwise).
-    pub fn on_failure(&mut self, on_failure: OnFailure) {
+    pub(crate) fn on_failure(&mut self, on_failure: OnFailure) {
         self.on_failure = on_failure;
     }
 
     /// The dependency that did not pass, when `job` runs as a draft.
-    pub fn draft_of(&self, job: usize) -> Option<usize> {
+    pub(crate) fn draft_of(&self, job: usize) -> Option<usize> {
         self.draft_of.get(job).copied().flatten()
     }
 
     /// Jobs sharing a resource never run at the same time, and run in job order.
-    pub fn set_resources(&mut self, job: usize, resources: Vec<String>) {
+    pub(crate) fn set_resources(&mut self, job: usize, resources: Vec<String>) {
         if job >= self.resources.len() {
             return;
         }
@@ -157,7 +157,7 @@ impl DependencyQueue {
     }
 
     /// Marks a waiting job as already passed (from a checkpoint); it will not be handed out.
-    pub fn preset_passed(&mut self, job: usize) {
+    pub(crate) fn preset_passed(&mut self, job: usize) {
         if self.state.get(job) == Some(&State::Waiting) {
             self.ready.remove(&job);
             self.pass(job);
@@ -166,7 +166,7 @@ impl DependencyQueue {
 
     /// Marks a waiting job as not run in this invocation without having passed; its
     /// dependents are skipped. Returns the skipped jobs.
-    pub fn preset_unavailable(&mut self, job: usize) -> Vec<Finished> {
+    pub(crate) fn preset_unavailable(&mut self, job: usize) -> Vec<Finished> {
         if self.state.get(job) != Some(&State::Waiting) {
             return Vec::new();
         }

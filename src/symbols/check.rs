@@ -104,7 +104,7 @@ pub fn parses(source: &str) -> bool {
 }
 
 /// ERROR and MISSING nodes of the source, in order.
-pub fn tree_sitter_errors(source: &str) -> Result<Vec<Issue>, OutlineError> {
+pub(crate) fn tree_sitter_errors(source: &str) -> Result<Vec<Issue>, OutlineError> {
     let tree = parse(source)?;
     let mut out = Vec::new();
     if tree.root_node().has_error() {
@@ -182,7 +182,7 @@ pub fn check_source(source: &str, file_name: &str) -> Result<CheckReport, CheckE
 /// (ruff's `F821`), once each in order: that line raises `NameError` whenever it runs, so
 /// the function is wrong on every input that reaches it, whatever tests happen to pass.
 /// Empty when ruff is not installed or says nothing readable (no evidence either way).
-pub fn undefined_in_function(module: &str, name: &str) -> Vec<String> {
+pub(crate) fn undefined_in_function(module: &str, name: &str) -> Vec<String> {
     let Some((first, last)) = super::stub::body_lines(module, name) else {
         return Vec::new();
     };

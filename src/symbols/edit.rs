@@ -10,7 +10,7 @@
 use super::outline::{Located, OutlineError, locate_all, parse};
 
 #[derive(Debug, thiserror::Error)]
-pub enum EditError {
+pub(crate) enum EditError {
     #[error("no symbol `{name}` here (defined: {available})")]
     SymbolNotFound { name: String, available: String },
     #[error("`{name}` is ambiguous: {candidates}; use the qualified name")]
@@ -21,7 +21,7 @@ pub enum EditError {
 
 /// A pure edit's output: the new source and the byte range of the text it put in.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Edited {
+pub(crate) struct Edited {
     pub source: String,
     pub inserted: (usize, usize),
 }
@@ -101,7 +101,7 @@ fn string_interior_rows(code: &str) -> Vec<usize> {
 
 /// `code` re-indented to `indent`: its common indentation is replaced, blank lines are kept
 /// empty, multi-line string contents are left alone. No trailing newline.
-pub fn reindent(code: &str, indent: &str) -> String {
+pub(crate) fn reindent(code: &str, indent: &str) -> String {
     let lines: Vec<&str> = code.trim_end().lines().collect();
     let first = lines.iter().position(|l| !l.trim().is_empty()).unwrap_or(0);
     let lines = &lines[first.min(lines.len())..];
@@ -137,7 +137,7 @@ pub fn reindent(code: &str, indent: &str) -> String {
 /// indentation, when that body has none of its own. `literal`'s later lines are inserted as
 /// they are (they are inside the string). `None` when `name` is not defined, already has a
 /// docstring, or keeps its body on the `def` line.
-pub fn insert_docstring(source: &str, name: &str, literal: &str) -> Option<String> {
+pub(crate) fn insert_docstring(source: &str, name: &str, literal: &str) -> Option<String> {
     let loc = find_located(source, name).ok()?;
     if loc.docstring.is_some() || !source[loc.colon_end..loc.block_start].contains('\n') {
         return None;
@@ -172,13 +172,15 @@ fn separator(base: &str) -> &'static str {
 
 /// Inserts `code` as a sibling right after the definition `name` (a method after a method
 /// stays inside the class).
-pub fn insert_after(source: &str, name: &str, code: &str) -> Result<Edited, EditError> {
+#[cfg(test)]
+fn insert_after(source: &str, name: &str, code: &str) -> Result<Edited, EditError> {
     insert_after_spaced(source, name, code, 2)
 }
 
-/// [`insert_after`] with `top_blank_lines` blank lines before a top-level definition (the
-/// file's own convention; a method gets one).
-pub fn insert_after_spaced(
+/// Inserts `code` as a sibling right after the definition `name` (a method after a method
+/// stays inside the class), with `top_blank_lines` blank lines before a top-level definition
+/// (the file's own convention; a method gets one).
+pub(crate) fn insert_after_spaced(
     source: &str,
     name: &str,
     code: &str,
@@ -205,7 +207,11 @@ pub fn insert_after_spaced(
 /// Replaces the whole definition `name` (header, docstring, body) with `code`, re-indented
 /// to its place. Decorators `code` does not bring are kept (a model rewriting a body rarely
 /// repeats them), and so is everything outside the definition, byte for byte.
-pub fn replace_definition(source: &str, name: &str, code: &str) -> Result<Edited, EditError> {
+pub(crate) fn replace_definition(
+    source: &str,
+    name: &str,
+    code: &str,
+) -> Result<Edited, EditError> {
     let loc = find_located(source, name)?;
     let first = line_start(source, loc.symbol.start_byte);
     let base = leading_ws(&source[first..loc.symbol.start_byte]).to_string();
@@ -232,7 +238,7 @@ pub fn replace_definition(source: &str, name: &str, code: &str) -> Result<Edited
 /// Takes the definition `name` (its decorators with it) out of `source`, with the blank lines
 /// that followed it, so the definitions around it keep their spacing. Returns the new source
 /// and the definition's text (from its first decorator, no trailing newline).
-pub fn remove_definition(source: &str, name: &str) -> Result<(String, String), EditError> {
+pub(crate) fn remove_definition(source: &str, name: &str) -> Result<(String, String), EditError> {
     let loc = find_located(source, name)?;
     let start = line_start(source, loc.symbol.start_byte);
     let last = trim_end(source, loc.symbol.start_byte, loc.symbol.end_byte);
@@ -255,7 +261,7 @@ pub fn remove_definition(source: &str, name: &str) -> Result<(String, String), E
 
 /// Inserts `code` as a sibling right before the definition `name`, above its decorators and
 /// the comment lines directly above it.
-pub fn insert_before(source: &str, name: &str, code: &str) -> Result<Edited, EditError> {
+pub(crate) fn insert_before(source: &str, name: &str, code: &str) -> Result<Edited, EditError> {
     let loc = find_located(source, name)?;
     let mut at = line_start(source, loc.symbol.start_byte);
     let base = leading_ws(&source[at..loc.symbol.start_byte]).to_string();

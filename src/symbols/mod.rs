@@ -28,5 +28,5 @@ pub mod stub;
 pub mod tools;
 pub mod units;
 
-pub use tools::{SymbolTools, ToolsError, View};
-pub use units::{Unit, UnitKind, attribute_bases, identifiers, split_units};
+pub use tools::{SymbolTools, ToolsError};
+pub(crate) use units::{Unit, UnitKind, attribute_bases, identifiers, split_units};

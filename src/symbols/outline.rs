@@ -114,7 +114,7 @@ pub(crate) fn parse(source: &str) -> Result<Tree, OutlineError> {
 
 /// The text of every import statement of `source`, at any depth (an `import` inside a
 /// function body imports as surely as one at the top), in source order.
-pub fn import_statements(source: &str) -> Vec<String> {
+pub(crate) fn import_statements(source: &str) -> Vec<String> {
     let Ok(tree) = parse(source) else {
         return Vec::new();
     };

@@ -22,7 +22,11 @@ use super::outline::parse;
 
 /// `code` with, in the top-level function `function`, every local variable that shadows a
 /// module-level name it calls first (`globals`) renamed; the same text when there is none.
-pub fn unshadow_called_globals(code: &str, function: &str, globals: &BTreeSet<String>) -> String {
+pub(crate) fn unshadow_called_globals(
+    code: &str,
+    function: &str,
+    globals: &BTreeSet<String>,
+) -> String {
     let Ok(tree) = parse(code) else {
         return code.to_string();
     };

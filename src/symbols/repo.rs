@@ -39,7 +39,7 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> RepoError + '_ {
 }
 
 /// The label of name-based results.
-pub const TREE_SITTER_BACKEND: &str = "tree-sitter (approximate)";
+pub(crate) const TREE_SITTER_BACKEND: &str = "tree-sitter (approximate)";
 
 /// A definition somewhere in the repository.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -89,7 +89,7 @@ fn skip_dir(path: &Path, name: &str) -> bool {
 }
 
 /// Every `*.py` file under `root`, relative, sorted.
-pub fn python_files(root: &Path) -> Result<Vec<PathBuf>, RepoError> {
+pub(crate) fn python_files(root: &Path) -> Result<Vec<PathBuf>, RepoError> {
     let mut out = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -115,7 +115,7 @@ pub fn python_files(root: &Path) -> Result<Vec<PathBuf>, RepoError> {
 }
 
 /// `pkg/stats.py` → `pkg.stats`; `pkg/__init__.py` → `pkg`.
-pub fn module_name(rel: &Path) -> String {
+pub(crate) fn module_name(rel: &Path) -> String {
     let mut parts: Vec<String> = rel
         .with_extension("")
         .components()
@@ -262,7 +262,7 @@ pub fn find_symbol(root: &Path, query: &str) -> Result<Vec<SymbolMatch>, RepoErr
 }
 
 /// Every identifier spelled `name` (the last component of a dotted name) in the repository.
-pub fn name_references(root: &Path, name: &str) -> Result<References, RepoError> {
+pub(crate) fn name_references(root: &Path, name: &str) -> Result<References, RepoError> {
     let needle = needle(name);
     let mut references = Vec::new();
     for rel in python_files(root)? {
@@ -291,7 +291,7 @@ pub fn name_references(root: &Path, name: &str) -> Result<References, RepoError>
 }
 
 /// Identifiers of one source spelled `name` (file left empty for the caller to fill).
-pub fn identifiers_named(source: &str, name: &str) -> Result<Vec<NameUse>, OutlineError> {
+pub(crate) fn identifiers_named(source: &str, name: &str) -> Result<Vec<NameUse>, OutlineError> {
     let tree = parse(source)?;
     let mut out = Vec::new();
     let mut stack = vec![tree.root_node()];

@@ -9,7 +9,7 @@
 
 /// The stub of function `name`, or `None` when `name` is not an identifier that can be
 /// defined (a keyword, or plan text that is not a name at all).
-pub fn function_stub(name: &str, docstring: &str, reason: &str) -> Option<String> {
+pub(crate) fn function_stub(name: &str, docstring: &str, reason: &str) -> Option<String> {
     let identifier = name
         .chars()
         .next()
@@ -36,7 +36,7 @@ pub fn function_stub(name: &str, docstring: &str, reason: &str) -> Option<String
 }
 
 /// Whether `definition` (the source of one `def`) is a stub [`function_stub`] wrote.
-pub fn is_stub(definition: &str) -> bool {
+pub(crate) fn is_stub(definition: &str) -> bool {
     definition.contains("(*args, **kwargs):")
         && definition.contains("raise NotImplementedError(")
         && definition.contains("zerorepo could not generate ")
@@ -47,7 +47,7 @@ pub fn is_stub(definition: &str) -> bool {
 /// model's). Such a function returns `None` (or refuses) whatever it is asked, so it is never
 /// an implementation, whatever tests it happens to pass. `false` when `name` is not defined
 /// at the top level or the module does not parse (other checks judge those).
-pub fn is_bodiless(module: &str, name: &str) -> bool {
+pub(crate) fn is_bodiless(module: &str, name: &str) -> bool {
     let Ok(tree) = super::outline::parse(module) else {
         return false;
     };
@@ -106,7 +106,7 @@ fn top_level_function<'t>(
 }
 
 /// The 1-based first and last line of the body of the top-level function `name`.
-pub fn body_lines(module: &str, name: &str) -> Option<(usize, usize)> {
+pub(crate) fn body_lines(module: &str, name: &str) -> Option<(usize, usize)> {
     let tree = super::outline::parse(module).ok()?;
     let body = top_level_function(&tree, module, name)?.child_by_field_name("body")?;
     Some((body.start_position().row + 1, body.end_position().row + 1))

@@ -8,7 +8,7 @@ use crate::python::is_name_char;
 
 /// What a top-level unit is.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum UnitKind {
+pub(crate) enum UnitKind {
     /// The module docstring (first statement, a string literal).
     Docstring,
     /// `import x` / `from x import y` (possibly wrapped in brackets).
@@ -20,14 +20,14 @@ pub enum UnitKind {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unit {
+pub(crate) struct Unit {
     pub kind: UnitKind,
     /// The unit's lines, without trailing blank lines, without a final newline.
     pub text: String,
 }
 
 impl Unit {
-    pub fn def_name(&self) -> Option<&str> {
+    pub(crate) fn def_name(&self) -> Option<&str> {
         match &self.kind {
             UnitKind::Def(name) => Some(name),
             _ => None,
@@ -39,7 +39,7 @@ impl Unit {
     /// augmented assignment, a comparison, a tuple or attribute target, a bare annotation).
     /// Read from the text alone, for finding a module's constants: a data node's assignment
     /// is replaced in place, and an answer's copy of a constant is told apart.
-    pub fn assigned_name(&self) -> Option<&str> {
+    pub(crate) fn assigned_name(&self) -> Option<&str> {
         if self.kind != UnitKind::Other {
             return None;
         }
@@ -69,7 +69,7 @@ impl Unit {
 
     /// Modules an import statement imports from (`from a.b import c` gives `a.b`; `import
     /// x, y.z as w` gives `x` and `y.z`; a relative `from . import x` gives `.`).
-    pub fn imported_modules(&self) -> Vec<String> {
+    pub(crate) fn imported_modules(&self) -> Vec<String> {
         if self.kind != UnitKind::Import {
             return Vec::new();
         }
@@ -93,7 +93,7 @@ impl Unit {
 
     /// Every name the unit binds at the top level: a definition's, an assignment's, an
     /// import's.
-    pub fn bound_names(&self) -> Vec<String> {
+    pub(crate) fn bound_names(&self) -> Vec<String> {
         let own = self.def_name().into_iter().chain(self.assigned_name());
         own.map(str::to_string)
             .chain(self.imported_names())
@@ -101,7 +101,7 @@ impl Unit {
     }
 
     /// Names an import statement binds (`import a.b` binds `a`; `from m import x as y` binds `y`).
-    pub fn imported_names(&self) -> Vec<String> {
+    pub(crate) fn imported_names(&self) -> Vec<String> {
         if self.kind != UnitKind::Import {
             return Vec::new();
         }
@@ -135,7 +135,7 @@ impl Unit {
 /// [`ImportItems::parse`] can read back exactly: a statement with a comment or a `;` is
 /// not one, so nothing written from these items ever drops a comment.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ImportItems {
+pub(crate) struct ImportItems {
     pub from: Option<String>,
     /// What is imported (a module for `import`; a name or `*` for `from`) and its alias.
     pub items: Vec<(String, Option<String>)>,
@@ -254,7 +254,7 @@ fn scan_line(line: &str, mut st: LineState) -> LineState {
 
 /// Splits Python source into top-level units, in order. Lossless up to blank lines between
 /// units: joining the units' texts with blank lines gives back every non-blank line.
-pub fn split_units(source: &str) -> Vec<Unit> {
+pub(crate) fn split_units(source: &str) -> Vec<Unit> {
     let source = source.replace("\r\n", "\n");
     let mut starts_unit = Vec::new();
     let mut st = LineState::default();
@@ -341,7 +341,7 @@ fn classify(line: &str, first_statement: bool) -> UnitKind {
 
 /// Identifiers used in code, ignoring strings and comments (for "which imports does this
 /// function need").
-pub fn identifiers(code: &str) -> std::collections::BTreeSet<String> {
+pub(crate) fn identifiers(code: &str) -> std::collections::BTreeSet<String> {
     let mut names = std::collections::BTreeSet::new();
     let mut st = LineState::default();
     for line in code.lines() {
@@ -364,7 +364,7 @@ pub fn identifiers(code: &str) -> std::collections::BTreeSet<String> {
 
 /// Names called as plain functions (`f` in `f(x)`, not `g` in `x.g(y)`, not `def h(`),
 /// ignoring strings and comments.
-pub fn called_names(code: &str) -> std::collections::BTreeSet<String> {
+pub(crate) fn called_names(code: &str) -> std::collections::BTreeSet<String> {
     let mut names = std::collections::BTreeSet::new();
     let mut st = LineState::default();
     for line in code.lines() {
@@ -402,7 +402,7 @@ pub fn called_names(code: &str) -> std::collections::BTreeSet<String> {
 
 /// Names used as the base of an attribute (`math` in `math.sqrt(x)`, not `sqrt`, not `self`
 /// in `x.self.y`), ignoring strings and comments: the modules code reaches into.
-pub fn attribute_bases(code: &str) -> std::collections::BTreeSet<String> {
+pub(crate) fn attribute_bases(code: &str) -> std::collections::BTreeSet<String> {
     let mut names = std::collections::BTreeSet::new();
     let mut st = LineState::default();
     for line in code.lines() {

@@ -14,7 +14,7 @@ use crate::fsutil::FsError;
 use git2::{IndexAddOption, ObjectType, Oid, Repository, ResetType, Signature};
 
 /// Prefix of the tag of a finished subgraph.
-pub const TAG_PREFIX: &str = "phase4-subgraph-";
+pub(crate) const TAG_PREFIX: &str = "phase4-subgraph-";
 
 #[derive(Debug, thiserror::Error)]
 #[error("git in {dir}: {source}")]
@@ -58,7 +58,7 @@ fn init_without_hooks(dir: &Path) -> Result<Repository, git2::Error> {
 
 /// Why zerorepo must not commit into the repository at `dir` (`Ok` also when it has no
 /// `.git`: then there is nothing to commit into). See [`own_store`].
-pub fn refuse_foreign_store(dir: &Path) -> Result<(), String> {
+pub(crate) fn refuse_foreign_store(dir: &Path) -> Result<(), String> {
     own_store(dir).map(drop)
 }
 
@@ -170,7 +170,7 @@ fn first_link(dir: &Path) -> std::io::Result<Option<PathBuf>> {
 
 impl Git {
     /// Opens the repository at `dir`, creating it (`git init`) on the first run.
-    pub fn open_or_init(dir: &Path) -> Result<Git, GitError> {
+    pub(crate) fn open_or_init(dir: &Path) -> Result<Git, GitError> {
         let err = |source| GitError {
             dir: dir.to_path_buf(),
             source,
@@ -201,7 +201,7 @@ impl Git {
     /// output's [`RunLock`] may call this, so no live writer owns them. The object store is
     /// skipped (libgit2 writes objects under temporary names, never `*.lock`); links are never
     /// followed. Returns how many were removed.
-    pub fn remove_stale_locks(&self, _held: &RunLock) -> Result<usize, FsError> {
+    pub(crate) fn remove_stale_locks(&self, _held: &RunLock) -> Result<usize, FsError> {
         let store = self.repo.path();
         remove_lock_files(store, &store.join("objects")).map_err(|source| FsError::Io {
             path: store.to_path_buf(),
@@ -223,7 +223,11 @@ impl Git {
     /// Stages exactly `paths` (repository-relative; a missing file is staged as deleted) and
     /// commits them with `message` if anything changed. Returns the new commit, or `None` when
     /// the staged tree equals HEAD's. `paths` that are directories are staged recursively.
-    pub fn commit_paths(&self, paths: &[String], message: &str) -> Result<Option<Oid>, GitError> {
+    pub(crate) fn commit_paths(
+        &self,
+        paths: &[String],
+        message: &str,
+    ) -> Result<Option<Oid>, GitError> {
         let mut index = self.repo.index().map_err(|e| self.err(e))?;
         for path in paths {
             let full = self.dir.join(path);
@@ -243,7 +247,7 @@ impl Git {
     }
 
     /// Stages every file that `.gitignore` does not exclude, and commits.
-    pub fn commit_all(&self, message: &str) -> Result<Option<Oid>, GitError> {
+    pub(crate) fn commit_all(&self, message: &str) -> Result<Option<Oid>, GitError> {
         let mut index = self.repo.index().map_err(|e| self.err(e))?;
         index
             .add_all(["*"], IndexAddOption::DEFAULT, None)
@@ -285,7 +289,7 @@ impl Git {
     }
 
     /// Points tag `phase4-subgraph-<subgraph>` at HEAD (moving it if it exists).
-    pub fn tag_subgraph(&self, subgraph: &str) -> Result<(), GitError> {
+    pub(crate) fn tag_subgraph(&self, subgraph: &str) -> Result<(), GitError> {
         let Some(head) = self.head_commit() else {
             return Ok(());
         };
@@ -295,7 +299,7 @@ impl Git {
             .map_err(|e| self.err(e))
     }
 
-    pub fn has_subgraph_tag(&self, subgraph: &str) -> bool {
+    pub(crate) fn has_subgraph_tag(&self, subgraph: &str) -> bool {
         self.repo
             .revparse_single(&format!("refs/tags/{TAG_PREFIX}{subgraph}"))
             .is_ok()
@@ -342,7 +346,7 @@ impl Git {
 
     /// Resets the work tree and HEAD to the commit tagged for `subgraph` (like
     /// `git reset --hard`). Untracked files the engine did not commit are left alone.
-    pub fn reset_to_subgraph(&self, subgraph: &str) -> Result<String, GitError> {
+    pub(crate) fn reset_to_subgraph(&self, subgraph: &str) -> Result<String, GitError> {
         let object = self
             .repo
             .revparse_single(&format!("refs/tags/{TAG_PREFIX}{subgraph}"))
@@ -355,7 +359,7 @@ impl Git {
     }
 
     /// Whether HEAD's tree holds `path`.
-    pub fn is_tracked(&self, path: &str) -> bool {
+    pub(crate) fn is_tracked(&self, path: &str) -> bool {
         self.head_commit()
             .and_then(|c| c.tree().ok())
             .is_some_and(|t| t.get_path(Path::new(path)).is_ok())

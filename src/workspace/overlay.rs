@@ -168,7 +168,7 @@ impl Overlay {
 
     /// Sets the hash the file must still have on disk at commit (by default the hash it had
     /// when first touched): for callers that know what they last wrote there.
-    pub fn expect_base(&mut self, path: &str, hash: &str) {
+    pub(crate) fn expect_base(&mut self, path: &str, hash: &str) {
         if let Some(entry) = key(&self.disk, path)
             .ok()
             .and_then(|key| self.entries.get_mut(&key))
@@ -178,13 +178,13 @@ impl Overlay {
     }
 
     /// Drops the pending change of a file: the disk stays as it is.
-    pub fn discard(&mut self, path: &str) -> Option<Entry> {
+    pub(crate) fn discard(&mut self, path: &str) -> Option<Entry> {
         self.entries.remove(&key(&self.disk, path).ok()?)
     }
 
     /// Python files (modules and `.pyi` stubs, which are Python syntax too) whose pending
     /// text does not parse, with the first error.
-    pub fn unparsable(&self) -> Vec<(String, String)> {
+    pub(crate) fn unparsable(&self) -> Vec<(String, String)> {
         self.entries
             .iter()
             .filter(|(path, _)| path.ends_with(".py") || path.ends_with(".pyi"))
@@ -200,7 +200,7 @@ impl Overlay {
     }
 
     /// The pending changes that differ from the disk now, each with a unified diff.
-    pub fn diff_with_disk(&self) -> Result<Vec<FileDiff>, OverlayError> {
+    pub(crate) fn diff_with_disk(&self) -> Result<Vec<FileDiff>, OverlayError> {
         let mut diffs = Vec::new();
         for (path, entry) in &self.entries {
             let on_disk = self.disk_text(path)?;
@@ -351,7 +351,7 @@ fn untouched(disk: &Workspace, path: &str, source: Author) -> Result<Entry, Over
 }
 
 /// A unified diff of two texts with 3 lines of context (`--- a/path`, `+++ b/path`).
-pub fn unified_diff(path: &str, old: &str, new: &str) -> String {
+pub(crate) fn unified_diff(path: &str, old: &str, new: &str) -> String {
     let a: Vec<&str> = old.lines().collect();
     let b: Vec<&str> = new.lines().collect();
     let ops = line_ops(&a, &b);

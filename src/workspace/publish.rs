@@ -21,7 +21,7 @@ use crate::fsutil::{FsError, Workspace};
 
 /// Default number of passed nodes between flushes (`generate --flush-every`); a subgraph's
 /// end and the run's end flush too.
-pub const FLUSH_EVERY: usize = 5;
+pub(crate) const FLUSH_EVERY: usize = 5;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PublishError {
@@ -47,7 +47,7 @@ pub struct Flushed {
 /// files and real directories only: a link or a FIFO in an output directory is none of
 /// zerorepo's, and followed it would copy a host file into the staging copy (which the
 /// sandbox and the model both see), loop, or hang.
-pub fn files_under(root: &Path) -> Vec<String> {
+pub(crate) fn files_under(root: &Path) -> Vec<String> {
     let mut found = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -143,7 +143,7 @@ pub fn flush(
 
 /// What [`check_output`] found in the output tree on resume.
 #[derive(Debug, Default, PartialEq, Eq)]
-pub struct OutputCheck {
+pub(crate) struct OutputCheck {
     /// Published files whose content is neither what the journal says nor what it held
     /// before the last batch: a user's edit.
     pub edited: Vec<String>,
@@ -156,7 +156,7 @@ pub struct OutputCheck {
 /// On resume: the published files whose output content is not what the journal says.
 /// A file of the last batch still at its previous hash was cut off by a crash: it is marked
 /// unpublished (the next flush writes it). Any other difference is a user's edit.
-pub fn check_output(out: &Workspace, checkpoint: &mut Checkpoint) -> OutputCheck {
+pub(crate) fn check_output(out: &Workspace, checkpoint: &mut Checkpoint) -> OutputCheck {
     let paths: Vec<String> = checkpoint.published().files.keys().cloned().collect();
     let actual = out.hashes(&paths);
     let mut found = OutputCheck::default();
@@ -178,7 +178,7 @@ pub fn check_output(out: &Workspace, checkpoint: &mut Checkpoint) -> OutputCheck
 
 /// Sets up the staging copy from the output tree when there is none (first run, or after a
 /// rollback), leaving out git's store and the engine's own state.
-pub fn ensure_staging(out: &Path, work: &Path) -> Result<(), FsError> {
+pub(crate) fn ensure_staging(out: &Path, work: &Path) -> Result<(), FsError> {
     if work.is_dir() {
         return Ok(());
     }

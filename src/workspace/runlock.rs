@@ -34,7 +34,7 @@ pub enum RunLockError {
 impl RunLock {
     /// Takes the lock of the output directory `root` (whose `.zerorepo/` exists), without
     /// waiting: a second run is told at once rather than left hanging.
-    pub fn acquire(root: &Path) -> Result<RunLock, RunLockError> {
+    pub(crate) fn acquire(root: &Path) -> Result<RunLock, RunLockError> {
         let path = root.join(RUN_LOCK);
         let file = OpenOptions::new()
             .create(true)

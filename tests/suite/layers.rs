@@ -343,14 +343,16 @@ fn names(text: &str, name: &str) -> bool {
 
 /// The text of every `pub` line of `code` up to where it ends: a signature to its `{` or
 /// `;` (over several lines), a field to its `,`, a `pub enum` to its closing brace (its
-/// variants' fields are as public as it is).
+/// variants' fields are as public as it is), and a trait impl's associated type
+/// (`type Err = UnknownX;`), which hands its type out as surely as a signature does.
 fn pub_signatures(code: &str) -> Vec<String> {
     let lines: Vec<&str> = code.lines().collect();
     let indent = |l: &str| l.len() - l.trim_start().len();
     let mut found = Vec::new();
     for (i, first) in lines.iter().enumerate() {
         let head = first.trim();
-        if !head.starts_with("pub ") {
+        let associated = indent(first) > 0 && head.starts_with("type ") && head.contains('=');
+        if !head.starts_with("pub ") && !associated {
             continue;
         }
         let is_enum = head.starts_with("pub enum ");
@@ -453,12 +455,12 @@ fn the_visibility_check_sees_a_pub_item_nobody_else_uses() {
     let files = [
         (
             "a.rs".to_string(),
-            "pub fn lonely() {}\npub struct Shown;\npub fn give() -> Shown { Shown }\npub(crate) fn inner() {}\npub const USED: u8 = 1;\npub struct Late;\npub fn late(\n    x: u8,\n) -> Late {\n    Late\n}\npub struct InVariant;\npub enum E {\n    A { x: InVariant },\n}\n"
+            "pub fn lonely() {}\npub struct Shown;\npub fn give() -> Shown { Shown }\npub(crate) fn inner() {}\npub const USED: u8 = 1;\npub struct Late;\npub fn late(\n    x: u8,\n) -> Late {\n    Late\n}\npub struct InVariant;\npub enum E {\n    A { x: InVariant },\n}\npub struct Parsed;\npub struct Bad;\nimpl FromStr for Parsed {\n    type Err = Bad;\n}\n"
                 .to_string(),
         ),
         (
             "b.rs".to_string(),
-            "fn f() { a::give(); a::USED; a::late(1); a::E; }\n".to_string(),
+            "fn f() { a::give(); a::USED; a::late(1); a::E; a::Parsed; }\n".to_string(),
         ),
     ];
     assert_eq!(pub_used_only_at_home(&files, &files), ["lonely in a.rs"]);

@@ -43,7 +43,7 @@ const SUITE: &str = "tests";
 
 /// A failing integration case, blamed on one function.
 #[derive(Debug, Clone)]
-pub struct FlowFailure {
+pub(crate) struct FlowFailure {
     /// The integration test file, relative to the output.
     pub file: String,
     /// The test function.
@@ -56,7 +56,7 @@ pub struct FlowFailure {
 
 /// What debugging one case came to.
 #[derive(Debug, Clone, Default)]
-pub struct FlowFix {
+pub(crate) struct FlowFix {
     pub record: FlowDebug,
     /// The blamed function's module with the fix that was kept: `(file, text)`.
     pub kept: Option<(String, String)>,
@@ -67,7 +67,7 @@ pub struct FlowFix {
 /// Diagnoses `failure` as a failure of the function at `position` and, when the vote blames
 /// the code, debugs it (see the module doc). The context's workspace ends as it began unless
 /// a fix was kept.
-pub async fn debug_flow_failure(
+pub(crate) async fn debug_flow_failure(
     ctx: &Context,
     position: NodePos,
     failure: &FlowFailure,

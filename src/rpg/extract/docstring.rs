@@ -126,7 +126,7 @@ pub(super) fn unescape(text: &str) -> String {
 
 /// `inspect.cleandoc`: tabs expanded, the first line stripped, the common indentation of the
 /// others removed, blank lines at both ends dropped; trailing spaces are dropped too.
-pub fn cleandoc(doc: &str) -> String {
+pub(crate) fn cleandoc(doc: &str) -> String {
     let lines: Vec<String> = doc.lines().map(expand_tabs).collect();
     let margin = lines
         .iter()
@@ -166,7 +166,7 @@ fn expand_tabs(line: &str) -> String {
 /// A cleaned docstring split into its text without doctest examples, and the examples, one
 /// per block (a `>>>` line, its `...` continuations and output, up to a blank line),
 /// dedented to their prompt.
-pub fn split_examples(doc: &str) -> (String, Vec<String>) {
+pub(crate) fn split_examples(doc: &str) -> (String, Vec<String>) {
     let lines: Vec<&str> = doc.lines().collect();
     let mut kept: Vec<&str> = Vec::new();
     let mut examples = Vec::new();

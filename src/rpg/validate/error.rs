@@ -186,7 +186,7 @@ pub enum RpgError {
 impl RpgError {
     /// Lines that explain the error beyond its one-line message: for a cycle, why each step is
     /// there, both ends of a long cycle only.
-    pub fn details(&self) -> Vec<String> {
+    pub(crate) fn details(&self) -> Vec<String> {
         match self {
             RpgError::Cycle { why, .. } if why.len() > 2 * CYCLE_ENDS + 2 => {
                 let hidden = why.len() - 2 * CYCLE_ENDS;
@@ -228,7 +228,7 @@ pub fn shown(text: &str) -> String {
 /// characters but the newline and the tab, and the bidirectional controls
 /// ([`is_bidi_control`]). Text without them is returned unchanged. For whole outputs (a plan,
 /// a status) that show plan or model text; [`shown`] is for one string inside a message.
-pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
     let unsafe_char = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c);
     if !text.chars().any(unsafe_char) {
         return std::borrow::Cow::Borrowed(text);

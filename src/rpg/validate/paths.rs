@@ -25,7 +25,7 @@ pub(super) fn tests_dir_problem(path: &str) -> Option<&'static str> {
 /// the sandbox) is a module of the standard library or one the test runner imports.
 /// `src/json.py`, `json/x.py` and `linecache.py` do; `src/pkg/json.py` does not (`import json`
 /// never finds it).
-pub fn shadowed_module(path: &str) -> Option<(&str, &'static str)> {
+pub(crate) fn shadowed_module(path: &str) -> Option<(&str, &'static str)> {
     let parts: Vec<&str> = path.split('/').collect();
     let under_src = parts.len() > 1 && parts[0] == "src";
     let roots = std::iter::once(0).chain(under_src.then_some(1));
@@ -50,7 +50,7 @@ pub fn shadowed_module(path: &str) -> Option<(&str, &'static str)> {
 /// inside the output repository by construction, be a name every file system takes, keep out
 /// of hidden and engine-owned places, and name nothing packaging tools run or read
 /// ([`reserved_path`]).
-pub fn file_path_problem(path: &str) -> Option<&'static str> {
+pub(crate) fn file_path_problem(path: &str) -> Option<&'static str> {
     if path.is_empty() {
         return Some("is empty");
     }
@@ -187,7 +187,7 @@ const RESERVED_AT_ROOT: &[(&str, &str)] = &[
 /// Names compare without regard to ASCII case, as they do on the file systems of macOS and
 /// Windows, where `Setup.py` is `setup.py`. Hidden files (`.gitignore`, `.zerorepo/`) are
 /// refused by [`file_path_problem`] already.
-pub fn reserved_path(path: &str) -> Option<&'static str> {
+pub(crate) fn reserved_path(path: &str) -> Option<&'static str> {
     let mut prefix_end = 0;
     for part in path.split('/') {
         prefix_end += part.len();
@@ -216,7 +216,11 @@ pub fn reserved_path(path: &str) -> Option<&'static str> {
 /// Checks, against the real output directory, that no node's path (nor any of `extra`, the
 /// engine's own files) escapes it through a symlink (a link inside `out` pointing outside).
 /// Missing components are fine: they will be created as plain directories.
-pub fn check_output_paths(rpg: &Rpg, out: &Path, extra: &[&str]) -> Result<(), Vec<RpgError>> {
+pub(crate) fn check_output_paths(
+    rpg: &Rpg,
+    out: &Path,
+    extra: &[&str],
+) -> Result<(), Vec<RpgError>> {
     let Ok(root) = out.canonicalize() else {
         return Ok(()); // the directory does not exist yet: nothing can be a link
     };

@@ -31,13 +31,13 @@ pub enum EditsError {
 
 /// How LSP positions count characters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Encoding {
+pub(crate) enum Encoding {
     Utf8,
     Utf16,
 }
 
 impl Encoding {
-    pub fn from_name(name: Option<&str>) -> Encoding {
+    pub(crate) fn from_name(name: Option<&str>) -> Encoding {
         match name {
             Some("utf-8") => Encoding::Utf8,
             _ => Encoding::Utf16,
@@ -46,26 +46,26 @@ impl Encoding {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
-pub struct Position {
+pub(crate) struct Position {
     pub line: u32,
     pub character: u32,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
-pub struct Range {
+pub(crate) struct Range {
     pub start: Position,
     pub end: Position,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct TextEdit {
+pub(crate) struct TextEdit {
     pub range: Range,
     #[serde(rename = "newText")]
     pub new_text: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct Location {
+pub(crate) struct Location {
     pub uri: String,
     pub range: Range,
 }
@@ -75,7 +75,7 @@ fn is_unreserved(b: u8) -> bool {
 }
 
 /// `file://` URI of an absolute path, percent-encoding everything but unreserved bytes.
-pub fn path_to_uri(path: &Path) -> String {
+pub(crate) fn path_to_uri(path: &Path) -> String {
     use std::os::unix::ffi::OsStrExt;
     let mut out = String::from("file://");
     for &b in path.as_os_str().as_bytes() {
@@ -89,7 +89,7 @@ pub fn path_to_uri(path: &Path) -> String {
 }
 
 /// The path of a `file://` URI (percent-decoded).
-pub fn uri_to_path(uri: &str) -> Result<PathBuf, EditsError> {
+pub(crate) fn uri_to_path(uri: &str) -> Result<PathBuf, EditsError> {
     use std::os::unix::ffi::OsStringExt;
     let rest = uri
         .strip_prefix("file://")
@@ -118,7 +118,7 @@ pub fn uri_to_path(uri: &str) -> Result<PathBuf, EditsError> {
 
 /// Byte offset of an LSP position in `text`; a character past the line's end clamps to it
 /// (the spec says so), a line past the end is an error.
-pub fn byte_offset(text: &str, pos: Position, encoding: Encoding) -> Option<usize> {
+pub(crate) fn byte_offset(text: &str, pos: Position, encoding: Encoding) -> Option<usize> {
     let mut line_start = 0;
     for _ in 0..pos.line {
         line_start += text[line_start..].find('\n')? + 1;
@@ -141,7 +141,7 @@ pub fn byte_offset(text: &str, pos: Position, encoding: Encoding) -> Option<usiz
 }
 
 /// LSP position of a byte offset (which must lie on a character boundary).
-pub fn position_of(text: &str, byte: usize, encoding: Encoding) -> Position {
+pub(crate) fn position_of(text: &str, byte: usize, encoding: Encoding) -> Position {
     let byte = byte.min(text.len());
     let line_start = text[..byte].rfind('\n').map_or(0, |i| i + 1);
     let line = text[..line_start].matches('\n').count() as u32;
@@ -155,7 +155,9 @@ pub fn position_of(text: &str, byte: usize, encoding: Encoding) -> Position {
 
 /// The text edits of a `WorkspaceEdit`, per absolute path (`changes` and `documentChanges`
 /// are both accepted; file creation, renaming and deletion are refused).
-pub fn workspace_edit_files(edit: &Value) -> Result<BTreeMap<PathBuf, Vec<TextEdit>>, EditsError> {
+pub(crate) fn workspace_edit_files(
+    edit: &Value,
+) -> Result<BTreeMap<PathBuf, Vec<TextEdit>>, EditsError> {
     let mut out: BTreeMap<PathBuf, Vec<TextEdit>> = BTreeMap::new();
     if edit.is_null() {
         return Ok(out);

@@ -27,7 +27,7 @@ pub fn encode(message: &Value) -> Vec<u8> {
 }
 
 /// The next message; `None` at a clean end of stream (the server exited between messages).
-pub async fn read_message<R: AsyncBufRead + Unpin>(
+pub(crate) async fn read_message<R: AsyncBufRead + Unpin>(
     reader: &mut R,
 ) -> Result<Option<Value>, FramingError> {
     let mut length = None;
