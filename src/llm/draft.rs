@@ -224,6 +224,44 @@ impl DraftCounters {
     }
 }
 
+/// A [`Drafting`] the provider sets and the model thread reads, between requests.
+#[cfg(feature = "local-model")]
+#[derive(Debug, Default)]
+pub(crate) struct DraftSetting {
+    /// Draft tokens a check ([`Drafting::tokens`], 0: none).
+    tokens: std::sync::atomic::AtomicUsize,
+    /// Whether only fix rounds draft.
+    fixes_only: std::sync::atomic::AtomicBool,
+}
+
+#[cfg(feature = "local-model")]
+impl DraftSetting {
+    pub(crate) fn set(&self, drafting: Drafting) {
+        let fixes_only = matches!(
+            drafting,
+            Drafting::Lookup {
+                roles: DraftRoles::Fixes,
+                ..
+            }
+        );
+        self.tokens.store(drafting.tokens(), Ordering::Relaxed);
+        self.fixes_only.store(fixes_only, Ordering::Relaxed);
+    }
+
+    pub(crate) fn get(&self) -> Drafting {
+        match self.tokens.load(Ordering::Relaxed) {
+            0 => Drafting::Off,
+            tokens => Drafting::Lookup {
+                tokens,
+                roles: match self.fixes_only.load(Ordering::Relaxed) {
+                    true => DraftRoles::Fixes,
+                    false => DraftRoles::All,
+                },
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,7 +37,7 @@
 use std::collections::VecDeque;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
@@ -54,7 +54,7 @@ use llama_cpp_2::{
     LlamaModelLoadError, NewLlamaChatMessageError,
 };
 
-use super::draft::{DraftCounters, DraftCounts, DraftRoles, Drafting, MOST_DRAFT_TOKENS};
+use super::draft::{DraftCounters, DraftCounts, DraftSetting, Drafting, MOST_DRAFT_TOKENS};
 use super::placement::{Placement, SlotView, place};
 use super::sequence::{Holds, Sequence, sampler};
 use super::{LlmError, LlmProvider, LlmRequest, LlmResponse, Usage};
@@ -94,39 +94,9 @@ pub struct LocalProvider {
 struct Stats {
     /// Decodes that carried tokens of more than one job (see [`LocalProvider::shared_decodes`]).
     shared_decodes: AtomicU64,
-    /// Draft tokens a check ([`Drafting::tokens`], 0: none), and whether only fix rounds
-    /// draft; read when a job's candidates begin, so a change applies to the next job.
-    draft_tokens: AtomicUsize,
-    draft_fixes_only: AtomicBool,
+    /// How to draft; read when a job's candidates begin, so a change applies to the next job.
+    drafting: DraftSetting,
     drafts: DraftCounters,
-}
-
-impl Stats {
-    fn set_drafting(&self, drafting: Drafting) {
-        let fixes_only = matches!(
-            drafting,
-            Drafting::Lookup {
-                roles: DraftRoles::Fixes,
-                ..
-            }
-        );
-        self.draft_tokens
-            .store(drafting.tokens(), Ordering::Relaxed);
-        self.draft_fixes_only.store(fixes_only, Ordering::Relaxed);
-    }
-
-    fn drafting(&self) -> Drafting {
-        match self.draft_tokens.load(Ordering::Relaxed) {
-            0 => Drafting::Off,
-            tokens => Drafting::Lookup {
-                tokens,
-                roles: match self.draft_fixes_only.load(Ordering::Relaxed) {
-                    true => DraftRoles::Fixes,
-                    false => DraftRoles::All,
-                },
-            },
-        }
-    }
 }
 
 impl LocalProvider {
@@ -143,7 +113,7 @@ impl LocalProvider {
         let (ready_tx, ready_rx) = mpsc::channel::<Result<(), LocalError>>();
         let model_path: PathBuf = path.to_path_buf();
         let stats = Arc::new(Stats::default());
-        stats.set_drafting(drafting);
+        stats.drafting.set(drafting);
         let counters = Arc::clone(&stats);
         std::thread::Builder::new()
             .name("zerorepo-llm".into())
@@ -174,7 +144,7 @@ impl LocalProvider {
     /// Drafts or not from the next request on (the tests and benches compare both ways in
     /// one process, which can load the model only once).
     pub fn set_drafting(&self, drafting: Drafting) {
-        self.stats.set_drafting(drafting);
+        self.stats.drafting.set(drafting);
     }
 
     /// What drafting proposed and the model accepted so far, all requests together.
@@ -671,7 +641,7 @@ impl<'m> ModelContext<'m> {
             let request = &lane.pending.job.request;
             let prompt = &lane.pending.tokens;
             // Greedy and sampled sequences alike: see the module doc.
-            let draft_tokens = self.stats.drafting().tokens_for(request.role);
+            let draft_tokens = self.stats.drafting.get().tokens_for(request.role);
             lane.sequences = (0..lane.pending.n)
                 .map(|i| {
                     let candidate = request.candidate(i);
