@@ -2,8 +2,9 @@
 //! when it stops, and its drafts (see `super::local`'s module doc for the decoding loop).
 //!
 //! The stop conditions and the sampler are applied token by token in [`Sequence::advance`],
-//! whether the token came alone or after drafts the model agreed with, which is what keeps a
-//! greedy answer the same with drafting and without.
+//! whether the token came alone or after drafts the model agreed with, which is what keeps an
+//! answer, greedy or sampled with its seed, the same with drafting and without: a sampled
+//! sequence draws each token with the same random number either way.
 
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::model::LlamaModel;
