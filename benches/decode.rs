@@ -13,7 +13,8 @@
 //! `cargo bench --bench decode` runs three requests per role (minutes on two cores; run it
 //! alone on the machine). `-- --requests N` takes N per role; `-- --drafts 1,3` compares
 //! those draft lengths (`ZEROREPO_DRAFT=lookup:N`; default: the provider's default, 3);
-//! `-- --smoke` one test request of 32 tokens, to see that it works. Under `cargo test` (no `--bench`) it says it skipped.
+//! `-- --role fix` (or `test`, `impl`) that role alone; `-- --smoke` one test request of 32
+//! tokens, to see that it works. Under `cargo test` (no `--bench`) it says it skipped.
 //!
 //! `-- --replay` decodes nothing: it loads only the model's vocabulary, tokenizes every
 //! recorded prompt and answer, and replays each answer through [`propose`] for several draft
@@ -91,9 +92,23 @@ fn options() -> Option<Options> {
         .position(|a| a == "--requests")
         .and_then(|i| args.get(i + 1))
         .map_or(3, |n| n.parse().expect("--requests takes a number"));
+    // `--role fix` (or test, impl): that role alone.
+    let all = [Role::Test, Role::Impl, Role::Fix];
+    let roles = match args
+        .iter()
+        .position(|a| a == "--role")
+        .and_then(|i| args.get(i + 1))
+    {
+        Some(name) => vec![
+            *all.iter()
+                .find(|r| r.as_str() == name)
+                .expect("--role takes test, impl or fix"),
+        ],
+        None => all.to_vec(),
+    };
     Some(Options {
         requests,
-        roles: vec![Role::Test, Role::Impl, Role::Fix],
+        roles,
         max_tokens: None,
         drafts,
     })
