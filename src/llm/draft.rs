@@ -94,7 +94,8 @@ pub enum Drafting {
 pub enum DraftRoles {
     All,
     /// Fix rounds only: they rewrite the function they were shown, and lookup drafts pay
-    /// there (1.24× alone on this project's 2-core machine kind, reports/decode.md) while on
+    /// there (alone on this project's 2-core machine kind, 1.24× greedy and 1.07× sampled,
+    /// reports/decode.md) while on
     /// tests (1.00×) and implementations (0.91×) they do not.
     Fixes,
 }
@@ -224,41 +225,28 @@ impl DraftCounters {
     }
 }
 
-/// A [`Drafting`] the provider sets and the model thread reads, between requests.
+/// A [`Drafting`] the provider sets and the model thread reads when a job's candidates begin
+/// (once a job, not a token: a lock costs nothing there).
 #[cfg(feature = "local-model")]
-#[derive(Debug, Default)]
-pub(crate) struct DraftSetting {
-    /// Draft tokens a check ([`Drafting::tokens`], 0: none).
-    tokens: std::sync::atomic::AtomicUsize,
-    /// Whether only fix rounds draft.
-    fixes_only: std::sync::atomic::AtomicBool,
+#[derive(Debug)]
+pub(crate) struct DraftSetting(std::sync::Mutex<Drafting>);
+
+/// Off until the provider sets it, as it does when it loads.
+#[cfg(feature = "local-model")]
+impl Default for DraftSetting {
+    fn default() -> DraftSetting {
+        DraftSetting(std::sync::Mutex::new(Drafting::Off))
+    }
 }
 
 #[cfg(feature = "local-model")]
 impl DraftSetting {
     pub(crate) fn set(&self, drafting: Drafting) {
-        let fixes_only = matches!(
-            drafting,
-            Drafting::Lookup {
-                roles: DraftRoles::Fixes,
-                ..
-            }
-        );
-        self.tokens.store(drafting.tokens(), Ordering::Relaxed);
-        self.fixes_only.store(fixes_only, Ordering::Relaxed);
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = drafting;
     }
 
     pub(crate) fn get(&self) -> Drafting {
-        match self.tokens.load(Ordering::Relaxed) {
-            0 => Drafting::Off,
-            tokens => Drafting::Lookup {
-                tokens,
-                roles: match self.fixes_only.load(Ordering::Relaxed) {
-                    true => DraftRoles::Fixes,
-                    false => DraftRoles::All,
-                },
-            },
-        }
+        *self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
