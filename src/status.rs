@@ -240,7 +240,14 @@ fn spending(returns: &crate::returns::Returns) -> String {
             crate::returns::FAIR_TRIES
         ),
     };
-    format!("; took the node further: {}{stopped}", bought.join(", "))
+    let budget = match returns.budget_moved() {
+        Some(moved) => format!("; {moved}"),
+        None => String::new(),
+    };
+    format!(
+        "; took the node further: {}{stopped}{budget}",
+        bought.join(", ")
+    )
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -550,7 +557,8 @@ mod tests {
             line.contains("; 1 first rounds asked while the tests were written;")
                 && line.ends_with(
                     "; took the node further: votes 0 of 6, fix rounds 1 of 2; stopped asking \
-                     for votes (no return after 6 tries)"
+                     for votes (no return after 6 tries); fixes paid at least one try in 3, so \
+                     the budget was at least 5"
                 ),
             "{line}"
         );

@@ -8,11 +8,13 @@
 //! One attempt: maybe start over → write tests (when there are none: the model's, or, for a
 //! node with examples and no votes to hold, the examples test alone) → ask implementation
 //! candidates (the greedy answer alone in the first round; unless only the tests were
-//! rewritten) → run the tests. A failed run of code
-//! that passes the gates (the specification's examples, the module's earlier tests) goes to
-//! the vote once: B has the disputed tests written once more and drops what still fails, A
-//! asks one fix of the kept code, C skips the node, no majority ends it `needs_review`. Halfway through the budget, or when a fix changed
-//! nothing, the loop starts over with fresh candidates. The budget counts implementations
+//! rewritten) → run the tests. A failed run of code that passes the gates (the
+//! specification's examples, the module's earlier tests) goes to the vote once: B has the
+//! disputed tests written once more and drops what still fails, A asks one fix of the kept
+//! code, C skips the node, no majority ends it `needs_review`. Other failing code is started
+//! over with fresh candidates at its first retry when the plan gives examples, then fixed;
+//! without examples it is fixed, and started over halfway through the budget. A fix that
+//! changed nothing starts the loop over too. The budget counts implementations
 //! asked after the first round (a round of k candidates spends k); once it is spent a gated
 //! candidate is kept for review and anything else has failed. When the model gives no usable
 //! tests [`TEST_ANSWERS`] times, the loop goes on with the tests the engine writes from the
@@ -199,8 +201,8 @@ pub(crate) enum Failure {
 }
 
 /// The loop's control state; the driver keeps the data (code, tests, failures). What the
-/// node's tests, code and vote are is one enum each ([`Tests`], [`Code`], [`Vote`]), so a
-/// combination that means nothing cannot be written.
+/// node's tests, code, rounds and vote are is one enum each ([`Tests`], [`Code`],
+/// [`RoundsAsked`], [`Vote`]), so a combination that means nothing cannot be written.
 #[derive(Debug, Clone)]
 pub(crate) struct Machine {
     limits: Limits,
@@ -211,10 +213,8 @@ pub(crate) struct Machine {
     tests: Tests,
     code: Code,
     vote: Vote,
-    /// The start-over halfway through the budget happened.
-    started_over: bool,
-    /// An implementation round was asked (the budget counts every round after the first).
-    asked_implementation: bool,
+    /// How far the node's implementation rounds have come.
+    rounds_asked: RoundsAsked,
     /// The best candidate so far passes the gates.
     best_gated: bool,
     /// Tests answers that were unusable.
@@ -260,6 +260,20 @@ enum Code {
         failing: bool,
         fix_changed_nothing: bool,
     },
+}
+
+/// How far the node's implementation rounds have come. The budget counts every round after
+/// the first, and the node starts over with fresh candidates once at most (later start-overs
+/// come only from a fix that changed nothing), so a start-over before any round cannot be
+/// written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RoundsAsked {
+    /// No implementation asked yet: the next round is the first, the free one.
+    NoneAsked,
+    /// The first round was asked.
+    Asked,
+    /// The node started over with fresh candidates (the once it may).
+    StartedOver,
 }
 
 /// Where the node's one vote stands.
@@ -342,8 +356,7 @@ impl Machine {
             tests: Tests::Missing { then_run: false },
             code: Code::Absent,
             vote: Vote::NotHeld,
-            started_over: false,
-            asked_implementation: false,
+            rounds_asked: RoundsAsked::NoneAsked,
             best_gated: false,
             unusable_tests: 0,
             role: Role::Impl,
@@ -477,7 +490,19 @@ impl Machine {
         }
         // Fixes have stopped helping: fresh candidates rather than code bent to fit. Without
         // examples the generated tests may be what is wrong, so they are written anew too.
-        let halfway = !self.started_over && self.spent >= spend.max_retries.div_ceil(2);
+        // With examples the tests are the plan's, and the first retry of failing code is a
+        // fresh round, a fix of the best candidate of both rounds after it: the fresh round
+        // asks the first round's prompt again, still in the model's cache, where a fix's
+        // prompt (the code and its failure) is evaluated anew and its answers are longer;
+        // and it was the better buy. On ml_lib (2026-12-01, fixes first) fresh rounds passed
+        // 6 of the 16 nodes they were asked for, at 41 s of model time each, fixes 3 of 19
+        // at 57 s; on the corpus's dev half fresh candidates for crashing code moved more
+        // nodes to better code than fixes did ([`Machine::fresh_candidates`]).
+        // A fix the vote asked for ([`Action::FixBest`]) is asked, not replaced.
+        let fresh_first =
+            limits.has_examples && self.code.fix_next() && self.last != Some(Action::FixBest);
+        let halfway = self.rounds_asked != RoundsAsked::StartedOver
+            && (fresh_first || self.spent >= spend.max_retries.div_ceil(2));
         let unchanged = self.code.fix_changed_nothing();
         let fix_or_start_over = halfway || unchanged || (self.code.fix_next() && !spend.fixes);
         let tests_in_place = !matches!(self.tests, Tests::Missing { .. });
@@ -489,7 +514,9 @@ impl Machine {
                 (false, true) => return self.proceed(),
                 (false, false) => return self.finish_best(),
             }
-            self.started_over |= halfway;
+            if halfway {
+                self.rounds_asked = RoundsAsked::StartedOver;
+            }
             return self.start_over(limits.has_examples);
         }
         self.proceed()
@@ -536,13 +563,14 @@ impl Machine {
         };
         // The first implementation round is free even when broken test files were written
         // again before it: the budget is for answers after it.
-        let first = !self.asked_implementation;
+        let first = self.rounds_asked == RoundsAsked::NoneAsked;
         let candidates = match first {
             true => FIRST_ROUND,
             false => self.limits.candidates.max(1),
         };
-        if std::mem::replace(&mut self.asked_implementation, true) {
-            self.spent += candidates;
+        match first {
+            true => self.rounds_asked = RoundsAsked::Asked,
+            false => self.spent += candidates,
         }
         Step::Do(Action::AskImplementation {
             role: self.role,
@@ -598,8 +626,8 @@ impl Machine {
         match best {
             Standing::Ungated => self.retry(),
             Standing::Disputed => self.finish(LoopEnd::NeedsReview),
-            Standing::Crashes if spend.fresh_starts => match self.started_over {
-                false if self.spent < spend.max_retries => self.fresh_candidates(),
+            Standing::Crashes if spend.fresh_starts => match self.rounds_asked {
+                RoundsAsked::Asked if self.spent < spend.max_retries => self.fresh_candidates(),
                 _ => self.finish(LoopEnd::NeedsReview),
             },
             Standing::Crashes if self.code.fix_changed_nothing() || !spend.fixes => {
@@ -617,7 +645,7 @@ impl Machine {
     /// asking the tests again cost as much as the round itself.
     fn fresh_candidates(&mut self) -> Step {
         self.next_attempt();
-        self.started_over = true;
+        self.rounds_asked = RoundsAsked::StartedOver;
         self.start_over(true)
     }
 

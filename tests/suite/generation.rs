@@ -1380,8 +1380,9 @@ fn a_fault_in_a_dependency_of_the_module_is_corrected_there_and_regressions_are_
         .to_string()
     };
     let mut text = std::fs::read_to_string(&script).unwrap();
-    text.push_str(&(fix(1, "return x * 2 if x != -3 else 0") + "\n"));
-    text.push_str(&(fix(2, "return x * 2") + "\n"));
+    // With examples, attempt 1 is a fresh round (the script's answer again); the fixes follow.
+    text.push_str(&(fix(2, "return x * 2 if x != -3 else 0") + "\n"));
+    text.push_str(&(fix(3, "return x * 2") + "\n"));
     std::fs::write(&script, text).unwrap();
     let out = dir.path().join("o");
     let (code, _, stderr) = generate_plan(
@@ -1467,7 +1468,7 @@ fn a_fix_that_repeats_code_already_tried_is_not_run_again() {
         .map(str::to_string)
         .chain([
             entry("impl", 0, "double(x)"),
-            entry("fix", 1, "double(x) + 2"),
+            entry("impl", 1, "double(x) + 2"),
             entry("fix", 2, "double(x)"),
             entry("fix", 3, "double(x) + 1"),
         ])
@@ -1484,7 +1485,8 @@ fn a_fix_that_repeats_code_already_tried_is_not_run_again() {
         "{:?}",
         cp["node_b"]
     );
-    // Rounds: the first, the fix at attempt 1, the repeat (asked, never run), the right fix.
+    // Rounds: the first, the fresh round at attempt 1, the fix that repeats the first
+    // round's code (asked, never run), the right fix.
     assert_eq!(cp["node_b"]["retry_count"], 3, "{:?}", cp["node_b"]);
 }
 

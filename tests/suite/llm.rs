@@ -442,23 +442,22 @@ fn recorded_local_model_run_replays_and_passes_the_reference_tests() {
         .arg(format!("replay:{}", recording.display()))
         // The run was recorded with votes on, as they were by default then.
         .arg("--votes"));
-    // What the model wrote: node_b's and node_c's code passes the plan's examples but not one
-    // of the tests the model wrote for each. For node_b two votes say the implementation and
-    // three the environment, which the run does not back, and the execution evidence says the
-    // test: no majority, so the code that passes the examples is kept and needs review (still
-    // exit 0). For node_c the environment votes are not backed either, and the execution
-    // evidence and two votes say the test: it is asked again and the node passes. The reference
-    // tests say the kept code is right.
+    // What the model wrote (recorded 2026-12-02): node_b's and node_c's code passes the plan's
+    // examples but not one of the tests the model wrote for each. For node_b three votes of
+    // five say the implementation; its fix changes nothing the tests see, so the code that
+    // passes the examples is kept and needs review (still exit 0). For node_c the first round's
+    // code fails a gate, the fresh round's passes the gates; the votes on its disputed test
+    // have no majority, so it needs review too. The reference tests say the kept code is right.
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(
-        stdout.contains("3 of 4 nodes passed, 1 need review, 0 failed"),
+        stdout.contains("2 of 4 nodes passed, 2 need review, 0 failed"),
         "{stdout}"
     );
     let checkpoint: Value = serde_json::from_str(
         &std::fs::read_to_string(out.join("docs/generation_checkpoint.json")).unwrap(),
     )
     .unwrap();
-    for (node, outcome) in [("node_b", Value::Null), ("node_c", json!("test"))] {
+    for (node, outcome) in [("node_b", json!("implementation")), ("node_c", Value::Null)] {
         let diagnosis = &checkpoint[node]["diagnosis"];
         assert_eq!(
             diagnosis["votes"].as_array().unwrap().len(),
@@ -467,6 +466,12 @@ fn recorded_local_model_run_replays_and_passes_the_reference_tests() {
         );
         assert_eq!(diagnosis["outcome"], outcome, "{diagnosis}");
     }
+    assert_eq!(
+        checkpoint["node_c"]["work"]["returns"]["fresh_starts"],
+        json!({"tries": 1, "paid": 1}),
+        "{}",
+        checkpoint["node_c"]
+    );
     let (ok, report) =
         super::support::pytest(&python, &out, &fixture("chain").join("reference/tests"));
     assert!(ok, "{report}");

@@ -27,6 +27,8 @@ const FIX: Step = Step::Do(Action::AskImplementation {
     role: Role::Fix,
     candidates: 3,
 });
+// With examples, the first retry of failing code: fresh candidates, the tests kept.
+const FRESH: Step = Step::Do(Action::StartOver { keep_tests: true });
 const WRITTEN: Event = Event::ImplementationWritten { unchanged: false };
 const UNCHANGED: Event = Event::ImplementationWritten { unchanged: true };
 const WRONG: Event = Event::Ran(TestsRan::Failed {
@@ -85,6 +87,7 @@ fn without_usable_tests_the_plans_tests_judge_and_passing_code_is_only_reviewed(
             Event::Done,
             WRITTEN,
             WRONG,
+            Event::Done,
             WRITTEN,
             Event::Ran(TestsRan::Passed),
         ],
@@ -98,7 +101,8 @@ fn without_usable_tests_the_plans_tests_judge_and_passing_code_is_only_reviewed(
             Step::Do(Action::PlanTestsOnly),
             FIRST,
             Step::Do(Action::RunTests),
-            FIX,
+            FRESH,
+            IMPL,
             Step::Do(Action::RunTests),
             finish(LoopEnd::Untested)
         ]
@@ -127,11 +131,14 @@ fn without_usable_tests_the_plans_tests_judge_and_passing_code_is_only_reviewed(
 }
 
 #[test]
-fn failing_code_is_fixed_and_the_first_round_costs_no_budget() {
+fn failing_code_gets_fresh_candidates_then_a_fix_and_the_first_round_costs_no_budget() {
     let (actions, machine) = drive(
         LIMITS,
         &[
             Event::TestsWritten,
+            WRITTEN,
+            WRONG,
+            Event::Done,
             WRITTEN,
             WRONG,
             WRITTEN,
@@ -144,28 +151,32 @@ fn failing_code_is_fixed_and_the_first_round_costs_no_budget() {
             Step::Do(Action::AskTests),
             FIRST,
             Step::Do(Action::RunTests),
+            FRESH,
+            IMPL,
+            Step::Do(Action::RunTests),
             FIX,
             Step::Do(Action::RunTests),
             finish(LoopEnd::Passed)
         ]
     );
-    assert_eq!((machine.retries(), machine.spent), (1, 4));
+    // Attempt 1 counts 1 and its 3 candidates; the fix 3 more.
+    assert_eq!((machine.retries(), machine.spent), (2, 7));
 }
 
 #[test]
-fn halfway_through_the_budget_the_loop_starts_over_and_then_runs_out() {
-    // Attempt 1 spends 1 + 3; attempt 2 starts over (4 ≥ 8/2) with fresh candidates,
-    // keeping the tests (the plan gives examples) and spends 3 more; attempt 3 fixes
-    // them (10 spent); attempt 4 does not run (10 > 8).
+fn the_loop_starts_over_once_then_fixes_until_the_budget_runs_out() {
+    // Attempt 1 starts over with fresh candidates, keeping the tests (the plan gives
+    // examples), and spends 1 + 3; attempts 2 and 3 fix the best (10 spent); attempt 4 does
+    // not run (10 > 8).
     let (actions, machine) = drive(
         LIMITS,
         &[
             Event::TestsWritten,
             WRITTEN,
             WRONG,
+            Event::Done,
             WRITTEN,
             WRONG,
-            Event::Done,
             WRITTEN,
             WRONG,
             WRITTEN,
@@ -178,10 +189,10 @@ fn halfway_through_the_budget_the_loop_starts_over_and_then_runs_out() {
             Step::Do(Action::AskTests),
             FIRST,
             Step::Do(Action::RunTests),
-            FIX,
-            Step::Do(Action::RunTests),
-            Step::Do(Action::StartOver { keep_tests: true }),
+            FRESH,
             IMPL,
+            Step::Do(Action::RunTests),
+            FIX,
             Step::Do(Action::RunTests),
             FIX,
             Step::Do(Action::RunTests),
@@ -192,16 +203,16 @@ fn halfway_through_the_budget_the_loop_starts_over_and_then_runs_out() {
 }
 
 #[test]
-fn by_default_a_failing_node_gets_a_fix_and_a_fresh_start() {
+fn by_default_a_failing_node_gets_a_fresh_start_and_a_fix() {
     let (actions, machine) = drive(
         DEFAULTS,
         &[
             Event::TestsWritten,
             WRITTEN,
             WRONG,
+            Event::Done,
             WRITTEN,
             WRONG,
-            Event::Done,
             WRITTEN,
             WRONG,
         ],
@@ -218,15 +229,43 @@ fn by_default_a_failing_node_gets_a_fix_and_a_fresh_start() {
             Step::Do(Action::AskTests),
             FIRST,
             Step::Do(Action::RunTests),
-            round(Role::Fix),
-            Step::Do(Action::RunTests),
-            Step::Do(Action::StartOver { keep_tests: true }),
+            FRESH,
             round(Role::Impl),
+            Step::Do(Action::RunTests),
+            round(Role::Fix),
             Step::Do(Action::RunTests),
             finish(LoopEnd::Failed(Failure::Exhausted))
         ]
     );
     assert_eq!((machine.retries(), machine.spent), (2, 5));
+    // Once fixes have paid poorly, the fresh start is the last round.
+    let poor = Limits {
+        spend: Spend {
+            max_retries: crate::returns::POOR_BUDGET,
+            ..DEFAULTS.spend
+        },
+        ..DEFAULTS
+    };
+    let (actions, _) = drive(
+        poor,
+        &[
+            Event::TestsWritten,
+            WRITTEN,
+            WRONG,
+            Event::Done,
+            WRITTEN,
+            WRONG,
+        ],
+    );
+    assert_eq!(
+        actions[3..],
+        [
+            FRESH,
+            round(Role::Impl),
+            Step::Do(Action::RunTests),
+            finish(LoopEnd::Failed(Failure::Exhausted))
+        ]
+    );
 }
 
 #[test]
@@ -444,7 +483,16 @@ fn tests_the_vote_blames_are_written_once_more_then_dropped() {
 
 #[test]
 fn a_fix_that_changes_nothing_drops_the_disputed_tests_unless_it_breaks_earlier_ones() {
-    let fixed_nothing = [Event::TestsWritten, WRITTEN, WRONG, UNCHANGED];
+    // The first round, the fresh round, then a fix that gives the code back unchanged.
+    let fixed_nothing = [
+        Event::TestsWritten,
+        WRITTEN,
+        WRONG,
+        Event::Done,
+        WRITTEN,
+        WRONG,
+        UNCHANGED,
+    ];
     let (actions, _) = drive(
         LIMITS,
         &[
@@ -454,7 +502,7 @@ fn a_fix_that_changes_nothing_drops_the_disputed_tests_unless_it_breaks_earlier_
         .concat(),
     );
     assert_eq!(
-        actions[5..],
+        actions[8..],
         [Step::Do(Action::DropDisputed), finish(LoopEnd::Passed)]
     );
     let (actions, _) = drive(
@@ -466,7 +514,7 @@ fn a_fix_that_changes_nothing_drops_the_disputed_tests_unless_it_breaks_earlier_
         .concat(),
     );
     assert_eq!(
-        actions[5..],
+        actions[8..],
         [Step::Do(Action::DropDisputed), Step::Do(Action::Diagnose)]
     );
     let breaks = Event::Ran(TestsRan::Failed {
@@ -475,7 +523,7 @@ fn a_fix_that_changes_nothing_drops_the_disputed_tests_unless_it_breaks_earlier_
     });
     let (actions, _) = drive(LIMITS, &[&fixed_nothing[..], &[breaks]].concat());
     // Not dropped; the unchanged fix makes the next attempt start over.
-    assert_eq!(actions[5], Step::Do(Action::StartOver { keep_tests: true }));
+    assert_eq!(actions[8], Step::Do(Action::StartOver { keep_tests: true }));
 }
 
 #[test]
@@ -526,9 +574,25 @@ fn an_unusable_answer_is_asked_again_and_only_existing_code_gets_a_fix() {
             FIRST,
             IMPL,
             Step::Do(Action::RunTests),
-            FIX
+            FRESH
         ]
     );
+    // Without examples the failing code in place is fixed.
+    let prior = Limits {
+        has_examples: false,
+        ..limits
+    };
+    let (actions, _) = drive(
+        prior,
+        &[
+            Event::Unusable,
+            Event::TestsWritten,
+            Event::Unusable,
+            WRITTEN,
+            WRONG,
+        ],
+    );
+    assert_eq!(actions[5], FIX);
 }
 
 #[test]
@@ -547,7 +611,16 @@ fn cancelling_in_every_state_interrupts_the_node() {
         &[Event::TestsWritten],
         &[Event::TestsWritten, WRITTEN],
         &[Event::TestsWritten, WRITTEN, WRONG],
-        &[Event::TestsWritten, WRITTEN, WRONG, UNCHANGED, DISPUTED],
+        &[
+            Event::TestsWritten,
+            WRITTEN,
+            WRONG,
+            Event::Done,
+            WRITTEN,
+            WRONG,
+            UNCHANGED,
+            DISPUTED,
+        ],
         &[Event::TestsWritten, WRITTEN, DISPUTED],
         &[
             Event::TestsWritten,
@@ -560,7 +633,7 @@ fn cancelling_in_every_state_interrupts_the_node() {
             WRITTEN,
             Event::Ran(TestsRan::TestFileBroken),
         ],
-        &[Event::TestsWritten, WRITTEN, WRONG, WRITTEN, WRONG],
+        &[Event::TestsWritten, WRITTEN, WRONG, Event::Done, WRITTEN],
         &[
             Event::TestsWritten,
             WRITTEN,
@@ -601,23 +674,31 @@ fn cancelling_in_every_state_interrupts_the_node() {
 }
 
 #[test]
-fn the_first_round_is_the_greedy_answer_alone_and_fixes_get_all() {
-    for has_examples in [true, false] {
+fn the_first_round_is_the_greedy_answer_alone_and_later_rounds_get_all() {
+    // With examples the next round is fresh candidates, without them a fix: all of them.
+    for (has_examples, events, next) in [
+        (
+            true,
+            &[Event::TestsWritten, WRITTEN, WRONG, Event::Done][..],
+            IMPL,
+        ),
+        (false, &[Event::TestsWritten, WRITTEN, WRONG][..], FIX),
+    ] {
         let limits = Limits {
             has_examples,
             ..LIMITS
         };
-        let (actions, machine) = drive(limits, &[Event::TestsWritten, WRITTEN, WRONG]);
+        let (actions, machine) = drive(limits, events);
         assert_eq!(
-            actions[..4],
+            actions[..3],
             [
                 Step::Do(Action::AskTests),
                 FIRST,
-                Step::Do(Action::RunTests),
-                FIX
+                Step::Do(Action::RunTests)
             ]
         );
-        // The fix round is the first the budget counts.
+        assert_eq!(actions.last(), Some(&next));
+        // That round is the first the budget counts.
         assert_eq!(machine.spent, 4);
     }
 }
@@ -645,16 +726,12 @@ fn with_examples_and_no_votes_the_examples_alone_judge_and_a_pass_is_a_pass() {
             finish(LoopEnd::Passed)
         ]
     );
-    // Failing them is fixed as always, and a fresh start keeps them.
-    let (actions, _) = drive(limits, &[Event::Done, WRITTEN, WRONG, WRITTEN, WRONG]);
-    assert_eq!(
-        actions[3..],
-        [
-            FIX,
-            Step::Do(Action::RunTests),
-            Step::Do(Action::StartOver { keep_tests: true })
-        ]
+    // Failing them gets fresh candidates that keep them, then a fix.
+    let (actions, _) = drive(
+        limits,
+        &[Event::Done, WRITTEN, WRONG, Event::Done, WRITTEN, WRONG],
     );
+    assert_eq!(actions[3..], [FRESH, IMPL, Step::Do(Action::RunTests), FIX]);
     // Without examples the model's tests are the only evidence, and are asked.
     let prior = Limits {
         has_examples: false,

@@ -4,25 +4,25 @@ use super::*;
 
 #[test]
 fn the_machine_counts_its_tries_and_credits_the_round_that_took_the_node_further() {
-    // A fix that fails again buys nothing; the fresh start's round passes.
+    // A fresh start that fails again buys nothing; the fix's round passes.
     let (_, machine) = drive(
         DEFAULTS,
         &[
             Event::TestsWritten,
             WRITTEN,
             WRONG,
+            Event::Done,
             WRITTEN,
             WRONG,
-            Event::Done,
             WRITTEN,
             Event::Ran(TestsRan::Passed),
         ],
     );
     let returns = machine.returns();
-    assert_eq!((returns.fixes.tries, returns.fixes.paid), (1, 0));
+    assert_eq!((returns.fixes.tries, returns.fixes.paid), (1, 1));
     assert_eq!(
         (returns.fresh_starts.tries, returns.fresh_starts.paid),
-        (1, 1)
+        (1, 0)
     );
     assert!(returns.votes.is_empty());
     // A vote that blamed the code, whose fix then passed: both paid.
@@ -45,7 +45,16 @@ fn the_machine_counts_its_tries_and_credits_the_round_that_took_the_node_further
     // model tests still dispute it.
     let (_, machine) = drive(
         LIMITS,
-        &[Event::TestsWritten, WRITTEN, WRONG, WRITTEN, DISPUTED],
+        &[
+            Event::TestsWritten,
+            WRITTEN,
+            WRONG,
+            Event::Done,
+            WRITTEN,
+            WRONG,
+            WRITTEN,
+            DISPUTED,
+        ],
     );
     assert_eq!(machine.returns().fixes.paid, 1);
 }
