@@ -178,6 +178,15 @@ pub fn check_source(source: &str, file_name: &str) -> Result<CheckReport, CheckE
     })
 }
 
+/// CPython's own verdict on `source` as `file_name` (its `compile()`: nothing is run), for the
+/// syntax errors tree-sitter's recovering grammar lets through (`return` outside a function,
+/// a `nonlocal` binding nothing, a default argument before a plain one). `None` when no
+/// `python3` is found or it could not be asked: no verdict either way.
+pub(crate) fn cpython_errors(source: &str, file_name: &str) -> Option<Vec<Issue>> {
+    let python = programs::find("python3")?;
+    run_python(&python, source, file_name).ok()
+}
+
 /// The names the body of the top-level function `name` in `module` uses and nothing defines
 /// (ruff's `F821`), once each in order: that line raises `NameError` whenever it runs, so
 /// the function is wrong on every input that reaches it, whatever tests happen to pass.
@@ -420,6 +429,23 @@ mod tests {
         assert_eq!(undefined_in_function(module, "other"), ["missing_a"]);
         assert!(undefined_in_function(module, "absent").is_empty());
         assert!(undefined_in_function("def g():\n    return 1\n", "g").is_empty());
+    }
+
+    #[test]
+    fn cpython_refuses_what_tree_sitter_parses() {
+        let Some(errors) = cpython_errors("def f(x):\n    return x\n", "m.py") else {
+            eprintln!("SKIPPED: no python3 found (scripts/setup.sh installs it)");
+            return;
+        };
+        assert!(errors.is_empty(), "{errors:?}");
+        for source in [
+            "def f():\n    pass\nreturn 1\n",
+            "def f(a=1, b):\n    return a\n",
+        ] {
+            assert!(parses(source), "tree-sitter accepts {source:?}");
+            let errors = cpython_errors(source, "m.py").unwrap();
+            assert_eq!(errors.len(), 1, "{source:?}: {errors:?}");
+        }
     }
 
     #[test]

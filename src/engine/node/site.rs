@@ -291,8 +291,18 @@ impl<'a> Site<'a> {
         let module = merge_python(current, &code);
         // A module that does not parse breaks every import of its package (the exports
         // import it): such an answer is unusable, never kept, not even by the one-shot.
+        // tree-sitter first (in-process); CPython has the last word, since tree-sitter's
+        // grammar accepts code CPython refuses, and the one-shot runs nothing that would see it.
         match crate::symbols::check::tree_sitter_errors(&module) {
-            Ok(errors) if errors.is_empty() => Ok(module),
+            Ok(errors) if errors.is_empty() => {
+                match crate::symbols::check::cpython_errors(&module, &self.file) {
+                    Some(errors) if !errors.is_empty() => Err(unusable(format!(
+                        "the module would not compile: {}",
+                        errors[0]
+                    ))),
+                    _ => Ok(module),
+                }
+            }
             Ok(errors) => Err(unusable(format!(
                 "the module would not parse: {}",
                 errors
