@@ -1,6 +1,6 @@
 //! The test-first loop of one node: tests, candidate implementations chosen by running them,
-//! fix rounds while a gate fails (`max_retries` answers), then `passed`, `needs_review` or
-//! `failed`.
+//! fresh rounds and fix rounds while a gate fails (`max_retries` answers; the order is
+//! [`super::machine`]'s), then `passed`, `needs_review` or `failed`.
 //!
 //! Ground truth is the plan: the examples test from the specification and the earlier
 //! functions' tests are gates; the model's own tests are evidence, since a third of them are
