@@ -501,10 +501,13 @@ impl Machine {
         // A fix the vote asked for ([`Action::FixBest`]) is asked, not replaced.
         let fresh_first =
             limits.has_examples && self.code.fix_next() && self.last != Some(Action::FixBest);
-        let halfway = self.rounds_asked != RoundsAsked::StartedOver
+        // The node's one planned start-over: first with examples, else halfway through the
+        // budget.
+        let start_over_due = self.rounds_asked != RoundsAsked::StartedOver
             && (fresh_first || self.spent >= spend.max_retries.div_ceil(2));
         let unchanged = self.code.fix_changed_nothing();
-        let fix_or_start_over = halfway || unchanged || (self.code.fix_next() && !spend.fixes);
+        let fix_or_start_over =
+            start_over_due || unchanged || (self.code.fix_next() && !spend.fixes);
         let tests_in_place = !matches!(self.tests, Tests::Missing { .. });
         if tests_in_place && self.attempt > 0 && fix_or_start_over {
             let fixing_pays = spend.fixes && !unchanged;
@@ -514,7 +517,7 @@ impl Machine {
                 (false, true) => return self.proceed(),
                 (false, false) => return self.finish_best(),
             }
-            if halfway {
+            if start_over_due {
                 self.rounds_asked = RoundsAsked::StartedOver;
             }
             return self.start_over(limits.has_examples);

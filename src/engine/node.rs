@@ -14,28 +14,29 @@
 //!
 //! What to do next is decided by [`super::machine`], which does no I/O; [`Leaf`] only
 //! carries out its actions (ask, write, run, vote) and reports what came of them. Its state is
-//! in parts that own it: [`site`] (the node and its files, and what can be read of them),
-//! [`rounds`] (the candidates, the best so far, where each came from), [`fixing`] (what a fix
-//! answers and where it looked) and [`runs`] (the sandbox runs, repeated when flaky); the
-//! disputes are [`dispute`] and the node's result [`ending`]. Asking is [`super::ask`], the
-//! repairs and refusals of an answer [`super::repair`], reading test runs and test files
-//! [`super::testfile`], and what a localization reads [`super::ground`].
+//! in parts that own it: [`site`] (the node and its files, and what can be read of them and
+//! of an answer), [`rounds`] (the candidates, the best so far, where each came from),
+//! [`fixing`] (what a fix answers and where it looked) and [`runs`] (the sandbox runs, each
+//! candidate's, repeated when flaky); the disputes and their votes are [`dispute`], and the
+//! node's result is an [`ending::Ending`], which takes from the leaf what only the result
+//! reads. An integration case blamed on the function is debugged by [`flowfix`] with the same
+//! parts and none of the leaf. Asking is [`super::ask`], the repairs and refusals of an answer
+//! [`super::repair`], reading test runs and test files [`super::testfile`], and what a
+//! localization reads [`super::ground`].
 //!
 //! Before touching anything the node's files are snapshotted to disk; the snapshot is what a
 //! failure reverts to, and what a resumed run restores after a crash in the middle of the node.
 
-use crate::edit::{code_for_target, merge_python, shape_tests};
+use crate::edit::merge_python;
 use crate::fsutil::FsError;
 use crate::llm::{Role, UsageByRole};
 use crate::records::{Departure, Diagnosis, LocalizedFix, NodeStatus, NodeWork, TestCounts};
 use crate::rpg::{Node, NodePos};
 
 use super::ask::{Ahead, AskError, Sampling, ask, ask_many, unusable};
-use super::machine::{Action, Event, FIRST_ROUND, Limits, Machine, Step};
+use super::machine::{Action, Event, FIRST_ROUND, Limits, LoopEnd, Machine, Step};
 use super::prompt::PromptInputs;
-use super::repair::{refuse_foreign, with_missing_imports};
-use super::testfile::without_broken_units;
-use super::{Context, examples, vote};
+use super::{Context, vote};
 
 mod choice;
 mod dispute;
@@ -46,7 +47,8 @@ mod rounds;
 mod runs;
 mod site;
 use crate::layout::SNAPSHOT_DIR;
-use choice::{Evidence, Sample, pick};
+use choice::Sample;
+use ending::Ending;
 use fixing::Fixing;
 pub(crate) use flowfix::{FlowFailure, FlowFix, debug_flow_failure};
 use rounds::Rounds;
@@ -285,21 +287,19 @@ async fn run_leaf(ctx: &Context, position: NodePos) -> Result<NodeResult, FsErro
     let result = loop {
         let action = match machine.step(event) {
             Step::Do(action) => action,
-            Step::Finish(outcome) => break leaf.finish(outcome, &machine)?,
+            Step::Finish(outcome) => break leaf.finish(outcome, machine.retries())?,
         };
         event = match ctx.cancel.is_cancelled() {
             true => Event::Cancelled,
             false => leaf.execute(action, machine.attempt()).await?,
         };
     };
-    let departure = leaf.departure(&result)?;
     ctx.record_returns(&machine.returns());
     leaf.work.returns = machine.returns();
     let work = (result.status != NodeStatus::InProgress).then_some(leaf.work);
     let diagnosis = leaf.diagnosis.take();
     Ok(NodeResult {
         work,
-        departure,
         diagnosis,
         localizations: std::mem::take(&mut leaf.fixing.localizations),
         flaky: std::mem::take(&mut leaf.runs.flaky),
@@ -318,7 +318,7 @@ struct Leaf<'a> {
     /// What went wrong in the last attempt, fed back to the next prompt.
     failure: Option<String>,
     /// Why the node ends when the provider or the sandbox gave up.
-    ending: Option<String>,
+    gave_up: Option<String>,
     /// The last run of the node's tests.
     last_run: Option<crate::sandbox::TestRun>,
     rounds: Rounds,
@@ -353,7 +353,7 @@ impl<'a> Leaf<'a> {
             usage: UsageByRole::new(),
             work: NodeWork::default(),
             failure: None,
-            ending: None,
+            gave_up: None,
             last_run: None,
             rounds: Rounds::new(),
             fixing: Fixing::new(),
@@ -407,12 +407,13 @@ impl<'a> Leaf<'a> {
             return Ok(failed);
         }
         self.site.draft_test_only()?;
-        let refused = match self.run_once().await {
-            _ if self.site.bodiless(&self.site.module_text()?) => Some("it has no body".into()),
-            Ok(run) if run.succeeded() => None,
-            Ok(run) => Some(format!("its check failed: {}", run.failure_reason())),
-            Err(e) => Some(format!("its check did not run: {e}")),
-        };
+        let refused =
+            match runs::run_counted(&self.site, &self.site.test_file, &mut self.work).await {
+                _ if self.site.bodiless(&self.site.module_text()?) => Some("it has no body".into()),
+                Ok(run) if run.succeeded() => None,
+                Ok(run) => Some(format!("its check failed: {}", run.failure_reason())),
+                Err(e) => Some(format!("its check did not run: {e}")),
+            };
         match refused {
             None => self.written(DRAFTED),
             Some(why) => self.end(NodeResult::failed(why)),
@@ -426,10 +427,36 @@ impl<'a> Leaf<'a> {
         match self.write_implementation(inputs, Role::Impl, 1, 0).await? {
             Event::ImplementationWritten { .. } => Ok(None),
             _ => {
-                let reason = self.ending.take().or(self.failure.take());
+                let reason = self.gave_up.take().or(self.failure.take());
                 self.end(NodeResult::failed(reason.unwrap_or_default()))
                     .map(Some)
             }
+        }
+    }
+
+    /// The node's result for the machine's outcome (see [`Ending`]).
+    fn finish(&mut self, outcome: LoopEnd, retries: u32) -> Result<NodeResult, FsError> {
+        if outcome == LoopEnd::Passed {
+            self.work.first_try = self.work.rounds == 1;
+        }
+        self.ending().finish(outcome, retries)
+    }
+
+    /// `result` with the tokens this node spent, and for a failure what its module keeps.
+    fn end(&mut self, result: NodeResult) -> Result<NodeResult, FsError> {
+        self.ending().end(result)
+    }
+
+    /// What only the node's ending reads, taken from the leaf.
+    fn ending(&mut self) -> Ending<'_, 'a> {
+        Ending {
+            site: &self.site,
+            lineage: &self.rounds.lineage,
+            best: self.rounds.best.take(),
+            last_run: self.last_run.take(),
+            failure: self.failure.take(),
+            gave_up: self.gave_up.take(),
+            usage: std::mem::take(&mut self.usage),
         }
     }
 
@@ -467,18 +494,8 @@ impl<'a> Leaf<'a> {
             failure: String::new(),
             ..self.inputs(attempt)?
         };
-        if rewrite && let Some(best) = &self.rounds.best {
-            let ws = &ctx.workspace;
-            ws.write_if_changed(&self.site.file, &best.text)?;
-            ws.write_if_changed(&self.site.test_file, &best.undisputed_tests)?;
-            let sources: Vec<&str> = best
-                .disputed_tests
-                .iter()
-                .map(|t| t.source.as_str())
-                .collect();
-            inputs.failure = best.disputed_output();
-            inputs.tests = sources.join("\n\n");
-            inputs.current = best.text.clone();
+        if rewrite {
+            self.rounds.put_back_best(&self.site, &mut inputs)?;
         }
         let inputs = &inputs;
         let base = self.site.test_text()?;
@@ -494,25 +511,12 @@ impl<'a> Leaf<'a> {
         let started = std::time::Instant::now();
         let asked = ask(ctx, node, Role::Test, attempt, inputs, &mut self.usage).await;
         self.work.waited_for_model(Role::Test, started);
-        let specification = node.docstring.as_deref().unwrap_or("");
-        let test_file = &self.site.test_file;
-        let code = asked
-            .and_then(|answer| code_for_target(&answer, test_file, &base).map_err(unusable))
-            .and_then(|code| {
-                shape_tests(&without_broken_units(&code), specification).map_err(unusable)
-            })
-            .and_then(|code| refuse_foreign(code, &ctx.packages, &["pytest"]));
-        let code = match code {
-            // A test that forgets `import datetime` fails in its own frame and says nothing
-            // of the code: the imports are added as for an implementation.
-            Ok(code) => with_missing_imports(ctx, self.site.position, &code, &base),
+        match asked.and_then(|answer| self.site.tests_of(&answer, &base)) {
+            Ok(merged) => ctx
+                .workspace
+                .write_if_changed(&self.site.test_file, &merged)?,
             Err(e) => return self.asked_in_vain(e, "test"),
-        };
-        let mut merged = merge_python(&base, &code);
-        if let Some(from_spec) = examples::examples_test(node, &self.site.module) {
-            merged = merge_python(&merged, &from_spec);
         }
-        ctx.workspace.write_if_changed(test_file, &merged)?;
         Ok(Event::TestsWritten)
     }
 
@@ -581,7 +585,9 @@ impl<'a> Leaf<'a> {
                 let wanted = self
                     .rounds
                     .judged_right(&self.site, self.diagnosis.as_ref(), role);
-                self.choose(&texts, &copies, &wanted).await?
+                self.runs
+                    .candidates(&self.site, &mut self.work, (&texts, &copies), &wanted)
+                    .await?
             }
         };
         self.rounds.samples = modules
@@ -603,34 +609,6 @@ impl<'a> Leaf<'a> {
         })
     }
 
-    /// Runs the node's tests with each candidate module in place and returns the index of
-    /// the one to keep (see [`pick`]) with what each run said. A warm sandbox run costs far
-    /// less than a token.
-    async fn choose(
-        &mut self,
-        modules: &[String],
-        copies: &[usize],
-        wanted: &[String],
-    ) -> Result<(usize, Vec<Option<Evidence>>), FsError> {
-        let ctx = self.site.ctx;
-        let mut evidence = Vec::with_capacity(modules.len());
-        for (i, module) in modules.iter().enumerate() {
-            ctx.phases.report(
-                &self.site.node.id,
-                &format!("running candidate {}/{}", i + 1, modules.len()),
-            );
-            ctx.workspace.write_if_changed(&self.site.file, module)?;
-            let run = self.run_node_tests().await;
-            evidence.push(match run {
-                Ok(run) if !run.cancelled => Some(self.site.evidence(&run, module)),
-                _ => None,
-            });
-        }
-        let chosen = pick(&evidence, copies, wanted, self.site.weighing());
-        tracing::debug!(node = %self.site.node.id, candidates = modules.len(), chosen, "candidates ran");
-        Ok((chosen, evidence))
-    }
-
     /// An unusable answer is fed back to the next attempt; a provider failure ends the node.
     fn asked_in_vain(&mut self, error: AskError, what: &str) -> Result<Event, FsError> {
         Ok(match error {
@@ -639,21 +617,9 @@ impl<'a> Leaf<'a> {
                 Event::Unusable
             }
             AskError::Provider(why) => {
-                self.ending = Some(why);
+                self.gave_up = Some(why);
                 Event::ProviderFailed
             }
         })
-    }
-
-    /// How the module the node leaves departs from the greedy answer (see [`Rounds`]).
-    fn departure(&self, result: &NodeResult) -> Result<Option<Departure>, FsError> {
-        if result.status == NodeStatus::InProgress {
-            return Ok(None);
-        }
-        let kept = match &result.keep {
-            Some(kept) => kept.clone(),
-            None => self.site.module_text()?,
-        };
-        Ok(self.rounds.departure(&kept))
     }
 }

@@ -4,8 +4,8 @@
 //! the verdict: one fix of the kept code, the disputed tests dropped, or the node skipped.
 
 use crate::fsutil::FsError;
-use crate::llm::Role;
-use crate::records::{Diagnosis, Verdict};
+use crate::llm::{Role, UsageByRole};
+use crate::records::{Diagnosis, NodeWork, Verdict};
 use crate::rpg::Node;
 use crate::sandbox::TestRun;
 
@@ -15,8 +15,7 @@ use super::super::prompt::PromptInputs;
 use super::super::testfile::{failing_functions, only_tests, test_function, without_tests};
 use super::super::{Context, examples, vote};
 use super::Leaf;
-use super::choice::Weighing;
-use super::undefined_message;
+use super::site::Site;
 
 impl Leaf<'_> {
     /// Asks for the votes on the kept candidate's disputed tests (see [`super::super::vote`]).
@@ -36,7 +35,16 @@ impl Leaf<'_> {
         // Votes are asked only when the runs do not decide alone.
         let votes = match vote::decisive(&execution) {
             Some(_) => Vec::new(),
-            None => self.votes(&inputs, attempt).await,
+            None => {
+                ask_votes(
+                    &self.site,
+                    &inputs,
+                    attempt,
+                    &mut self.usage,
+                    &mut self.work,
+                )
+                .await
+            }
         };
         let evidence = vote::evidence(&execution);
         let outcome = vote::decide(&votes, &execution);
@@ -54,46 +62,12 @@ impl Leaf<'_> {
         Ok(Event::Voted(outcome))
     }
 
-    /// The model's votes on the failing tests `inputs` show (see [`vote`]).
-    pub(super) async fn votes(&mut self, inputs: &PromptInputs, attempt: u32) -> Vec<Verdict> {
-        let (ctx, node) = (self.site.ctx, self.site.node);
-        let started = std::time::Instant::now();
-        let mut votes = Vec::new();
-        for i in 0..vote::VOTERS {
-            if ctx.cancel.is_cancelled() {
-                break;
-            }
-            let inputs = PromptInputs {
-                options: vote::options(i),
-                ..inputs.clone()
-            };
-            let answer = ask_vote(ctx, node, attempt, &inputs, i, &mut self.usage).await;
-            votes.extend(answer.ok().and_then(|a| vote::parse(&a, i)));
-        }
-        self.work.waited_for_model(Role::Diagnose, started);
-        votes
-    }
-
     /// The vote blamed the implementation: one fix of the kept code, answering the disputed
-    /// tests.
+    /// tests ([`super::fixing::Fixing::aim_at`]).
     pub(super) fn fix_best(&mut self) -> Result<(), FsError> {
-        let Some(best) = &self.rounds.best else {
-            return Ok(());
-        };
-        let site = &self.site;
-        site.ctx
-            .workspace
-            .write_if_changed(&site.file, &best.text)?;
-        // Against the prior only its crashes are evidence: the fix answers those.
-        self.fixing.focus = match site.weighing() {
-            Weighing::Agreement => best.disputed.clone(),
-            Weighing::Prior => best.crashed.clone(),
-        };
-        let mut failure = best.disputed_output_of(&self.fixing.focus);
-        if !best.undefined.is_empty() {
-            failure = format!("{failure}\n\n{}", undefined_message(&best.undefined));
+        if let Some(best) = &self.rounds.best {
+            self.failure = Some(self.fixing.aim_at(&self.site, best)?);
         }
-        self.failure = Some(failure.trim_start().to_string());
         Ok(())
     }
 
@@ -119,6 +93,33 @@ impl Leaf<'_> {
         self.failure = None;
         Ok(())
     }
+}
+
+/// The model's votes on the failing tests `inputs` show (see [`vote`]); their tokens go to
+/// `usage` and the wait to `work`.
+pub(super) async fn ask_votes(
+    site: &Site<'_>,
+    inputs: &PromptInputs,
+    attempt: u32,
+    usage: &mut UsageByRole,
+    work: &mut NodeWork,
+) -> Vec<Verdict> {
+    let (ctx, node) = (site.ctx, site.node);
+    let started = std::time::Instant::now();
+    let mut votes = Vec::new();
+    for i in 0..vote::VOTERS {
+        if ctx.cancel.is_cancelled() {
+            break;
+        }
+        let inputs = PromptInputs {
+            options: vote::options(i),
+            ..inputs.clone()
+        };
+        let answer = ask_vote(ctx, node, attempt, &inputs, i, usage).await;
+        votes.extend(answer.ok().and_then(|a| vote::parse(&a, i)));
+    }
+    work.waited_for_model(Role::Diagnose, started);
+    votes
 }
 
 /// When the model keeps the code as it is, the plan's own examples pass, and only

@@ -1,25 +1,61 @@
 //! How a leaf ends: the machine's outcome turned into the node's result, with what its
 //! module keeps when it did not pass (a gated candidate for review, else its best candidate or
 //! a stub, so the module stays importable).
+//!
+//! An [`Ending`] takes from the leaf what only the ending reads (the best candidate, the last
+//! run, the last failure, the tokens spent), so a leaf cannot go on using what its result
+//! already holds.
 
 use crate::fsutil::FsError;
+use crate::llm::UsageByRole;
 use crate::records::{NodeStatus, TestCounts};
+use crate::sandbox::TestRun;
 
-use super::super::machine::{Failure, LoopEnd, Machine};
-use super::choice::Candidate;
-use super::{Leaf, NodeResult, counts_of};
+use super::super::machine::{Failure, LoopEnd};
+use super::choice::{Candidate, Lineage};
+use super::site::Site;
+use super::{NodeResult, counts_of};
 
-impl Leaf<'_> {
-    /// The node's result for the machine's outcome.
-    pub(super) fn finish(
-        &mut self,
-        outcome: LoopEnd,
-        machine: &Machine,
-    ) -> Result<NodeResult, FsError> {
-        let retries = machine.retries();
+/// What a leaf's attempts leave for its result.
+pub(super) struct Ending<'l, 'a> {
+    pub(super) site: &'l Site<'a>,
+    /// Where each module came from, to say how the kept one departs from the greedy answer.
+    pub(super) lineage: &'l Lineage,
+    /// The best implementation that ran ([`super::rounds::Rounds::best`]).
+    pub(super) best: Option<Candidate>,
+    /// The last run of the node's tests.
+    pub(super) last_run: Option<TestRun>,
+    /// What went wrong in the last attempt.
+    pub(super) failure: Option<String>,
+    /// Why the provider or the sandbox gave up, when one did.
+    pub(super) gave_up: Option<String>,
+    /// The tokens the node spent, which its result carries.
+    pub(super) usage: UsageByRole,
+}
+
+impl Ending<'_, '_> {
+    /// The node's result for the machine's outcome after `retries` retries, with how the
+    /// module it leaves departs from the greedy answer ([`Lineage::departure`]).
+    pub(super) fn finish(self, outcome: LoopEnd, retries: u32) -> Result<NodeResult, FsError> {
+        let (site, lineage) = (self.site, self.lineage);
+        let result = self.result(outcome, retries)?;
+        if result.status == NodeStatus::InProgress {
+            return Ok(result);
+        }
+        let kept = match &result.keep {
+            Some(kept) => kept.clone(),
+            None => site.module_text()?,
+        };
+        Ok(NodeResult {
+            departure: lineage.departure(&kept),
+            ..result
+        })
+    }
+
+    /// The node's result for the machine's outcome after `retries` retries.
+    fn result(mut self, outcome: LoopEnd, retries: u32) -> Result<NodeResult, FsError> {
         match outcome {
             LoopEnd::Passed => {
-                self.work.first_try = self.work.rounds == 1;
                 let usage = std::mem::take(&mut self.usage);
                 Ok(match &self.last_run {
                     Some(run) => NodeResult::passed(run, retries, usage),
@@ -34,7 +70,7 @@ impl Leaf<'_> {
                 self.exhausted(retries + 1)
             }
             LoopEnd::Failed(Failure::Provider | Failure::CannotRun) => {
-                let reason = self.ending.take().unwrap_or_default();
+                let reason = self.gave_up.take().unwrap_or_default();
                 self.end(NodeResult::failed(reason))
             }
             LoopEnd::Interrupted => self.end(NodeResult::new(NodeStatus::InProgress)),
@@ -77,7 +113,7 @@ impl Leaf<'_> {
 
     /// The vote blamed the tests: the kept candidate passes without them.
     fn without_disputed(&mut self, retries: u32) -> NodeResult {
-        let Some(best) = self.rounds.best.take() else {
+        let Some(best) = self.best.take() else {
             return NodeResult::new(NodeStatus::Passed);
         };
         NodeResult {
@@ -96,7 +132,7 @@ impl Leaf<'_> {
     /// The vote blamed the environment: the node is skipped, its module kept importable for
     /// the rest of the file.
     fn skipped_for_environment(&mut self, retries: u32) -> NodeResult {
-        let best = self.rounds.best.take();
+        let best = self.best.take();
         let failure = best.as_ref().map(Candidate::disputed_output);
         NodeResult {
             failure_reason: Some(format!(
@@ -116,7 +152,7 @@ impl Leaf<'_> {
 
     /// Ends the node with its gated candidate kept: `needs_review`, or `None` without one.
     fn review(&mut self, retries: u32) -> Option<NodeResult> {
-        let best = self.rounds.best.take_if(|b| b.gated)?;
+        let best = self.best.take_if(|b| b.gated)?;
         let reason = format!(
             "{} model-written test(s) fail against code that passes {}: {}",
             best.disputed.len(),
@@ -144,7 +180,7 @@ impl Leaf<'_> {
     /// test that imports anything from its file.
     fn kept_text(&mut self, reason: &str) -> Option<String> {
         // A function without a body would answer `None` silently; the stub says why it fails.
-        if let Some(best) = self.rounds.best.take()
+        if let Some(best) = self.best.take()
             && !self.site.bodiless(&best.text)
         {
             return Some(best.text);
@@ -153,7 +189,7 @@ impl Leaf<'_> {
     }
 
     /// `result` with the tokens this node spent, and for a failure what its module keeps.
-    pub(super) fn end(&mut self, result: NodeResult) -> Result<NodeResult, FsError> {
+    pub(super) fn end(mut self, result: NodeResult) -> Result<NodeResult, FsError> {
         let keep = match (&result.status, &result.failure_reason) {
             (NodeStatus::Failed, Some(reason)) => self.kept_text(reason),
             _ => None,
@@ -167,7 +203,7 @@ impl Leaf<'_> {
 
     /// The node ends without passing: a gated candidate is kept for review, else the node
     /// failed after `attempts` attempts.
-    fn exhausted(&mut self, attempts: u32) -> Result<NodeResult, FsError> {
+    fn exhausted(mut self, attempts: u32) -> Result<NodeResult, FsError> {
         if let Some(review) = self.review(attempts.saturating_sub(1)) {
             return Ok(review);
         }

@@ -2,13 +2,16 @@
 //! answer, the localization budget (20 queries a debug iteration, seed 004), where each fix
 //! looked first, and the module's other functions the fix under way may correct.
 
+use crate::fsutil::FsError;
 use crate::localize::Budget;
 use crate::records::LocalizedFix;
 
 use super::super::ground::LeafGround;
 use super::super::suspects::{self, PlanFunction};
+use super::choice::{Candidate, Weighing};
 use super::rounds::normalized;
 use super::site::Site;
+use super::undefined_message;
 
 /// The state of a leaf's fixes.
 pub(super) struct Fixing {
@@ -31,6 +34,24 @@ impl Fixing {
             localizations: Vec::new(),
             editable: Vec::new(),
         }
+    }
+
+    /// Aims the next fix at `best`, the kept code, which the vote blamed: puts it back in
+    /// place, focuses on its disputed tests (against the prior, only its crashes, the only
+    /// evidence there) and returns the failure the fix answers.
+    pub(super) fn aim_at(&mut self, site: &Site, best: &Candidate) -> Result<String, FsError> {
+        site.ctx
+            .workspace
+            .write_if_changed(&site.file, &best.text)?;
+        self.focus = match site.weighing() {
+            Weighing::Agreement => best.disputed.clone(),
+            Weighing::Prior => best.crashed.clone(),
+        };
+        let mut failure = best.disputed_output_of(&self.focus);
+        if !best.undefined.is_empty() {
+            failure = format!("{failure}\n\n{}", undefined_message(&best.undefined));
+        }
+        Ok(failure.trim_start().to_string())
     }
 
     /// Localizes `failure`, which the fix of `attempt` answers ([`suspects`]): records the

@@ -20,11 +20,11 @@
 //! It works in the workspace of the context it is given. The integration step gives it a
 //! scratch copy of the output, so that the output changes only by a fix that is kept.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 use crate::fsutil::FsError;
-use crate::llm::Role;
-use crate::records::{FlowDebug, Verdict};
+use crate::llm::{Role, UsageByRole};
+use crate::records::{FlowDebug, NodeWork, Verdict};
 use crate::rpg::NodePos;
 use crate::sandbox::TestRun;
 use crate::usage::Usage;
@@ -32,8 +32,12 @@ use crate::usage::Usage;
 use super::super::ask::{Sampling, ask_many};
 use super::super::prompt::PromptInputs;
 use super::choice::Weighing;
+use super::dispute::ask_votes;
+use super::fixing::Fixing;
 use super::rounds::normalized;
-use super::{Context, Leaf, vote};
+use super::runs::run_counted;
+use super::site::Site;
+use super::{Context, vote};
 
 /// Fix rounds for one failing case.
 pub(crate) const ATTEMPTS: u32 = 2;
@@ -80,29 +84,49 @@ pub(crate) async fn debug_flow_failure(
         },
         ..FlowFix::default()
     };
-    let Some(mut leaf) = Leaf::new(ctx, position)? else {
+    let Some(site) = Site::new(ctx, position)? else {
         return Ok(fix);
     };
-    let verdict = leaf.diagnose_case(failure, &mut fix.record).await?;
+    let mut debug = CaseDebug {
+        site,
+        usage: UsageByRole::new(),
+        work: NodeWork::default(),
+        fixing: Fixing::new(),
+        tried: HashSet::new(),
+        failure: failure.output.clone(),
+    };
+    let verdict = debug.diagnose(failure, &mut fix.record).await?;
     if verdict == Some(Verdict::Implementation) && !ctx.cancel.is_cancelled() {
-        fix.kept = leaf.debug_case(failure, &mut fix.record).await?;
+        fix.kept = debug.debug(failure, &mut fix.record).await?;
     }
-    fix.record.localizations = std::mem::take(&mut leaf.fixing.localizations);
-    fix.tokens = crate::usage::total(&leaf.usage);
+    fix.record.localizations = std::mem::take(&mut debug.fixing.localizations);
+    fix.tokens = crate::usage::total(&debug.usage);
     Ok(fix)
 }
 
-impl Leaf<'_> {
+/// The debugging of one integration case in the function it was blamed on.
+struct CaseDebug<'a> {
+    site: Site<'a>,
+    usage: UsageByRole,
+    /// The sandbox runs and model waits (not recorded: the case's record says what counts).
+    work: NodeWork,
+    fixing: Fixing,
+    /// Every module a round ran, normalised ([`normalized`]): none runs twice.
+    tried: HashSet<String>,
+    /// What the case said last, which the next fix answers.
+    failure: String,
+}
+
+impl CaseDebug<'_> {
     /// The vote on `failure`, recorded in `record`.
-    async fn diagnose_case(
+    async fn diagnose(
         &mut self,
         failure: &FlowFailure,
         record: &mut FlowDebug,
     ) -> Result<Option<Verdict>, FsError> {
         let inputs = PromptInputs {
             tests: failure.source.clone(),
-            failure: failure.output.clone(),
-            ..self.inputs(0)?
+            ..self.site.inputs(0, &failure.output)?
         };
         let documented = vote::documented_errors(self.site.node.docstring.as_deref().unwrap_or(""));
         let weighing = self.site.weighing();
@@ -125,7 +149,9 @@ impl Leaf<'_> {
         // case they do not decide is taken out, as a disputed node ends for review.
         let votes = match (vote::decisive(&execution), weighing) {
             (Some(_), _) | (None, Weighing::Prior) => Vec::new(),
-            (None, Weighing::Agreement) => self.votes(&inputs, 0).await,
+            (None, Weighing::Agreement) => {
+                ask_votes(&self.site, &inputs, 0, &mut self.usage, &mut self.work).await
+            }
         };
         let evidence = vote::evidence(&execution);
         record.votes = votes.iter().chain(&evidence).map(|v| v.letter()).collect();
@@ -138,19 +164,19 @@ impl Leaf<'_> {
     }
 
     /// Fix rounds for `failure`; the module with the fix kept, if one was.
-    async fn debug_case(
+    async fn debug(
         &mut self,
         failure: &FlowFailure,
         record: &mut FlowDebug,
     ) -> Result<Option<(String, String)>, FsError> {
         let original = self.site.module_text()?;
-        let baseline = match self.run_suite().await {
+        let baseline = match run_counted(&self.site, SUITE, &mut self.work).await {
             Ok(run) if !run.cancelled => run,
             _ => return Ok(None),
         };
         let passed_before = passed(&baseline);
-        self.rounds.tried.insert(normalized(&original));
-        self.failure = Some(failure.output.clone());
+        self.tried.insert(normalized(&original));
+        self.failure = failure.output.clone();
         for attempt in 0..ATTEMPTS {
             if self.site.ctx.cancel.is_cancelled() {
                 break;
@@ -161,7 +187,7 @@ impl Leaf<'_> {
                     .ctx
                     .workspace
                     .write_if_changed(&self.site.file, &module)?;
-                let run = match self.run_suite().await {
+                let run = match run_counted(&self.site, SUITE, &mut self.work).await {
                     Ok(run) if !run.cancelled => run,
                     _ => break,
                 };
@@ -174,8 +200,7 @@ impl Leaf<'_> {
                     record.fixed = true;
                     return Ok(Some((self.site.file.clone(), module)));
                 }
-                let output = run.output_of(std::slice::from_ref(&failure.case));
-                self.failure = Some(output);
+                self.failure = run.output_of(std::slice::from_ref(&failure.case));
             }
             // Every fix of the round is reverted: the next round starts from the original.
             self.site
@@ -190,12 +215,10 @@ impl Leaf<'_> {
     async fn fixes(&mut self, failure: &FlowFailure, attempt: u32) -> Result<Vec<String>, FsError> {
         let mut inputs = PromptInputs {
             tests: failure.source.clone(),
-            ..self.inputs(attempt)?
+            ..self.site.inputs(attempt, &self.failure)?
         };
         self.fixing.editable.clear();
-        if let Some(failure) = &self.failure {
-            inputs.suspects = self.fixing.localize(&self.site, failure, attempt);
-        }
+        inputs.suspects = self.fixing.localize(&self.site, &self.failure, attempt);
         let super::super::ask::Asked {
             answers,
             prompt_tokens,
@@ -217,24 +240,9 @@ impl Leaf<'_> {
         let fresh: Vec<String> = modules
             .into_iter()
             .map(|(m, _)| m)
-            .filter(|m| self.rounds.tried.insert(normalized(m)))
+            .filter(|m| self.tried.insert(normalized(m)))
             .collect();
         Ok(fresh)
-    }
-
-    /// Runs the repository's whole test suite on what the workspace holds.
-    async fn run_suite(&mut self) -> Result<TestRun, crate::sandbox::SandboxError> {
-        let ctx = self.site.ctx;
-        ctx.phases
-            .report(&self.site.node.id, "running the test suite");
-        let started = std::time::Instant::now();
-        let run = ctx
-            .runner
-            .run_tests(ctx.workspace.root(), SUITE, &ctx.cancel)
-            .await;
-        self.work.sandbox_runs += 1;
-        self.work.sandbox_ms += started.elapsed().as_millis() as u64;
-        run
     }
 }
 

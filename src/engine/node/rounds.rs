@@ -6,11 +6,12 @@ use std::collections::HashSet;
 
 use crate::fsutil::FsError;
 use crate::llm::Role;
-use crate::records::{Departure, Diagnosis, Verdict};
+use crate::records::{Diagnosis, Verdict};
 use crate::sandbox::TestRun;
 
 use super::super::ask::Ahead;
 use super::super::machine::Standing;
+use super::super::prompt::PromptInputs;
 use super::super::testfile::{disputed_tests, failing_functions, test_function, without_tests};
 use super::super::vote;
 use super::choice::{Candidate, Evidence, Lineage, Sample};
@@ -39,6 +40,30 @@ impl Rounds {
             lineage: Lineage::default(),
             ahead: None,
         }
+    }
+
+    /// Puts the best candidate back with its undisputed tests, so that its disputed tests
+    /// are asked again with what it did in them (`inputs`); nothing without one.
+    pub(super) fn put_back_best(
+        &self,
+        site: &Site,
+        inputs: &mut PromptInputs,
+    ) -> Result<(), FsError> {
+        let Some(best) = &self.best else {
+            return Ok(());
+        };
+        let ws = &site.ctx.workspace;
+        ws.write_if_changed(&site.file, &best.text)?;
+        ws.write_if_changed(&site.test_file, &best.undisputed_tests)?;
+        let sources: Vec<&str> = best
+            .disputed_tests
+            .iter()
+            .map(|t| t.source.as_str())
+            .collect();
+        inputs.failure = best.disputed_output();
+        inputs.tests = sources.join("\n\n");
+        inputs.current = best.text.clone();
+        Ok(())
     }
 
     /// The same fix is never tried twice: drops from `modules` the fix answers whose code an
@@ -159,12 +184,6 @@ impl Rounds {
                 .filter_map(|s| s.evidence.as_ref())
                 .any(passes_disputed),
         }
-    }
-
-    /// How `kept`, the module the node leaves, departs from the greedy answer (see
-    /// [`Lineage`]).
-    pub(super) fn departure(&self, kept: &str) -> Option<Departure> {
-        self.lineage.departure(kept)
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::edit::{code_for_target, merge_python, shape_correction};
+use crate::edit::{code_for_target, merge_python, shape_correction, shape_tests};
 use crate::fsutil::{FsError, Snapshot};
 use crate::llm::Role;
 use crate::rpg::{Node, NodePos};
@@ -17,7 +17,8 @@ use super::super::repair::{
     without_src_prefix,
 };
 use super::super::testfile::{
-    crashed_tests, failing_functions, focus, only_tests, test_function, without_tests,
+    crashed_tests, failing_functions, focus, only_tests, test_function, without_broken_units,
+    without_tests,
 };
 use super::super::{Context, examples, vote};
 use super::choice::{Candidate, Evidence, Weighing};
@@ -78,6 +79,23 @@ impl<'a> Site<'a> {
             head: prompt::answer_head(node, &self.helpers()),
             suspects: String::new(),
         })
+    }
+
+    /// The test file with the tests of `answer` merged into `base` (what it held), the
+    /// specification's examples test beside them; unusable when the answer holds no tests.
+    pub(super) fn tests_of(&self, answer: &str, base: &str) -> Result<String, AskError> {
+        let specification = self.node.docstring.as_deref().unwrap_or("");
+        let code = code_for_target(answer, &self.test_file, base).map_err(unusable)?;
+        let code = shape_tests(&without_broken_units(&code), specification).map_err(unusable)?;
+        let code = refuse_foreign(code, &self.ctx.packages, &["pytest"])?;
+        // A test that forgets `import datetime` fails in its own frame and says nothing of
+        // the code: the imports are added as for an implementation.
+        let code = with_missing_imports(self.ctx, self.position, &code, base);
+        let mut merged = merge_python(base, &code);
+        if let Some(from_spec) = examples::examples_test(self.node, &self.module) {
+            merged = merge_python(&merged, &from_spec);
+        }
+        Ok(merged)
     }
 
     /// The node's planned dependencies that are leaves ([`prompt::answer_head`] names the
