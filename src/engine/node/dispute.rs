@@ -40,25 +40,17 @@ impl Leaf<'_> {
                     &self.site,
                     &inputs,
                     attempt,
-                    &mut self.usage,
-                    &mut self.work,
+                    (&mut self.usage, &mut self.work),
                 )
                 .await
             }
         };
-        let evidence = vote::evidence(&execution);
-        let outcome = vote::decide(&votes, &execution);
-        let letters: String = votes.iter().chain(&evidence).map(|v| v.letter()).collect();
-        tracing::info!(node = %self.site.node.id, votes = %letters, outcome = ?outcome, "diagnosis of {} disputed test(s)", disputed.len());
+        let diagnosis = judged(&self.site, votes, &execution, disputed);
+        let outcome = diagnosis.outcome;
         if self.site.ctx.cancel.is_cancelled() {
             return Ok(Event::Cancelled);
         }
-        self.diagnosis = Some(Diagnosis {
-            votes,
-            evidence,
-            outcome,
-            disputed,
-        });
+        self.diagnosis = Some(diagnosis);
         Ok(Event::Voted(outcome))
     }
 
@@ -95,14 +87,33 @@ impl Leaf<'_> {
     }
 }
 
+/// What the votes and the runs (`execution`) say of the `disputed` tests, as the node records
+/// it.
+fn judged(
+    site: &Site,
+    votes: Vec<Verdict>,
+    execution: &vote::Execution,
+    disputed: Vec<crate::records::DisputedTest>,
+) -> Diagnosis {
+    let evidence = vote::evidence(execution);
+    let outcome = vote::decide(&votes, execution);
+    let letters: String = votes.iter().chain(&evidence).map(|v| v.letter()).collect();
+    tracing::info!(node = %site.node.id, votes = %letters, outcome = ?outcome, "diagnosis of {} disputed test(s)", disputed.len());
+    Diagnosis {
+        votes,
+        evidence,
+        outcome,
+        disputed,
+    }
+}
+
 /// The model's votes on the failing tests `inputs` show (see [`vote`]); their tokens go to
-/// `usage` and the wait to `work`.
+/// the node's usage and the wait to its work (`spent`).
 pub(super) async fn ask_votes(
     site: &Site<'_>,
     inputs: &PromptInputs,
     attempt: u32,
-    usage: &mut UsageByRole,
-    work: &mut NodeWork,
+    (usage, work): (&mut UsageByRole, &mut NodeWork),
 ) -> Vec<Verdict> {
     let (ctx, node) = (site.ctx, site.node);
     let started = std::time::Instant::now();

@@ -150,7 +150,7 @@ impl CaseDebug<'_> {
         let votes = match (vote::decisive(&execution), weighing) {
             (Some(_), _) | (None, Weighing::Prior) => Vec::new(),
             (None, Weighing::Agreement) => {
-                ask_votes(&self.site, &inputs, 0, &mut self.usage, &mut self.work).await
+                ask_votes(&self.site, &inputs, 0, (&mut self.usage, &mut self.work)).await
             }
         };
         let evidence = vote::evidence(&execution);
@@ -170,7 +170,7 @@ impl CaseDebug<'_> {
         record: &mut FlowDebug,
     ) -> Result<Option<(String, String)>, FsError> {
         let original = self.site.module_text()?;
-        let baseline = match run_counted(&self.site, SUITE, &mut self.work).await {
+        let baseline = match self.run_suite().await {
             Ok(run) if !run.cancelled => run,
             _ => return Ok(None),
         };
@@ -187,7 +187,7 @@ impl CaseDebug<'_> {
                     .ctx
                     .workspace
                     .write_if_changed(&self.site.file, &module)?;
-                let run = match run_counted(&self.site, SUITE, &mut self.work).await {
+                let run = match self.run_suite().await {
                     Ok(run) if !run.cancelled => run,
                     _ => break,
                 };
@@ -209,6 +209,15 @@ impl CaseDebug<'_> {
                 .write_if_changed(&self.site.file, &original)?;
         }
         Ok(None)
+    }
+
+    /// Runs the repository's whole test suite on what the workspace holds.
+    async fn run_suite(&mut self) -> Result<TestRun, crate::sandbox::SandboxError> {
+        let site = &self.site;
+        site.ctx
+            .phases
+            .report(&site.node.id, "running the test suite");
+        run_counted(site, SUITE, &mut self.work).await
     }
 
     /// The modules of one fix round's answers that no round ran before.
