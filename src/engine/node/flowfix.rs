@@ -176,7 +176,6 @@ impl CaseDebug<'_> {
         };
         let passed_before = passed(&baseline);
         self.tried.insert(normalized(&original));
-        self.failure = failure.output.clone();
         for attempt in 0..ATTEMPTS {
             if self.site.ctx.cancel.is_cancelled() {
                 break;
