@@ -399,7 +399,7 @@ impl<'a> Leaf<'a> {
     /// A dependent of a node that did not pass ([`draft`]): the greedy answer as
     /// [`Leaf::one_shot`] writes it, kept (`needs_review`) only when it has a body, its
     /// module still imports with it and every earlier test of the module still passes, in
-    /// one sandbox run of [`examples::imports_test`] beside them; else `failed`. An unchecked
+    /// one sandbox run of [`super::examples::imports_test`] beside them; else `failed`. An unchecked
     /// draft once made its module raise at import (a default argument naming what the
     /// module never defines), and every later test of that module failed with it.
     async fn draft(mut self) -> Result<NodeResult, FsError> {
