@@ -222,15 +222,6 @@ fn checker_command(program: &std::path::Path, args: &[&str]) -> Command {
     command
 }
 
-/// CPython's arguments: isolated (`-I`: no `PYTHONPATH`, user site or current directory on
-/// its import path; a `SyntaxWarning` imports modules) and without `site` (`-S`: no `.pth`
-/// file of the installation runs, and each check starts about a third sooner, measured
-/// 135 ms against 100 ms a start on this 2-core machine kind), the check script, the file's
-/// name.
-fn python_args(file_name: &str) -> [&str; 5] {
-    ["-I", "-S", "-c", PY_CHECK, file_name]
-}
-
 fn run_with_stdin(
     program: &std::path::Path,
     args: &[&str],
@@ -386,33 +377,16 @@ fn run_ruff(
 }
 
 /// CPython's verdict: `compile()` of stdin; prints `line<TAB>column<TAB>message` on failure.
-const PY_CHECK: &str = "import sys\ntry:\n    compile(sys.stdin.read(), sys.argv[1], 'exec', dont_inherit=True)\nexcept SyntaxError as e:\n    print(f'{e.lineno or 1}\\t{e.offset or 1}\\t{e.msg}')\n";
-
+/// CPython's verdict (see [`super::cpython`]); a `compile()` that failed otherwise gives none.
 fn run_python(
     python: &std::path::Path,
     source: &str,
     file_name: &str,
 ) -> Result<Vec<Issue>, CheckError> {
-    let output = run_with_stdin(python, &python_args(file_name), source)?;
-    if !output.status.success() {
-        return Err(CheckError::Output {
-            program: python.display().to_string(),
-            detail: String::from_utf8_lossy(&output.stderr).trim().to_string(),
-        });
-    }
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    Ok(stdout
-        .lines()
-        .filter_map(|line| {
-            let mut parts = line.splitn(3, '\t');
-            Some(Issue {
-                line: parts.next()?.parse().ok()?,
-                column: parts.next()?.parse().ok()?,
-                code: None,
-                message: parts.next()?.to_string(),
-            })
-        })
-        .collect())
+    super::cpython::compile_errors(python, source, file_name)?.ok_or_else(|| CheckError::Output {
+        program: python.display().to_string(),
+        detail: "compile() failed without a syntax error".to_string(),
+    })
 }
 
 #[cfg(test)]
@@ -506,14 +480,5 @@ mod tests {
                 ("pkg/b.py".to_string(), Some("F821".to_string()))
             ]
         );
-    }
-
-    #[test]
-    fn the_host_python_check_runs_isolated_from_the_root_directory() {
-        let command = checker_command(std::path::Path::new("python3"), &python_args("a.py"));
-        assert_eq!(command.get_current_dir(), Some(std::path::Path::new("/")));
-        let args: Vec<_> = command.get_args().collect();
-        assert_eq!(args[..2], ["-I", "-S"]);
-        assert_eq!(args[4], "a.py");
     }
 }

@@ -9,7 +9,8 @@
 //! - [`repo`] finds symbols across a repository (cached outlines) and name-based references.
 //! - [`edit`] replaces a definition or inserts code beside one, source to source.
 //! - [`check`] is the syntax check (tree-sitter, then ruff/CPython): of a rename's writes, of
-//!   an overlay's Python files, of the node loop's modules and tests.
+//!   an overlay's Python files, of the node loop's modules and tests; [`cpython`] keeps one
+//!   interpreter a process for CPython's verdict.
 //! - [`lsp`] is a small stdio client for ty or pyright; [`refactor`] uses it for references
 //!   and rename, with a tree-sitter fallback that says it is approximate.
 //! - [`stub`] is the stand-in for a function that could not be generated.
@@ -18,6 +19,7 @@
 //! - ruff and the language servers are found by [`crate::programs`].
 
 pub mod check;
+mod cpython;
 pub mod edit;
 pub mod lsp;
 pub mod outline;
