@@ -35,6 +35,24 @@ pub enum CheckError {
     Output { program: String, detail: String },
 }
 
+impl CheckError {
+    /// Starting `program`, or waiting for it, failed.
+    pub(super) fn spawn(program: &std::path::Path) -> impl Fn(std::io::Error) -> Self + '_ {
+        move |source| Self::Spawn {
+            program: program.display().to_string(),
+            source,
+        }
+    }
+
+    /// `program` ran and said something that could not be read.
+    pub(super) fn output(program: &std::path::Path, detail: impl Into<String>) -> Self {
+        Self::Output {
+            program: program.display().to_string(),
+            detail: detail.into(),
+        }
+    }
+}
+
 /// Which checker gave the verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Checker {
@@ -214,8 +232,8 @@ pub(crate) fn undefined_in_function(module: &str, name: &str) -> Vec<String> {
     names
 }
 
-/// A checker started from `/`: it reads the source on stdin, so it needs no working
-/// directory, and the repository being edited must not be one (Python puts it on its path).
+/// ruff started from `/`: it reads the source on stdin, so it needs no working directory, and
+/// none in the repository being edited is given it.
 fn checker_command(program: &std::path::Path, args: &[&str]) -> Command {
     let mut command = Command::new(program);
     command.args(args).current_dir("/");
@@ -227,21 +245,17 @@ fn run_with_stdin(
     args: &[&str],
     stdin: &str,
 ) -> Result<std::process::Output, CheckError> {
-    let spawn_err = |source| CheckError::Spawn {
-        program: program.display().to_string(),
-        source,
-    };
     let mut child = checker_command(program, args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(spawn_err)?;
+        .map_err(CheckError::spawn(program))?;
     if let Some(mut input) = child.stdin.take() {
         // A checker that exits early closes the pipe; its output says why.
         let _ = input.write_all(stdin.as_bytes());
     }
-    child.wait_with_output().map_err(spawn_err)
+    child.wait_with_output().map_err(CheckError::spawn(program))
 }
 
 #[derive(serde::Deserialize)]
@@ -279,10 +293,6 @@ pub fn lint_files(
     if files.is_empty() {
         return Some(Ok(Vec::new()));
     }
-    let spawn_err = |source| CheckError::Spawn {
-        program: ruff.display().to_string(),
-        source,
-    };
     let output = Command::new(&ruff)
         .args(["check", "--select", "E9,F", "--output-format", "json"])
         .args(["--no-cache", "--isolated", "--exit-zero", "--"])
@@ -290,7 +300,7 @@ pub fn lint_files(
         .current_dir(repo)
         .stdin(Stdio::null())
         .output()
-        .map_err(spawn_err);
+        .map_err(CheckError::spawn(&ruff));
     Some(output.and_then(|output| {
         Ok(ruff_diagnostics(&output)?
             .into_iter()
@@ -376,17 +386,14 @@ fn run_ruff(
     Ok((errors, findings))
 }
 
-/// CPython's verdict: `compile()` of stdin; prints `line<TAB>column<TAB>message` on failure.
 /// CPython's verdict (see [`super::cpython`]); a `compile()` that failed otherwise gives none.
 fn run_python(
     python: &std::path::Path,
     source: &str,
     file_name: &str,
 ) -> Result<Vec<Issue>, CheckError> {
-    super::cpython::compile_errors(python, source, file_name)?.ok_or_else(|| CheckError::Output {
-        program: python.display().to_string(),
-        detail: "compile() failed without a syntax error".to_string(),
-    })
+    super::cpython::compile_errors(python, source, file_name)?
+        .ok_or_else(|| CheckError::output(python, "compile() failed without a syntax error"))
 }
 
 #[cfg(test)]

@@ -69,19 +69,15 @@ struct Interpreter {
 
 impl Interpreter {
     fn start(python: &Path) -> Result<Self, CheckError> {
-        let spawn_err = |source| CheckError::Spawn {
-            program: python.display().to_string(),
-            source,
-        };
         let mut child = command(python, SCRIPT)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .map_err(spawn_err)?;
+            .map_err(CheckError::spawn(python))?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
-            return Err(unreadable(python, "its pipes could not be opened"));
+            return Err(CheckError::output(python, "its pipes could not be opened"));
         };
         Ok(Self {
             python: python.to_path_buf(),
@@ -93,7 +89,7 @@ impl Interpreter {
 
     /// One request and its answer; `Ok(None)` is the interpreter's "no verdict".
     fn ask(&mut self, source: &str, file_name: &str) -> Result<Option<Vec<Issue>>, CheckError> {
-        let lost = |e: std::io::Error| unreadable(&self.python, &e.to_string());
+        let lost = |e: std::io::Error| CheckError::output(&self.python, e.to_string());
         let head = format!("{} {}\n", source.len(), file_name.len());
         let request = [head.as_bytes(), file_name.as_bytes(), source.as_bytes()].concat();
         self.stdin.write_all(&request).map_err(lost)?;
@@ -103,15 +99,14 @@ impl Interpreter {
         loop {
             let mut line = String::new();
             if self.stdout.read_line(&mut line).map_err(lost)? == 0 {
-                return Err(unreadable(&self.python, "it exited during a check"));
+                return Err(CheckError::output(&self.python, "it exited during a check"));
             }
             match line.trim_end_matches('\n') {
                 "." => return Ok(verdict.then_some(issues)),
                 "?" => verdict = false,
-                answer => issues.push(
-                    parse_issue(answer)
-                        .ok_or_else(|| unreadable(&self.python, &format!("it said {answer:?}")))?,
-                ),
+                answer => issues.push(parse_issue(answer).ok_or_else(|| {
+                    CheckError::output(&self.python, format!("it said {answer:?}"))
+                })?),
             }
         }
     }
@@ -121,13 +116,6 @@ impl Drop for Interpreter {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-    }
-}
-
-fn unreadable(python: &Path, detail: &str) -> CheckError {
-    CheckError::Output {
-        program: python.display().to_string(),
-        detail: detail.to_string(),
     }
 }
 
