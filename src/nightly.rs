@@ -429,9 +429,10 @@ fn real_section(r: &RealRun) -> String {
         .iter()
         .map(|(role, u)| {
             format!(
-                "{} {} / {}",
+                "{} {} ({} evaluated) / {}",
                 role.as_str(),
                 u.prompt_tokens,
+                u.evaluated_tokens(),
                 u.completion_tokens
             )
         })
@@ -461,7 +462,7 @@ fn real_section(r: &RealRun) -> String {
         .map(|(k, v)| format!("{k} {v}"))
         .collect();
     format!(
-        "\n## Real run ({}, --jobs {}{})\n\n| figure | value |\n|---|---|\n| wall time | {:.0} s ({:.1} min) |\n| model / sandbox time in the node loops | {:.0} / {:.0} s |\n{}| tokens, prompt / generated | {} |\n| first-try pass rate (seed target 60%) | {:.0}% |\n| debug success rate (seed target 80%) | {:.0}% |\n| diagnosis outcomes | {} |\n| nodes passed / needs review / failed / skipped | {} / {} / {} / {} |\n| reference tests passed | **{} of {} ({:.1}%)** |\n",
+        "\n## Real run ({}, --jobs {}{})\n\n| figure | value |\n|---|---|\n| wall time | {:.0} s ({:.1} min) |\n| model / sandbox time in the node loops | {:.0} / {:.0} s |\n{}| tokens, prompt (of them evaluated, not in the cache) / generated | {} |\n| first-try pass rate (seed target 60%) | {:.0}% |\n| debug success rate (seed target 80%) | {:.0}% |\n| diagnosis outcomes | {} |\n| nodes passed / needs review / failed / skipped | {} / {} / {} / {} |\n| reference tests passed | **{} of {} ({:.1}%)** |\n",
         r.provider,
         r.jobs,
         if r.resumed { ", resumed" } else { "" },

@@ -46,12 +46,23 @@ impl Role {
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Of `prompt_tokens`, those the model already held in its cache from an earlier request
+    /// and did not evaluate again (the embedded provider keeps shared prefixes; 0 where a
+    /// provider does not say). What a prompt costs is `prompt_tokens - cached_tokens`.
+    #[serde(default)]
+    pub cached_tokens: u64,
 }
 
 impl Usage {
     pub fn add(&mut self, other: Usage) {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
+        self.cached_tokens += other.cached_tokens;
+    }
+
+    /// The prompt tokens the model evaluated: those it did not hold already.
+    pub fn evaluated_tokens(&self) -> u64 {
+        self.prompt_tokens.saturating_sub(self.cached_tokens)
     }
 }
 

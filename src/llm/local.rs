@@ -4,7 +4,8 @@
 //! serves requests from a channel; the async side only sends a job and awaits the answer.
 //! The worker keeps the tokens already in the KV cache: a new prompt that shares a prefix with
 //! the previous one (the system prompt, the node's specification and dependency code are put
-//! first for this reason) only evaluates what differs. Long prompts are decoded in batches.
+//! first for this reason) only evaluates what differs; what was reused is reported as
+//! `Usage::cached_tokens`. Long prompts are decoded in batches.
 //! The chat template is the one stored in the GGUF.
 //!
 //! Several candidates of one request are decoded together: the prompt is evaluated once on
@@ -775,6 +776,7 @@ fn answer(lane: Lane) {
                 usage: Usage {
                     prompt_tokens: if i == 0 { prompt_tokens as u64 } else { 0 },
                     completion_tokens: s.generated,
+                    cached_tokens: if i == 0 { lane.reused as u64 } else { 0 },
                 },
             })
         })

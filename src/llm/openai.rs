@@ -118,6 +118,15 @@ struct ChatUsage {
     prompt_tokens: u64,
     #[serde(default)]
     completion_tokens: u64,
+    /// Servers that keep prompt prefixes say how many of the prompt's tokens they reused.
+    #[serde(default)]
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: u64,
 }
 
 /// One attempt's outcome: done, retry (after at least this long), or give up.
@@ -241,6 +250,7 @@ fn answer(text: &str, request: &LlmRequest) -> Attempt {
         |u| Usage {
             prompt_tokens: u.prompt_tokens,
             completion_tokens: u.completion_tokens,
+            cached_tokens: u.prompt_tokens_details.map_or(0, |d| d.cached_tokens),
         },
     );
     Attempt::Done(LlmResponse {
@@ -258,6 +268,7 @@ fn estimated_usage(request: &LlmRequest, content: &str) -> Usage {
             .map(|m| super::estimate_tokens(&m.content))
             .sum(),
         completion_tokens: super::estimate_tokens(content),
+        cached_tokens: 0,
     }
 }
 

@@ -228,6 +228,7 @@ impl LlmProvider for ScriptedProvider {
             usage: Usage {
                 prompt_tokens: prompt,
                 completion_tokens: estimate_tokens(&text),
+                cached_tokens: 0,
             },
             text,
         })
