@@ -103,8 +103,21 @@ fn interface(node: &Node, content: &str) -> Option<String> {
 /// data table) cut to its first lines ([`shortened`]); the rest (imports, constants,
 /// classes) as it is. What the code may call is what it needs, not how the callees work.
 pub(crate) fn module_view(module: &str, own: &str) -> String {
+    view_of(module, own, None)
+}
+
+/// [`module_view`] with the function `left_out` not shown at all: a fix whose answer is begun
+/// for it ([`answer_head`]) has the function's signature and specification there, so its
+/// failing body says nothing the model should copy, and without it the module's view is the
+/// one its implementation was asked with, a prefix the model's cache already holds.
+fn module_view_without(module: &str, left_out: &str) -> String {
+    view_of(module, "", Some(left_out))
+}
+
+fn view_of(module: &str, own: &str, left_out: Option<&str>) -> String {
     let parts: Vec<String> = crate::symbols::split_units(module)
         .iter()
+        .filter(|u| left_out.is_none() || u.def_name() != left_out)
         .map(|u| match u.def_name() {
             Some(name) if name != own && is_function(&u.text) => function_outline(&u.text),
             _ if u.assigned_name().is_some() => shortened(&u.text),
@@ -396,12 +409,12 @@ pub fn request(
             values.insert("file_path", inputs.file_path.clone());
             // A fix whose answer is begun for it is written afresh from the failure: shown its
             // failing body, the 1.5B model copied it back (9 of 9 fix answers in one ml_lib
-            // run), so the body is cut to its outline like the module's other functions.
-            let shown_whole = match (role, &inputs.head) {
-                (Role::Fix, Some(_)) => "",
-                _ => inputs.name.as_str(),
+            // run), so the function is left out of the view (its head begins the answer).
+            let view = match (role, &inputs.head) {
+                (Role::Fix, Some(_)) => module_view_without(&inputs.current, &inputs.name),
+                _ => module_view(&inputs.current, &inputs.name),
             };
-            values.insert("current", module_view(&inputs.current, shown_whole));
+            values.insert("current", view);
         }
     }
     match role {
@@ -628,6 +641,44 @@ mod tests {
         assert!(user(whole).contains("return 2"));
         let tests = request("n", Role::Test, 0, &inputs(Some("x"))).unwrap();
         assert_eq!(tests.prefill, None);
+    }
+
+    #[test]
+    fn nodes_of_one_module_share_its_view_and_a_fix_its_implementation_prompt_as_a_prefix() {
+        let inputs = |name: &str, current: &str, failure: &str| PromptInputs {
+            node: format!("Function name: {name}\n"),
+            tests_asked: TestsAsked::Cases,
+            name: name.into(),
+            file_path: "m.py".into(),
+            import_line: format!("from m import {name}"),
+            context: "(none)".into(),
+            current: current.into(),
+            tests: "def test_it():\n    assert a() == 1\n".into(),
+            failure: failure.into(),
+            attempt: 1,
+            options: String::new(),
+            head: Some(format!("```python\ndef {name}():\n")),
+            suspects: String::new(),
+        };
+        let user = |role: Role, i: &PromptInputs| {
+            request("n", role, 0, i).unwrap().messages[1]
+                .content
+                .clone()
+        };
+        let before = "import math\n\n\ndef z():\n    \"\"\"Zed.\"\"\"\n    return math.pi\n";
+        let impl_a = user(Role::Impl, &inputs("a", before, ""));
+        // The fix of `a` sees the module with its failing body, and is asked with the whole
+        // head of its implementation's prompt: the view, the specification, the context.
+        let with_a = format!("{before}\n\ndef a():\n    return 2\n");
+        let fix_a = user(Role::Fix, &inputs("a", &with_a, "assert 2 == 1"));
+        let head = impl_a.split("Task:").next().unwrap();
+        assert!(fix_a.starts_with(head), "{fix_a}");
+        assert!(!fix_a.contains("return 2"), "{fix_a}");
+        // The next node of the module begins with everything the module held before.
+        let impl_b = user(Role::Impl, &inputs("b", &with_a, ""));
+        let view_end = impl_a.find("\n```\n").unwrap();
+        assert!(impl_b.starts_with(&impl_a[..view_end]), "{impl_b}");
+        assert!(impl_b.contains("def a():\n    ...\n"), "{impl_b}");
     }
 
     #[test]

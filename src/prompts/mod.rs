@@ -43,7 +43,7 @@ pub const REWRITE_TESTS: Template = Template {
 };
 pub const WRITE_IMPL: Template = Template {
     id: "write_impl",
-    version: 6,
+    version: 7,
     body: include_str!("write_impl.md"),
 };
 /// A data node's module-level assignment, from its docstring (role `impl`).
@@ -54,7 +54,7 @@ pub const WRITE_DATA: Template = Template {
 };
 pub const FIX_IMPL: Template = Template {
     id: "fix_impl",
-    version: 7,
+    version: 8,
     body: include_str!("fix_impl.md"),
 };
 
