@@ -103,7 +103,7 @@ fn interface(node: &Node, content: &str) -> Option<String> {
 /// data table) cut to its first lines ([`shortened`]); the rest (imports, constants,
 /// classes) as it is. What the code may call is what it needs, not how the callees work.
 pub(crate) fn module_view(module: &str, own: &str) -> String {
-    view_of(module, own, None)
+    view_of(module, Own::Whole(own))
 }
 
 /// [`module_view`] with the function `left_out` not shown at all: a fix whose answer is begun
@@ -111,15 +111,24 @@ pub(crate) fn module_view(module: &str, own: &str) -> String {
 /// failing body says nothing the model should copy, and without it the module's view is the
 /// one its implementation was asked with, a prefix the model's cache already holds.
 fn module_view_without(module: &str, left_out: &str) -> String {
-    view_of(module, "", Some(left_out))
+    view_of(module, Own::LeftOut(left_out))
 }
 
-fn view_of(module: &str, own: &str, left_out: Option<&str>) -> String {
+/// How a view shows the node's own function; every other function is an outline.
+#[derive(Clone, Copy)]
+enum Own<'a> {
+    Whole(&'a str),
+    LeftOut(&'a str),
+}
+
+fn view_of(module: &str, own: Own) -> String {
     let parts: Vec<String> = crate::symbols::split_units(module)
         .iter()
-        .filter(|u| left_out.is_none() || u.def_name() != left_out)
+        .filter(|u| !matches!(own, Own::LeftOut(n) if u.def_name() == Some(n)))
         .map(|u| match u.def_name() {
-            Some(name) if name != own && is_function(&u.text) => function_outline(&u.text),
+            Some(name) if !matches!(own, Own::Whole(n) if n == name) && is_function(&u.text) => {
+                function_outline(&u.text)
+            }
             _ if u.assigned_name().is_some() => shortened(&u.text),
             _ => u.text.clone(),
         })
