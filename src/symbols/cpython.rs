@@ -21,6 +21,13 @@
 //! environment. A source `compile()` fails on otherwise (a null byte, nesting deep enough
 //! for `RecursionError`) has no verdict, as a crash has: the interpreter that dies or
 //! answers something unreadable is dropped, and the next check starts a new one.
+//!
+//! The source is hostile (a model's answer merged into a repository's module, which may be
+//! any size), and `compile()` of a few megabytes takes seconds and gigabytes on the host: a
+//! 7 MB list literal took 8 s and 830 MB with CPython 3.11. So the interpreter runs under
+//! [`Limits`]: its address space is capped (a `MemoryError` is no verdict) and each check
+//! may spend a bounded CPU time (past it the kernel's `SIGXCPU` ends the interpreter: the
+//! check has no verdict and the next one starts another).
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -29,9 +36,14 @@ use std::sync::Mutex;
 
 use super::check::{CheckError, Issue};
 
+/// `python -c SCRIPT MEMORY_BYTES CPU_SECONDS`: the soft CPU limit is set before each check
+/// to the time spent so far plus the check's share, the hard one left as it was.
 const SCRIPT: &str = "\
-import sys
+import resource, sys
 r, w = sys.stdin.buffer, sys.stdout
+memory, seconds = int(sys.argv[1]), int(sys.argv[2])
+resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
 while True:
     head = r.readline()
     if not head:
@@ -39,6 +51,9 @@ while True:
     size, name_size = map(int, head.split())
     name = r.read(name_size).decode('utf-8', 'replace')
     source = r.read(size).decode('utf-8')
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    soft = int(used.ru_utime + used.ru_stime) + 1 + seconds
+    resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
     try:
         compile(source, name, 'exec', dont_inherit=True)
     except SyntaxError as e:
@@ -49,6 +64,20 @@ while True:
     w.write('.\\n')
     w.flush()
 ";
+
+/// What the interpreter may take: its address space, and the CPU time of one check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Limits {
+    memory_bytes: u64,
+    cpu_seconds: u32,
+}
+
+/// A generated module compiles in milliseconds; a 1 MiB data table (the largest literal a
+/// plan may give) in about a second and 120 MB.
+const LIMITS: Limits = Limits {
+    memory_bytes: 1 << 31,
+    cpu_seconds: 20,
+};
 
 /// The interpreter running `script`: see the module's doc for each flag.
 fn command(python: &Path, script: &str) -> Command {
@@ -68,8 +97,12 @@ struct Interpreter {
 }
 
 impl Interpreter {
-    fn start(python: &Path) -> Result<Self, CheckError> {
+    fn start(python: &Path, limits: Limits) -> Result<Self, CheckError> {
         let mut child = command(python, SCRIPT)
+            .args([
+                limits.memory_bytes.to_string(),
+                limits.cpu_seconds.to_string(),
+            ])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -130,12 +163,18 @@ fn parse_issue(answer: &str) -> Option<Issue> {
     })
 }
 
-/// An interpreter started on the first check and kept for the next ones.
-struct Held(Mutex<Option<Interpreter>>);
+/// An interpreter started on the first check and kept for the next ones, under `limits`.
+struct Held {
+    limits: Limits,
+    interpreter: Mutex<Option<Interpreter>>,
+}
 
 impl Held {
-    const fn new() -> Self {
-        Self(Mutex::new(None))
+    const fn new(limits: Limits) -> Self {
+        Self {
+            limits,
+            interpreter: Mutex::new(None),
+        }
     }
 
     fn check(
@@ -145,7 +184,7 @@ impl Held {
         file_name: &str,
     ) -> Result<Option<Vec<Issue>>, CheckError> {
         let mut held = self
-            .0
+            .interpreter
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         if held.as_ref().is_some_and(|i| i.python != python) {
@@ -153,7 +192,7 @@ impl Held {
         }
         let interpreter = match held.as_mut() {
             Some(interpreter) => interpreter,
-            None => held.insert(Interpreter::start(python)?),
+            None => held.insert(Interpreter::start(python, self.limits)?),
         };
         let answer = interpreter.ask(source, file_name);
         if answer.is_err() {
@@ -164,7 +203,7 @@ impl Held {
 }
 
 /// The process's one interpreter.
-static INTERPRETER: Held = Held::new();
+static INTERPRETER: Held = Held::new(LIMITS);
 
 /// CPython's syntax errors in `source` compiled as `file_name`: empty when it compiles,
 /// `Ok(None)` when `compile()` failed otherwise (no verdict), `Err` when the interpreter
@@ -190,7 +229,7 @@ mod tests {
     }
 
     fn pid(held: &Held) -> Option<u32> {
-        let held = held.0.lock().unwrap_or_else(|p| p.into_inner());
+        let held = held.interpreter.lock().unwrap_or_else(|p| p.into_inner());
         held.as_ref().map(|i| i.child.id())
     }
 
@@ -220,7 +259,7 @@ mod tests {
     #[test]
     fn one_interpreter_answers_many_checks_and_a_dead_one_is_replaced() {
         let Some(python) = python() else { return };
-        let held = Held::new();
+        let held = Held::new(LIMITS);
         // Names and sources with newlines, tabs and non-ASCII text stay inside their request.
         let name = "odd\nname\t€.py";
         let broken = "def f(a=1, b):\n    return 'é'\n";
@@ -255,6 +294,42 @@ mod tests {
             Some(Vec::new())
         );
         assert_ne!(pid(&held), Some(first));
+    }
+
+    /// A list literal of `n` numbers: about 7 bytes of source each.
+    fn list_of(n: usize) -> String {
+        let numbers: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+        format!("x = [{}]\n", numbers.join(", "))
+    }
+
+    #[test]
+    fn a_check_past_its_memory_or_cpu_time_has_no_verdict_and_the_next_one_is_answered() {
+        let Some(python) = python() else { return };
+        // About 4 MB of source: half a gigabyte and several seconds of CPU to compile.
+        let big = list_of(600_000);
+        let small_memory = Held::new(Limits {
+            memory_bytes: 200 << 20,
+            cpu_seconds: 20,
+        });
+        assert_eq!(small_memory.check(&python, &big, "m.py").unwrap(), None);
+        let no_time = Held::new(Limits {
+            memory_bytes: LIMITS.memory_bytes,
+            cpu_seconds: 0,
+        });
+        assert!(no_time.check(&python, &big, "m.py").is_err());
+        for held in [&small_memory, &no_time] {
+            assert_eq!(
+                held.check(&python, "y = 2\n", "m.py").unwrap(),
+                Some(Vec::new())
+            );
+        }
+        // The largest data table a plan may give (1 MiB) is checked under the engine's own.
+        let table = list_of(150_000);
+        assert!(table.len() > 1 << 20);
+        assert_eq!(
+            Held::new(LIMITS).check(&python, &table, "m.py").unwrap(),
+            Some(Vec::new())
+        );
     }
 
     #[test]
