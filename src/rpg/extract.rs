@@ -36,7 +36,10 @@
 //!   definition reads (a private sentinel in a default, a table imported from a module the
 //!   plan leaves out, a value computed from other constants) is planned too, where it is
 //!   defined or, from a module left out, beside its reader; a value that is not a literal
-//!   gives a leaf without a value whose docstring quotes the library's assignment.
+//!   gives a leaf without a value whose docstring quotes the library's assignment. A
+//!   function or class of a planned module that such a value calls is planned as well, public
+//!   or not (`DEACCENT_MAP = DeaccenterDict(...)`, a class `__all__` leaves out): the value
+//!   cannot be written without it.
 //! - **Doctest examples** (a `>>>` line, its `...` continuations and the output lines after
 //!   it, up to a blank line) move from the docstring to the node's `examples`, one entry per
 //!   block; with `examples: false` they are dropped. A heading (`Examples:`, `Example::`, or
@@ -284,7 +287,12 @@ pub fn extract(
     for dotted in &selected {
         data_leaves(&modules, dotted, &mut leaves, &mut summary);
     }
-    let read = needed_data(&modules, &selected, &mut leaves, &mut calls, &mut summary);
+    let read = needed_data(
+        (&modules, &selected, options),
+        &mut leaves,
+        &mut calls,
+        &mut summary,
+    );
     // A value reported as not plannable on its own, planned since a definition reads it.
     summary.skipped.retain(|s| !read.contains(&s.name));
     if leaves.is_empty() {
@@ -350,38 +358,49 @@ fn function_leaves(
         });
     }
     for def in module.defs.values() {
-        let qualified = format!("{dotted}.{}", def.name);
         if !module.is_public(&def.name) {
             continue;
         }
-        let reason = if module.is_package {
-            Some("defined in a package's `__init__.py`, which the engine writes itself".into())
-        } else if !is_identifier(&def.name) {
-            Some("its name is not a Python identifier the plan accepts".into())
-        } else {
-            None
-        };
-        let leaf = reason.map_or_else(|| leaf_node(def, &qualified, &path, options), Err);
-        match leaf {
-            Ok(node) => {
-                calls.insert(
-                    node.id.to_string(),
-                    LeafUses {
-                        module: dotted.to_string(),
-                        home: dotted.to_string(),
-                        calls: def.calls.clone(),
-                        bases: def.bases.clone(),
-                        reads: def.reads.clone(),
-                    },
-                );
+        match definition_leaf(dotted, module, def, options) {
+            Ok((node, uses)) => {
+                calls.insert(node.id.to_string(), uses);
                 leaves.insert((dotted.to_string(), def.name.clone()), node);
             }
             Err(reason) => summary.skipped.push(Skipped {
-                name: qualified,
+                name: format!("{dotted}.{}", def.name),
                 reason,
             }),
         }
     }
+}
+
+/// The leaf of the definition `def` of module `dotted`, with what it uses, or why it cannot
+/// be one.
+fn definition_leaf(
+    dotted: &str,
+    module: &Module,
+    def: &read::Def,
+    options: &ExtractOptions,
+) -> Result<(Node, LeafUses), String> {
+    let path = module_path(dotted, module.is_package);
+    if module.is_package {
+        return Err("defined in a package's `__init__.py`, which the engine writes itself".into());
+    }
+    if let Some(reason) = path_problem(&path) {
+        return Err(format!("its plan path `{path}` {reason}"));
+    }
+    if !is_identifier(&def.name) {
+        return Err("its name is not a Python identifier the plan accepts".into());
+    }
+    let node = leaf_node(def, &format!("{dotted}.{}", def.name), &path, options)?;
+    let uses = LeafUses {
+        module: dotted.to_string(),
+        home: dotted.to_string(),
+        calls: def.calls.clone(),
+        bases: def.bases.clone(),
+        reads: def.reads.clone(),
+    };
+    Ok((node, uses))
 }
 
 /// The composites: the modules that keep a leaf, and the packages above them.

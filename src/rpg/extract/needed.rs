@@ -16,6 +16,12 @@
 //!   docstring quotes the library's assignment when it is short, for the model to write: for
 //!   data, what it holds is the specification. The names such a value reads are planned the
 //!   same way, and it depends on them and on the planned definitions it calls (`UTC = Utc()`).
+//! - a function or class of a planned module that such a value calls is planned as a leaf,
+//!   public or not: the value names it, so the model must write it, and a leaf whose
+//!   docstring quotes `DEACCENT_MAP = DeaccenterDict(_BASE_DEACCENT_MAP)` with no
+//!   `DeaccenterDict` planned cannot be written (boltons' `__all__` leaves the class out; the
+//!   model imported it from the module being written). A definition a function's *body*
+//!   reads is not: the model writes the body from its specification, helpers included.
 //!
 //! What cannot be planned is reported with why, as [`super::nodes::data_leaves`] does. Pure.
 
@@ -23,7 +29,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::nodes::data_node;
 use super::read::{Call, DataDef, Module, resolve_call};
-use super::{ExtractSummary, LeafCalls, LeafUses, Leaves, Skipped, module_path, path_problem};
+use super::{
+    ExtractOptions, ExtractSummary, LeafCalls, LeafUses, Leaves, Skipped, definition_leaf,
+    module_path, path_problem,
+};
 use crate::python::is_identifier;
 use crate::rpg::model::{Node, NodeKind};
 
@@ -37,14 +46,15 @@ struct Wanted {
     scope: String,
     home: String,
     read: Call,
+    /// Read by a planned data leaf's value, which names it, rather than by a body.
+    by_value: bool,
 }
 
-/// Plans, as data leaves, what the leaves in `calls` read (see the module doc), and records
-/// what each new leaf reads in `calls` so its edges are drawn with the others. Returns the
-/// ids of the leaves it planned.
+/// Plans, as data leaves, what the leaves in `calls` read, and the definitions such data
+/// calls (see the module doc), and records what each new leaf reads in `calls` so its edges
+/// are drawn with the others. Returns the ids of the leaves it planned.
 pub(super) fn needed_data(
-    modules: &BTreeMap<String, Module>,
-    selected: &[String],
+    (modules, selected, options): (&BTreeMap<String, Module>, &[String], &ExtractOptions),
     leaves: &mut Leaves,
     calls: &mut LeafCalls,
     summary: &mut ExtractSummary,
@@ -57,6 +67,7 @@ pub(super) fn needed_data(
                 scope: uses.module.clone(),
                 home: uses.home.clone(),
                 read: read.clone(),
+                by_value: false,
             })
         })
         .collect();
@@ -71,6 +82,36 @@ pub(super) fn needed_data(
         let Some((defined_in, name)) = resolve_call(modules, &wanted.scope, &wanted.read) else {
             continue;
         };
+        let key = (defined_in.clone(), name.clone());
+        if wanted.by_value && selected.contains(&defined_in) && !leaves.contains_key(&key) {
+            let def = modules
+                .get(&defined_in)
+                .and_then(|m| Some((m, m.defs.get(&name)?)));
+            if let Some((module, def)) = def {
+                let qualified = format!("{defined_in}.{name}");
+                match definition_leaf(&defined_in, module, def, options) {
+                    Ok((node, uses)) => {
+                        queue.extend(uses.reads.iter().map(|read| Wanted {
+                            scope: defined_in.clone(),
+                            home: defined_in.clone(),
+                            read: read.clone(),
+                            by_value: false,
+                        }));
+                        calls.insert(qualified.clone(), uses);
+                        planned_here.insert(qualified);
+                        leaves.insert(key, node);
+                    }
+                    Err(reason) if reported.insert(qualified.clone()) => {
+                        summary.skipped.push(Skipped {
+                            name: qualified,
+                            reason: format!("called by a planned value, but {reason}"),
+                        })
+                    }
+                    Err(_) => {}
+                }
+                continue;
+            }
+        }
         let Some(data) = modules.get(&defined_in).and_then(|m| m.data.get(&name)) else {
             continue;
         };
@@ -89,6 +130,7 @@ pub(super) fn needed_data(
                     scope: defined_in.clone(),
                     home: home.clone(),
                     read: read.clone(),
+                    by_value: true,
                 }));
                 calls.insert(
                     qualified.clone(),

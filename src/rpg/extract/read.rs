@@ -393,7 +393,7 @@ fn comments_above(statements: &[TsNode<'_>], at: usize, source: &str) -> Option<
     (!doc.is_empty()).then_some(doc)
 }
 
-/// What a value is, in a few words (`a dict of 3 entries`, `a string`).
+/// What a value is, in a few words (`a dict of 3 entries`, `a string`, "the result of `f(...)`").
 fn describe(value: TsNode<'_>, source: &str) -> String {
     let count = |node: TsNode<'_>| {
         let mut cursor = node.walk();
@@ -416,7 +416,7 @@ fn describe(value: TsNode<'_>, source: &str) -> String {
         "none" => "None".into(),
         "call" => value
             .child_by_field_name("function")
-            .map(|f| format!("a `{}(...)`", text(f, source)))
+            .map(|f| format!("the result of `{}(...)`", text(f, source)))
             .unwrap_or_else(|| "a value".into()),
         _ => "a value".into(),
     }

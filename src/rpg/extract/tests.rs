@@ -724,7 +724,7 @@ fn data_a_definition_reads_is_planned_private_computed_or_from_a_module_left_out
             ),
             (
                 "pkg.more._marker",
-                "The module-level `_marker` of `pkg.recipes`: a `object(...)`.\n\nThe library assigns it as:\n\n    _marker = object()",
+                "The module-level `_marker` of `pkg.recipes`: the result of `object(...)`.\n\nThe library assigns it as:\n\n    _marker = object()",
                 None
             ),
         ]
@@ -751,5 +751,59 @@ fn data_a_definition_reads_is_planned_private_computed_or_from_a_module_left_out
     assert_eq!(
         leaf_names(&done.rpg),
         ["JOINED", "TABLE", "_SEP", "_marker", "first", "joined"]
+    );
+}
+
+const DEACCENT: &str = r#""""Text."""
+
+__all__ = ["asciify"]
+
+
+class _Table(dict):
+    """A table whose missing keys map to themselves."""
+
+    def __missing__(self, key):
+        """The key itself."""
+        return _fallback(key)
+
+
+def _fallback(key):
+    """What a key with no entry maps to."""
+    return key
+
+
+def _helper(x):
+    """Read by a body only."""
+    return x
+
+
+_BASE = {1: "a"}
+
+MAP = _Table(_BASE)
+
+
+def asciify(text):
+    """Text through MAP."""
+    return _helper(MAP[text])
+"#;
+
+#[test]
+fn a_definition_a_planned_value_calls_is_planned_and_one_a_body_calls_is_not() {
+    let done = extract(&[file("text", DEACCENT)], &ExtractOptions::default()).unwrap();
+    assert_eq!(leaf_names(&done.rpg), ["MAP", "_BASE", "_Table", "asciify"]);
+    assert_eq!(node(&done.rpg, "text._Table").kind, NodeKind::Class);
+    assert_eq!(
+        edges(&done.rpg),
+        [
+            ("text.MAP".into(), "text._BASE".into(), "uses"),
+            ("text.MAP".into(), "text._Table".into(), "function_call"),
+            ("text.asciify".into(), "text.MAP".into(), "uses"),
+        ]
+    );
+    assert!(
+        node(&done.rpg, "text.MAP")
+            .dependencies
+            .iter()
+            .any(|d| d.as_str() == "text._Table")
     );
 }
