@@ -15,4 +15,5 @@ pub mod parse;
 pub use apply::code_for_target;
 pub(crate) use merge::merge_python;
 pub(crate) use merge::shape_correction;
+pub(crate) use merge::without_self_imports;
 pub use merge::{shape_implementation, shape_tests};

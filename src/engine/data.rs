@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 
 use tree_sitter::{Node as TsNode, Parser};
 
-use crate::edit::{code_for_target, merge_python};
+use crate::edit::{code_for_target, merge_python, without_self_imports};
 use crate::fsutil::FsError;
 use crate::llm::{LlmRequest, Message, Role, UsageByRole};
 use crate::prompts::{self, PromptError};
@@ -227,6 +227,9 @@ impl Data<'_> {
             true => without_src_prefix(&code),
             false => code,
         };
+        // The 1.5B model wrote `from boltons.strutils import _IRR_S2P` into boltons.strutils
+        // to read a table the module holds above it.
+        let code = without_self_imports(&code, &self.module);
         let code = refuse_foreign(code, &ctx.packages, &[])?;
         let code = with_missing_imports(ctx, self.position, &code, current);
         assignment_of(&code, &self.node.name).map_err(Refusal::Retry)
@@ -382,7 +385,7 @@ fn assignment_of(code: &str, name: &str) -> Result<(Vec<String>, String), String
             "expression_statement"
                 if only_child(statement).is_some_and(|c| c.kind() == "string") => {}
             "expression_statement" if binds_only(statement, name, code) => {
-                if assignment.replace(text(statement)).is_some() {
+                if assignment.replace(renamed(statement, name, code)).is_some() {
                     return Err(format!("the answer assigns `{name}` more than once"));
                 }
             }
@@ -416,19 +419,38 @@ fn only_child(node: TsNode<'_>) -> Option<TsNode<'_>> {
 }
 
 /// Whether `statement` is `name = VALUE` (or `name: T = VALUE`) and binds nothing else: one
-/// target, no chained assignment, no `:=` in the value.
+/// target, no chained assignment, no `:=` in the value. A target that differs from `name` in
+/// case only counts (the 1.5B model wrote `_CAMEL2UNDER_RE = ...` for `_camel2under_re`, as
+/// PEP 8 spells a constant); [`renamed`] gives it the plan's name.
 fn binds_only(statement: TsNode<'_>, name: &str, code: &str) -> bool {
-    let Some(assignment) = only_child(statement).filter(|a| a.kind() == "assignment") else {
-        return false;
-    };
-    let target = assignment
+    target(statement).is_some_and(|t| {
+        code.get(t.byte_range())
+            .is_some_and(|t| t.eq_ignore_ascii_case(name))
+    })
+}
+
+/// The one identifier a plain assignment `statement` binds (see [`binds_only`]).
+fn target(statement: TsNode<'_>) -> Option<TsNode<'_>> {
+    let assignment = only_child(statement).filter(|a| a.kind() == "assignment")?;
+    let value = assignment.child_by_field_name("right")?;
+    if value.kind() == "assignment" || has_walrus(value) {
+        return None;
+    }
+    assignment
         .child_by_field_name("left")
         .filter(|l| l.kind() == "identifier")
-        .and_then(|l| code.get(l.byte_range()));
-    let Some(value) = assignment.child_by_field_name("right") else {
-        return false;
-    };
-    target == Some(name) && value.kind() != "assignment" && !has_walrus(value)
+}
+
+/// The assignment `statement` ([`binds_only`]) with its target spelled `name`.
+fn renamed(statement: TsNode<'_>, name: &str, code: &str) -> String {
+    let end = statement.end_byte();
+    match target(statement) {
+        Some(t) => format!("{name}{}", code.get(t.end_byte()..end).unwrap_or_default()),
+        None => code
+            .get(statement.start_byte()..end)
+            .unwrap_or_default()
+            .to_string(),
+    }
 }
 
 fn has_walrus(node: TsNode<'_>) -> bool {
@@ -495,6 +517,25 @@ mod tests {
                 vec!["from fractions import Fraction".to_string()],
                 "UNITS: dict[str, Fraction] = {'m': Fraction(1)}".to_string()
             )
+        );
+    }
+
+    #[test]
+    fn a_target_spelled_in_another_case_is_given_the_plan_name() {
+        assert_eq!(
+            assignment_of(
+                "import re\n_CAMEL_RE: re.Pattern = re.compile('x')\n",
+                "_camel_re"
+            )
+            .unwrap(),
+            (
+                vec!["import re".to_string()],
+                "_camel_re: re.Pattern = re.compile('x')".to_string()
+            )
+        );
+        assert_eq!(
+            assignment_of("_camel_re = 1\n_CAMEL_RE = 2\n", "_camel_re").unwrap_err(),
+            "the answer assigns `_camel_re` more than once"
         );
     }
 
