@@ -108,8 +108,9 @@ pub(crate) fn module_view(module: &str, own: &str) -> String {
 
 /// [`module_view`] with the function `left_out` not shown at all: a fix whose answer is begun
 /// for it ([`answer_head`]) has the function's signature and specification there, so its
-/// failing body says nothing the model should copy, and without it the module's view is the
-/// one its implementation was asked with, a prefix the model's cache already holds.
+/// failing body says nothing the model should copy; shown the module as it was before the node
+/// ([`PromptInputs::before`]), the view is the one its implementation was asked with, a prefix
+/// the model's cache already holds.
 fn module_view_without(module: &str, left_out: &str) -> String {
     view_of(module, Own::LeftOut(left_out))
 }
@@ -209,6 +210,11 @@ pub(crate) struct PromptInputs {
     pub import_line: String,
     pub context: String,
     pub current: String,
+    /// The node's module as it was before this node was written. A fix begun for the model
+    /// is shown this, not `current`: the failing candidate's imports and helpers would change
+    /// the view's first lines, and the fix's prompt would no longer begin with its
+    /// implementation's, the prefix the model's cache holds.
+    pub before: String,
     pub tests: String,
     pub failure: String,
     pub attempt: u32,
@@ -420,7 +426,7 @@ pub fn request(
             // failing body, the 1.5B model copied it back (9 of 9 fix answers in one ml_lib
             // run), so the function is left out of the view (its head begins the answer).
             let view = match (role, &inputs.head) {
-                (Role::Fix, Some(_)) => module_view_without(&inputs.current, &inputs.name),
+                (Role::Fix, Some(_)) => module_view_without(&inputs.before, &inputs.name),
                 _ => module_view(&inputs.current, &inputs.name),
             };
             values.insert("current", view);
@@ -635,6 +641,7 @@ mod tests {
             import_line: "from m import own".into(),
             context: "(none)".into(),
             current: "def own():\n    \"\"\"Return one.\"\"\"\n    return 2\n".into(),
+            before: "def own():\n    \"\"\"Return one.\"\"\"\n    return 2\n".into(),
             tests: "def test_own():\n    assert own() == 1\n".into(),
             failure: "assert 2 == 1".into(),
             attempt: 1,
@@ -654,7 +661,7 @@ mod tests {
 
     #[test]
     fn nodes_of_one_module_share_its_view_and_a_fix_its_implementation_prompt_as_a_prefix() {
-        let inputs = |name: &str, current: &str, failure: &str| PromptInputs {
+        let inputs = |name: &str, (before, current): (&str, &str), failure: &str| PromptInputs {
             node: format!("Function name: {name}\n"),
             tests_asked: TestsAsked::Cases,
             name: name.into(),
@@ -662,6 +669,7 @@ mod tests {
             import_line: format!("from m import {name}"),
             context: "(none)".into(),
             current: current.into(),
+            before: before.into(),
             tests: "def test_it():\n    assert a() == 1\n".into(),
             failure: failure.into(),
             attempt: 1,
@@ -675,16 +683,18 @@ mod tests {
                 .clone()
         };
         let before = "import math\n\n\ndef z():\n    \"\"\"Zed.\"\"\"\n    return math.pi\n";
-        let impl_a = user(Role::Impl, &inputs("a", before, ""));
-        // The fix of `a` sees the module with its failing body, and is asked with the whole
-        // head of its implementation's prompt: the view, the specification, the context.
-        let with_a = format!("{before}\n\ndef a():\n    return 2\n");
-        let fix_a = user(Role::Fix, &inputs("a", &with_a, "assert 2 == 1"));
+        let impl_a = user(Role::Impl, &inputs("a", (before, before), ""));
+        // The fix of `a` is asked with the whole head of its implementation's prompt (the
+        // view, the specification, the context), though the failing candidate is in the
+        // module with an import of its own at the top.
+        let with_a = format!("import collections\n{before}\n\ndef a():\n    return 2\n");
+        let fix_a = user(Role::Fix, &inputs("a", (before, &with_a), "assert 2 == 1"));
         let head = impl_a.split("Task:").next().unwrap();
         assert!(fix_a.starts_with(head), "{fix_a}");
         assert!(!fix_a.contains("return 2"), "{fix_a}");
         // The next node of the module begins with everything the module held before.
-        let impl_b = user(Role::Impl, &inputs("b", &with_a, ""));
+        let fixed = format!("{before}\n\ndef a():\n    return 1\n");
+        let impl_b = user(Role::Impl, &inputs("b", (&fixed, &fixed), ""));
         let view_end = impl_a.find("\n```\n").unwrap();
         assert!(impl_b.starts_with(&impl_a[..view_end]), "{impl_b}");
         assert!(impl_b.contains("def a():\n    ...\n"), "{impl_b}");
@@ -700,6 +710,7 @@ mod tests {
             import_line: "from m import own".into(),
             context: "(none)".into(),
             current: String::new(),
+            before: String::new(),
             tests: String::new(),
             failure: failure.into(),
             attempt: 0,

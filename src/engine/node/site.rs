@@ -72,6 +72,7 @@ impl<'a> Site<'a> {
             import_line: format!("from {} import {}", self.module, node.name),
             context: prompt::dependency_context(&ctx.rpg, self.position, &ctx.workspace),
             current: self.module_text()?,
+            before: self.module_before(),
             tests: self.test_text()?,
             failure: failure.to_string(),
             attempt,
@@ -113,6 +114,16 @@ impl<'a> Site<'a> {
     /// The node's module as it is now (empty when there is none yet).
     pub(super) fn module_text(&self) -> Result<String, FsError> {
         Ok(self.ctx.workspace.read(&self.file)?.unwrap_or_default())
+    }
+
+    /// The node's module as it was before this node (empty when there was none).
+    fn module_before(&self) -> String {
+        let before = self
+            .before
+            .content(&self.file)
+            .flatten()
+            .unwrap_or_default();
+        String::from_utf8_lossy(before).into_owned()
     }
 
     /// The node's test file as it is now (empty when there is none yet).
