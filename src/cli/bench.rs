@@ -50,7 +50,7 @@ const WRONG_FIRST_EVERY: usize = 10;
 /// extracted like `rpg extract` (`--no-examples` when `examples = false`, only `functions`
 /// when given), and its reference built from the sdist's test directory with a `select.txt`
 /// naming the listed files and node ids. Then `generate` and `generate --one-shot` run one
-/// after the other into WORK/corpus-DATE/PLAN/{engine,one-shot} (same --llm and sandbox),
+/// after the other (or the one `--side` names) into WORK/corpus-DATE/PLAN/{engine,one-shot} (same --llm and sandbox),
 /// the plan's `support` modules are copied into both (never generated, never scored), and
 /// each is measured like `zerorepo eval --reference`. A plan that cannot be fetched or
 /// extracted is reported with the reason; the others go on. Prints a Markdown table (JSON
@@ -111,16 +111,17 @@ pub(crate) struct Args {
     /// and check its acceptance tests fail before and pass after.
     #[arg(long, requires = "code_corpus")]
     self_check: bool,
-    /// With --code-corpus: which side runs (default both; one side alone halves a tuning
-    /// round, and the report shows the other as "—").
+    /// With --corpus or --code-corpus: which side runs: the engine, the baseline (`generate
+    /// --one-shot` for --corpus, `code --single-answer` for --code-corpus) or both, the
+    /// default. One side alone halves a tuning round; the report shows the other as "—".
     #[arg(
         long,
         value_enum,
         default_value = "both",
-        requires = "code_corpus",
+        requires = "corpus_mode",
         conflicts_with = "self_check"
     )]
-    side: code_corpus::Sides,
+    side: Sides,
     /// With --corpus or --code-corpus: also write the Markdown table to PATH and the JSON to
     /// PATH with `.json`.
     #[arg(long, value_name = "PATH", requires = "corpus_mode")]
@@ -147,6 +148,26 @@ pub(crate) struct Args {
     /// Print the report as JSON on stdout instead of Markdown.
     #[arg(long)]
     json: bool,
+}
+
+/// Which sides of each corpus plan or request run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Sides {
+    Both,
+    /// The engine only (`generate`, `code`).
+    Engine,
+    /// The baseline only (`generate --one-shot`, `code --single-answer`).
+    Baseline,
+}
+
+impl Sides {
+    fn engine(self) -> bool {
+        self != Sides::Baseline
+    }
+
+    fn baseline(self) -> bool {
+        self != Sides::Engine
+    }
 }
 
 pub(crate) async fn run(args: Args, quiet: bool) -> Result<u8, CliError> {

@@ -42,10 +42,11 @@ pub struct PlanResult {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum PlanOutcome {
-    /// Both sides were generated and evaluated (a side that failed says why in `problem`).
+    /// The sides that ran were generated and evaluated (a side that failed says why in
+    /// `problem`); a side `--side` left out is `null`.
     Measured {
-        engine: Box<PlanSide>,
-        one_shot: Box<PlanSide>,
+        engine: Option<Box<PlanSide>>,
+        one_shot: Option<Box<PlanSide>>,
         /// Engine wall over one-shot wall; `null` when either is missing or zero.
         wall_ratio: Option<f64>,
     },
@@ -99,6 +100,7 @@ pub fn render_markdown(report: &CorpusReport) -> String {
     );
     let mut problems = Vec::new();
     let mut lost_files = Vec::new();
+    let mut left_out = false;
     for plan in &report.plans {
         let PlanOutcome::Measured {
             engine,
@@ -113,13 +115,18 @@ pub fn render_markdown(report: &CorpusReport) -> String {
             plan.name,
             plan.half.as_str(),
             if plan.examples { "yes" } else { "none" },
-            score(engine),
-            wall(engine),
-            score(one_shot),
-            wall(one_shot),
+            score(engine.as_deref()),
+            engine.as_deref().map_or("—".into(), wall),
+            score(one_shot.as_deref()),
+            one_shot.as_deref().map_or("—".into(), wall),
             wall_ratio.map_or("—".into(), |r| format!("{r:.1}×")),
         ));
-        for (side, name) in [(engine, "engine"), (one_shot, "one-shot")] {
+        left_out |= engine.is_none() || one_shot.is_none();
+        let sides = [(engine, "engine"), (one_shot, "one-shot")];
+        for (side, name) in sides
+            .iter()
+            .filter_map(|(s, n)| s.as_deref().map(|s| (s, n)))
+        {
             if let Some(problem) = &side.problem {
                 problems.push(format!("- {} ({name}): {}", plan.name, one_line(problem)));
             }
@@ -130,6 +137,9 @@ pub fn render_markdown(report: &CorpusReport) -> String {
     }
     if let Some(total) = totals(&report.plans) {
         md.push_str(&total);
+    }
+    if left_out {
+        md.push_str("\nA side shown as — was not run (`--side`).\n");
     }
     md.push_str(&decision_matrix(&report.plans));
     let not_run: Vec<String> = report
@@ -181,7 +191,11 @@ pub fn render_markdown(report: &CorpusReport) -> String {
 fn decision_matrix(plans: &[PlanResult]) -> String {
     let mut rows = String::new();
     for plan in plans {
-        let PlanOutcome::Measured { engine, .. } = &plan.outcome else {
+        let PlanOutcome::Measured {
+            engine: Some(engine),
+            ..
+        } = &plan.outcome
+        else {
             continue;
         };
         let scored: Vec<_> = engine
@@ -214,9 +228,9 @@ fn decision_matrix(plans: &[PlanResult]) -> String {
     )
 }
 
-/// `**20 of 45**`, or `—` when the evaluation did not run.
-fn score(side: &PlanSide) -> String {
-    match (side.passed, side.total) {
+/// `**20 of 45**`, or `—` when the side or its evaluation did not run.
+fn score(side: Option<&PlanSide>) -> String {
+    match (side.and_then(|s| s.passed), side.and_then(|s| s.total)) {
         (Some(passed), Some(total)) => format!("**{passed} of {total}**"),
         _ => "—".into(),
     }
@@ -246,7 +260,9 @@ fn totals(plans: &[PlanResult]) -> Option<String> {
     let mut counted = 0;
     for plan in plans {
         let PlanOutcome::Measured {
-            engine, one_shot, ..
+            engine: Some(engine),
+            one_shot: Some(one_shot),
+            ..
         } = &plan.outcome
         else {
             continue;
@@ -331,18 +347,18 @@ mod tests {
         let (engine, one_shot) = (side(20, 45, 1816.4), side(23, 45, 352.0));
         let measured = PlanOutcome::Measured {
             wall_ratio: wall_ratio(&engine, &one_shot),
-            engine: Box::new(engine),
-            one_shot: Box::new(one_shot),
+            engine: Some(Box::new(engine)),
+            one_shot: Some(Box::new(one_shot)),
         };
         let second = PlanOutcome::Measured {
-            engine: Box::new(PlanSide {
+            engine: Some(Box::new(PlanSide {
                 file_problems: vec!["test_core.py: collection error: ImportError: x".into()],
                 ..side(3, 5, 10.0)
-            }),
-            one_shot: Box::new(PlanSide {
+            })),
+            one_shot: Some(Box::new(PlanSide {
                 problem: Some("the evaluation stopped: sandbox".into()),
                 ..side(0, 0, 5.0)
-            }),
+            })),
             wall_ratio: Some(2.0),
         };
         let report = CorpusReport {
@@ -410,5 +426,46 @@ mod tests {
         assert_eq!(json["plans"][0]["outcome"]["status"], "measured");
         assert_eq!(json["plans"][2]["outcome"]["status"], "not_run");
         assert_eq!(json["plans"][0]["half"], "test");
+        assert!(!md.contains("was not run (`--side`)"), "{md}");
+    }
+
+    #[test]
+    fn a_side_left_out_shows_as_a_dash_and_is_in_no_total() {
+        let engine_only = |name: &str, passed| {
+            plan(
+                name,
+                PlanOutcome::Measured {
+                    engine: Some(Box::new(side(passed, 45, 100.0))),
+                    one_shot: None,
+                    wall_ratio: None,
+                },
+            )
+        };
+        let report = CorpusReport {
+            date: "2026-12-03".into(),
+            version: "0.1.0".into(),
+            corpus: "fixtures/corpus.toml".into(),
+            provider: "local".into(),
+            cpus: 2,
+            command: "zerorepo bench --corpus fixtures/corpus.toml --side engine".into(),
+            not_reached: Vec::new(),
+            plans: vec![engine_only("a", 20), engine_only("b", 21)],
+        };
+        let md = render_markdown(&report);
+        assert!(
+            md.contains("| a (test) | none | **20 of 45** | 100 s | — | — | — |\n"),
+            "{md}"
+        );
+        assert!(!md.contains("| all "), "{md}");
+        assert!(md.contains("| b | none scored |"), "{md}");
+        assert!(
+            md.contains("\nA side shown as — was not run (`--side`).\n"),
+            "{md}"
+        );
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(
+            json["plans"][0]["outcome"]["one_shot"],
+            serde_json::Value::Null
+        );
     }
 }

@@ -167,6 +167,38 @@ fn the_engine_fixes_what_one_shot_keeps_and_an_unready_plan_is_reported() {
     assert_eq!(json, report);
 }
 
+#[test]
+fn one_side_alone_runs_only_that_side_and_the_report_shows_the_other_as_a_dash() {
+    if require_python().is_none() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = std::fs::read_to_string(fixture("chain").join("script.jsonl")).unwrap();
+    let script = breaking_first_answer(&script, "node_c");
+    let extra = ["--plan", "chain", "--side", "baseline"];
+    let (code, report, stderr) = bench(dir.path(), CHAIN, &script, &extra);
+    assert_eq!(code, 0, "{stderr}");
+    let chain = &plan(&report, "chain")["outcome"];
+    assert_eq!(chain["engine"], Value::Null, "{chain:#}");
+    assert_eq!(chain["wall_ratio"], Value::Null, "{chain:#}");
+    let (passed, total) = score(&chain["one_shot"]);
+    assert!(
+        passed < total,
+        "one-shot kept the broken first answer: {chain:#}"
+    );
+    let work = dir.path().join("work/corpus-2026-01-02/chain");
+    assert!(work.join("one-shot/src/chain/steps.py").is_file());
+    assert!(!work.join("engine").exists());
+    let markdown = std::fs::read_to_string(dir.path().join("report.md")).unwrap();
+    assert!(
+        markdown.contains(&format!(
+            "| chain (dev) | yes | — | — | **{passed} of {total}** |"
+        )),
+        "{markdown}"
+    );
+    assert!(markdown.contains("was not run (`--side`)"), "{markdown}");
+}
+
 const CORE: &str = r#""""Tiny arithmetic."""
 
 

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use super::Args;
+use super::{Args, Sides};
 use crate::change::{self, Mode, Options, Profile, Status};
 use crate::cli::error::CliError;
 use crate::code_corpus::{
@@ -35,16 +35,6 @@ struct CodeCorpusBench {
     llm: Option<Arc<dyn LlmProvider>>,
     cache: PathBuf,
     cancel: CancellationToken,
-}
-
-/// Which sides of each request run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(super) enum Sides {
-    Both,
-    /// `zerorepo code` only.
-    Engine,
-    /// The single-answer baseline only.
-    Baseline,
 }
 
 /// A side's run stopped because the user interrupted it.
@@ -157,10 +147,10 @@ async fn one(
         result.reference = Some(side(ctx, request, &root, &work.join("reference"), None).await?);
         return Ok(result);
     };
-    if sides != Sides::Baseline {
+    if sides.engine() {
         result.engine = Some(side(ctx, request, &root, &work.join("engine"), Some(false)).await?);
     }
-    if sides != Sides::Engine {
+    if sides.baseline() {
         result.baseline =
             Some(side(ctx, request, &root, &work.join("baseline"), Some(true)).await?);
     }

@@ -107,7 +107,9 @@ pub(super) async fn run(
     let complete = report.plans.iter().all(|p| match &p.outcome {
         PlanOutcome::Measured {
             engine, one_shot, ..
-        } => engine.problem.is_none() && one_shot.problem.is_none(),
+        } => [engine, one_shot]
+            .iter()
+            .all(|side| side.as_ref().is_none_or(|s| s.problem.is_none())),
         PlanOutcome::NotRun { .. } => false,
     });
     Ok(if complete { exit::OK } else { exit::FAILED })
@@ -138,25 +140,35 @@ fn result_of(plan: &CorpusPlan, outcome: PlanOutcome) -> PlanResult {
     }
 }
 
-/// Both sides of a ready plan, engine first. Only an error of the command itself (none today)
-/// stops the corpus; a side that fails is recorded in its `problem`.
+/// The sides `--side` names of a ready plan, engine first. Only an error of the command
+/// itself (none today) stops the corpus; a side that fails is recorded in its `problem`.
 async fn measure(
     ctx: &CorpusBench<'_>,
     prepared: &PreparedPlan,
     work: &Path,
 ) -> Result<PlanOutcome, CliError> {
-    let engine = side(ctx, prepared, &work.join("engine"), false).await;
+    let sides = ctx.args.side;
+    let engine = match sides.engine() {
+        true => Some(side(ctx, prepared, &work.join("engine"), false).await),
+        false => None,
+    };
     if ctx.cancel.is_cancelled() {
         return Ok(PlanOutcome::NotRun {
             stage: "interrupted".into(),
             reason: "interrupted".into(),
         });
     }
-    let one_shot = side(ctx, prepared, &work.join("one-shot"), true).await;
+    let one_shot = match sides.baseline() {
+        true => Some(side(ctx, prepared, &work.join("one-shot"), true).await),
+        false => None,
+    };
     Ok(PlanOutcome::Measured {
-        wall_ratio: corpus::wall_ratio(&engine, &one_shot),
-        engine: Box::new(engine),
-        one_shot: Box::new(one_shot),
+        wall_ratio: engine
+            .as_ref()
+            .zip(one_shot.as_ref())
+            .and_then(|(e, o)| corpus::wall_ratio(e, o)),
+        engine: engine.map(Box::new),
+        one_shot: one_shot.map(Box::new),
     })
 }
 
