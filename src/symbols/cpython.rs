@@ -25,7 +25,7 @@
 //! The source is hostile (a model's answer merged into a repository's module, which may be
 //! any size), and `compile()` of a few megabytes takes seconds and gigabytes on the host: a
 //! 7 MB list literal took 8 s and 830 MB with CPython 3.11. So the interpreter runs under
-//! [`Limits`]: its address space is capped (a `MemoryError` is no verdict) and each check
+//! [`CheckLimits`]: its address space is capped (a `MemoryError` is no verdict) and each check
 //! may spend a bounded CPU time (past it the kernel's `SIGXCPU` ends the interpreter: the
 //! check has no verdict and the next one starts another).
 
@@ -67,14 +67,14 @@ while True:
 
 /// What the interpreter may take: its address space, and the CPU time of one check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Limits {
+struct CheckLimits {
     memory_bytes: u64,
     cpu_seconds: u32,
 }
 
 /// A generated module compiles in milliseconds; a 1 MiB data table (the largest literal a
 /// plan may give) in about a second and 120 MB.
-const LIMITS: Limits = Limits {
+const LIMITS: CheckLimits = CheckLimits {
     memory_bytes: 1 << 31,
     cpu_seconds: 20,
 };
@@ -97,7 +97,7 @@ struct Interpreter {
 }
 
 impl Interpreter {
-    fn start(python: &Path, limits: Limits) -> Result<Self, CheckError> {
+    fn start(python: &Path, limits: CheckLimits) -> Result<Self, CheckError> {
         let mut child = command(python, SCRIPT)
             .args([
                 limits.memory_bytes.to_string(),
@@ -165,12 +165,12 @@ fn parse_issue(answer: &str) -> Option<Issue> {
 
 /// An interpreter started on the first check and kept for the next ones, under `limits`.
 struct Held {
-    limits: Limits,
+    limits: CheckLimits,
     interpreter: Mutex<Option<Interpreter>>,
 }
 
 impl Held {
-    const fn new(limits: Limits) -> Self {
+    const fn new(limits: CheckLimits) -> Self {
         Self {
             limits,
             interpreter: Mutex::new(None),
@@ -307,12 +307,12 @@ mod tests {
         let Some(python) = python() else { return };
         // About 4 MB of source: half a gigabyte and several seconds of CPU to compile.
         let big = list_of(600_000);
-        let small_memory = Held::new(Limits {
+        let small_memory = Held::new(CheckLimits {
             memory_bytes: 200 << 20,
             cpu_seconds: 20,
         });
         assert_eq!(small_memory.check(&python, &big, "m.py").unwrap(), None);
-        let no_time = Held::new(Limits {
+        let no_time = Held::new(CheckLimits {
             memory_bytes: LIMITS.memory_bytes,
             cpu_seconds: 0,
         });
