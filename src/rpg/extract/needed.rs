@@ -62,14 +62,7 @@ pub(super) fn needed_data(
     let mut planned_here = BTreeSet::new();
     let mut queue: Vec<Wanted> = calls
         .values()
-        .flat_map(|uses| {
-            uses.reads.iter().map(|read| Wanted {
-                scope: uses.module.clone(),
-                home: uses.home.clone(),
-                read: read.clone(),
-                by_value: false,
-            })
-        })
+        .flat_map(|uses| looked_for(&uses.reads, &uses.module, &uses.home, false))
         .collect();
     let mut seen: BTreeSet<Wanted> = BTreeSet::new();
     let mut reported: BTreeSet<String> = BTreeSet::new();
@@ -83,34 +76,27 @@ pub(super) fn needed_data(
             continue;
         };
         let key = (defined_in.clone(), name.clone());
-        if wanted.by_value && selected.contains(&defined_in) && !leaves.contains_key(&key) {
-            let def = modules
-                .get(&defined_in)
-                .and_then(|m| Some((m, m.defs.get(&name)?)));
-            if let Some((module, def)) = def {
-                let qualified = format!("{defined_in}.{name}");
-                match definition_leaf(&defined_in, module, def, options) {
-                    Ok((node, uses)) => {
-                        queue.extend(uses.reads.iter().map(|read| Wanted {
-                            scope: defined_in.clone(),
-                            home: defined_in.clone(),
-                            read: read.clone(),
-                            by_value: false,
-                        }));
-                        calls.insert(qualified.clone(), uses);
-                        planned_here.insert(qualified);
-                        leaves.insert(key, node);
-                    }
-                    Err(reason) if reported.insert(qualified.clone()) => {
-                        summary.skipped.push(Skipped {
-                            name: qualified,
-                            reason: format!("called by a planned value, but {reason}"),
-                        })
-                    }
-                    Err(_) => {}
+        let called = (wanted.by_value && selected.contains(&defined_in))
+            .then(|| called_definition(modules, leaves, &key, options))
+            .flatten();
+        if let Some(planned) = called {
+            let qualified = format!("{defined_in}.{name}");
+            match planned {
+                Ok((node, uses)) => {
+                    queue.extend(looked_for(&uses.reads, &defined_in, &defined_in, false));
+                    calls.insert(qualified.clone(), uses);
+                    planned_here.insert(qualified);
+                    leaves.insert(key, node);
                 }
-                continue;
+                Err(reason) if reported.insert(qualified.clone()) => {
+                    summary.skipped.push(Skipped {
+                        name: qualified,
+                        reason: format!("called by a planned value, but {reason}"),
+                    })
+                }
+                Err(_) => {}
             }
+            continue;
         }
         let Some(data) = modules.get(&defined_in).and_then(|m| m.data.get(&name)) else {
             continue;
@@ -126,12 +112,7 @@ pub(super) fn needed_data(
         match planned(modules, &home, &local, &defined_in, data) {
             Ok(node) => {
                 let reads = data.reads.clone();
-                queue.extend(reads.iter().map(|read| Wanted {
-                    scope: defined_in.clone(),
-                    home: home.clone(),
-                    read: read.clone(),
-                    by_value: true,
-                }));
+                queue.extend(looked_for(&reads, &defined_in, &home, true));
                 calls.insert(
                     qualified.clone(),
                     LeafUses {
@@ -154,6 +135,37 @@ pub(super) fn needed_data(
         }
     }
     planned_here
+}
+
+/// What `reads` name, to look for from module `scope`, planned in `home` when theirs is not.
+fn looked_for<'a>(
+    reads: &'a [Call],
+    scope: &'a str,
+    home: &'a str,
+    by_value: bool,
+) -> impl Iterator<Item = Wanted> + 'a {
+    reads.iter().map(move |read| Wanted {
+        scope: scope.to_string(),
+        home: home.to_string(),
+        read: read.clone(),
+        by_value,
+    })
+}
+
+/// The leaf of the definition at `key` (module, name) that a planned value calls, or why it
+/// cannot be one; `None` when `key` is no definition, or one already planned.
+fn called_definition(
+    modules: &BTreeMap<String, Module>,
+    leaves: &Leaves,
+    key: &(String, String),
+    options: &ExtractOptions,
+) -> Option<Result<(Node, LeafUses), String>> {
+    if leaves.contains_key(key) {
+        return None;
+    }
+    let module = modules.get(&key.0)?;
+    let def = module.defs.get(&key.1)?;
+    Some(definition_leaf(&key.0, module, def, options))
 }
 
 /// The data leaf `read` names, seen from module `scope`: the library's own, or the copy
