@@ -138,7 +138,7 @@ pub(crate) fn shape_correction(
     let wanted = |n: &str| n == name || editable.iter().any(|e| e == n);
     let units: Vec<Unit> = split_units(code)
         .into_iter()
-        .filter(|u| !(u.kind == UnitKind::Import && imports_module(&u.text, module)))
+        .filter(|u| !imports_itself(u, module))
         .filter(|u| {
             !(u.kind == UnitKind::Import
                 && u.imported_names()
@@ -228,17 +228,20 @@ pub(crate) fn expected_exceptions(test: &str) -> Vec<String> {
 /// module"), and at best bind again what the module holds.
 pub(crate) fn without_self_imports(code: &str, module: &str) -> String {
     let units = split_units(code);
-    if !units
-        .iter()
-        .any(|u| u.kind == UnitKind::Import && imports_module(&u.text, module))
-    {
+    // Rendered again only when something goes: the answer's own spacing stays otherwise.
+    if !units.iter().any(|u| imports_itself(u, module)) {
         return code.to_string();
     }
     let kept: Vec<Unit> = units
         .into_iter()
-        .filter(|u| !(u.kind == UnitKind::Import && imports_module(&u.text, module)))
+        .filter(|u| !imports_itself(u, module))
         .collect();
     render(&kept)
+}
+
+/// Whether `unit` is an import of `module` (dotted), the module it is written into.
+fn imports_itself(unit: &Unit, module: &str) -> bool {
+    unit.kind == UnitKind::Import && imports_module(&unit.text, module)
 }
 
 fn imports_module(import: &str, module: &str) -> bool {

@@ -118,11 +118,12 @@ impl<'a> Site<'a> {
 
     /// The node's module as it was before this node (empty when there was none).
     fn module_before(&self) -> String {
-        let before = self
-            .before
-            .content(&self.file)
-            .flatten()
-            .unwrap_or_default();
+        self.text_before(&self.file)
+    }
+
+    /// The node's file `path` as it was before this node (empty when there was none).
+    fn text_before(&self, path: &str) -> String {
+        let before = self.before.content(path).flatten().unwrap_or_default();
         String::from_utf8_lossy(before).into_owned()
     }
 
@@ -148,12 +149,7 @@ impl<'a> Site<'a> {
 
     /// The test functions the test file had before this node: the module's earlier functions'.
     pub(super) fn earlier_tests(&self) -> Vec<String> {
-        let before = self
-            .before
-            .content(&self.test_file)
-            .flatten()
-            .unwrap_or_default();
-        crate::symbols::split_units(&String::from_utf8_lossy(before))
+        crate::symbols::split_units(&self.text_before(&self.test_file))
             .iter()
             .filter_map(|u| u.def_name().map(str::to_string))
             .collect()
@@ -416,12 +412,7 @@ impl<'a> Site<'a> {
     /// why it is missing; `None` when no stub can be written.
     pub(super) fn stubbed(&self, reason: &str) -> Option<String> {
         let stub = stub(self.node, reason)?;
-        let before = self
-            .before
-            .content(&self.file)
-            .flatten()
-            .unwrap_or_default();
-        Some(merge_python(&String::from_utf8_lossy(before), &stub))
+        Some(merge_python(&self.module_before(), &stub))
     }
 
     /// A fingerprint of the node's module and test file as they are now.
