@@ -377,15 +377,20 @@ fn assignment_of(code: &str, name: &str) -> Result<(Vec<String>, String), String
     let mut assignment = None;
     let mut cursor = root.walk();
     for statement in root.named_children(&mut cursor) {
-        match statement.kind() {
-            "comment" => {}
-            "import_statement" | "import_from_statement" | "future_import_statement" => {
+        match (statement.kind(), bound_as(statement, name, code)) {
+            ("comment", _) => {}
+            ("import_statement" | "import_from_statement" | "future_import_statement", _) => {
                 imports.push(text(statement));
             }
-            "expression_statement"
+            ("expression_statement", _)
                 if only_child(statement).is_some_and(|c| c.kind() == "string") => {}
-            "expression_statement" if binds_only(statement, name, code) => {
-                if assignment.replace(renamed(statement, name, code)).is_some() {
+            ("expression_statement", Some(target)) => {
+                // The plan's name, then the statement after its target (`: T = VALUE`).
+                let rest = code.get(target.end_byte()..statement.end_byte());
+                if assignment
+                    .replace(format!("{name}{}", rest.unwrap_or_default()))
+                    .is_some()
+                {
                     return Err(format!("the answer assigns `{name}` more than once"));
                 }
             }
@@ -418,19 +423,11 @@ fn only_child(node: TsNode<'_>) -> Option<TsNode<'_>> {
     }
 }
 
-/// Whether `statement` is `name = VALUE` (or `name: T = VALUE`) and binds nothing else: one
-/// target, no chained assignment, no `:=` in the value. A target that differs from `name` in
-/// case only counts (the 1.5B model wrote `_CAMEL2UNDER_RE = ...` for `_camel2under_re`, as
-/// PEP 8 spells a constant); [`renamed`] gives it the plan's name.
-fn binds_only(statement: TsNode<'_>, name: &str, code: &str) -> bool {
-    target(statement).is_some_and(|t| {
-        code.get(t.byte_range())
-            .is_some_and(|t| t.eq_ignore_ascii_case(name))
-    })
-}
-
-/// The one identifier a plain assignment `statement` binds (see [`binds_only`]).
-fn target(statement: TsNode<'_>) -> Option<TsNode<'_>> {
+/// The target of `statement` when it is `name = VALUE` (or `name: T = VALUE`) and binds
+/// nothing else: one target, no chained assignment, no `:=` in the value. A target that
+/// differs from `name` in case only counts, and is given the plan's name (the 1.5B model
+/// wrote `_CAMEL2UNDER_RE = ...` for `_camel2under_re`, as PEP 8 spells a constant).
+fn bound_as<'t>(statement: TsNode<'t>, name: &str, code: &str) -> Option<TsNode<'t>> {
     let assignment = only_child(statement).filter(|a| a.kind() == "assignment")?;
     let value = assignment.child_by_field_name("right")?;
     if value.kind() == "assignment" || has_walrus(value) {
@@ -439,18 +436,10 @@ fn target(statement: TsNode<'_>) -> Option<TsNode<'_>> {
     assignment
         .child_by_field_name("left")
         .filter(|l| l.kind() == "identifier")
-}
-
-/// The assignment `statement` ([`binds_only`]) with its target spelled `name`.
-fn renamed(statement: TsNode<'_>, name: &str, code: &str) -> String {
-    let end = statement.end_byte();
-    match target(statement) {
-        Some(t) => format!("{name}{}", code.get(t.end_byte()..end).unwrap_or_default()),
-        None => code
-            .get(statement.start_byte()..end)
-            .unwrap_or_default()
-            .to_string(),
-    }
+        .filter(|l| {
+            code.get(l.byte_range())
+                .is_some_and(|t| t.eq_ignore_ascii_case(name))
+        })
 }
 
 fn has_walrus(node: TsNode<'_>) -> bool {
