@@ -28,6 +28,13 @@ fn breaking_first_answer(script: &str, node: &str) -> String {
         .collect()
 }
 
+/// The chain fixture's script with node_c's first implementation wrong: the engine fixes it,
+/// the one-shot baseline keeps it.
+fn chain_script_broken_at_c() -> String {
+    let script = std::fs::read_to_string(fixture("chain").join("script.jsonl")).unwrap();
+    breaking_first_answer(&script, "node_c")
+}
+
 /// Runs `bench --corpus` from the repository root; (exit code, JSON report, stderr).
 fn bench(dir: &Path, corpus: &str, script: &str, extra: &[&str]) -> (i32, Value, String) {
     std::fs::write(dir.join("corpus.toml"), corpus).unwrap();
@@ -94,8 +101,7 @@ fn the_engine_fixes_what_one_shot_keeps_and_an_unready_plan_is_reported() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let script = std::fs::read_to_string(fixture("chain").join("script.jsonl")).unwrap();
-    let script = breaking_first_answer(&script, "node_c");
+    let script = chain_script_broken_at_c();
     let (code, report, stderr) = bench(dir.path(), CHAIN, &script, &[]);
     assert_eq!(code, 1, "a plan was not run: exit 1\n{stderr}");
 
@@ -173,8 +179,7 @@ fn one_side_alone_runs_only_that_side_and_the_report_shows_the_other_as_a_dash()
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let script = std::fs::read_to_string(fixture("chain").join("script.jsonl")).unwrap();
-    let script = breaking_first_answer(&script, "node_c");
+    let script = chain_script_broken_at_c();
     let extra = ["--plan", "chain", "--side", "baseline"];
     let (code, report, stderr) = bench(dir.path(), CHAIN, &script, &extra);
     assert_eq!(code, 0, "{stderr}");
