@@ -229,7 +229,13 @@ impl Data<'_> {
         };
         // The 1.5B model wrote `from boltons.strutils import _IRR_S2P` into boltons.strutils
         // to read a table the module holds above it.
-        let code = without_self_imports(&code, &self.module);
+        let code = match without_self_imports(&code, &self.module) {
+            kept if kept != code => {
+                tracing::debug!(node = %self.node.id, "data: the answer's imports of its own module dropped");
+                kept
+            }
+            _ => code,
+        };
         let code = refuse_foreign(code, &ctx.packages, &[])?;
         let code = with_missing_imports(ctx, self.position, &code, current);
         assignment_of(&code, &self.node.name).map_err(Refusal::Retry)
