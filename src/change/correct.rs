@@ -385,6 +385,13 @@ impl Run {
         });
         // The answers apply to the file as the prompt shows it.
         let base = fresh.as_ref().map_or(current.as_str(), |f| f.base.as_str());
+        let added = match &fresh {
+            Some(fresh) => Some(fresh.start.clone()),
+            None if path.ends_with(".py") && !fault::is_test_file(&path) => {
+                super::start::for_missing(&failed.output, &path, &current)
+            }
+            None => None,
+        };
         let context = self.others(&changed, &path)?;
         let original = original.unwrap_or_default();
         let unused = super::built_on::unused_note(ask.spec, &original, &current);
@@ -400,7 +407,7 @@ impl Run {
             context: &context,
             retry: retry.as_deref(),
             round: ask.round,
-            fresh: fresh.as_ref().map(|f| &f.start),
+            added: added.as_ref(),
             extent: ask
                 .retry
                 .map_or(prompt::Extent::AsFits, Unusable::next_extent),

@@ -213,9 +213,10 @@ pub(super) struct Correction<'a> {
     pub context: &'a [(String, String)],
     pub retry: Option<&'a str>,
     pub round: u32,
-    /// How the answer begins when a function the change added is written again
-    /// ([`super::fresh`]): by symbol, at its new definition.
-    pub fresh: Option<&'a Start>,
+    /// How the answer begins when it must be one new definition: a function the change
+    /// added, written again ([`super::fresh`]), or one a check could not import from the
+    /// file ([`start::for_missing`]). By symbol, at its `def`.
+    pub added: Option<&'a Start>,
     pub extent: Extent,
     /// The functions the change names that its new definitions do not use
     /// ([`super::built_on`]): lines, or empty.
@@ -227,7 +228,7 @@ pub(super) fn correct_request(ask: &Correction<'_>) -> Result<(LlmRequest, Form)
         &task_list(ask.plan),
         bytes(budget::prompt_limit(budget::ANCHORED_ANSWER_TOKENS) / 8),
     );
-    let start = match ask.fresh {
+    let start = match ask.added {
         Some(start) => Some(start.clone()),
         None => start::for_correction(ask.failure.output, ask.current, ask.round),
     };
@@ -267,7 +268,7 @@ pub(super) fn correct_request(ask: &Correction<'_>) -> Result<(LlmRequest, Form)
         Ok::<_, PromptError>(request)
     };
     let what = format!("the correction of {}", ask.path);
-    let forms = match ask.fresh {
+    let forms = match ask.added {
         Some(_) => vec![Form::Symbols],
         None => forms(ask.path, ask.current, ask.extent),
     };
@@ -285,7 +286,7 @@ pub(super) fn correct_request(ask: &Correction<'_>) -> Result<(LlmRequest, Form)
         let error =
             super::failures::relevant(ask.failure.output, bytes(error_room).min(ERROR_CHARS));
         // A function written again is written from the request: what it names is shown.
-        let spec = ask.fresh.map_or("", |_| ask.spec);
+        let spec = ask.added.map_or("", |_| ask.spec);
         let focus = Focus::of(
             &format!("{spec}\n{}\n{error}", ask.failure.output),
             ask.path,

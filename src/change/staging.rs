@@ -90,6 +90,9 @@ pub(super) enum Unusable {
     Apply(String),
     /// A modify task whose answer leaves the file as it is.
     Unchanged { path: String },
+    /// A task that adds the function `name` ([`super::start::added`]) whose answer never
+    /// names it.
+    Missing { path: String, name: String },
     /// It drops or renames what the request did not ask to, or defines a name the module
     /// imports ([`dropped`]).
     Dropped(String),
@@ -109,9 +112,12 @@ impl Unusable {
     /// dropped before: code corpus, dev half). Not after a whole answer that changed
     /// nothing: asked again whole at 0.7, funcy-cut-affixes was written correct; asked by
     /// symbol, its new function copied its neighbour's body and the change was not made.
+    /// In part after a whole answer that re-typed the file without the function the task
+    /// adds: in part, the answer is begun at that function's `def`, so it cannot be left out
+    /// again, and the model does not spend a whole file's tokens to reach it.
     pub(super) fn next_extent(&self) -> Extent {
         match self {
-            Unusable::Dropped(_) => Extent::InPart,
+            Unusable::Dropped(_) | Unusable::Missing { .. } => Extent::InPart,
             _ => Extent::AsFits,
         }
     }
@@ -126,6 +132,11 @@ impl std::fmt::Display for Unusable {
             Unusable::Unchanged { path } => write!(
                 f,
                 "the answer leaves {path} as it is, and the task asks for a change"
+            ),
+            Unusable::Missing { path, name } => write!(
+                f,
+                "the answer does not define `{name}`, which the task adds to {path}; write \
+                 its definition"
             ),
             Unusable::Unparsable { path, why } => {
                 write!(f, "the new {path} does not parse: {why}")
@@ -142,6 +153,14 @@ impl std::fmt::Display for Unusable {
             ),
         }
     }
+}
+
+/// The function the task adds to `path` ([`super::start::added`]) when the answer's `text`
+/// never names it: neither defines nor imports it (a package's `__init__.py` may rightly
+/// only import what another task defines).
+fn missing(ask: &TaskAsk<'_>, path: &str, current: &str, text: &str) -> Option<String> {
+    let name = super::start::added(path, ask.spec, &ask.task.description, current)?;
+    (!crate::python::words(text).any(|w| w == name)).then_some(name)
 }
 
 /// A task as it is asked: `retry` is why the previous answer could not be used.
@@ -315,6 +334,15 @@ impl Run {
             // for a request to add a function, and it was written as done (dev half).
             Ok(text) if ask.task.kind == TaskKind::ModifyFile && text == current => {
                 Ok(Err(Unusable::Unchanged { path: path.into() }))
+            }
+            // Re-typing a short module whole, the 1.5B model left out the one function the
+            // task adds (code corpus, dev half: isodate-duration-seconds), and every check
+            // after that could only say the name does not import.
+            Ok(text) if let Some(name) = missing(ask, path, &current, &text) => {
+                Ok(Err(Unusable::Missing {
+                    path: path.into(),
+                    name,
+                }))
             }
             Ok(text) => match dropped(request, path, &text, ask.spec) {
                 Some(why) => Ok(Err(Unusable::Dropped(why))),

@@ -93,6 +93,29 @@ pub(super) fn for_correction(output: &str, source: &str, round: u32) -> Option<S
     Some(Start::Replace(suspects[at].to_string()))
 }
 
+/// The start of a correction of `path` (whose text is `source`) when a check could not
+/// import a name from it (`cannot import name 'X' from 'pkg.module'`, Python's own words) that
+/// it does not define: the answer is begun as that function's `ADD AT END`. Whatever else
+/// the check says, nothing of it ran without that name. Shown a short module whole, the 1.5B
+/// model re-typed it without the function the change adds, in every answer of two rounds
+/// (code corpus, dev half: isodate-duration-seconds).
+pub(super) fn for_missing(output: &str, path: &str, source: &str) -> Option<Start> {
+    let module = path.strip_suffix(".py")?;
+    let module = module.strip_suffix("/__init__").unwrap_or(module);
+    output.lines().find_map(|line| {
+        let (_, rest) = line.split_once("cannot import name '")?;
+        let (name, rest) = rest.split_once('\'')?;
+        let from = rest.strip_prefix(" from '")?.split('\'').next()?;
+        let here = format!("/{module}").ends_with(&format!("/{}", from.replace('.', "/")));
+        (here && crate::python::is_identifier(name) && !super::anchor::defines(source, name)).then(
+            || Start::Add {
+                name: name.to_string(),
+                after: None,
+            },
+        )
+    })
+}
+
 /// The tests pytest's summary says failed (`FAILED path::Class::test_x - ...`) that `source`
 /// defines, as `Class.test_x` or `test_x`, in the summary's order.
 fn failing_tests(output: &str, source: &str) -> Vec<String> {
@@ -150,6 +173,14 @@ pub(super) fn for_task(path: &str, spec: &str, description: &str, source: &str) 
     (!same && new.is_empty() && named.len() == 1).then(|| Start::Replace(named[0].clone()))
 }
 
+/// The new function a task on `source` adds, when [`for_task`] begins its answer as one.
+pub(super) fn added(path: &str, spec: &str, description: &str, source: &str) -> Option<String> {
+    match for_task(path, spec, description, source)? {
+        Start::Add { name, .. } => Some(name),
+        Start::Replace(_) => None,
+    }
+}
+
 /// The names of the plain top-level functions of a Python `source`, in file order; `None`
 /// when it does not parse.
 fn functions(source: &str) -> Option<Vec<String>> {
@@ -201,6 +232,34 @@ mod tests {
 
     fn replace(name: &str) -> Option<Start> {
         Some(Start::Replace(name.into()))
+    }
+
+    #[test]
+    fn a_correction_of_a_module_a_name_cannot_be_imported_from_begins_at_that_name() {
+        let output = "test_zerorepo_acceptance.py:10: in test_example_1\n    from pkg.text import \
+                      slug as _zr_function\nE   ImportError: cannot import name 'slug' from \
+                      'pkg.text' (/repo/src/pkg/text.py)";
+        let start = Start::Add {
+            name: "slug".into(),
+            after: None,
+        };
+        assert_eq!(start.prefill(), "ADD AT END\n```python\ndef slug");
+        let added = Some(start);
+        assert_eq!(for_missing(output, "src/pkg/text.py", SOURCE), added);
+        let package = output.replace("'pkg.text'", "'pkg'");
+        assert_eq!(for_missing(&package, "src/pkg/__init__.py", SOURCE), added);
+        // Another module's name, a name the module defines, no such line: not begun.
+        assert_eq!(for_missing(output, "src/pkg/other.py", SOURCE), None);
+        let top = output.replace("'pkg.text'", "'text'");
+        assert_eq!(
+            for_missing(&top, "text.py", SOURCE),
+            added,
+            "a top-level module"
+        );
+        assert_eq!(for_missing(output, "src/other/text.py", SOURCE), None);
+        let defined = output.replace("'slug'", "'camel2under'");
+        assert_eq!(for_missing(&defined, "src/pkg/text.py", SOURCE), None);
+        assert_eq!(for_missing("1 failed", "src/pkg/text.py", SOURCE), None);
     }
 
     #[test]

@@ -301,6 +301,51 @@ fn a_whole_answer_that_drops_a_function_is_asked_again_by_symbol() {
     );
 }
 
+#[test]
+fn a_whole_answer_without_the_function_the_task_adds_is_asked_again_begun_at_it() {
+    // The module re-typed with one docstring changed and the new function left out, as the
+    // 1.5B model answered on a short module of a real library: no check could tell it more
+    // than that the name does not import.
+    let retyped = format!(
+        "```python\n{}```",
+        MODULE.replace("lower-cased.", "in lower case.")
+    );
+    let repo = project();
+    let record = tempfile::tempdir().unwrap();
+    let by_symbol = "ADD AFTER join_dashes\n```python\ndef slugify_title(s):\n    \"\"\"Return s lower-cased, its words joined by dashes.\"\"\"\n    return join_dashes(lower_words(s))\n```";
+    let script = [
+        one_task(),
+        answer("1", "impl", &retyped),
+        json!({"node": "1", "role": "impl", "attempt": 1, "answer": by_symbol}),
+    ];
+    let extra = ["--record", record.path().to_str().unwrap()];
+    let (status, outcome, stderr) = code(repo.path(), REQUEST, &script, &extra);
+    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
+    assert_eq!(outcome["status"], "committed", "{outcome:#}");
+    let tasks = trail(repo.path(), "task");
+    assert_eq!(outcomes(&tasks), ["failed", "ok"], "{tasks:#?}");
+    let why = tasks[0]["excerpt"].as_str().unwrap();
+    assert!(why.contains("does not define `slugify_title`"), "{why}");
+    let prefills: Vec<Value> = recorded_requests(record.path())
+        .into_iter()
+        .filter(|r| r["node_id"] == "1")
+        .map(|r| r["prefill"].clone())
+        .collect();
+    assert_eq!(
+        prefills,
+        [
+            "```python\n",
+            "ADD AFTER join_dashes\n```python\ndef slugify_title"
+        ],
+        "the second answer begun at the new function"
+    );
+    let text = std::fs::read_to_string(repo.path().join("text.py")).unwrap();
+    assert!(
+        text.starts_with(MODULE) && text.contains("return join_dashes(lower_words(s))"),
+        "{text}"
+    );
+}
+
 /// The requests a `--record` directory holds, in the order they were asked.
 fn recorded_requests(record: &Path) -> Vec<Value> {
     let exchanges = std::fs::read_to_string(record.join("exchanges.jsonl")).unwrap();

@@ -164,7 +164,7 @@ fn a_correction_prompt_with_a_long_failing_output_fits_and_keeps_the_failure() {
         context: &[("tests/test_m.py".into(), "from m import f20\n".repeat(200))],
         retry: Some("hunk 1 for m.py: its 2 old line(s) were not found"),
         round: 1,
-        fresh: None,
+        added: None,
         extent: Extent::AsFits,
         unused: "",
     })
@@ -217,7 +217,7 @@ fn a_function_written_again_is_asked_by_symbol_even_in_a_short_file() {
         context: &[],
         retry: Some("`slug` is taken out of the file below"),
         round: 1,
-        fresh,
+        added: fresh,
         extent: Extent::AsFits,
         unused: "The change names `lower`, and the new `slug` does not use it.\n",
     };
