@@ -26,7 +26,8 @@
 //!    changed one replaced by name, the rest byte for byte), the answer begun at the
 //!    definition the request or the failure names ([`start`]); SEARCH blocks are short
 //!    ([`answer`]). An answer that cannot be used (cut off, not in the file, a module that
-//!    does not parse) is asked again with the reason within `max_corrections`; when they are
+//!    does not parse, a whole file without the function the task adds, which is then asked
+//!    in part, begun at it) is asked again with the reason within `max_corrections`; when they are
 //!    spent the run rolls back with it (the approver may allow one more try); a task that
 //!    updates the repository's tests, or writes a type stub, is left as it is instead.
 //! 6. **Verify**: a new public function is added to its module's literal `__all__` when the
@@ -50,7 +51,8 @@
 //! 7. **Self-correct** ([`correct`]): on failure the model gets the error, cut to its
 //!    failures ([`failures`]), and the file it points at ([`fault`]; for a failing example,
 //!    the file its function is or should be in), up to `max_corrections` rounds shared with
-//!    step 5; each round's few answers are verified and the best kept; an unusable
+//!    step 5; each round's few answers are verified and the best kept (when a check could
+//!    not import a name from the file, begun as that name's definition); an unusable
 //!    correction is asked again with the reason. A change is written only
 //!    when the checks and the examples pass; otherwise the reason names the example that
 //!    failed and why.
