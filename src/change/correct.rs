@@ -117,17 +117,6 @@ impl Run {
             )?;
             checks.push(check);
         }
-        if let Some(check) = self.check_built_on(request)? {
-            self.audit.record(
-                "verify",
-                None,
-                "failed",
-                &check.command,
-                &check.output,
-                None,
-            )?;
-            checks.push(check);
-        }
         let scratch = scratch_copy(&request.repo, &self.overlay)?;
         let commands = crate::detect::detect(scratch.path())?;
         let unparsable = self.overlay.unparsable();

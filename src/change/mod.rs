@@ -31,9 +31,7 @@
 //!    spent the run rolls back with it (the approver may allow one more try); a task that
 //!    updates the repository's tests, or writes a type stub, is left as it is instead.
 //! 6. **Verify**: a new public function is added to its module's literal `__all__` when the
-//!    module keeps one ([`exports`]); an addition the request asks, in its words, to be
-//!    built on functions of its module ("using `f`", "built on `f`") fails until the new
-//!    code calls them ([`built_on`]); the overlay is materialised in a scratch copy and the
+//!    module keeps one ([`exports`]); the overlay is materialised in a scratch copy and the
 //!    profile's checks run there, in the sandbox; then, when the copy has Python files, the
 //!    request's examples, as acceptance tests written into that copy only (never into the
 //!    overlay, so never committed), in every profile (a list given to a parameter named

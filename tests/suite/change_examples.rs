@@ -346,62 +346,6 @@ fn a_whole_answer_without_the_function_the_task_adds_is_asked_again_begun_at_it(
     );
 }
 
-/// Asks, in its words, for the new function to use an existing one.
-const BUILT_ON: &str = "Add `slugify_title(s)` to text so that 'A B' becomes 'a-b', built on \
-                        `join_dashes`.";
-/// Right on the example, but the dashes joined again by hand.
-const INLINED: &str = "```python\ndef lower_words(s):\n    \"\"\"Return s lower-cased.\"\"\"\n    return s.lower()\n\n\ndef join_dashes(s):\n    \"\"\"Return the words of s joined by dashes.\"\"\"\n    return \"-\".join(s.split())\n\n\ndef slugify_title(s):\n    \"\"\"Return s lower-cased, its words joined by dashes.\"\"\"\n    return \"-\".join(s.lower().split(\" \"))\n```";
-
-#[test]
-fn a_new_function_the_request_asks_to_be_built_on_another_is_corrected_until_it_calls_it() {
-    let repo = project();
-    let script = [
-        one_task(),
-        answer("1", "impl", INLINED),
-        answer("correct", "fix", RIGHT),
-    ];
-    let (status, outcome, stderr) = code(repo.path(), BUILT_ON, &script, &[]);
-    assert_eq!(status, 0, "{stderr}\n{outcome:#}");
-    assert_eq!(outcome["status"], "committed", "{outcome:#}");
-    assert_eq!(
-        outcome["corrections"], 1,
-        "the example passed; the words did not"
-    );
-    let failed: Vec<Value> = (trail(repo.path(), "verify").into_iter())
-        .filter(|e| e["outcome"] == "failed")
-        .collect();
-    assert_eq!(failed.len(), 1, "{failed:#?}");
-    assert_eq!(failed[0]["detail"], "built on", "{failed:#?}");
-    let why = failed[0]["excerpt"].as_str().unwrap();
-    assert!(
-        why.contains("text.py: the request asks for the new code to be built on `join_dashes`"),
-        "{why}"
-    );
-    let text = std::fs::read_to_string(repo.path().join("text.py")).unwrap();
-    assert!(
-        text.contains("return join_dashes(lower_words(s))"),
-        "{text}"
-    );
-}
-
-#[test]
-fn a_new_function_that_never_calls_what_it_was_asked_to_be_built_on_is_never_written() {
-    let repo = project();
-    let before = tree(repo.path());
-    let script = [
-        one_task(),
-        answer("1", "impl", INLINED),
-        answer("correct", "fix", INLINED),
-    ];
-    let (status, outcome, stderr) =
-        code(repo.path(), BUILT_ON, &script, &["--max-corrections", "1"]);
-    assert_eq!(status, 1, "{stderr}\n{outcome:#}");
-    assert_eq!(outcome["status"], "rolled_back", "{outcome:#}");
-    let reason = outcome["reason"].as_str().unwrap();
-    assert!(reason.contains("built on"), "{reason}");
-    assert_eq!(tree(repo.path()), before, "nothing written");
-}
-
 /// The requests a `--record` directory holds, in the order they were asked.
 fn recorded_requests(record: &Path) -> Vec<Value> {
     let exchanges = std::fs::read_to_string(record.join("exchanges.jsonl")).unwrap();
