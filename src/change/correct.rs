@@ -385,13 +385,7 @@ impl Run {
         });
         // The answers apply to the file as the prompt shows it.
         let base = fresh.as_ref().map_or(current.as_str(), |f| f.base.as_str());
-        let added = match &fresh {
-            Some(fresh) => Some(fresh.start.clone()),
-            None if path.ends_with(".py") && !fault::is_test_file(&path) => {
-                super::start::for_missing(&failed.output, &path, &current)
-            }
-            None => None,
-        };
+        let added = added_start(fresh.as_ref(), &failed.output, &path, &current);
         let context = self.others(&changed, &path)?;
         let original = original.unwrap_or_default();
         let unused = super::built_on::unused_note(ask.spec, &original, &current);
@@ -478,5 +472,23 @@ impl Run {
             }
         }
         Ok(context)
+    }
+}
+
+/// Where a correction of `path` begins, when it adds a definition: the function a fresh start
+/// took out, else, in a module of the repository's code, the name a check could not import
+/// from it ([`super::start::for_missing`]).
+fn added_start(
+    fresh: Option<&Fresh>,
+    output: &str,
+    path: &str,
+    current: &str,
+) -> Option<super::start::Start> {
+    match fresh {
+        Some(fresh) => Some(fresh.start.clone()),
+        None if path.ends_with(".py") && !fault::is_test_file(path) => {
+            super::start::for_missing(output, path, current)
+        }
+        None => None,
     }
 }
