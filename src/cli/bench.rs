@@ -126,6 +126,12 @@ pub(crate) struct Args {
     /// PATH with `.json`.
     #[arg(long, value_name = "PATH", requires = "corpus_mode")]
     report: Option<PathBuf>,
+    /// With --code-corpus and --report: keep each request the report's JSON (PATH.json)
+    /// already holds, judged on every side this run asks for, and run only the rest: a run
+    /// cut off (a machine lost, Ctrl-C) goes on where it stopped. The report must be of the
+    /// same corpus, model and kind of run.
+    #[arg(long, requires = "code_corpus", requires = "report")]
+    resume: bool,
     /// Where the real run's and the corpus's outputs go (default ~/.cache/zerorepo/nightly).
     #[arg(long, value_name = "DIR")]
     work: Option<PathBuf>,

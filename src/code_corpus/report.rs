@@ -2,13 +2,13 @@
 //! baseline (or, in a self-check, for the reference change), and the Markdown table. Pure:
 //! the command fills these in and writes them.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::file::RequestKind;
 use crate::corpus::Half;
 
 /// How a side ended, judged by the corpus's own tests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RequestVerdict {
     /// Written; the acceptance tests and the library's suite pass.
@@ -33,7 +33,7 @@ impl RequestVerdict {
 }
 
 /// One side of one request: the engine, the baseline, or the reference change.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RequestSide {
     pub verdict: RequestVerdict,
     /// What `zerorepo code` said when nothing was written, or why the side was not judged.
@@ -51,14 +51,14 @@ pub struct RequestSide {
 
 /// Before the change: is the library's suite green, and do the acceptance tests fail (they
 /// must, or the request asks for nothing)?
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Before {
     pub suite_passed: bool,
     pub acceptance_failed: bool,
 }
 
 /// One request's result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RequestResult {
     pub name: String,
     pub library: String,
@@ -79,7 +79,7 @@ pub struct RequestResult {
     pub reference: Option<RequestSide>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CodeCorpusReport {
     pub date: String,
     pub version: String,
@@ -91,7 +91,7 @@ pub struct CodeCorpusReport {
     /// Requests selected that did not run: the run was interrupted before them (the
     /// report of those that finished is written all the same, and is not complete), or, in
     /// the files rewritten after each request, has not reached them yet.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_reached: Vec<String>,
     pub command: String,
 }
@@ -117,6 +117,58 @@ impl CodeCorpusReport {
                             && r.reference.as_ref().map(|s| s.verdict)
                                 == Some(RequestVerdict::Correct)))
             })
+    }
+}
+
+/// The sides a run asks for, which a result it keeps from an earlier run must hold judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wanted {
+    pub engine: bool,
+    pub baseline: bool,
+    /// `--self-check`: the reference change instead of both.
+    pub reference: bool,
+}
+
+impl CodeCorpusReport {
+    /// Why this report, read back from an earlier run, cannot be resumed by a run of `corpus`
+    /// with `provider`: its results would be figures of another corpus, model or kind of run.
+    pub fn resume_conflict(
+        &self,
+        corpus: &str,
+        provider: &str,
+        self_check: bool,
+    ) -> Option<String> {
+        let differs = |what: &str, then: &str, now: &str| {
+            format!("the report was made with {what} {then}, this run uses {now}")
+        };
+        if self.self_check != self_check {
+            return Some(match self.self_check {
+                true => "the report is a self-check, this run asks a model".to_string(),
+                false => "the report asked a model, this run is a self-check".to_string(),
+            });
+        }
+        if self.corpus != corpus {
+            return Some(differs("the corpus", &self.corpus, corpus));
+        }
+        (self.provider != provider).then(|| differs("the model", &self.provider, provider))
+    }
+
+    /// The earlier run's result of request `name`, when every side `wanted` was judged: a
+    /// request it never reached, could not run, or ran without a side asked for now runs again.
+    pub fn finished(&self, name: &str, wanted: Wanted) -> Option<&RequestResult> {
+        let judged = |want: bool, side: &Option<RequestSide>| {
+            !want
+                || side
+                    .as_ref()
+                    .is_some_and(|s| s.verdict != RequestVerdict::NotJudged)
+        };
+        self.requests.iter().find(|r| {
+            r.name == name
+                && r.not_run.is_none()
+                && judged(wanted.engine, &r.engine)
+                && judged(wanted.baseline, &r.baseline)
+                && judged(wanted.reference, &r.reference)
+        })
     }
 }
 
@@ -345,5 +397,90 @@ mod tests {
             "{}",
             render_markdown(&cut)
         );
+    }
+
+    #[test]
+    fn a_resumed_run_keeps_only_requests_judged_on_every_side_it_asks_for() {
+        let mut cut_off = request(
+            "b",
+            Half::Test,
+            RequestVerdict::Wrong,
+            RequestVerdict::Wrong,
+        );
+        cut_off.baseline = Some(side(RequestVerdict::NotJudged, 0.0));
+        let mut not_run = request(
+            "c",
+            Half::Test,
+            RequestVerdict::Wrong,
+            RequestVerdict::Wrong,
+        );
+        not_run.not_run = Some("the sdist could not be fetched".into());
+        let mut engine_only = request(
+            "d",
+            Half::Dev,
+            RequestVerdict::Correct,
+            RequestVerdict::Wrong,
+        );
+        engine_only.baseline = None;
+        let report = CodeCorpusReport {
+            date: "2026-12-08".into(),
+            version: "0".into(),
+            corpus: "c.toml".into(),
+            provider: "local:m.gguf".into(),
+            self_check: false,
+            requests: vec![
+                request(
+                    "a",
+                    Half::Test,
+                    RequestVerdict::Correct,
+                    RequestVerdict::Wrong,
+                ),
+                cut_off,
+                not_run,
+                engine_only,
+            ],
+            not_reached: vec!["e".into()],
+            command: String::new(),
+        };
+        // Read back as the run wrote it.
+        let json = serde_json::to_string(&report).unwrap();
+        let report: CodeCorpusReport = serde_json::from_str(&json).unwrap();
+        let both = Wanted {
+            engine: true,
+            baseline: true,
+            reference: false,
+        };
+        let engine = Wanted {
+            baseline: false,
+            ..both
+        };
+        let kept = |wanted| {
+            ["a", "b", "c", "d", "e"]
+                .into_iter()
+                .filter(|name| report.finished(name, wanted).is_some())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(kept(both), ["a"]);
+        assert_eq!(kept(engine), ["a", "b", "d"]);
+        let self_check = Wanted {
+            engine: false,
+            baseline: false,
+            reference: true,
+        };
+        assert!(kept(self_check).is_empty());
+
+        assert_eq!(
+            report.resume_conflict("c.toml", "local:m.gguf", false),
+            None
+        );
+        let other_model = report.resume_conflict("c.toml", "local:other.gguf", false);
+        assert!(other_model.unwrap().contains("the model local:m.gguf"));
+        assert!(
+            report
+                .resume_conflict("d.toml", "local:m.gguf", false)
+                .is_some()
+        );
+        let kind = report.resume_conflict("c.toml", "local:m.gguf", true);
+        assert!(kind.unwrap().contains("self-check"));
     }
 }

@@ -15,7 +15,16 @@ use std::path::{Component, Path, PathBuf};
 /// Which half of the corpus a plan belongs to: `dev` may be looked at while tuning, `test`
 /// is run only to report figures.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, schemars::JsonSchema,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+    schemars::JsonSchema,
 )]
 #[serde(rename_all = "lowercase")]
 pub enum Half {

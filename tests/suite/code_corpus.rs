@@ -183,6 +183,42 @@ fn the_engine_corrects_what_the_single_answer_writes_wrong_and_no_code_is_unchan
     let markdown = std::fs::read_to_string(&saved).unwrap();
     assert!(markdown.contains("| tiny-quad |"), "{markdown}");
     assert!(!markdown.contains("Not run:"), "{markdown}");
+
+    // --resume keeps what the report holds: nothing is run again, the result is the same.
+    std::fs::remove_dir_all(dir.path().join("work")).unwrap();
+    let (code, resumed, stderr) = bench(dir.path(), &corpus, &["--self-check", &flag, "--resume"]);
+    assert_eq!(
+        code, 0,
+        "{stderr}
+{resumed:#}"
+    );
+    assert!(
+        stderr.contains("tiny-quad: kept from the report"),
+        "{stderr}"
+    );
+    assert_eq!(resumed["requests"], report["requests"]);
+    assert!(
+        !dir.path()
+            .join("work/code-corpus-2026-01-02/tiny-quad")
+            .exists(),
+        "nothing was made again"
+    );
+    // A report of another kind of run is not mixed in: refused, the report left as it was.
+    let markdown = std::fs::read_to_string(&saved).unwrap();
+    let (code, stdout, stderr) = run(zerorepo()
+        .current_dir(repo_root())
+        .env("ZEROREPO_CORPUS_CACHE", dir.path().join("cache"))
+        .args(["bench", "--code-corpus"])
+        .arg(&corpus)
+        .arg(&flag)
+        .arg(format!("--llm=scripted:{}", breaking.display()))
+        .args(["--half", "all", "--resume"]));
+    assert_eq!(code, 2, "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("the report is a self-check, this run asks a model"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&saved).unwrap(), markdown);
 }
 
 #[test]

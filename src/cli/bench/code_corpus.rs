@@ -20,7 +20,7 @@ use super::{Args, Sides};
 use crate::change::{self, Mode, Options, Profile, Status};
 use crate::cli::error::CliError;
 use crate::code_corpus::{
-    self, Before, CodeCorpusReport, CodeRequest, RequestResult, RequestSide, RequestVerdict,
+    self, Before, CodeCorpusReport, CodeRequest, RequestResult, RequestSide, RequestVerdict, Wanted,
 };
 use crate::corpus::{self as gen_corpus, Pin};
 use crate::exit;
@@ -72,15 +72,33 @@ pub(super) async fn run(args: &Args, file: &Path, date: &str) -> Result<u8, CliE
         not_reached: chosen.iter().map(|r| r.name.clone()).collect(),
         command: super::corpus::reproducing_command(),
     };
+    let earlier = match args.resume {
+        true => Some(earlier_report(args, &report)?),
+        false => None,
+    };
+    let sides = match args.self_check {
+        true => None,
+        false => Some(args.side),
+    };
+    let wanted = Wanted {
+        engine: sides.is_some_and(Sides::engine),
+        baseline: sides.is_some_and(Sides::baseline),
+        reference: sides.is_none(),
+    };
     for request in chosen {
         if ctx.cancel.is_cancelled() {
             break;
         }
+        if let Some(kept) = earlier
+            .as_ref()
+            .and_then(|e| e.finished(&request.name, wanted))
+        {
+            eprintln!("== {}: kept from the report (--resume)", request.name);
+            report.not_reached.retain(|name| *name != request.name);
+            report.requests.push(kept.clone());
+            continue;
+        }
         eprintln!("== {} ({} half)", request.name, request.half.as_str());
-        let sides = match args.self_check {
-            true => None,
-            false => Some(args.side),
-        };
         match one(&ctx, sides, request, &run_dir.join(&request.name)).await {
             Ok(result) => {
                 report.not_reached.retain(|name| *name != request.name);
@@ -105,6 +123,34 @@ pub(super) async fn run(args: &Args, file: &Path, date: &str) -> Result<u8, CliE
         (true, true) => exit::OK,
         (true, false) => exit::FAILED,
     })
+}
+
+/// The report a `--resume` run goes on from: the JSON beside `--report`, of the same corpus,
+/// model and kind of run as `now`.
+fn earlier_report(args: &Args, now: &CodeCorpusReport) -> Result<CodeCorpusReport, CliError> {
+    let Some(path) = &args.report else {
+        return Err(CliError::bad_input("--resume needs --report PATH"));
+    };
+    let json = path.with_extension("json");
+    let text = std::fs::read_to_string(&json).map_err(|e| {
+        CliError::bad_input(format!(
+            "--resume: cannot read {}: {e} (a run with --report writes it after each request)",
+            json.display()
+        ))
+    })?;
+    let earlier: CodeCorpusReport = serde_json::from_str(&text).map_err(|e| {
+        CliError::bad_input(format!(
+            "--resume: {} is not a code-corpus report: {e}",
+            json.display()
+        ))
+    })?;
+    match earlier.resume_conflict(&now.corpus, &now.provider, now.self_check) {
+        Some(why) => Err(CliError::bad_input(format!(
+            "--resume: {}: {why}; give another --report, or run without --resume",
+            json.display()
+        ))),
+        None => Ok(earlier),
+    }
 }
 
 /// One request: ready, judged before, then each side (`None`: the reference change alone,
