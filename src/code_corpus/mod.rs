@@ -24,5 +24,6 @@ pub use file::{CodeRequest, load, select};
 pub use judge::judge;
 pub use repo::{apply_edits, copy_library, make_repository};
 pub use report::{
-    Before, CodeCorpusReport, RequestResult, RequestSide, RequestVerdict, Wanted, render_markdown,
+    Before, CodeCorpusReport, RequestResult, RequestSide, RequestVerdict, SidesAsked,
+    render_markdown,
 };

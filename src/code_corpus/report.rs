@@ -49,6 +49,13 @@ pub struct RequestSide {
     pub repo: String,
 }
 
+impl RequestSide {
+    /// The side ran and its result was judged.
+    fn judged(&self) -> bool {
+        self.verdict != RequestVerdict::NotJudged
+    }
+}
+
 /// Before the change: is the library's suite green, and do the acceptance tests fail (they
 /// must, or the request asks for nothing)?
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -100,10 +107,7 @@ impl CodeCorpusReport {
     /// Every request ran and every side was judged; in a self-check, every reference change
     /// was correct with its acceptance tests failing before.
     pub fn complete(&self) -> bool {
-        let judged = |side: &Option<RequestSide>| {
-            side.as_ref()
-                .is_none_or(|s| s.verdict != RequestVerdict::NotJudged)
-        };
+        let judged = |side: &Option<RequestSide>| side.as_ref().is_none_or(RequestSide::judged);
         self.not_reached.is_empty()
             && self.requests.iter().all(|r| {
                 r.not_run.is_none()
@@ -122,7 +126,7 @@ impl CodeCorpusReport {
 
 /// The sides a run asks for, which a result it keeps from an earlier run must hold judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Wanted {
+pub struct SidesAsked {
     pub engine: bool,
     pub baseline: bool,
     /// `--self-check`: the reference change instead of both.
@@ -155,12 +159,9 @@ impl CodeCorpusReport {
 
     /// The earlier run's result of request `name`, when every side `wanted` was judged: a
     /// request it never reached, could not run, or ran without a side asked for now runs again.
-    pub fn finished(&self, name: &str, wanted: Wanted) -> Option<&RequestResult> {
+    pub fn finished(&self, name: &str, wanted: SidesAsked) -> Option<&RequestResult> {
         let judged = |want: bool, side: &Option<RequestSide>| {
-            !want
-                || side
-                    .as_ref()
-                    .is_some_and(|s| s.verdict != RequestVerdict::NotJudged)
+            !want || side.as_ref().is_some_and(RequestSide::judged)
         };
         self.requests.iter().find(|r| {
             r.name == name
@@ -445,12 +446,12 @@ mod tests {
         // Read back as the run wrote it.
         let json = serde_json::to_string(&report).unwrap();
         let report: CodeCorpusReport = serde_json::from_str(&json).unwrap();
-        let both = Wanted {
+        let both = SidesAsked {
             engine: true,
             baseline: true,
             reference: false,
         };
-        let engine = Wanted {
+        let engine = SidesAsked {
             baseline: false,
             ..both
         };
@@ -462,7 +463,7 @@ mod tests {
         };
         assert_eq!(kept(both), ["a"]);
         assert_eq!(kept(engine), ["a", "b", "d"]);
-        let self_check = Wanted {
+        let self_check = SidesAsked {
             engine: false,
             baseline: false,
             reference: true,

@@ -20,7 +20,8 @@ use super::{Args, Sides};
 use crate::change::{self, Mode, Options, Profile, Status};
 use crate::cli::error::CliError;
 use crate::code_corpus::{
-    self, Before, CodeCorpusReport, CodeRequest, RequestResult, RequestSide, RequestVerdict, Wanted,
+    self, Before, CodeCorpusReport, CodeRequest, RequestResult, RequestSide, RequestVerdict,
+    SidesAsked,
 };
 use crate::corpus::{self as gen_corpus, Pin};
 use crate::exit;
@@ -80,7 +81,7 @@ pub(super) async fn run(args: &Args, file: &Path, date: &str) -> Result<u8, CliE
         true => None,
         false => Some(args.side),
     };
-    let wanted = Wanted {
+    let wanted = SidesAsked {
         engine: sides.is_some_and(Sides::engine),
         baseline: sides.is_some_and(Sides::baseline),
         reference: sides.is_none(),
